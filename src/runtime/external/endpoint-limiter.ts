@@ -1,0 +1,223 @@
+/**
+ * One external endpoint's traffic gate: a token-bucket rate limit, a cap on requests in flight,
+ * and a pause that a server's `Retry-After` can impose on everyone calling that endpoint.
+ *
+ * @module
+ */
+import { systemClock, type Clock } from '../clock/index.ts';
+import { TokenBucket } from '../rate-limit/index.ts';
+import { parseRetryAfterMs } from './retry-after.ts';
+
+export interface EndpointLimiterOptions {
+  /** Sustained requests per second. Default `Infinity` (no rate limit). */
+  ratePerSecond?: number;
+  /**
+   * Largest burst: tokens the bucket holds. Default 1, so requests are evenly spaced and never
+   * exceed a server-side bucket of the same rate. Ignored when the rate is unlimited.
+   */
+  burst?: number;
+  /** Most requests in flight at once. Default `Infinity`. */
+  maxConcurrency?: number;
+  /** Longest pause a single `Retry-After` may impose. Default 300 000 ms (5 minutes). */
+  maxPauseMs?: number;
+  /** Default: `systemClock`. The limiter only calls `now()` and `sleep(ms, signal)`. */
+  clock?: Clock;
+}
+
+/** Proof of admission. `release()` is idempotent; forgetting it leaks a concurrency slot. */
+export interface Permit {
+  release(): void;
+}
+
+export interface EndpointLimiterStats {
+  inFlight: number;
+  queued: number;
+  /** Permits handed out since creation. */
+  granted: number;
+  /** Waiters that gave up (their signal aborted) before admission. */
+  abandoned: number;
+  /** Times a pause was set or extended (`pauseFor`, `honourRetryAfter`). */
+  pauses: number;
+  /** Milliseconds left of the current pause (0 when not paused). */
+  pausedForMs: number;
+}
+
+interface Waiter {
+  grant: (permit: Permit) => void;
+  done: boolean;
+}
+
+/**
+ * Admits callers in FIFO order when three conditions hold at once: the endpoint is not paused,
+ * fewer than `maxConcurrency` permits are held, and the token bucket has a token.
+ *
+ * Contracts:
+ * - `acquire(signal)` resolves with a `Permit` (possibly after waiting) or rejects with
+ *   `signal.reason` when the signal aborts first; an aborted waiter never consumes a token or a slot.
+ * - Admission order is FIFO: a caller never overtakes an earlier one.
+ * - `schedule(fn, signal)` = acquire, run `fn`, release (also when `fn` throws). Its signal only
+ *   bounds the wait; `fn` receives it to pass on.
+ * - `pauseFor(ms)` and `honourRetryAfter(header)` stop admissions until the later of the current
+ *   pause end and now+ms; afterwards at most one request goes at once and the rest follow at the
+ *   sustained rate. Requests already in flight are not affected.
+ * - Nothing here throws for a server's answer and nothing retries: callers decide.
+ * - No timer is held while nobody waits, so an idle limiter never keeps the process alive.
+ */
+export class EndpointLimiter {
+  readonly #clock: Clock;
+  readonly #bucket: TokenBucket | undefined;
+  readonly #maxConcurrency: number;
+  readonly #maxPauseMs: number;
+  readonly #queue: Waiter[] = [];
+  #inFlight = 0;
+  #pausedUntil = 0;
+  /** Set by a pause; cleared by the first admission after it, which first trims the bucket to one token. */
+  #trimAfterPause = false;
+  #granted = 0;
+  #abandoned = 0;
+  #pauses = 0;
+  #wakeAt: number | undefined;
+  #wakeAbort: AbortController | undefined;
+
+  constructor(options: EndpointLimiterOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    const rate = options.ratePerSecond ?? Infinity;
+    this.#bucket = rate === Infinity ? undefined : new TokenBucket({ qps: rate, burst: options.burst ?? 1 }, this.#clock);
+    this.#maxConcurrency = options.maxConcurrency ?? Infinity;
+    if (!(this.#maxConcurrency >= 1)) throw new RangeError(`maxConcurrency must be >= 1, got ${this.#maxConcurrency}`);
+    this.#maxPauseMs = options.maxPauseMs ?? 300_000;
+  }
+
+  acquire(signal?: AbortSignal): Promise<Permit> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<Permit>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (waiter.done) return;
+        waiter.done = true;
+        const i = this.#queue.indexOf(waiter);
+        if (i >= 0) this.#queue.splice(i, 1);
+        this.#abandoned++;
+        reject(signal!.reason);
+        this.#drain();
+      };
+      const waiter: Waiter = {
+        done: false,
+        grant: (permit) => {
+          waiter.done = true;
+          signal?.removeEventListener('abort', onAbort);
+          resolve(permit);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#queue.push(waiter);
+      this.#drain();
+    });
+  }
+
+  async schedule<T>(fn: (signal: AbortSignal | undefined) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const permit = await this.acquire(signal);
+    try {
+      return await fn(signal);
+    } finally {
+      permit.release();
+    }
+  }
+
+  /** Pauses admissions for `ms` (capped by `maxPauseMs`); a shorter pause never shortens a longer one. */
+  pauseFor(ms: number): void {
+    if (!(ms > 0)) return;
+    const now = this.#clock.now();
+    const until = now + Math.min(ms, this.#maxPauseMs);
+    this.#pauses++;
+    if (until <= this.#pausedUntil) return;
+    this.#pausedUntil = until;
+    this.#trimAfterPause = true;
+    this.#drain();
+  }
+
+  /**
+   * Pauses for what a `Retry-After` header asks (seconds or HTTP date), or for `fallbackMs` when
+   * the header is absent or unreadable. Returns the pause asked for in ms (before the
+   * `maxPauseMs` cap), or `undefined` when there was neither a readable header nor a fallback.
+   */
+  honourRetryAfter(header: string | null | undefined, fallbackMs?: number): number | undefined {
+    const ms = parseRetryAfterMs(header, this.#clock.now()) ?? fallbackMs;
+    if (ms === undefined) return undefined;
+    this.pauseFor(ms);
+    return ms;
+  }
+
+  /** Milliseconds left of the current pause; 0 when not paused. */
+  pausedForMs(): number {
+    return Math.max(0, this.#pausedUntil - this.#clock.now());
+  }
+
+  stats(): EndpointLimiterStats {
+    return {
+      inFlight: this.#inFlight,
+      queued: this.#queue.length,
+      granted: this.#granted,
+      abandoned: this.#abandoned,
+      pauses: this.#pauses,
+      pausedForMs: this.pausedForMs(),
+    };
+  }
+
+  #release(): void {
+    this.#inFlight--;
+    this.#drain();
+  }
+
+  /** Admits as many waiters as the three conditions allow, then arms one wake-up if time is the blocker. */
+  #drain(): void {
+    while (this.#queue.length > 0) {
+      const now = this.#clock.now();
+      if (now < this.#pausedUntil) return this.#wakeAtTime(this.#pausedUntil);
+      if (this.#inFlight >= this.#maxConcurrency) return this.#cancelWake(); // a release drains again
+      if (this.#trimAfterPause) {
+        // The bucket refilled during the pause; spending all but one token keeps the restart smooth.
+        this.#trimAfterPause = false;
+        while (this.#bucket && this.#bucket.available() >= 2) this.#bucket.tryTake();
+      }
+      if (this.#bucket && !this.#bucket.tryTake()) {
+        const missing = 1 - this.#bucket.available();
+        return this.#wakeAtTime(now + Math.max(1, Math.ceil((missing * 1000) / this.#bucket.qps)));
+      }
+      const waiter = this.#queue.shift()!;
+      this.#inFlight++;
+      this.#granted++;
+      let released = false;
+      waiter.grant({
+        release: () => {
+          if (released) return;
+          released = true;
+          this.#release();
+        },
+      });
+    }
+    this.#cancelWake();
+  }
+
+  #wakeAtTime(at: number): void {
+    if (this.#wakeAt !== undefined && this.#wakeAt <= at) return; // an earlier wake re-checks anyway
+    this.#cancelWake();
+    const abort = new AbortController();
+    this.#wakeAt = at;
+    this.#wakeAbort = abort;
+    this.#clock.sleep(Math.max(0, at - this.#clock.now()), abort.signal).then(
+      () => {
+        if (this.#wakeAbort !== abort) return;
+        this.#wakeAt = undefined;
+        this.#wakeAbort = undefined;
+        this.#drain();
+      },
+      () => {}, // cancelled
+    );
+  }
+
+  #cancelWake(): void {
+    this.#wakeAbort?.abort();
+    this.#wakeAbort = undefined;
+    this.#wakeAt = undefined;
+  }
+}
