@@ -1,0 +1,179 @@
+/**
+ * One definition of a custom resource yields both its `ResourceKind` (with the TypeScript type of
+ * its objects, derived from the TypeBox schema) and its `apiextensions.k8s.io/v1` CRD.
+ * @module
+ */
+import type { Static, TObject } from '@sinclair/typebox';
+import type { KubeObject, ResourceKind } from '../objects/index.ts';
+import { defineKind } from '../objects/index.ts';
+import { SchemaConversionError, toStructuralSchema } from './structural-schema.ts';
+import type { CustomResourceDefinitionV1, CustomResourceDefinitionVersion, JSONSchemaProps, PrinterColumn } from './types.ts';
+
+/** The object type a version schema describes: a `KubeObject` plus the schema's fields (spec, status). */
+export type CustomResourceOf<S extends TObject> = KubeObject & Static<S>;
+
+export interface CustomResourceVersionInput<S extends TObject = TObject> {
+  /** e.g. `v1alpha1`. */
+  name: string;
+  served: boolean;
+  storage: boolean;
+  /** The object's fields besides apiVersion/kind/metadata, usually `spec` and `status`.
+   *  Root-level `x-kubernetes-validations` on this object become root CEL rules (they may read
+   *  `self.metadata.name`). */
+  schema: S;
+  printerColumns?: readonly PrinterColumn[];
+  subresources?: { status?: boolean };
+  deprecated?: boolean;
+  deprecationWarning?: string;
+}
+
+export interface CustomResourceInput<S extends TObject> {
+  group: string;
+  kind: string;
+  /** Lower-case plural used in URLs and the CRD name, e.g. `microservices`. */
+  plural: string;
+  /** Defaults to the lower-cased kind. */
+  singular?: string;
+  /** Defaults to `<Kind>List`. */
+  listKind?: string;
+  shortNames?: readonly string[];
+  categories?: readonly string[];
+  scope: 'Namespaced' | 'Cluster';
+  /** The first version's schema types the returned `kind`; list the version operators use first. */
+  versions: readonly [CustomResourceVersionInput<S>, ...CustomResourceVersionInput[]];
+  /** Labels and annotations for the CRD object itself. */
+  labels?: Readonly<Record<string, string>>;
+  annotations?: Readonly<Record<string, string>>;
+}
+
+export interface DefinedCustomResource<T extends KubeObject> {
+  /** Descriptor for the first listed version, typed by its schema. */
+  readonly kind: ResourceKind<T>;
+  /** Descriptors for every version, by version name. */
+  readonly kinds: Readonly<Record<string, ResourceKind>>;
+  /** The CRD to install. Treat it as read-only; clone before changing it. */
+  readonly crd: CustomResourceDefinitionV1;
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LOWER_NAME = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+const RESERVED_ROOT_FIELDS = ['apiVersion', 'kind', 'metadata'];
+
+/**
+ * Builds the kind descriptor and the CRD. Throws (`Error` or `SchemaConversionError`) when the
+ * definition would be rejected by the API server, so mistakes surface at import time.
+ * Pure and deterministic: the same input gives a deeply equal CRD.
+ */
+export function defineCustomResource<S extends TObject>(input: CustomResourceInput<S>): DefinedCustomResource<CustomResourceOf<S>> {
+  const { group, kind, plural } = input;
+  const singular = input.singular ?? kind.toLowerCase();
+  const where = `custom resource ${plural}.${group}`;
+  if (!DNS_SUBDOMAIN.test(group) || !group.includes('.') || group.length > 253) throw new Error(`${where}: group must be a DNS subdomain with a dot`);
+  if (!KIND.test(kind)) throw new Error(`${where}: kind ${JSON.stringify(kind)} must be CamelCase`);
+  for (const name of [plural, singular, ...(input.shortNames ?? []), ...(input.categories ?? [])]) {
+    if (!LOWER_NAME.test(name) || name.length > 63) throw new Error(`${where}: ${JSON.stringify(name)} must be a lower-case DNS label`);
+  }
+  if (input.versions.length === 0) throw new Error(`${where}: at least one version`);
+  const names = new Set<string>();
+  for (const v of input.versions) {
+    if (!VERSION.test(v.name)) throw new Error(`${where}: version ${JSON.stringify(v.name)} must look like v1, v1beta1 or v1alpha1`);
+    if (names.has(v.name)) throw new Error(`${where}: version ${v.name} is listed twice`);
+    names.add(v.name);
+  }
+  if (input.versions.filter((v) => v.storage).length !== 1) throw new Error(`${where}: exactly one version must be the storage version`);
+  if (!input.versions.some((v) => v.served)) throw new Error(`${where}: at least one version must be served`);
+
+  const versions = input.versions.map((v) => versionFor(v, where));
+  const crd: CustomResourceDefinitionV1 = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${plural}.${group}`,
+      ...(input.labels ? { labels: { ...input.labels } } : {}),
+      ...(input.annotations ? { annotations: { ...input.annotations } } : {}),
+    },
+    spec: {
+      group,
+      names: {
+        kind,
+        listKind: input.listKind ?? `${kind}List`,
+        plural,
+        singular,
+        ...(input.shortNames?.length ? { shortNames: [...input.shortNames] } : {}),
+        ...(input.categories?.length ? { categories: [...input.categories] } : {}),
+      },
+      scope: input.scope,
+      versions,
+    },
+  };
+
+  const namespaced = input.scope === 'Namespaced';
+  const kinds: Record<string, ResourceKind> = {};
+  for (const v of input.versions) kinds[v.name] = defineKind({ group, version: v.name, kind, plural, namespaced });
+  const first = input.versions[0];
+  return Object.freeze({
+    kind: kinds[first.name] as ResourceKind<CustomResourceOf<S>>,
+    kinds: Object.freeze(kinds),
+    crd,
+  });
+}
+
+function versionFor(v: CustomResourceVersionInput, where: string): CustomResourceDefinitionVersion {
+  const out: CustomResourceDefinitionVersion = {
+    name: v.name,
+    served: v.served,
+    storage: v.storage,
+    ...(v.deprecated ? { deprecated: true } : {}),
+    ...(v.deprecationWarning ? { deprecationWarning: v.deprecationWarning } : {}),
+    schema: { openAPIV3Schema: rootSchema(v.schema, `${where} ${v.name}`) },
+  };
+  if (v.subresources?.status) out.subresources = { status: {} };
+  if (v.printerColumns?.length) {
+    for (const c of v.printerColumns) {
+      if (!c.jsonPath.startsWith('.')) throw new Error(`${where}: printer column ${c.name} jsonPath must start with "."`);
+    }
+    out.additionalPrinterColumns = v.printerColumns.map((c) => ({ ...c }));
+  }
+  return out;
+}
+
+/**
+ * The whole object's schema: apiVersion, kind, metadata (an opaque `type: object`, as the API
+ * server requires) and the version schema's own fields.
+ */
+export function rootSchema(schema: TObject, where = ''): JSONSchemaProps {
+  let converted: JSONSchemaProps;
+  try {
+    converted = toStructuralSchema(schema);
+  } catch (error) {
+    if (error instanceof SchemaConversionError) throw new SchemaConversionError(error.path, `${where}: ${error.message}`);
+    throw error;
+  }
+  if (converted.type !== 'object') throw new Error(`${where}: the version schema must be an object`);
+  for (const field of RESERVED_ROOT_FIELDS) {
+    if (converted.properties?.[field]) throw new Error(`${where}: the schema must not declare ${field}; it is added for you`);
+  }
+  const extra = new Set(Object.keys(converted));
+  for (const allowed of ['type', 'description', 'properties', 'required', 'x-kubernetes-validations']) extra.delete(allowed);
+  if (extra.size > 0) throw new Error(`${where}: the root schema may not carry ${[...extra].join(', ')}`);
+  return {
+    ...(converted.description ? { description: converted.description } : {}),
+    type: 'object',
+    properties: {
+      apiVersion: {
+        description: 'APIVersion defines the versioned schema of this representation of an object.',
+        type: 'string',
+      },
+      kind: {
+        description: 'Kind is a string value representing the REST resource this object represents.',
+        type: 'string',
+      },
+      metadata: { type: 'object' },
+      ...converted.properties,
+    },
+    ...(converted.required ? { required: converted.required } : {}),
+    ...(converted['x-kubernetes-validations'] ? { 'x-kubernetes-validations': converted['x-kubernetes-validations'] } : {}),
+  };
+}

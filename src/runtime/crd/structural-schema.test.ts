@@ -1,0 +1,105 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Type } from '@sinclair/typebox';
+import { toStructuralSchema, SchemaConversionError } from './structural-schema.ts';
+import { ConditionsSchema, celRule } from './common-schemas.ts';
+
+test('scalars keep their bounds, patterns, formats, defaults and CEL rules', () => {
+  const out = toStructuralSchema(
+    Type.Object({
+      image: Type.String({ minLength: 1, maxLength: 10, pattern: '^[a-z]+$', 'x-kubernetes-validations': [celRule('self != "x"', 'not x')] }),
+      port: Type.Integer({ minimum: 1, maximum: 65535, format: 'int32', default: 80 }),
+      ratio: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'a ratio' })),
+      on: Type.Optional(Type.Boolean()),
+    }),
+  );
+  assert.deepEqual(out, {
+    type: 'object',
+    properties: {
+      image: { type: 'string', minLength: 1, maxLength: 10, pattern: '^[a-z]+$', 'x-kubernetes-validations': [{ rule: 'self != "x"', message: 'not x' }] },
+      port: { type: 'integer', format: 'int32', default: 80, minimum: 1, maximum: 65535 },
+      ratio: { description: 'a ratio', type: 'number', minimum: 0, exclusiveMinimum: true },
+      on: { type: 'boolean' },
+    },
+    required: ['image', 'port'],
+  });
+});
+
+test('TypeBox symbols, $id and additionalProperties: false are dropped', () => {
+  const schema = Type.Object({ a: Type.String() }, { $id: 'Thing', additionalProperties: false });
+  const out = toStructuralSchema(schema);
+  assert.deepEqual(out, { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] });
+  assert.deepEqual(Object.getOwnPropertySymbols(out), []);
+  assert.deepEqual(Object.getOwnPropertySymbols(out.properties!.a!), []);
+  // The input is untouched.
+  assert.equal(schema.$id, 'Thing');
+});
+
+test('unions of literals become enums; integer|string becomes int-or-string; X|null becomes nullable', () => {
+  const out = toStructuralSchema(
+    Type.Object({
+      phase: Type.Union([Type.Literal('A'), Type.Literal('B')], { description: 'phase' }),
+      one: Type.Literal(3),
+      target: Type.Union([Type.Integer(), Type.String()], { description: 'port' }),
+      maybe: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    }),
+  );
+  assert.deepEqual(out.properties, {
+    phase: { description: 'phase', type: 'string', enum: ['A', 'B'] },
+    one: { type: 'number', enum: [3] },
+    target: { description: 'port', 'x-kubernetes-int-or-string': true },
+    maybe: { type: 'string', nullable: true, minLength: 1 },
+  });
+});
+
+test('records become additionalProperties, unknown becomes preserve-unknown-fields', () => {
+  const out = toStructuralSchema(
+    Type.Object({ labels: Type.Record(Type.String(), Type.String()), blob: Type.Unknown(), list: Type.Array(Type.Any()) }),
+  );
+  assert.deepEqual(out.properties, {
+    labels: { type: 'object', additionalProperties: { type: 'string' } },
+    blob: { 'x-kubernetes-preserve-unknown-fields': true },
+    list: { type: 'array', items: { 'x-kubernetes-preserve-unknown-fields': true } },
+  });
+});
+
+test('conditions convert to a list-type map keyed by type', () => {
+  const out = toStructuralSchema(ConditionsSchema());
+  assert.equal(out.type, 'array');
+  assert.equal(out['x-kubernetes-list-type'], 'map');
+  assert.deepEqual(out['x-kubernetes-list-map-keys'], ['type']);
+  assert.deepEqual(out.items?.required, ['type', 'status', 'lastTransitionTime', 'reason', 'message']);
+  assert.deepEqual(out.items?.properties?.status?.enum, ['True', 'False', 'Unknown']);
+  assert.equal(out.items?.properties?.lastTransitionTime?.format, 'date-time');
+});
+
+test('value validations under a typed node are kept without types', () => {
+  const out = toStructuralSchema(
+    Type.Unsafe({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, anyOf: [{ required: ['a'] }, { required: ['b'] }] }),
+  );
+  assert.deepEqual(out.anyOf, [{ required: ['a'] }, { required: ['b'] }]);
+});
+
+test('non-structural schemas are rejected with the path', () => {
+  const cases: Array<[unknown, RegExp]> = [
+    [Type.Object({ a: Type.Union([Type.String(), Type.Boolean()]) }), /^\.a: unions other than/],
+    [Type.Object({ t: Type.Tuple([Type.String(), Type.Number()]) }), /^\.t: tuples/],
+    [Type.Object({ s: Type.Array(Type.String(), { uniqueItems: true }) }), /^\.s: uniqueItems/],
+    [{ type: 'object', properties: { r: { $ref: 'Other' } } }, /^\.r: keyword "\$ref"/],
+    [{ type: 'object', properties: { x: { type: 'string', 'x-kubernetes-list-type': 'map' } } }, /only applies to arrays/],
+    [{ type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } }, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }, /must be required or have a default/],
+    [{ type: 'string', 'x-kubernetes-validations': [{ message: 'no rule' }] }, /no CEL expression/],
+    [{ type: 'string', 'x-kubernetes-validations': [{ rule: 'true', mesage: 'typo' }] }, /unknown key "mesage"/],
+    [{ type: 'string', pattern: '^(?=a)' }, /lookaround/],
+    [{ type: 'object', anyOf: [{ type: 'object' }] }, /not allowed inside a value validation/],
+    [{ minLength: 1 }, /needs a type/],
+    [{ type: 'object', required: ['missing'], properties: {} }, /not declared/],
+  ];
+  for (const [schema, message] of cases) {
+    assert.throws(() => toStructuralSchema(schema), (e: unknown) => e instanceof SchemaConversionError && message.test(e.message), JSON.stringify(schema));
+  }
+});
+
+test('examples become a single example', () => {
+  assert.deepEqual(toStructuralSchema(Type.String({ examples: ['a', 'b'] })), { type: 'string', example: 'a' });
+});
