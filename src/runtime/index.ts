@@ -3,10 +3,35 @@
  *
  * The data path, as in controller-runtime and kube-rs:
  *
- *   API server ──watch──▶ cache (watcher → store) ──events──▶ handlers ──keys──▶ work queue
- *        ▲                                                                        │
- *        └──────────────── client (writes) ◀──── reconciler(request, signal) ◀────┘
+ *   API server ──list/watch──▶ cache (Watcher → StoreWriter → Store) ──changes──▶ predicates
+ *        ▲                                                                          │ keys
+ *        │                                                                          ▼
+ *        └──── client (writes, read-your-own-writes) ◀── Reconciler.reconcile ◀── work queue
  *
+ * Folders, one concept each: objects (the object model), client, cache, queue, clock,
+ * rate-limit, predicates, reconcile (the contract), controller (builder + workers), manager
+ * (lifecycle), conditions, owners, finalizers, status, crd, metrics, external (limits for
+ * calls to outside APIs), and the production pieces: leader-election, events, serving,
+ * convergence, logging, tracing.
  * @module
  */
 export * from './objects/index.ts';
+export * from './client/index.ts';
+export { Cache, Informer, CONTROLLER_UID_INDEX, NAMESPACE_INDEX, compareResourceVersions, dropManagedFields } from './cache/index.ts';
+export type { Store, Change, ChangeType, IndexFunc, DeclareOptions, WatchHealth, WatchState } from './cache/index.ts';
+export type { Clock, Timer } from './clock/index.ts';
+export { systemClock, FakeClock } from './clock/index.ts';
+export { TokenBucket } from './rate-limit/index.ts';
+export { WorkQueue, exponentialBackoff, bucketRateLimiter, maxOfRateLimiters, defaultControllerRateLimiter } from './queue/index.ts';
+export type { RateLimiter, QueueMetrics } from './queue/index.ts';
+export * from './predicates/index.ts';
+export * from './reconcile/index.ts';
+export { Controller, ControllerBuilder, LeadershipLostError } from './controller/index.ts';
+export type { ControllerOptions } from './controller/index.ts';
+export * from './manager/index.ts';
+export * from './conditions/index.ts';
+export * from './owners/index.ts';
+export * from './finalizers/index.ts';
+export * from './status/index.ts';
+export { RuntimeMetrics } from './metrics/index.ts';
+export type { ReconcileOutcome } from './metrics/index.ts';

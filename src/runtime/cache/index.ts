@@ -1,0 +1,14 @@
+/**
+ * Keeps Kubernetes objects in memory: `Watcher` (list+watch that never dies silently) →
+ * `StoreWriter` (the only writer) → `Store` (read-only, indexed) → change handlers; and the
+ * manager's shared `Cache`, one informer per kind, declared explicitly.
+ * @module
+ */
+export { Cache } from './cache.ts';
+export type { CacheOptions, DeclareOptions } from './cache.ts';
+export { Informer } from './informer.ts';
+export type { InformerOptions, ChangeHandler } from './informer.ts';
+export { StoreWriter, dropManagedFields, compareResourceVersions, CONTROLLER_UID_INDEX, NAMESPACE_INDEX } from './store.ts';
+export type { Store, Change, ChangeType, IndexFunc, StoreWriterOptions } from './store.ts';
+export { Watcher } from './watcher.ts';
+export type { WatchHealth, WatchState, WatcherOptions, WatcherSink } from './watcher.ts';

@@ -1,0 +1,490 @@
+/**
+ * `KubeClient`: typed access to any kind, built-in or custom, over HTTPS.
+ *
+ * Contracts:
+ * - Every method either resolves with the API server's answer or rejects with an `ApiError`
+ *   (see `errors.ts`); nothing is retried here — retrying is the controller's job, where the
+ *   backoff belongs to the object being reconciled.
+ * - Requests are rate limited client-side (token bucket, `qps`/`burst`) and time out after
+ *   `timeoutMs` (watches excepted: they end by the server's `timeoutSeconds` or the caller's signal).
+ * - Successful writes are reported to observers (`observe`) so the cache can see the operator's
+ *   own writes at once (read-your-own-writes; ADR 0002).
+ * - Authentication and TLS come from `@kubernetes/client-node`'s `KubeConfig` (client certificates,
+ *   tokens, exec plugins, in-cluster config). Credentials never reach logs or errors.
+ * @module
+ */
+import { Agent, request as undiciRequest } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { RequestOptions } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject, ObjectList, ResourceKind, ObjectKey } from '../objects/index.ts';
+import { keyOf } from '../objects/index.ts';
+import { TokenBucket } from '../rate-limit/index.ts';
+import { ApiError, apiErrorFromResponse } from './errors.ts';
+
+export interface ClientObserver {
+  /** Called after every HTTP request (watches when they end) with its outcome. */
+  onRequest?(info: RequestInfo): void;
+  /** Called after a successful create/update/patch/apply with the object the server returned. */
+  onWrite?(kind: ResourceKind, object: KubeObject): void;
+  /** Called after a successful delete; `object` is set when the object still exists (finalizers). */
+  onDelete?(kind: ResourceKind, key: ObjectKey, object: KubeObject | undefined): void;
+}
+
+export interface RequestInfo {
+  method: string;
+  /** HTTP status code, or 0 when no answer came (network failure, timeout). */
+  code: number;
+  durationMs: number;
+  /** Kubernetes verb: get, list, watch, create, update, patch, delete. */
+  verb: string;
+  /** Plural resource name (with `/status` for the subresource). */
+  resource: string;
+}
+
+export interface KubeClientOptions {
+  kubeConfig: KubeConfig;
+  /** Sent as User-Agent; audit logs show it. Default `converge/0.1`. */
+  userAgent?: string;
+  /** Per-request timeout in ms (default 30 000). Watches are not subject to it. */
+  timeoutMs?: number;
+  /** Client-side rate limit (default 50 requests/s, burst 100). `qps <= 0` disables it. */
+  qps?: number;
+  burst?: number;
+  /** Default field manager for writes (default `converge`). */
+  fieldManager?: string;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  signal?: AbortSignal;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  /** Server-side timeout; the server ends the watch after it. */
+  timeoutSeconds?: number;
+  allowWatchBookmarks?: boolean;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+export interface WatchEvent<T extends KubeObject> {
+  type: WatchEventType;
+  object: T;
+}
+
+export interface WriteOptions {
+  fieldManager?: string;
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface JsonPatchOperation {
+  op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
+  path: string;
+  value?: unknown;
+  from?: string;
+}
+
+/** A patch and its encoding. `apply` is Server-Side Apply; `strategic` works for built-in kinds only. */
+export type Patch =
+  | { type: 'merge'; body: unknown }
+  | { type: 'json'; body: JsonPatchOperation[] }
+  | { type: 'strategic'; body: unknown };
+
+export interface PatchOptions extends WriteOptions {
+  subresource?: 'status';
+}
+
+export interface ApplyOptions extends WriteOptions {
+  /** Take ownership of fields managed by others (default false). */
+  force?: boolean;
+  subresource?: 'status';
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  signal?: AbortSignal;
+}
+
+const PATCH_CONTENT_TYPE = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+} as const;
+
+interface RawResponse {
+  code: number;
+  body: unknown;
+}
+
+export class KubeClient {
+  readonly server: string;
+  readonly fieldManager: string;
+  readonly #kubeConfig: KubeConfig;
+  readonly #userAgent: string;
+  readonly #timeoutMs: number;
+  readonly #bucket: TokenBucket | undefined;
+  readonly #observers = new Set<ClientObserver>();
+  readonly #dynamicAuth: boolean;
+  #agent: Agent | undefined;
+  #staticHeaders: Record<string, string> | undefined;
+
+  constructor(options: KubeClientOptions) {
+    const cluster = options.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.#kubeConfig = options.kubeConfig;
+    this.#userAgent = options.userAgent ?? 'converge/0.1';
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.fieldManager = options.fieldManager ?? 'converge';
+    const qps = options.qps ?? 50;
+    this.#bucket = qps > 0 ? new TokenBucket({ qps, burst: options.burst ?? 100 }) : undefined;
+    const user = options.kubeConfig.getCurrentUser();
+    this.#dynamicAuth = Boolean(user?.exec || user?.authProvider || (user as { tokenFile?: string } | null)?.tokenFile);
+  }
+
+  /** Registers an observer of requests and writes; returns a function that removes it. */
+  observe(observer: ClientObserver): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
+  }
+
+  async get<T extends KubeObject>(kind: ResourceKind<T>, key: ObjectKey, opts: { signal?: AbortSignal } = {}): Promise<T> {
+    const res = await this.#send('GET', 'get', kind, this.#path(kind, key.namespace, key.name), { signal: opts.signal });
+    return res.body as T;
+  }
+
+  /** One page of a list. See `listAll` for every page. */
+  async list<T extends KubeObject>(kind: ResourceKind<T>, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    const query = new URLSearchParams();
+    if (opts.labelSelector) query.set('labelSelector', opts.labelSelector);
+    if (opts.fieldSelector) query.set('fieldSelector', opts.fieldSelector);
+    if (opts.limit) query.set('limit', String(opts.limit));
+    if (opts.continue) query.set('continue', opts.continue);
+    if (opts.resourceVersion !== undefined) query.set('resourceVersion', opts.resourceVersion);
+    const res = await this.#send('GET', 'list', kind, this.#path(kind, opts.namespace), { query, signal: opts.signal });
+    return res.body as ObjectList<T>;
+  }
+
+  /**
+   * Every page of a list, as one consistent snapshot: the items and the list's resourceVersion.
+   * When a continue token expires mid-way (410), the list starts over.
+   */
+  async listAll<T extends KubeObject>(
+    kind: ResourceKind<T>,
+    opts: Omit<ListOptions, 'continue' | 'limit'> & { pageSize?: number } = {},
+  ): Promise<{ items: T[]; resourceVersion: string }> {
+    for (;;) {
+      const items: T[] = [];
+      let token: string | undefined;
+      let resourceVersion = '';
+      try {
+        do {
+          const page = await this.list(kind, { ...opts, limit: opts.pageSize ?? 500, ...(token ? { continue: token } : {}) });
+          items.push(...page.items);
+          token = page.metadata.continue || undefined;
+          resourceVersion = page.metadata.resourceVersion ?? '';
+        } while (token);
+        return { items, resourceVersion };
+      } catch (err) {
+        if (token && err instanceof ApiError && err.reason === 'Gone') continue;
+        throw err;
+      }
+    }
+  }
+
+  async create<T extends KubeObject>(kind: ResourceKind<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
+    const ns = kind.namespaced ? obj.metadata.namespace : undefined;
+    const res = await this.#send('POST', 'create', kind, this.#path(kind, ns), {
+      query: writeQuery(opts, this.fieldManager),
+      body: JSON.stringify(withTypeMeta(kind, obj)),
+      contentType: 'application/json',
+      signal: opts.signal,
+    });
+    return this.#wrote(kind, res.body as T, opts);
+  }
+
+  /** PUT the whole object; `metadata.resourceVersion` makes it a compare-and-swap (409 Conflict when stale). */
+  async replace<T extends KubeObject>(kind: ResourceKind<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
+    return this.#put(kind, obj, undefined, opts);
+  }
+
+  /** PUT the status subresource (spec changes in `obj` are ignored by the server). */
+  async replaceStatus<T extends KubeObject>(kind: ResourceKind<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
+    return this.#put(kind, obj, 'status', opts);
+  }
+
+  async patch<T extends KubeObject>(kind: ResourceKind<T>, key: ObjectKey, patch: Patch, opts: PatchOptions = {}): Promise<T> {
+    const res = await this.#send('PATCH', 'patch', kind, this.#path(kind, key.namespace, key.name, opts.subresource), {
+      query: writeQuery(opts, this.fieldManager),
+      body: JSON.stringify(patch.body),
+      contentType: PATCH_CONTENT_TYPE[patch.type],
+      signal: opts.signal,
+    });
+    return this.#wrote(kind, res.body as T, opts);
+  }
+
+  /**
+   * Server-Side Apply: the server merges `obj` into the live object and records this client's
+   * field manager as the owner of every field in `obj`. Creates the object when it is missing.
+   * A `metadata.resourceVersion` in `obj` makes it a compare-and-swap.
+   */
+  async apply<T extends KubeObject>(kind: ResourceKind<T>, obj: T, opts: ApplyOptions = {}): Promise<T> {
+    const query = writeQuery(opts, this.fieldManager);
+    if (opts.force) query.set('force', 'true');
+    const key = keyOf(obj);
+    const res = await this.#send('PATCH', 'patch', kind, this.#path(kind, key.namespace, key.name, opts.subresource), {
+      query,
+      body: JSON.stringify(withTypeMeta(kind, obj)),
+      contentType: 'application/apply-patch+yaml',
+      signal: opts.signal,
+    });
+    return this.#wrote(kind, res.body as T, opts);
+  }
+
+  /**
+   * Deletes an object. Resolves with the object when it still exists afterwards (it has
+   * finalizers, or deletion is in the foreground), or `undefined` when it is gone.
+   * A NotFound answer is an error: callers that treat it as success say so.
+   */
+  async delete<T extends KubeObject>(kind: ResourceKind<T>, key: ObjectKey, opts: DeleteOptions = {}): Promise<T | undefined> {
+    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
+    if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
+    if (opts.preconditions) body.preconditions = opts.preconditions;
+    if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
+    const res = await this.#send('DELETE', 'delete', kind, this.#path(kind, key.namespace, key.name), {
+      body: JSON.stringify(body),
+      contentType: 'application/json',
+      signal: opts.signal,
+    });
+    const returned = res.body as KubeObject | { kind?: string };
+    const still = returned && (returned as KubeObject).metadata && (returned as { kind?: string }).kind !== 'Status'
+      ? (returned as T)
+      : undefined;
+    for (const o of this.#observers) o.onDelete?.(kind, key, still);
+    return still;
+  }
+
+  /**
+   * Opens a watch and yields its events until the server ends it, the signal aborts, or an
+   * error occurs (an ERROR event becomes a thrown `ApiError`; 410 Gone has reason `Gone`).
+   * Recovery (resume, relist, backoff) is the cache's job, not this method's.
+   */
+  async *watch<T extends KubeObject>(kind: ResourceKind<T>, opts: WatchOptions, signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
+    const query = new URLSearchParams({ watch: 'true' });
+    if (opts.resourceVersion) query.set('resourceVersion', opts.resourceVersion);
+    if (opts.allowWatchBookmarks) query.set('allowWatchBookmarks', 'true');
+    if (opts.timeoutSeconds) query.set('timeoutSeconds', String(opts.timeoutSeconds));
+    if (opts.labelSelector) query.set('labelSelector', opts.labelSelector);
+    if (opts.fieldSelector) query.set('fieldSelector', opts.fieldSelector);
+    const started = performance.now();
+    const resource = kind.plural;
+    let code = 0;
+    try {
+      await this.#bucket?.take(signal);
+      const dispatcher = await this.#dispatcher();
+      const res = await undiciRequest(`${this.server}${this.#path(kind, opts.namespace)}?${query}`, {
+        method: 'GET',
+        dispatcher,
+        headers: await this.#headers(),
+        signal,
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: 0,
+      });
+      code = res.statusCode;
+      if (code >= 300) {
+        throw apiErrorFromResponse(code, await readBody(res.body), headerValue(res.headers['retry-after']));
+      }
+      let buffered = '';
+      for await (const chunk of res.body) {
+        buffered += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+        let newline: number;
+        while ((newline = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, newline).trim();
+          buffered = buffered.slice(newline + 1);
+          if (!line) continue;
+          const event = JSON.parse(line) as { type: string; object: unknown };
+          if (event.type === 'ERROR') {
+            const status = event.object as { code?: number };
+            throw apiErrorFromResponse(status.code ?? 500, event.object);
+          }
+          yield event as WatchEvent<T>;
+        }
+      }
+    } catch (err) {
+      throw toApiError(err, signal);
+    } finally {
+      this.#report({ method: 'GET', code, durationMs: performance.now() - started, verb: 'watch', resource });
+    }
+  }
+
+  /**
+   * A raw request against the API server for what the typed methods do not cover
+   * (e.g. SelfSubjectAccessReview). `path` starts with `/api` or `/apis`.
+   */
+  async request<R = unknown>(method: string, path: string, opts: { body?: unknown; contentType?: string; query?: URLSearchParams; signal?: AbortSignal } = {}): Promise<R> {
+    const res = await this.#raw(method, path, {
+      ...(opts.query ? { query: opts.query } : {}),
+      ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body), contentType: opts.contentType ?? 'application/json' }),
+      signal: opts.signal,
+    }, method.toLowerCase(), path);
+    return res.body as R;
+  }
+
+  /** Closes idle connections; the client must not be used afterwards. */
+  async close(): Promise<void> {
+    await this.#agent?.close();
+    this.#agent = undefined;
+  }
+
+  async #put<T extends KubeObject>(kind: ResourceKind<T>, obj: T, subresource: 'status' | undefined, opts: WriteOptions): Promise<T> {
+    const key = keyOf(obj);
+    const res = await this.#send('PUT', 'update', kind, this.#path(kind, key.namespace, key.name, subresource), {
+      query: writeQuery(opts, this.fieldManager),
+      body: JSON.stringify(withTypeMeta(kind, obj)),
+      contentType: 'application/json',
+      signal: opts.signal,
+    });
+    return this.#wrote(kind, res.body as T, opts);
+  }
+
+  #wrote<T extends KubeObject>(kind: ResourceKind<T>, obj: T, opts: WriteOptions): T {
+    if (!opts.dryRun) for (const o of this.#observers) o.onWrite?.(kind, obj);
+    return obj;
+  }
+
+  #path(kind: ResourceKind, namespace?: string, name?: string, subresource?: string): string {
+    let path = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+    if (kind.namespaced && namespace) path += `/namespaces/${encodeURIComponent(namespace)}`;
+    path += `/${kind.plural}`;
+    if (name !== undefined) {
+      if (!name) throw new Error(`empty name for ${kind.kind}`);
+      path += `/${encodeURIComponent(name)}`;
+    }
+    if (subresource) path += `/${subresource}`;
+    return path;
+  }
+
+  async #send(
+    method: string,
+    verb: string,
+    kind: ResourceKind,
+    path: string,
+    init: { query?: URLSearchParams; body?: string; contentType?: string; signal?: AbortSignal | undefined },
+  ): Promise<RawResponse> {
+    const resource = path.endsWith('/status') ? `${kind.plural}/status` : kind.plural;
+    return this.#raw(method, path, init, verb, resource);
+  }
+
+  async #raw(
+    method: string,
+    path: string,
+    init: { query?: URLSearchParams; body?: string; contentType?: string; signal?: AbortSignal | undefined },
+    verb: string,
+    resource: string,
+  ): Promise<RawResponse> {
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    const started = performance.now();
+    let code = 0;
+    try {
+      await this.#bucket?.take(signal);
+      const headers = await this.#headers();
+      if (init.contentType) headers['content-type'] = init.contentType;
+      const qs = init.query && init.query.size > 0 ? `?${init.query}` : '';
+      const res = await undiciRequest(`${this.server}${path}${qs}`, {
+        method: method as Dispatcher.HttpMethod,
+        dispatcher: await this.#dispatcher(),
+        headers,
+        ...(init.body === undefined ? {} : { body: init.body }),
+        signal,
+      });
+      code = res.statusCode;
+      const body = await readBody(res.body);
+      if (code >= 300) throw apiErrorFromResponse(code, body, headerValue(res.headers['retry-after']));
+      return { code, body };
+    } catch (err) {
+      throw toApiError(err, init.signal, timeout);
+    } finally {
+      this.#report({ method, code, durationMs: performance.now() - started, verb, resource });
+    }
+  }
+
+  #report(info: RequestInfo): void {
+    for (const o of this.#observers) o.onRequest?.(info);
+  }
+
+  async #headers(): Promise<Record<string, string>> {
+    if (!this.#staticHeaders || this.#dynamicAuth) {
+      const opts: RequestOptions = {};
+      await this.#kubeConfig.applyToHTTPSOptions(opts);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = String(v);
+      if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+      this.#staticHeaders = headers;
+    }
+    return { ...this.#staticHeaders, 'user-agent': this.#userAgent, accept: 'application/json' };
+  }
+
+  async #dispatcher(): Promise<Agent> {
+    if (!this.#agent) {
+      const opts: RequestOptions = {};
+      await this.#kubeConfig.applyToHTTPSOptions(opts);
+      this.#agent = new Agent({
+        connect: {
+          ...(opts.ca ? { ca: opts.ca as string } : {}),
+          ...(opts.cert ? { cert: opts.cert as string } : {}),
+          ...(opts.key ? { key: opts.key as string } : {}),
+          ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+          ...(opts.servername ? { servername: opts.servername } : {}),
+        },
+        connections: 64,
+        keepAliveTimeout: 30_000,
+      });
+    }
+    return this.#agent;
+  }
+}
+
+function writeQuery(opts: WriteOptions, defaultManager: string): URLSearchParams {
+  const query = new URLSearchParams({ fieldManager: opts.fieldManager ?? defaultManager });
+  if (opts.dryRun) query.set('dryRun', 'All');
+  return query;
+}
+
+function withTypeMeta<T extends KubeObject>(kind: ResourceKind<T>, obj: T): T {
+  return { ...obj, apiVersion: kind.apiVersion, kind: kind.kind };
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+async function readBody(body: Dispatcher.ResponseData['body']): Promise<unknown> {
+  const text = await body.text();
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function toApiError(err: unknown, callerSignal?: AbortSignal, timeout?: AbortSignal): unknown {
+  if (err instanceof ApiError) return err;
+  if (callerSignal?.aborted) return callerSignal.reason ?? err;
+  if (timeout?.aborted) return new ApiError({ reason: 'Timeout', code: 0, message: 'request timed out', cause: err });
+  const message = err instanceof Error ? err.message : String(err);
+  return new ApiError({ reason: 'Network', code: 0, message: `network error: ${message}`, cause: err });
+}

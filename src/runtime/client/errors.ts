@@ -1,0 +1,120 @@
+/**
+ * The client's error taxonomy: every failed API call becomes an `ApiError` whose `reason`
+ * code can branch on. Network failures and timeouts are `ApiError`s too, so a caller never
+ * has to inspect undici or Node errors.
+ * @module
+ */
+
+export type ApiErrorReason =
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Invalid'
+  | 'BadRequest'
+  | 'Gone'
+  | 'TooManyRequests'
+  | 'Forbidden'
+  | 'Unauthorized'
+  | 'ServerError'
+  | 'Timeout'
+  | 'Network';
+
+/** One field problem reported by the API server with an `Invalid` answer. */
+export interface FieldCause {
+  field?: string;
+  reason?: string;
+  message?: string;
+}
+
+/** The `metav1.Status` body the API server sends with a failure. */
+export interface ApiStatus {
+  kind?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: { name?: string; kind?: string; causes?: FieldCause[]; retryAfterSeconds?: number };
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly reason: ApiErrorReason;
+  /** HTTP status code; 0 for network failures and client-side timeouts. */
+  readonly code: number;
+  /** Field causes of an `Invalid` answer. */
+  readonly causes: FieldCause[];
+  /** How long the server asked us to wait (Retry-After), in milliseconds. */
+  readonly retryAfterMs: number | undefined;
+  readonly status: ApiStatus | undefined;
+
+  constructor(init: {
+    reason: ApiErrorReason;
+    code: number;
+    message: string;
+    causes?: FieldCause[];
+    retryAfterMs?: number;
+    status?: ApiStatus;
+    cause?: unknown;
+  }) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.reason = init.reason;
+    this.code = init.code;
+    this.causes = init.causes ?? [];
+    this.retryAfterMs = init.retryAfterMs;
+    this.status = init.status;
+  }
+
+  /** True for failures that may succeed when retried unchanged. */
+  get transient(): boolean {
+    return TRANSIENT.has(this.reason);
+  }
+}
+
+const TRANSIENT = new Set<ApiErrorReason>(['Conflict', 'TooManyRequests', 'ServerError', 'Timeout', 'Network', 'Gone']);
+
+/** Maps an HTTP answer (status code, parsed body, Retry-After header) to an `ApiError`. */
+export function apiErrorFromResponse(code: number, body: unknown, retryAfterHeader?: string | null): ApiError {
+  const status = isStatus(body) ? body : undefined;
+  const statusReason = status?.reason;
+  let reason: ApiErrorReason;
+  if (code === 404) reason = 'NotFound';
+  else if (code === 409) reason = statusReason === 'AlreadyExists' ? 'AlreadyExists' : 'Conflict';
+  else if (code === 422) reason = 'Invalid';
+  else if (code === 410) reason = 'Gone';
+  else if (code === 429) reason = 'TooManyRequests';
+  else if (code === 403) reason = 'Forbidden';
+  else if (code === 401) reason = 'Unauthorized';
+  else if (code === 400) reason = statusReason === 'Invalid' ? 'Invalid' : 'BadRequest';
+  else if (code === 504 || statusReason === 'Timeout') reason = 'Timeout';
+  else reason = 'ServerError';
+  const retryAfterSeconds = parseRetryAfter(retryAfterHeader) ?? status?.details?.retryAfterSeconds;
+  const message = status?.message ?? (typeof body === 'string' && body ? body.slice(0, 500) : `HTTP ${code}`);
+  return new ApiError({
+    reason,
+    code,
+    message,
+    causes: status?.details?.causes ?? [],
+    ...(retryAfterSeconds === undefined ? {} : { retryAfterMs: retryAfterSeconds * 1000 }),
+    ...(status ? { status } : {}),
+  });
+}
+
+function isStatus(body: unknown): body is ApiStatus {
+  return typeof body === 'object' && body !== null && (body as ApiStatus).kind === 'Status';
+}
+
+/** Seconds from a Retry-After header (delta-seconds or HTTP date); undefined when absent or unreadable. */
+export function parseRetryAfter(header: string | null | undefined, nowMs: number = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - nowMs) / 1000));
+}
+
+export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.reason === 'NotFound';
+export const isAlreadyExists = (e: unknown): boolean => e instanceof ApiError && e.reason === 'AlreadyExists';
+export const isConflict = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Conflict';
+export const isInvalid = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Invalid';
+export const isGone = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Gone';
+export const isForbidden = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Forbidden';

@@ -1,0 +1,27 @@
+/**
+ * Talks to the API server: typed CRUD, patches (merge, JSON, strategic, Server-Side Apply),
+ * the status subresource, watches, and an error taxonomy code can branch on.
+ *
+ * What a caller can rely on: no hidden retries, a per-request timeout, a client-side rate
+ * limit, and a write notification that keeps the cache in step with the operator's own writes.
+ * @module
+ */
+export { KubeClient } from './client.ts';
+export type {
+  KubeClientOptions,
+  ClientObserver,
+  RequestInfo,
+  ListOptions,
+  WatchOptions,
+  WatchEvent,
+  WatchEventType,
+  WriteOptions,
+  Patch,
+  PatchOptions,
+  ApplyOptions,
+  DeleteOptions,
+  JsonPatchOperation,
+} from './client.ts';
+export { ApiError, apiErrorFromResponse, parseRetryAfter, isNotFound, isAlreadyExists, isConflict, isInvalid, isGone, isForbidden } from './errors.ts';
+export type { ApiErrorReason, FieldCause, ApiStatus } from './errors.ts';
+export { loadKubeConfig } from './kubeconfig.ts';

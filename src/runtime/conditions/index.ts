@@ -1,0 +1,50 @@
+/**
+ * Status conditions by the Kubernetes API conventions (metav1.Condition): one entry per type,
+ * `lastTransitionTime` moves only when `status` changes, and every condition carries the
+ * `observedGeneration` it was computed for. Pure functions; inputs are never mutated.
+ * @module
+ */
+import type { Condition } from '../objects/index.ts';
+
+export type ConditionInput = Omit<Condition, 'lastTransitionTime'> & { lastTransitionTime?: string };
+
+/**
+ * Returns `conditions` with `next` set. When a condition of that type exists with the same
+ * status, its `lastTransitionTime` is kept; otherwise it becomes `now`. Order is kept; a new
+ * type is appended.
+ */
+export function setCondition(conditions: readonly Condition[] | undefined, next: ConditionInput, now: Date | string): Condition[] {
+  const list = [...(conditions ?? [])];
+  const i = list.findIndex((c) => c.type === next.type);
+  const existing = i >= 0 ? list[i] : undefined;
+  const at = typeof now === 'string' ? now : toRfc3339(now);
+  const lastTransitionTime = existing && existing.status === next.status ? existing.lastTransitionTime : (next.lastTransitionTime ?? at);
+  const merged: Condition = {
+    type: next.type,
+    status: next.status,
+    reason: next.reason,
+    message: next.message,
+    ...(next.observedGeneration === undefined ? {} : { observedGeneration: next.observedGeneration }),
+    lastTransitionTime,
+  };
+  if (i >= 0) list[i] = merged;
+  else list.push(merged);
+  return list;
+}
+
+export function findCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+export function isConditionTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
+  return findCondition(conditions, type)?.status === 'True';
+}
+
+export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
+  return (conditions ?? []).filter((c) => c.type !== type);
+}
+
+/** Kubernetes timestamps have second precision: `2026-11-30T12:00:00Z`. */
+export function toRfc3339(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}

@@ -1,0 +1,132 @@
+/**
+ * Wires a reconciler to the events that should wake it, controller-runtime style:
+ *
+ *   manager.controller('microservice')
+ *     .for(MicroserviceKind, { predicates: [generationChanged] })
+ *     .owns(DeploymentKind)
+ *     .owns(ServiceKind)
+ *     .watches(SecretKind, (secret) => keysOfProvidersNaming(secret))
+ *     .withOptions({ maxConcurrentReconciles: 4, resyncPeriodMs: 10_000 })
+ *     .complete(reconciler);
+ *
+ * Every kind named here is declared on the manager's shared cache (one watch per kind, however
+ * many controllers use it). `owns` maps a child's change to its controller owner's key, matched
+ * by the owner's API group and kind; `watches` maps with any function.
+ * @module
+ */
+import type { Logger } from 'pino';
+import type { KubeObject, ObjectKey, ResourceKind } from '../objects/index.ts';
+import { formatKey, keyOf } from '../objects/index.ts';
+import type { Cache, Change } from '../cache/index.ts';
+import type { Clock } from '../clock/index.ts';
+import type { RuntimeMetrics } from '../metrics/index.ts';
+import type { Predicate } from '../predicates/index.ts';
+import type { Reconciler, ReconcileFunc } from '../reconcile/index.ts';
+import { Controller } from './controller.ts';
+import type { ControllerOptions } from './controller.ts';
+
+/** What a controller needs from its manager. */
+export interface ControllerHost {
+  readonly cache: Cache;
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly metrics: RuntimeMetrics;
+  /** Registers the controller to run while this process leads. */
+  addController(controller: Controller): void;
+  /** Defaults applied to every controller (the manager's shutdown grace, for one). */
+  readonly controllerDefaults: ControllerOptions;
+}
+
+export interface WatchOptions<T extends KubeObject> {
+  predicates?: Predicate<T>[];
+}
+
+type Wiring = (enqueue: (key: string) => void) => void;
+
+export class ControllerBuilder {
+  readonly #host: ControllerHost;
+  readonly #name: string;
+  #primary: ResourceKind | undefined;
+  readonly #wirings: Wiring[] = [];
+  #options: ControllerOptions = {};
+
+  constructor(host: ControllerHost, name: string) {
+    this.#host = host;
+    this.#name = name;
+  }
+
+  /** The kind this controller reconciles; its keys are the reconcile requests. Exactly once. */
+  for<T extends KubeObject>(kind: ResourceKind<T>, options: WatchOptions<T> = {}): this {
+    if (this.#primary) throw new Error(`controller ${this.#name}: for() called twice`);
+    this.#primary = kind;
+    const informer = this.#host.cache.informer(kind);
+    this.#wirings.push((enqueue) =>
+      informer.addHandler((c) => {
+        if (passes(c, options.predicates)) enqueue(formatKey(keyOf(c.object)));
+      }),
+    );
+    return this;
+  }
+
+  /** A kind whose objects are controlled by the primary kind: a child's change enqueues its owner. */
+  owns<T extends KubeObject>(kind: ResourceKind<T>, options: WatchOptions<T> = {}): this {
+    const informer = this.#host.cache.informer(kind);
+    this.#wirings.push((enqueue) =>
+      informer.addHandler((c) => {
+        const primary = this.#primary;
+        if (!primary || !passes(c, options.predicates)) return;
+        const ref = c.object.metadata.ownerReferences?.find((r) => r.controller);
+        if (!ref || ref.kind !== primary.kind || groupOf(ref.apiVersion) !== primary.group) return;
+        enqueue(formatKey({ namespace: primary.namespaced ? (c.object.metadata.namespace ?? '') : '', name: ref.name }));
+      }),
+    );
+    return this;
+  }
+
+  /** Any other kind: `map` says which primary objects a change concerns. */
+  watches<T extends KubeObject>(kind: ResourceKind<T>, map: (obj: T) => (ObjectKey | string)[], options: WatchOptions<T> = {}): this {
+    const informer = this.#host.cache.informer(kind);
+    this.#wirings.push((enqueue) =>
+      informer.addHandler((c) => {
+        if (!passes(c, options.predicates)) return;
+        for (const k of map(c.object)) enqueue(typeof k === 'string' ? k : formatKey(k));
+      }),
+    );
+    return this;
+  }
+
+  withOptions(options: ControllerOptions): this {
+    this.#options = { ...this.#options, ...options };
+    return this;
+  }
+
+  /** Builds the controller and registers it with the manager. */
+  complete(reconciler: Reconciler | ReconcileFunc): Controller {
+    const primary = this.#primary;
+    if (!primary) throw new Error(`controller ${this.#name}: call for(kind) before complete()`);
+    const store = this.#host.cache.store(primary);
+    const controller = new Controller(
+      {
+        name: this.#name,
+        reconciler: typeof reconciler === 'function' ? { reconcile: reconciler } : reconciler,
+        log: this.#host.log,
+        clock: this.#host.clock,
+        metrics: this.#host.metrics,
+        exists: (key) => store.get(key) !== undefined,
+      },
+      { ...this.#host.controllerDefaults, ...this.#options },
+    );
+    for (const wire of this.#wirings) wire((key) => controller.enqueue(key));
+    this.#host.addController(controller);
+    return controller;
+  }
+}
+
+function passes<T extends KubeObject>(c: Change<T>, predicates: Predicate<T>[] | undefined): boolean {
+  return !predicates || predicates.every((p) => p(c));
+}
+
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}

@@ -1,0 +1,193 @@
+/**
+ * The worker loop: takes keys from the work queue and calls the reconciler, at most
+ * `maxConcurrentReconciles` at a time and never two for the same key (the queue guarantees it).
+ * How each outcome is treated is the contract in `../reconcile/index.ts`.
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { parseKey } from '../objects/index.ts';
+import type { Clock } from '../clock/index.ts';
+import { systemClock } from '../clock/index.ts';
+import { WorkQueue, defaultControllerRateLimiter } from '../queue/index.ts';
+import type { RateLimiter } from '../queue/index.ts';
+import { ApiError } from '../client/index.ts';
+import type { RuntimeMetrics, ReconcileOutcome } from '../metrics/index.ts';
+import { PermanentError, TemporaryError } from '../reconcile/index.ts';
+import type { Reconciler, Request, Result } from '../reconcile/index.ts';
+
+export interface ControllerOptions {
+  /** Up to this many keys are reconciled at once (default 1). */
+  maxConcurrentReconciles?: number;
+  /**
+   * The periodic check: after each successful reconcile the key is looked at again after this
+   * many ms, ± `resyncJitter` (default 10 minutes, jitter 0.1). 0 disables it.
+   */
+  resyncPeriodMs?: number;
+  resyncJitter?: number;
+  /** How long in-flight reconciles may run on after shutdown begins (default 30 000 ms). */
+  shutdownGraceMs?: number;
+  rateLimiter?: RateLimiter;
+}
+
+/** Thrown into a controller's stop signal when leadership is lost: no grace period. */
+export class LeadershipLostError extends Error {
+  override readonly name = 'LeadershipLostError';
+}
+
+export interface ControllerDeps {
+  name: string;
+  reconciler: Reconciler;
+  log: Logger;
+  clock?: Clock;
+  metrics?: RuntimeMetrics;
+  /** Whether a key still names a cached primary object (the periodic check skips vanished ones). */
+  exists?: (key: string) => boolean;
+}
+
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  readonly #deps: ControllerDeps;
+  readonly #opts: Required<Omit<ControllerOptions, 'rateLimiter'>>;
+  readonly #clock: Clock;
+  #started = false;
+
+  constructor(deps: ControllerDeps, options: ControllerOptions = {}) {
+    this.name = deps.name;
+    this.#deps = deps;
+    this.#clock = deps.clock ?? systemClock;
+    this.#opts = {
+      maxConcurrentReconciles: Math.max(1, options.maxConcurrentReconciles ?? 1),
+      resyncPeriodMs: options.resyncPeriodMs ?? 600_000,
+      resyncJitter: options.resyncJitter ?? 0.1,
+      shutdownGraceMs: options.shutdownGraceMs ?? 30_000,
+    };
+    this.queue = new WorkQueue({
+      name: deps.name,
+      clock: this.#clock,
+      rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(this.#clock),
+      ...(deps.metrics ? { metrics: deps.metrics.queue(deps.name, () => this.queue) } : {}),
+    });
+  }
+
+  /** Asks for a reconcile of this key (deduplicated with any pending one). */
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  /**
+   * Runs the workers until `signal` aborts, then stops intake, lets in-flight reconciles finish
+   * for up to the grace period (none when the reason is `LeadershipLostError`), aborts what is
+   * still running, and settles.
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.#started) throw new Error(`controller ${this.name} already started`);
+    this.#started = true;
+    const hard = new AbortController();
+    const n = this.#opts.maxConcurrentReconciles;
+    this.#deps.metrics?.setMaxConcurrentReconciles(this.name, n);
+    this.#deps.log.info({ controller: this.name, workers: n }, 'starting workers');
+    const workers = Array.from({ length: n }, () => this.#worker(hard.signal));
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    const grace = signal.reason instanceof LeadershipLostError ? 0 : this.#opts.shutdownGraceMs;
+    this.#deps.log.info({ controller: this.name, graceMs: grace, inFlight: this.queue.inFlight() }, 'stopping workers');
+    const drained = this.queue.shutDownWithDrain();
+    const timer = this.#clock.setTimer(grace, () => hard.abort(signal.reason));
+    await drained;
+    timer.cancel();
+    hard.abort(signal.reason);
+    await Promise.all(workers);
+  }
+
+  async #worker(hard: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.#process(key, hard);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  async #process(key: string, signal: AbortSignal): Promise<void> {
+    const { namespace, name } = parseKey(key);
+    const reconcileId = randomBytes(6).toString('hex');
+    const log = this.#deps.log.child({ controller: this.name, namespace, name, reconcileID: reconcileId });
+    const request: Request = { namespace, name, key, log, reconcileId };
+    const started = this.#clock.now();
+    this.#deps.metrics?.activeWorkers(this.name, 1);
+    let outcome: ReconcileOutcome = 'success';
+    try {
+      const result = (await this.#deps.reconciler.reconcile(request, signal)) ?? {};
+      outcome = this.#onSuccess(key, result);
+    } catch (err) {
+      outcome = this.#onError(key, err, log, signal);
+    } finally {
+      this.#deps.metrics?.activeWorkers(this.name, -1);
+      this.#deps.metrics?.reconciled(this.name, outcome, Math.max(0, this.#clock.now() - started));
+    }
+  }
+
+  #onSuccess(key: string, result: Result): ReconcileOutcome {
+    if (result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
+      this.queue.forget(key);
+      this.queue.addAfter(key, result.requeueAfterMs);
+      return 'requeue_after';
+    }
+    if (result.requeue) {
+      this.queue.addRateLimited(key);
+      return 'requeue';
+    }
+    this.queue.forget(key);
+    this.#schedulePeriodicCheck(key);
+    return 'success';
+  }
+
+  #onError(key: string, err: unknown, log: Logger, signal: AbortSignal): ReconcileOutcome {
+    if (signal.aborted) {
+      log.debug('reconcile aborted by shutdown');
+      return 'error';
+    }
+    if (err instanceof PermanentError) {
+      // Bad input: wait for the object to change. The periodic check still looks now and then.
+      this.queue.forget(key);
+      this.#schedulePeriodicCheck(key);
+      log.warn({ reason: err.reason, err: err.message }, 'reconcile failed permanently; waiting for a change');
+      return 'error';
+    }
+    if (err instanceof ApiError && err.reason === 'Conflict') {
+      log.debug({ err: err.message }, 'conflict; re-reading and retrying');
+      this.queue.addRateLimited(key);
+      return 'requeue';
+    }
+    if (err instanceof TemporaryError && err.retryAfterMs !== undefined) {
+      this.queue.addAfter(key, err.retryAfterMs);
+      log.info({ reason: err.reason, err: err.message, retryInMs: err.retryAfterMs }, 'reconcile will retry');
+      return 'error';
+    }
+    if (err instanceof ApiError && err.retryAfterMs !== undefined) {
+      this.queue.addAfter(key, err.retryAfterMs);
+    } else {
+      this.queue.addRateLimited(key);
+    }
+    const retries = this.queue.numRequeues(key);
+    const fields = err instanceof TemporaryError ? { reason: err.reason, err: err.message } : { err };
+    if (retries > 5) log.error({ ...fields, retries }, 'reconcile failed; retrying with backoff');
+    else log.warn({ ...fields, retries }, 'reconcile failed; retrying with backoff');
+    return 'error';
+  }
+
+  #schedulePeriodicCheck(key: string): void {
+    const period = this.#opts.resyncPeriodMs;
+    if (period <= 0) return;
+    if (this.#deps.exists && !this.#deps.exists(key)) return;
+    const jitter = this.#opts.resyncJitter;
+    this.queue.addAfter(key, period * (1 - jitter + Math.random() * 2 * jitter));
+  }
+}

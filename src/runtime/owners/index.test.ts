@@ -1,0 +1,27 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { defineKind } from '../objects/index.ts';
+import { controllerReference, controllerOf, ownershipOf, isControlledBy } from './index.ts';
+
+const Kind = defineKind({ group: 'platform.example.io', version: 'v1alpha1', kind: 'Microservice', plural: 'microservices', namespaced: true });
+const owner = { metadata: { name: 'a', namespace: 'n', uid: 'u1' } };
+
+test('controllerReference marks controller and blocks owner deletion', () => {
+  assert.deepEqual(controllerReference(owner, Kind), {
+    apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice', name: 'a', uid: 'u1', controller: true, blockOwnerDeletion: true,
+  });
+  assert.throws(() => controllerReference({ metadata: { name: 'x' } }, Kind));
+});
+
+test('ownership checks UID, apiVersion, kind and controller', () => {
+  const ref = controllerReference(owner, Kind);
+  const child = (refs: object[]) => ({ metadata: { name: 'a', ownerReferences: refs as never } });
+  assert.equal(ownershipOf(child([ref]), owner, Kind), 'owned');
+  assert.equal(isControlledBy(child([ref]), owner, Kind), true);
+  assert.equal(ownershipOf(child([]), owner, Kind), 'unowned');
+  assert.equal(ownershipOf(child([{ ...ref, controller: false }]), owner, Kind), 'unowned');
+  assert.equal(ownershipOf(child([{ ...ref, uid: 'old' }]), owner, Kind), 'foreign', 'an older CR of the same name');
+  assert.equal(ownershipOf(child([{ ...ref, kind: 'Other' }]), owner, Kind), 'foreign');
+  assert.equal(ownershipOf(child([{ ...ref, apiVersion: 'platform.example.io/v2' }]), owner, Kind), 'foreign');
+  assert.equal(controllerOf(child([{ ...ref, controller: false }, ref]))?.uid, 'u1');
+});
