@@ -1,0 +1,43 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { apiErrorFromResponse, parseRetryAfter, isNotFound, isConflict, ApiError } from './errors.ts';
+
+const status = (code: number, reason: string, extra: object = {}) => ({ kind: 'Status', status: 'Failure', code, reason, message: `m-${reason}`, ...extra });
+
+test('HTTP answers map to the taxonomy', () => {
+  const cases: [number, unknown, string][] = [
+    [404, status(404, 'NotFound'), 'NotFound'],
+    [409, status(409, 'AlreadyExists'), 'AlreadyExists'],
+    [409, status(409, 'Conflict'), 'Conflict'],
+    [422, status(422, 'Invalid'), 'Invalid'],
+    [400, status(400, 'BadRequest'), 'BadRequest'],
+    [410, status(410, 'Expired'), 'Gone'],
+    [429, status(429, 'TooManyRequests'), 'TooManyRequests'],
+    [403, status(403, 'Forbidden'), 'Forbidden'],
+    [401, status(401, 'Unauthorized'), 'Unauthorized'],
+    [500, status(500, 'InternalError'), 'ServerError'],
+    [504, status(504, 'Timeout'), 'Timeout'],
+    [503, 'plain text', 'ServerError'],
+  ];
+  for (const [code, body, reason] of cases) assert.equal(apiErrorFromResponse(code, body).reason, reason, `${code}`);
+});
+
+test('Invalid carries field causes; 429 carries Retry-After', () => {
+  const inv = apiErrorFromResponse(422, status(422, 'Invalid', { details: { causes: [{ field: 'spec.port', message: 'too big' }] } }));
+  assert.deepEqual(inv.causes, [{ field: 'spec.port', message: 'too big' }]);
+  assert.equal(inv.transient, false);
+  const tmr = apiErrorFromResponse(429, status(429, 'TooManyRequests'), '3');
+  assert.equal(tmr.retryAfterMs, 3000);
+  assert.equal(tmr.transient, true);
+  const fromDetails = apiErrorFromResponse(429, status(429, 'TooManyRequests', { details: { retryAfterSeconds: 2 } }));
+  assert.equal(fromDetails.retryAfterMs, 2000);
+});
+
+test('helpers and Retry-After parsing', () => {
+  assert.equal(isNotFound(apiErrorFromResponse(404, undefined)), true);
+  assert.equal(isConflict(new Error('x')), false);
+  assert.equal(parseRetryAfter('5'), 5);
+  assert.equal(parseRetryAfter(new Date(10_000).toUTCString(), 0), 10);
+  assert.equal(parseRetryAfter('soon'), undefined);
+  assert.ok(new ApiError({ reason: 'Network', code: 0, message: 'x' }).transient);
+});

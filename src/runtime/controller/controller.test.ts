@@ -1,0 +1,151 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { FakeClock } from '../clock/index.ts';
+import { PermanentError, TemporaryError } from '../reconcile/index.ts';
+import type { Request, Result } from '../reconcile/index.ts';
+import { ApiError } from '../client/index.ts';
+import { Controller } from './controller.ts';
+
+const log = pino({ level: 'silent' });
+const tick = () => new Promise((r) => setImmediate(r));
+
+function harness(behaviour: (req: Request, n: number) => Promise<Result | void>, opts: { resyncPeriodMs?: number; workers?: number } = {}) {
+  const clock = new FakeClock(1_000_000);
+  const calls: string[] = [];
+  let n = 0;
+  const controller = new Controller(
+    { name: 't', log, clock, reconciler: { reconcile: (req) => { calls.push(req.key); return behaviour(req, n++); } } },
+    { resyncPeriodMs: opts.resyncPeriodMs ?? 60_000, resyncJitter: 0, maxConcurrentReconciles: opts.workers ?? 1, shutdownGraceMs: 1_000 },
+  );
+  const stop = new AbortController();
+  const running = controller.start(stop.signal);
+  return { clock, calls, controller, stop, running };
+}
+
+test('success schedules the periodic check; deleted objects are not re-checked', async () => {
+  const h = harness(async () => {});
+  h.controller.enqueue('ns/a');
+  await tick();
+  assert.deepEqual(h.calls, ['ns/a']);
+  await h.clock.advanceAsync(59_999);
+  await tick();
+  assert.equal(h.calls.length, 1);
+  await h.clock.advanceAsync(1);
+  await tick();
+  assert.equal(h.calls.length, 2, 'looked at again after the resync period');
+  h.stop.abort();
+  await h.running;
+});
+
+test('errors back off exponentially; permanent errors wait for a change; temporary errors use their delay', async () => {
+  const h = harness(async (req, n) => {
+    if (req.key === 'ns/perm') throw new PermanentError('InvalidSpec', 'bad');
+    if (req.key === 'ns/temp') throw new TemporaryError('VendorDown', 'later', { retryAfterMs: 3_000 });
+    if (n < 3) throw new Error('boom');
+  }, { resyncPeriodMs: 0 });
+  h.controller.enqueue('ns/a');
+  await tick();
+  await h.clock.advanceAsync(5);
+  await tick();
+  await h.clock.advanceAsync(10);
+  await tick();
+  assert.deepEqual(h.calls, ['ns/a', 'ns/a', 'ns/a'], 'retried after 5 ms then 10 ms');
+  h.controller.enqueue('ns/perm');
+  await tick();
+  await h.clock.advanceAsync(100_000);
+  await tick();
+  assert.equal(h.calls.filter((k) => k === 'ns/perm').length, 1, 'no retry of a permanent error');
+  h.controller.enqueue('ns/perm');
+  await tick();
+  assert.equal(h.calls.filter((k) => k === 'ns/perm').length, 2, 'a change (new event) tries again');
+  h.controller.enqueue('ns/temp');
+  await tick();
+  await h.clock.advanceAsync(2_999);
+  await tick();
+  assert.equal(h.calls.filter((k) => k === 'ns/temp').length, 1);
+  await h.clock.advanceAsync(1);
+  await tick();
+  assert.equal(h.calls.filter((k) => k === 'ns/temp').length, 2);
+  h.stop.abort();
+  await h.running;
+});
+
+test('conflicts requeue at once (with the small per-key backoff); requeueAfter is honoured', async () => {
+  const h = harness(async (req, n) => {
+    if (req.key === 'ns/c' && n === 0) throw new ApiError({ reason: 'Conflict', code: 409, message: 'stale' });
+    if (req.key === 'ns/r' && h.calls.filter((k) => k === 'ns/r').length === 1) return { requeueAfterMs: 500 };
+  }, { resyncPeriodMs: 0 });
+  h.controller.enqueue('ns/c');
+  await tick();
+  await h.clock.advanceAsync(5);
+  await tick();
+  assert.equal(h.calls.filter((k) => k === 'ns/c').length, 2);
+  h.controller.enqueue('ns/r');
+  await tick();
+  await h.clock.advanceAsync(500);
+  await tick();
+  assert.equal(h.calls.filter((k) => k === 'ns/r').length, 2);
+  h.stop.abort();
+  await h.running;
+});
+
+test('never two reconciles of one key at once; a key added meanwhile runs again afterwards', async () => {
+  let active = 0;
+  let maxSameKey = 0;
+  const release: (() => void)[] = [];
+  const h = harness(async () => {
+    active++;
+    maxSameKey = Math.max(maxSameKey, active);
+    await new Promise<void>((r) => release.push(r));
+    active--;
+  }, { workers: 4, resyncPeriodMs: 0 });
+  h.controller.enqueue('ns/a');
+  await tick();
+  h.controller.enqueue('ns/a');
+  h.controller.enqueue('ns/a');
+  await tick();
+  assert.equal(release.length, 1);
+  release.shift()!();
+  await tick();
+  await tick();
+  assert.equal(release.length, 1, 'the re-added key ran once more, merged');
+  release.shift()!();
+  await tick();
+  assert.equal(maxSameKey, 1);
+  assert.equal(h.calls.length, 2);
+  h.stop.abort();
+  await h.running;
+});
+
+test('shutdown stops intake and lets in-flight work finish within the grace period', async () => {
+  let finished = false;
+  let sawAbort = false;
+  const h = harness(async (_req, _n) => {
+    await new Promise((r) => setTimeout(r, 20));
+    finished = true;
+  });
+  h.controller.enqueue('ns/a');
+  await tick();
+  h.stop.abort();
+  await tick();
+  h.controller.enqueue('ns/b');
+  await h.running;
+  assert.equal(finished, true, 'in-flight reconcile completed before start() settled');
+  assert.deepEqual(h.calls, ['ns/a'], 'no intake after shutdown began');
+  // A reconcile that outlives the grace period has its signal aborted.
+  const h3clock = new FakeClock();
+  const c = new Controller(
+    { name: 'slow', log, clock: h3clock, reconciler: { reconcile: (_r, signal) => new Promise((resolve) => signal.addEventListener('abort', () => { sawAbort = true; resolve(); })) } },
+    { shutdownGraceMs: 1_000 },
+  );
+  const stop = new AbortController();
+  const running = c.start(stop.signal);
+  c.enqueue('ns/x');
+  await tick();
+  stop.abort();
+  await tick();
+  await h3clock.advanceAsync(1_000);
+  await running;
+  assert.equal(sawAbort, true);
+});
