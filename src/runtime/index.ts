@@ -35,3 +35,5 @@ export * from './finalizers/index.ts';
 export * from './status/index.ts';
 export { RuntimeMetrics } from './metrics/index.ts';
 export type { ReconcileOutcome } from './metrics/index.ts';
+export * from './crd/index.ts';
+export * from './external/index.ts';
