@@ -1,0 +1,36 @@
+/**
+ * The operator's HTTP endpoints: health probes (`/healthz`, `/readyz`) and metrics
+ * (`/metrics`, `/debug/<name>`). Both run on every replica, leader or not.
+ *
+ * Guarantees:
+ * - `create*Server` does no I/O; `start(signal)` binds, serves until the signal aborts, then
+ *   closes the listening socket and every open connection, and settles. It rejects when the
+ *   address cannot be bound (e.g. EADDRINUSE). An address of `0` disables the server: `start`
+ *   then just waits for the signal. `listening()` gives the bound address (port 0 picks one).
+ * - `/healthz` (alias `/livez`) passes while the event loop is not blocked: the largest event-loop
+ *   delay over the last one or two windows (default 10 s each) must stay under the threshold
+ *   (default 5 s), measured with `perf_hooks.monitorEventLoopDelay`; extra liveness checks may
+ *   be added. `/readyz` runs the readiness checks the manager registers (caches synced, watches
+ *   healthy, …). Both answer like kube-apiserver: `200 ok`, or `500` listing `[+]name ok` /
+ *   `[-]name failed: reason withheld`; `?verbose` shows every check and the reasons;
+ *   `?exclude=name` skips a check; `/readyz/<name>` runs one. Checks run concurrently, each
+ *   bounded by a timeout (default 5 s), and a throwing check fails with its message.
+ * - `/metrics` serves the prom-client registry it is given, in its content type. `/debug/<name>`
+ *   serves the JSON its provider returns (the provider gets the query parameters);
+ *   `/debug` lists the endpoints.
+ * - Only GET and HEAD; other methods get 405.
+ *
+ * Caveats: no TLS or authentication — bind to loopback or a pod-internal port and let the
+ * platform protect it. A fully blocked event loop cannot answer at all: the kubelet's probe
+ * timeout is what catches that; the event-loop check catches a loop that answers between blocks.
+ * @module
+ */
+export { createProbeServer, runChecks } from './probe-server.ts';
+export type { ProbeServer, ProbeServerOptions, HealthCheck, CheckOutcome, CheckReport } from './probe-server.ts';
+export { createMetricsServer } from './metrics-server.ts';
+export type { MetricsServer, MetricsServerOptions, DebugProvider } from './metrics-server.ts';
+export type { EndpointServer } from './http-endpoint.ts';
+export { EventLoopMonitor } from './event-loop-monitor.ts';
+export type { EventLoopMonitorOptions } from './event-loop-monitor.ts';
+export { parseBindAddress } from './bind-address.ts';
+export type { BindAddress } from './bind-address.ts';

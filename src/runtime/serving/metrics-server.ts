@@ -1,0 +1,55 @@
+/**
+ * `/metrics` (Prometheus text format from a prom-client registry) and `/debug/<name>` JSON.
+ * @module
+ */
+import type { Registry } from 'prom-client';
+import { HttpEndpoint, send, sendJson, type EndpointServer } from './http-endpoint.ts';
+
+/** Feeds a debug endpoint; receives the query parameters (e.g. `?limit=20`). Its value is sent as JSON. */
+export type DebugProvider = (params: URLSearchParams) => unknown | Promise<unknown>;
+
+export interface MetricsServerOptions {
+  /** `host:port`, `:port`, or `0` to disable. */
+  address: string;
+  registry: Registry;
+  /** Debug endpoints by name: `{ unconverged: ... }` serves `/debug/unconverged`. */
+  debug?: Record<string, DebugProvider>;
+}
+
+export interface MetricsServer extends EndpointServer {
+  addDebug(name: string, provider: DebugProvider): void;
+}
+
+export function createMetricsServer(options: MetricsServerOptions): MetricsServer {
+  const debug = new Map(Object.entries(options.debug ?? {}));
+  const endpoint = new HttpEndpoint('metrics', options.address, async (_req, res, url) => {
+    if (url.pathname === '/metrics') {
+      const body = await options.registry.metrics();
+      send(res, 200, body, { 'content-type': options.registry.contentType });
+      return;
+    }
+    if (url.pathname === '/debug' || url.pathname === '/debug/') {
+      sendJson(res, 200, { endpoints: [...debug.keys()].map((n) => `/debug/${n}`) });
+      return;
+    }
+    const m = /^\/debug\/([^/]+)\/?$/.exec(url.pathname);
+    const provider = m ? debug.get(m[1]!) : undefined;
+    if (!provider) {
+      send(res, 404, 'not found\n');
+      return;
+    }
+    try {
+      sendJson(res, 200, await provider(url.searchParams));
+    } catch (err) {
+      sendJson(res, 500, { error: err instanceof Error ? err.message : String(err) });
+    }
+  });
+  return {
+    start: (signal) => endpoint.start(signal),
+    listening: () => endpoint.listening(),
+    addDebug(name, provider) {
+      if (debug.has(name)) throw new Error(`debug endpoint ${name} is already registered`);
+      debug.set(name, provider);
+    },
+  };
+}
