@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+/**
+ * `converge`: the command line. Each command lives in `commands/<name>.ts` and exports
+ * `run(argv): Promise<number>` (the exit code); this file only dispatches.
+ *
+ * Conventions every command keeps: `--help`, errors on stderr with a non-zero exit code, colours
+ * only on a TTY, `--kubeconfig` and `KUBECONFIG` honoured as kubectl does.
+ * @module
+ */
+const COMMANDS: Record<string, string> = {
+  dev: 'start the local control plane, the vendor simulator and both operators, apply the samples, show a live table',
+  run: 'run the operators against a cluster (in-cluster or --kubeconfig)',
+  status: 'show Microservices and DigitalHumanProviders with rollout detail and reasons',
+  explain: 'explain why an object is or is not converged',
+  cluster: 'run the local Kubernetes control plane (cluster up --kubeconfig <path>)',
+  'vendor-sim': 'run the vendor API simulator',
+  crds: 'print or apply the CustomResourceDefinitions',
+  manifests: 'print or apply the deployment manifests (namespace or cluster mode)',
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  return [
+    'Usage: converge <command> [flags]',
+    '',
+    'Commands:',
+    ...Object.entries(COMMANDS).map(([name, summary]) => `  ${name.padEnd(width)}  ${summary}`),
+    '',
+    'Run `converge <command> --help` for the flags of a command.',
+  ].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${usage()}\n`);
+    return command ? 0 : 2;
+  }
+  if (!(command in COMMANDS)) {
+    process.stderr.write(`converge: unknown command "${command}"\n\n${usage()}\n`);
+    return 2;
+  }
+  const module = (await import(`./commands/${command}.ts`)) as { run(argv: string[]): Promise<number> };
+  return module.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`converge: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
