@@ -1,0 +1,93 @@
+/**
+ * Names the Microservice operator and its tools agree on: API coordinates, phases, condition
+ * types and reasons, annotations, labels and the field manager.
+ *
+ * Conditions follow the Kubernetes API conventions and kstatus:
+ * - `Ready` (normal-true): True only when the Deployment has rolled out the pod template written for
+ *   the CR's current generation (observedGeneration caught up, updated = available = desired
+ *   replicas) and the Service has at least one ready endpoint.
+ * - `Progressing` (abnormal-true, like kstatus `Reconciling`): True while that rollout is under way.
+ * - `Stalled` (abnormal-true): True when progress needs a person: `RolloutStalled`
+ *   (ProgressDeadlineExceeded), `InvalidSpec`, `OwnershipConflict`.
+ * @module
+ */
+
+export const MICROSERVICE_GROUP = 'platform.example.io';
+export const MICROSERVICE_VERSION = 'v1alpha1';
+export const MICROSERVICE_API_VERSION = `${MICROSERVICE_GROUP}/${MICROSERVICE_VERSION}`;
+export const MICROSERVICE_KIND = 'Microservice';
+export const MICROSERVICE_PLURAL = 'microservices';
+
+/** `status.phase`: the seed's meaning. Whether the workload works is told by conditions. */
+export const MicroservicePhase = {
+  /** The input was received (log line `Accepted <ns>/<name>: image=<image> port=<port>`). */
+  Accepted: 'Accepted',
+  /** Deployment and Service are written for the current generation; configuration submitted, nothing more. */
+  ResourcesApplied: 'ResourcesApplied',
+  /** The operator cannot apply this spec (`InvalidSpec`, `OwnershipConflict`); not retried until the spec changes. */
+  Failed: 'Failed',
+} as const;
+export type MicroservicePhase = (typeof MicroservicePhase)[keyof typeof MicroservicePhase];
+
+export const MicroserviceConditionType = {
+  Ready: 'Ready',
+  Progressing: 'Progressing',
+  Stalled: 'Stalled',
+} as const;
+export type MicroserviceConditionType = (typeof MicroserviceConditionType)[keyof typeof MicroserviceConditionType];
+
+/** Condition reasons and Event reasons (CamelCase, stable: tools may match on them). */
+export const MicroserviceReason = {
+  /** Ready=True: the current generation's pods are available and the Service has ready endpoints. */
+  Available: 'Available',
+  /** Ready=False, Progressing=True: the Deployment is rolling out the current generation. */
+  RolloutInProgress: 'RolloutInProgress',
+  /** Progressing=False: the rollout of the current generation finished. */
+  RolloutComplete: 'RolloutComplete',
+  /** Ready=False, Stalled=True: the Deployment reports ProgressDeadlineExceeded. */
+  RolloutStalled: 'RolloutStalled',
+  /** Ready=False: pods are available but the Service has no ready endpoint yet. */
+  EndpointsNotReady: 'EndpointsNotReady',
+  /** Phase Failed, Stalled=True: the spec cannot be turned into resources. */
+  InvalidSpec: 'InvalidSpec',
+  /** Phase Failed, Stalled=True: a same-named Deployment or Service belongs to someone else. */
+  OwnershipConflict: 'OwnershipConflict',
+  /** Ready=Unknown: a transient error (permission, conflict, connection); retried with backoff. */
+  ApplyFailed: 'ApplyFailed',
+  /** Stalled=False: nothing needs a person. */
+  NotStalled: 'NotStalled',
+  /** Events. */
+  Accepted: 'Accepted',
+  ResourcesApplied: 'ResourcesApplied',
+  Created: 'Created',
+  Updated: 'Updated',
+  /** Event: an unowned object carrying the handover annotation was adopted. */
+  Adopted: 'Adopted',
+} as const;
+export type MicroserviceReason = (typeof MicroserviceReason)[keyof typeof MicroserviceReason];
+
+/**
+ * Put on a pre-existing, unowned Deployment or Service, with the Microservice's name as value,
+ * to let that Microservice adopt it. Without it, a same-named object is an `OwnershipConflict`.
+ */
+export const HANDOVER_ANNOTATION = 'platform.example.io/handover-to';
+
+/**
+ * The CR `metadata.generation` a Deployment or Service was written for (on the objects'
+ * metadata, not the pod template, so stamping a new generation never restarts pods).
+ */
+export const GENERATION_ANNOTATION = 'platform.example.io/generation';
+
+/** Server-Side Apply field manager for everything the Microservice operator writes. */
+export const MICROSERVICE_FIELD_MANAGER = 'converge-microservice';
+
+/** Value of `app.kubernetes.io/managed-by` on every object the operator writes. */
+export const MANAGED_BY = 'converge';
+
+/** Labels the operator sets on Deployments, Services and pods; configuration cannot override them. */
+export const ManagedLabel = {
+  App: 'app',
+  Name: 'app.kubernetes.io/name',
+  Instance: 'app.kubernetes.io/instance',
+  ManagedBy: 'app.kubernetes.io/managed-by',
+} as const;

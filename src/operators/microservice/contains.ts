@@ -1,0 +1,115 @@
+/**
+ * "Does what is in the cluster already contain what we want?" — the no-op check that keeps a
+ * converged Microservice from being written again on every periodic pass.
+ *
+ * Rules (the seed's `contains`, made precise):
+ * - Every field present in `desired` must be present and equal in `current`; fields only in
+ *   `current` (defaults and allocations added by the API server: clusterIP, strategy,
+ *   terminationMessagePath, probe timeouts …) are not differences.
+ * - Lists compare by length and position, element by element with the same rule.
+ * - Scalars compare by value *and* type: `8080` and `"8080"` differ (an int-or-string port is
+ *   compared exactly as the API returns it).
+ * - An empty map or list in `desired` also matches an absent field (the API server omits empty
+ *   `omitempty` fields); `null` in `desired` matches absent or `null`; `undefined` in `desired`
+ *   asks for nothing.
+ *
+ * `containsDesired(c, d)` is true exactly when `findDifferences(c, d)` is empty.
+ * All functions are pure and never modify their arguments.
+ * @module
+ */
+
+/** One place where `current` does not contain `desired`. `actual` is `undefined` when absent. */
+export interface Difference {
+  /** e.g. `spec.template.spec.containers[0].image`, `metadata.labels["app.kubernetes.io/name"]`. */
+  readonly path: string;
+  readonly expected: unknown;
+  readonly actual: unknown;
+}
+
+/** True when every field in `desired` is present and equal in `current`. */
+export function containsDesired(current: unknown, desired: unknown): boolean {
+  if (desired === undefined) return true;
+  if (desired === null) return current === null || current === undefined;
+  if (Array.isArray(desired)) {
+    if (current === undefined && desired.length === 0) return true;
+    if (!Array.isArray(current) || current.length !== desired.length) return false;
+    for (let i = 0; i < desired.length; i++) if (!containsDesired(current[i], desired[i])) return false;
+    return true;
+  }
+  if (typeof desired === 'object') {
+    if (current === undefined) return Object.values(desired).every((v) => v === undefined);
+    if (!isPlainObject(current)) return false;
+    for (const [key, value] of Object.entries(desired)) {
+      if (!containsDesired(Object.hasOwn(current, key) ? current[key] : undefined, value)) return false;
+    }
+    return true;
+  }
+  return current === desired;
+}
+
+/** Every place where `current` does not contain `desired`, in document order. */
+export function findDifferences(current: unknown, desired: unknown): Difference[] {
+  const out: Difference[] = [];
+  walk(current, desired, '', out);
+  return out;
+}
+
+/** Human-readable differences, one per line: `<path>: want <desired>, have <current|absent>`. */
+export function describeDifferences(current: unknown, desired: unknown): string[] {
+  return findDifferences(current, desired).map((d) => {
+    const where = d.path || '<root>';
+    if (Array.isArray(d.expected) && Array.isArray(d.actual)) {
+      return `${where}: want ${count(d.expected.length)} ${show(d.expected)}, have ${count(d.actual.length)} ${show(d.actual)}`;
+    }
+    return `${where}: want ${show(d.expected)}, have ${d.actual === undefined ? 'absent' : show(d.actual)}`;
+  });
+}
+
+function walk(current: unknown, desired: unknown, path: string, out: Difference[]): void {
+  if (desired === undefined) return;
+  if (desired === null) {
+    if (current !== null && current !== undefined) out.push({ path, expected: null, actual: current });
+    return;
+  }
+  if (Array.isArray(desired)) {
+    if (current === undefined && desired.length === 0) return;
+    if (!Array.isArray(current) || current.length !== desired.length) {
+      out.push({ path, expected: desired, actual: current });
+      return;
+    }
+    for (let i = 0; i < desired.length; i++) walk(current[i], desired[i], `${path}[${i}]`, out);
+    return;
+  }
+  if (typeof desired === 'object') {
+    if (current === undefined && Object.values(desired).every((v) => v === undefined)) return;
+    if (!isPlainObject(current)) {
+      out.push({ path, expected: desired, actual: current });
+      return;
+    }
+    for (const [key, value] of Object.entries(desired)) {
+      walk(Object.hasOwn(current, key) ? current[key] : undefined, value, join(path, key), out);
+    }
+    return;
+  }
+  if (current !== desired) out.push({ path, expected: desired, actual: current });
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function join(path: string, key: string): string {
+  if (IDENTIFIER.test(key)) return path ? `${path}.${key}` : key;
+  return `${path}[${JSON.stringify(key)}]`;
+}
+
+function count(n: number): string {
+  return n === 1 ? '1 item' : `${n} items`;
+}
+
+function show(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}

@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultPlatformDefaults, parsePlatformDefaults, loadPlatformDefaults, PlatformDefaultsError } from './platform-defaults.ts';
+
+test('the defaults match the existing Todo API', () => {
+  assert.equal(defaultPlatformDefaults.replicas, 2);
+  assert.deepEqual(defaultPlatformDefaults.resources.requests, { cpu: '25m', memory: '128Mi' });
+  assert.deepEqual(defaultPlatformDefaults.probes, { readinessPath: '/health/ready', livenessPath: '/health/live' });
+  assert.ok(Object.isFrozen(defaultPlatformDefaults));
+});
+
+test('a missing section gives the defaults; given fields override, the rest is kept', () => {
+  assert.equal(parsePlatformDefaults(undefined), defaultPlatformDefaults);
+  const d = parsePlatformDefaults({ replicas: 3, resources: { requests: { cpu: '0.1' }, limits: { memory: '1024Mi' } }, labels: { team: 'payments' } });
+  assert.equal(d.replicas, 3);
+  assert.equal(d.otlpEndpoint, defaultPlatformDefaults.otlpEndpoint);
+  assert.deepEqual(d.resources, { requests: { cpu: '100m' }, limits: { memory: '1Gi' } });
+  assert.deepEqual(d.labels, { team: 'payments' });
+  assert.deepEqual(d.probes, defaultPlatformDefaults.probes);
+});
+
+test('every problem is reported, with its path', () => {
+  assert.throws(
+    () => parsePlatformDefaults({ replicas: 0, otlpEndpoint: 'collector:4317', probes: { readinesPath: '/x' } }),
+    (e: unknown) =>
+      e instanceof PlatformDefaultsError &&
+      e.problems.some((p) => p.startsWith('microservice.replicas')) &&
+      e.problems.some((p) => p.startsWith('microservice.otlpEndpoint')) &&
+      e.problems.some((p) => p.startsWith('microservice.probes')),
+  );
+  assert.throws(
+    () => parsePlatformDefaults({ resources: { requests: { cpu: '1e3', gpu: '1' } }, labels: { app: 'x', 'bad key!': 'v', ok: 'x'.repeat(64) } }),
+    (e: unknown) =>
+      e instanceof PlatformDefaultsError &&
+      e.problems.length === 5 &&
+      e.problems.some((p) => p.includes('"gpu"')) &&
+      e.problems.some((p) => p.includes('app is set by the operator')),
+  );
+});
+
+test('loadPlatformDefaults reads the microservice section of a YAML or JSON file', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'converge-defaults-'));
+  try {
+    const yamlFile = join(dir, 'config.yaml');
+    await writeFile(yamlFile, 'provider:\n  anything: true\nmicroservice:\n  replicas: 4\n  otlpEndpoint: http://collector:4318\n');
+    const fromYaml = await loadPlatformDefaults(yamlFile);
+    assert.equal(fromYaml.replicas, 4);
+    assert.equal(fromYaml.otlpEndpoint, 'http://collector:4318');
+
+    const jsonFile = join(dir, 'config.json');
+    await writeFile(jsonFile, JSON.stringify({ microservice: { containerName: 'web' } }));
+    assert.equal((await loadPlatformDefaults(jsonFile)).containerName, 'web');
+
+    const empty = join(dir, 'empty.yaml');
+    await writeFile(empty, '');
+    assert.equal(await loadPlatformDefaults(empty), defaultPlatformDefaults);
+
+    const broken = join(dir, 'broken.yaml');
+    await writeFile(broken, 'microservice: [\n');
+    await assert.rejects(loadPlatformDefaults(broken), PlatformDefaultsError);
+    await assert.rejects(loadPlatformDefaults(join(dir, 'missing.yaml')), /cannot read the file/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

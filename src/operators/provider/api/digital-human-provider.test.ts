@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DigitalHumanProviderCrd, DigitalHumanProviderKind, PROVIDER_FINALIZER, DEFAULT_CREDENTIALS_KEY } from './index.ts';
+
+const version = DigitalHumanProviderCrd.spec.versions[0]!;
+const spec = version.schema.openAPIV3Schema.properties!.spec!;
+
+test('the kind and the CRD name the same resource', () => {
+  assert.equal(DigitalHumanProviderKind.apiVersion, 'dhp.example.com/v1alpha1');
+  assert.equal(DigitalHumanProviderKind.plural, 'digitalhumanproviders');
+  assert.equal(DigitalHumanProviderCrd.metadata.name, 'digitalhumanproviders.dhp.example.com');
+  assert.deepEqual(DigitalHumanProviderCrd.spec.names.shortNames, ['dhp']);
+  assert.deepEqual(version.subresources, { status: {} });
+  assert.equal(PROVIDER_FINALIZER, 'dhp.example.com/provider-cleanup');
+});
+
+test('spec: https endpoint, immutable non-empty region, credentials reference', () => {
+  assert.deepEqual(spec.required, ['endpoint', 'region', 'credentialsSecretRef']);
+  assert.equal(spec.properties!.endpoint!.pattern, '^https://');
+  const region = spec.properties!.region!;
+  assert.equal(region.minLength, 1);
+  assert.deepEqual(region['x-kubernetes-validations']?.map((r) => r.rule), ['self == oldSelf']);
+  assert.match(region['x-kubernetes-validations']?.[0]?.message ?? '', /immutable/);
+  const ref = spec.properties!.credentialsSecretRef!;
+  assert.deepEqual(ref.required, ['name']);
+  assert.equal(ref.properties!.key!.default, DEFAULT_CREDENTIALS_KEY);
+  assert.equal(spec.properties!.displayName!.type, 'string');
+});
+
+test('status and printer columns', () => {
+  const status = version.schema.openAPIV3Schema.properties!.status!;
+  assert.deepEqual(Object.keys(status.properties!), ['observedGeneration', 'providerID', 'conditions']);
+  assert.deepEqual(
+    version.additionalPrinterColumns!.filter((c) => !c.priority).map((c) => c.name),
+    ['Region', 'ProviderID', 'Ready', 'Age'],
+  );
+});
