@@ -1,0 +1,86 @@
+/**
+ * Shared setup of the Microservice operator tests: the operator in-process on the shared
+ * control plane, watching one test namespace, with recorded Events and counted writes.
+ */
+import type { TestContext } from 'node:test';
+import { DeploymentKind, ServiceKind, isNotFound } from '../../../src/runtime/index.ts';
+import type { Deployment, KubeClient, KubeObject, Manager, Service } from '../../../src/runtime/index.ts';
+import { registerMicroserviceOperator, MicroserviceKind, defaultPlatformDefaults } from '../../../src/operators/microservice/index.ts';
+import type { Microservice, PlatformDefaults } from '../../../src/operators/microservice/index.ts';
+import { startManager, testClient, testNamespace, eventually } from '../../support/operator-harness.ts';
+import { ensureCrds } from '../../support/crds.ts';
+
+export interface RecordedEvent { type: 'Normal' | 'Warning'; reason: string; name: string; note?: string }
+
+export interface OperatorUnderTest {
+  manager: Manager;
+  events: RecordedEvent[];
+  /** Write requests the operator has sent so far (create, update, patch, delete). */
+  writes(): number;
+  writeLog: { verb: string; resource: string }[];
+  stop(): Promise<void>;
+}
+
+export async function setup(t: TestContext): Promise<{ client: KubeClient; ns: string }> {
+  const client = testClient();
+  await ensureCrds(client);
+  const ns = await testNamespace(t, client, 'ms');
+  return { client, ns };
+}
+
+export async function startOperator(t: TestContext, ns: string, options: { defaults?: Partial<PlatformDefaults>; resyncPeriodMs?: number; client?: KubeClient } = {}): Promise<OperatorUnderTest> {
+  const events: RecordedEvent[] = [];
+  const writeLog: { verb: string; resource: string }[] = [];
+  const sink = {
+    normal: (o: KubeObject, reason: string, _action: string, note?: string) => events.push({ type: 'Normal', reason, name: o.metadata.name ?? '', ...(note ? { note } : {}) }),
+    warning: (o: KubeObject, reason: string, _action: string, note?: string) => events.push({ type: 'Warning', reason, name: o.metadata.name ?? '', ...(note ? { note } : {}) }),
+  };
+  const { manager, stop } = await startManager(t, {
+    namespaces: [ns],
+    ...(options.client ? { client: options.client } : {}),
+    configure: (m) => {
+      m.client.observe({ onRequest: (r) => { if (!['get', 'list', 'watch'].includes(r.verb)) writeLog.push({ verb: r.verb, resource: r.resource }); } });
+      registerMicroserviceOperator(m, {
+        events: sink,
+        defaults: { ...defaultPlatformDefaults, ...options.defaults },
+        resyncPeriodMs: options.resyncPeriodMs ?? 10_000,
+      });
+    },
+  });
+  return { manager, events, writes: () => writeLog.length, writeLog, stop };
+}
+
+export function microservice(ns: string, name: string, image: string, port: number): Microservice {
+  return { metadata: { name, namespace: ns }, spec: { image, port } };
+}
+
+export async function getMs(client: KubeClient, ns: string, name: string): Promise<Microservice> {
+  return client.get(MicroserviceKind, { namespace: ns, name });
+}
+
+export async function tryGet<T extends KubeObject>(fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+export const getDeployment = (client: KubeClient, ns: string, name: string): Promise<Deployment | undefined> =>
+  tryGet(() => client.get(DeploymentKind, { namespace: ns, name }));
+export const getService = (client: KubeClient, ns: string, name: string): Promise<Service | undefined> =>
+  tryGet(() => client.get(ServiceKind, { namespace: ns, name }));
+
+export function condition(ms: Microservice, type: string) {
+  return ms.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Waits until the CR reports Ready=True for its current generation; returns it. */
+export async function waitReady(client: KubeClient, ns: string, name: string, timeoutMs = 90_000): Promise<Microservice> {
+  return eventually(async () => {
+    const ms = await getMs(client, ns, name);
+    const ready = condition(ms, 'Ready');
+    return ready?.status === 'True' && ready.observedGeneration === ms.metadata.generation && ms.status?.observedGeneration === ms.metadata.generation ? ms : undefined;
+  }, { timeoutMs, what: `${ns}/${name} Ready` });
+}

@@ -1,0 +1,52 @@
+/**
+ * Bad input is stopped by the API server with a readable message (schema and CEL), so it never
+ * reaches the operator; a failing image ends Stalled with a stable reason, and fixing it
+ * recovers.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiError, DeploymentKind } from '../../../src/runtime/index.ts';
+import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
+import { eventually } from '../../support/operator-harness.ts';
+import { setup, startOperator, microservice, getMs, getDeployment, waitReady, condition } from './support.ts';
+
+test('port 0, port 70000 and an empty image are rejected with a readable message', async (t) => {
+  const { client, ns } = await setup(t);
+  const cases: [string, unknown, RegExp][] = [
+    ['port-zero', { image: 'nginx:1', port: 0 }, /spec\.port/],
+    ['port-big', { image: 'nginx:1', port: 70000 }, /spec\.port/],
+    ['empty-image', { image: '', port: 8080 }, /spec\.image/],
+    ['bad-image', { image: 'Not An Image!', port: 8080 }, /image must be a valid image reference/],
+    ['no-port', { image: 'nginx:1' }, /spec\.port/],
+    ['string-port', { image: 'nginx:1', port: '8080' }, /spec\.port/],
+  ];
+  for (const [name, spec, message] of cases) {
+    await assert.rejects(
+      client.create(MicroserviceKind, { metadata: { name, namespace: ns }, spec } as never),
+      (err: unknown) => err instanceof ApiError && err.reason === 'Invalid' && message.test(err.message),
+      name,
+    );
+  }
+});
+
+test('a failing image stalls with RolloutStalled; fixing the image makes it Ready', { timeout: 240_000 }, async (t) => {
+  const { client, ns } = await setup(t);
+  await client.create(MicroserviceKind, microservice(ns, 'broken', 'example.com/app:fail', 8080));
+  await startOperator(t, ns, { resyncPeriodMs: 2_000 });
+  await eventually(() => getDeployment(client, ns, 'broken'), { what: 'Deployment created' });
+  // A short progress deadline, set by another field manager: the operator leaves fields it does not manage alone.
+  await client.patch(DeploymentKind, { namespace: ns, name: 'broken' }, { type: 'merge', body: { spec: { progressDeadlineSeconds: 5 } } }, { fieldManager: 'test' });
+  const stalled = await eventually(async () => {
+    const ms = await getMs(client, ns, 'broken');
+    return condition(ms, 'Stalled')?.status === 'True' ? ms : undefined;
+  }, { timeoutMs: 120_000, what: 'Stalled' });
+  assert.equal(condition(stalled, 'Ready')?.status, 'False');
+  assert.equal(condition(stalled, 'Ready')?.reason, 'RolloutStalled');
+  assert.equal(condition(stalled, 'Stalled')?.reason, 'RolloutStalled');
+  assert.equal(stalled.status?.phase, 'ResourcesApplied', 'configuration was applied; the workload is what fails');
+
+  const ms = await getMs(client, ns, 'broken');
+  await client.replace(MicroserviceKind, { ...ms, spec: { ...ms.spec, image: 'example.com/app:1.0.1' } });
+  const ready = await waitReady(client, ns, 'broken', 120_000);
+  assert.equal(condition(ready, 'Stalled')?.status, 'False');
+});
