@@ -1,0 +1,32 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { microTime, truncateUtf8, referenceOf, MAX_NOTE_BYTES } from './index.ts';
+
+describe('event helpers', () => {
+  it('microTime has exactly six fractional digits', () => {
+    assert.equal(microTime(Date.UTC(2024, 0, 2, 3, 4, 5, 678)), '2024-01-02T03:04:05.678000Z');
+    assert.equal(microTime(Date.UTC(2024, 0, 2, 3, 4, 5, 678) + 0.25), '2024-01-02T03:04:05.678250Z');
+    assert.match(microTime(Date.now()), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  });
+
+  it('truncateUtf8 keeps whole characters within the byte limit', () => {
+    assert.equal(truncateUtf8('short', MAX_NOTE_BYTES), 'short');
+    const long = 'x'.repeat(2000);
+    assert.equal(Buffer.byteLength(truncateUtf8(long, MAX_NOTE_BYTES)), 1024);
+    const multi = 'é'.repeat(600); // 2 bytes each
+    const cut = truncateUtf8(multi, 1023);
+    assert.equal(Buffer.byteLength(cut), 1022);
+    assert.ok(!cut.includes('\uFFFD'));
+    const emoji = 'a' + '😀'.repeat(10); // 4 bytes each, surrogate pairs
+    assert.equal(truncateUtf8(emoji, 7), 'a😀');
+  });
+
+  it('referenceOf takes the reference fields of an object or a reference', () => {
+    assert.deepEqual(
+      referenceOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', uid: 'u1', resourceVersion: '7', labels: { x: 'y' } } }),
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', namespace: 'ns', uid: 'u1', resourceVersion: '7' },
+    );
+    assert.deepEqual(referenceOf({ metadata: { name: 'n1' } }), { name: 'n1' });
+    assert.deepEqual(referenceOf({ kind: 'Node', apiVersion: 'v1', name: 'n1' }), { kind: 'Node', apiVersion: 'v1', name: 'n1' });
+  });
+});

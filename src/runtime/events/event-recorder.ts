@@ -1,0 +1,419 @@
+/**
+ * `createEventRecorder`: fire-and-forget `events.k8s.io/v1` Events, de-duplicated into series
+ * and rate limited.
+ * @module
+ */
+import type { Logger } from 'pino';
+import { EventKind, type KubeEvent, type KubeObject } from '../objects/index.ts';
+import { ApiError, type KubeClient } from '../client/index.ts';
+import { systemClock, type Clock, type Timer } from '../clock/index.ts';
+import { TokenBucket } from '../rate-limit/index.ts';
+
+/** What an event is about: an object as read from the API (it should carry apiVersion and kind), or a reference. */
+export type EventSubject = KubeObject | ObjectReference;
+
+export interface ObjectReference {
+  apiVersion?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface EventRecorderOptions {
+  client: KubeClient;
+  /** Who reports, as a qualified name, e.g. `converge.dev/microservice-controller`. */
+  reportingController: string;
+  /** Which replica reports, e.g. the pod name (at most 128 characters). */
+  reportingInstance: string;
+  clock?: Clock;
+  log?: Logger;
+  /** Overall budget of API writes (creates and series updates): default 10 per second … */
+  qps?: number;
+  /** … with bursts of up to 100. */
+  burst?: number;
+  /** Budget of new (non-identical) events per object: default 1 per 300 s, burst 25 (client-go's spam filter). */
+  perObject?: { qps: number; burst: number };
+  /** Minimum time between two writes of one series (default 30 000 ms). */
+  seriesIntervalMs?: number;
+  /** A series not seen for this long is finished and forgotten (default 6 min, as client-go). */
+  seriesTtlMs?: number;
+  /** Bound on remembered events and per-object buckets (default 4096, least recently seen evicted). */
+  maxEntries?: number;
+  /** Bound on queued writes; beyond it, events are dropped (default 1000). */
+  maxPendingWrites?: number;
+}
+
+export interface EventRecorderStats {
+  /** Events created on the API server. */
+  created: number;
+  /** Series updates written. */
+  seriesUpdates: number;
+  /** Occurrences folded into an existing event (counted, not written one by one). */
+  deduplicated: number;
+  /** Events dropped by a rate limit or a full queue. */
+  dropped: number;
+  /** Writes the API server refused or that failed. */
+  failed: number;
+}
+
+export interface EventRecorder {
+  /** Records a Normal event. Never throws, never waits. */
+  normal(regarding: EventSubject, reason: string, action: string, note?: string): void;
+  /** Records a Warning event. Never throws, never waits. */
+  warning(regarding: EventSubject, reason: string, action: string, note?: string): void;
+  /** Writes due series updates now and waits for every queued write (bounded by `timeoutMs`, default 5000). */
+  flush(timeoutMs?: number): Promise<void>;
+  /** `flush`, then stop: later events are ignored, timers cancelled. Idempotent. */
+  close(timeoutMs?: number): Promise<void>;
+  stats(): EventRecorderStats;
+}
+
+/** The API server rejects notes longer than this (bytes). */
+export const MAX_NOTE_BYTES = 1024;
+const MAX_FIELD = 128;
+
+interface Entry {
+  key: string;
+  event: KubeEvent;
+  /** Occurrences so far. */
+  count: number;
+  lastObservedMs: number;
+  /** `count` as last written to the server (1 after the create). */
+  writtenCount: number;
+  lastWriteMs: number;
+  state: 'creating' | 'created' | 'writing';
+  failures: number;
+}
+
+type Task = { entry: Entry; op: 'create' | 'patch' };
+
+export function createEventRecorder(options: EventRecorderOptions): EventRecorder {
+  return new Recorder(options);
+}
+
+class Recorder implements EventRecorder {
+  readonly #client: KubeClient;
+  readonly #controller: string;
+  readonly #instance: string;
+  readonly #clock: Clock;
+  readonly #log: Logger | undefined;
+  readonly #overall: TokenBucket;
+  readonly #perObjectOpts: { qps: number; burst: number };
+  readonly #perObject = new Map<string, TokenBucket>();
+  readonly #intervalMs: number;
+  readonly #ttlMs: number;
+  readonly #maxEntries: number;
+  readonly #maxPending: number;
+  /** Insertion order = least recently observed first. */
+  readonly #entries = new Map<string, Entry>();
+  readonly #queue: Task[] = [];
+  readonly #stats: EventRecorderStats = { created: 0, seriesUpdates: 0, deduplicated: 0, dropped: 0, failed: 0 };
+  readonly #abort = new AbortController();
+  #pumping: Promise<void> | undefined;
+  #timer: Timer | undefined;
+  #timerAt = Infinity;
+  #closed = false;
+  #seq = 0;
+  #lastWarnMs = -Infinity;
+
+  constructor(o: EventRecorderOptions) {
+    this.#client = o.client;
+    this.#controller = o.reportingController;
+    this.#instance = o.reportingInstance.slice(0, MAX_FIELD);
+    this.#clock = o.clock ?? systemClock;
+    this.#log = o.log;
+    this.#overall = new TokenBucket({ qps: o.qps ?? 10, burst: o.burst ?? 100 }, this.#clock);
+    this.#perObjectOpts = o.perObject ?? { qps: 1 / 300, burst: 25 };
+    this.#intervalMs = o.seriesIntervalMs ?? 30_000;
+    this.#ttlMs = o.seriesTtlMs ?? 6 * 60_000;
+    this.#maxEntries = o.maxEntries ?? 4096;
+    this.#maxPending = o.maxPendingWrites ?? 1000;
+  }
+
+  normal(regarding: EventSubject, reason: string, action: string, note?: string): void {
+    this.#record('Normal', regarding, reason, action, note);
+  }
+
+  warning(regarding: EventSubject, reason: string, action: string, note?: string): void {
+    this.#record('Warning', regarding, reason, action, note);
+  }
+
+  stats(): EventRecorderStats {
+    return { ...this.#stats };
+  }
+
+  async flush(timeoutMs = 5_000): Promise<void> {
+    for (const entry of this.#entries.values()) {
+      if (entry.state === 'created' && entry.count > entry.writtenCount) this.#enqueue({ entry, op: 'patch' }, true);
+    }
+    await this.#drain(timeoutMs);
+  }
+
+  async close(timeoutMs = 5_000): Promise<void> {
+    if (this.#closed) return;
+    await this.flush(timeoutMs);
+    this.#closed = true;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    this.#abort.abort(new Error('event recorder closed'));
+    this.#queue.length = 0;
+    this.#entries.clear();
+    this.#perObject.clear();
+  }
+
+  #record(type: 'Normal' | 'Warning', regarding: EventSubject, reason: string, action: string, note: string | undefined): void {
+    if (this.#closed) return;
+    try {
+      const ref = referenceOf(regarding);
+      const now = this.#clock.now();
+      const text = note === undefined ? undefined : truncateUtf8(note, MAX_NOTE_BYTES);
+      const objectId = ref.uid || `${ref.apiVersion ?? ''}/${ref.kind ?? ''}/${ref.namespace ?? ''}/${ref.name}`;
+      const key = JSON.stringify([objectId, type, reason, action, text ?? '']);
+      this.#expire(now);
+      const known = this.#entries.get(key);
+      if (known) {
+        known.count++;
+        known.lastObservedMs = now;
+        this.#stats.deduplicated++;
+        this.#entries.delete(key); // keep the map ordered by last observation
+        this.#entries.set(key, known);
+        this.#scheduleSeries(known, now);
+        return;
+      }
+      if (!this.#admit(objectId)) {
+        this.#stats.dropped++;
+        this.#log?.debug({ regarding: ref, reason, type }, 'event dropped by rate limit');
+        return;
+      }
+      const entry: Entry = {
+        key,
+        event: this.#newEvent(type, ref, reason, action, text, now),
+        count: 1,
+        lastObservedMs: now,
+        writtenCount: 0,
+        lastWriteMs: now,
+        state: 'creating',
+        failures: 0,
+      };
+      this.#entries.set(key, entry);
+      this.#evict(this.#entries, this.#maxEntries, (e) => e.state === 'created');
+      this.#enqueue({ entry, op: 'create' }, false);
+    } catch (err) {
+      this.#log?.debug({ err }, 'event not recorded');
+    }
+  }
+
+  /** Per-object, then overall token; neither is spent unless both are there. */
+  #admit(objectId: string): boolean {
+    let bucket = this.#perObject.get(objectId);
+    if (bucket) this.#perObject.delete(objectId);
+    else bucket = new TokenBucket(this.#perObjectOpts, this.#clock);
+    this.#perObject.set(objectId, bucket);
+    this.#evict(this.#perObject, this.#maxEntries, () => true);
+    if (bucket.available() < 1 || this.#overall.available() < 1) return false;
+    return bucket.tryTake() && this.#overall.tryTake();
+  }
+
+  #newEvent(type: 'Normal' | 'Warning', ref: ObjectReference, reason: string, action: string, note: string | undefined, now: number): KubeEvent {
+    const seq = this.#seq++ % 1_000_000;
+    const nanos = BigInt(Math.floor(now)) * 1_000_000n + BigInt(seq);
+    const namespace = ref.namespace || 'default';
+    return {
+      apiVersion: EventKind.apiVersion,
+      kind: EventKind.kind,
+      metadata: { name: `${ref.name.slice(0, 253 - 17)}.${nanos.toString(16)}`, namespace },
+      eventTime: microTime(now),
+      reportingController: this.#controller,
+      reportingInstance: this.#instance,
+      action: action.slice(0, MAX_FIELD),
+      reason: reason.slice(0, MAX_FIELD),
+      type,
+      ...(note === undefined ? {} : { note }),
+      regarding: ref,
+    };
+  }
+
+  /** An occurrence of a known event: write the new count when its interval has passed. */
+  #scheduleSeries(entry: Entry, now: number): void {
+    if (entry.state !== 'created') return; // written when the pending write completes
+    const due = entry.lastWriteMs + this.#intervalMs;
+    if (due <= now) this.#enqueue({ entry, op: 'patch' }, true);
+    else this.#arm(due);
+  }
+
+  #arm(at: number): void {
+    if (this.#closed || at >= this.#timerAt) return;
+    this.#timer?.cancel();
+    this.#timerAt = at;
+    this.#timer = this.#clock.setTimer(at - this.#clock.now(), () => this.#onTimer());
+  }
+
+  #onTimer(): void {
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    const now = this.#clock.now();
+    let next = Infinity;
+    for (const entry of this.#entries.values()) {
+      if (entry.state !== 'created' || entry.count <= entry.writtenCount) continue;
+      const due = entry.lastWriteMs + this.#intervalMs;
+      if (due <= now) this.#enqueue({ entry, op: 'patch' }, true);
+      else next = Math.min(next, due);
+    }
+    this.#expire(now);
+    if (next < Infinity) this.#arm(next);
+  }
+
+  /** Forgets series not seen for `seriesTtlMs` (their last count was written by then). */
+  #expire(now: number): void {
+    for (const [key, entry] of this.#entries) {
+      if (now - entry.lastObservedMs < this.#ttlMs) break;
+      if (entry.state !== 'created' || entry.count > entry.writtenCount) break;
+      this.#entries.delete(key);
+    }
+  }
+
+  #evict<V>(map: Map<string, V>, max: number, evictable: (v: V) => boolean): void {
+    if (map.size <= max) return;
+    for (const [key, value] of map) {
+      if (map.size <= max) return;
+      if (evictable(value)) map.delete(key);
+    }
+  }
+
+  #enqueue(task: Task, isSeries: boolean): void {
+    if (this.#closed) return;
+    if (this.#queue.length >= this.#maxPending) {
+      this.#stats.dropped++;
+      if (task.op === 'create') this.#entries.delete(task.entry.key);
+      return;
+    }
+    if (isSeries) {
+      if (!this.#overall.tryTake()) {
+        this.#arm(this.#clock.now() + Math.ceil(1000 / this.#overall.qps));
+        return;
+      }
+      task.entry.state = 'writing';
+    }
+    this.#queue.push(task);
+    this.#pumping ??= this.#pump();
+  }
+
+  /** The single writer. `#pumping` is cleared in the same synchronous step that sees the queue empty. */
+  async #pump(): Promise<void> {
+    try {
+      await Promise.resolve(); // never write from inside the caller's stack
+      for (let task = this.#queue.shift(); task && !this.#closed; task = this.#queue.shift()) {
+        await this.#write(task);
+      }
+    } finally {
+      this.#pumping = undefined;
+    }
+  }
+
+  async #write({ entry, op }: Task): Promise<void> {
+    const signal = this.#abort.signal;
+    const count = entry.count;
+    const now = this.#clock.now();
+    try {
+      if (op === 'create' || entry.event.metadata.resourceVersion === undefined) {
+        const body = count > 1 ? withSeries(entry.event, count, entry.lastObservedMs) : entry.event;
+        const created = await this.#client.create(EventKind, body, { signal });
+        entry.event = { ...entry.event, metadata: { ...entry.event.metadata, resourceVersion: created.metadata.resourceVersion ?? '' } };
+        this.#stats.created++;
+      } else {
+        const patch = { series: { count, lastObservedTime: microTime(entry.lastObservedMs) } };
+        try {
+          await this.#client.patch(EventKind, { namespace: entry.event.metadata.namespace ?? '', name: entry.event.metadata.name ?? '' }, { type: 'merge', body: patch }, { signal });
+        } catch (err) {
+          if (!(err instanceof ApiError && err.reason === 'NotFound')) throw err;
+          // The event expired on the server (default TTL 1 h): start it again, series included.
+          const fresh = this.#newEvent(entry.event.type, entry.event.regarding as ObjectReference, entry.event.reason, entry.event.action, entry.event.note, now);
+          const created = await this.#client.create(EventKind, withSeries(fresh, count, entry.lastObservedMs), { signal });
+          entry.event = { ...fresh, metadata: { ...fresh.metadata, resourceVersion: created.metadata.resourceVersion ?? '' } };
+          this.#stats.created++;
+        }
+        this.#stats.seriesUpdates++;
+      }
+      entry.writtenCount = count;
+      entry.lastWriteMs = now;
+      entry.failures = 0;
+      entry.state = 'created';
+      if (entry.count > entry.writtenCount) this.#scheduleSeries(entry, this.#clock.now());
+    } catch (err) {
+      if (signal.aborted) return;
+      this.#stats.failed++;
+      entry.failures++;
+      this.#warn(err, entry);
+      if (op === 'create' || entry.failures >= 3) {
+        this.#entries.delete(entry.key); // the next occurrence starts over
+      } else {
+        entry.state = 'created';
+        entry.lastWriteMs = now; // retried after the interval
+        this.#scheduleSeries(entry, this.#clock.now());
+      }
+    }
+  }
+
+  #warn(err: unknown, entry: Entry): void {
+    const now = this.#clock.now();
+    const fields = { err, reason: entry.event.reason, regarding: entry.event.regarding };
+    if (now - this.#lastWarnMs >= 60_000) {
+      this.#lastWarnMs = now;
+      this.#log?.warn(fields, 'could not write event (further failures within a minute are logged at debug)');
+    } else {
+      this.#log?.debug(fields, 'could not write event');
+    }
+  }
+
+  async #drain(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#pumping && Date.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.#pumping, new Promise((r) => (timer = setTimeout(r, Math.max(0, deadline - Date.now()))))]);
+      clearTimeout(timer);
+    }
+  }
+}
+
+function withSeries(event: KubeEvent, count: number, lastObservedMs: number): KubeEvent {
+  return { ...event, series: { count, lastObservedTime: microTime(lastObservedMs) } };
+}
+
+/** The reference an event carries, from an object or a reference. */
+export function referenceOf(subject: EventSubject): ObjectReference {
+  if ('metadata' in subject && subject.metadata) {
+    const m = subject.metadata;
+    return {
+      ...(subject.apiVersion ? { apiVersion: subject.apiVersion } : {}),
+      ...(subject.kind ? { kind: subject.kind } : {}),
+      name: m.name ?? '',
+      ...(m.namespace ? { namespace: m.namespace } : {}),
+      ...(m.uid ? { uid: m.uid } : {}),
+      ...(m.resourceVersion ? { resourceVersion: m.resourceVersion } : {}),
+    };
+  }
+  return { ...(subject as ObjectReference) };
+}
+
+/** RFC 3339 with microseconds, as `metav1.MicroTime` expects. */
+export function microTime(ms: number): string {
+  const iso = new Date(ms).toISOString(); // 2024-01-02T03:04:05.678Z
+  const micros = String(Math.floor((ms % 1) * 1000)).padStart(3, '0');
+  return `${iso.slice(0, -1)}${micros}Z`;
+}
+
+/** Cuts `s` to at most `maxBytes` of UTF-8 without splitting a character. */
+export function truncateUtf8(s: string, maxBytes: number): string {
+  if (Buffer.byteLength(s) <= maxBytes) return s;
+  let bytes = 0;
+  let end = 0;
+  for (const ch of s) {
+    const n = Buffer.byteLength(ch);
+    if (bytes + n > maxBytes) break;
+    bytes += n;
+    end += ch.length;
+  }
+  return s.slice(0, end);
+}
