@@ -1,0 +1,145 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { parseAllDocuments } from 'yaml';
+import { DEPLOY_DIR, renderManifests, run, runKubectl, type CommandIO } from './manifests.ts';
+
+const hasKubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
+const skip = hasKubectl ? false : 'kubectl is not on PATH';
+
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any };
+
+function docs(yaml: string): Obj[] {
+  return parseAllDocuments(yaml).map((d) => d.toJS() as Obj).filter(Boolean);
+}
+
+function capture(): CommandIO & { out: string; err: string } {
+  const io = { out: '', err: '', env: process.env, stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t) };
+  return io;
+}
+
+const EXPECTED_RULES = [
+  { apiGroups: ['platform.example.io'], resources: ['microservices'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['platform.example.io'], resources: ['microservices/status'], verbs: ['get', 'patch'] },
+  { apiGroups: ['platform.example.io'], resources: ['microservices/finalizers'], verbs: ['update'] },
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+  { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+  { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['dhp.example.com'], resources: ['digitalhumanproviders'], verbs: ['get', 'list', 'watch', 'patch'] },
+  { apiGroups: ['dhp.example.com'], resources: ['digitalhumanproviders/status'], verbs: ['get', 'patch'] },
+  { apiGroups: ['dhp.example.com'], resources: ['digitalhumanproviders/finalizers'], verbs: ['update'] },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+function find(objs: Obj[], kind: string, name: string, namespace?: string): Obj {
+  const found = objs.find((o) => o.kind === kind && o.metadata.name === name && (namespace === undefined || o.metadata.namespace === namespace));
+  assert.ok(found, `${kind} ${namespace ?? ''}/${name} missing`);
+  return found;
+}
+
+function checkOperatorDeployment(objs: Obj[]): Obj {
+  const deployment = find(objs, 'Deployment', 'converge', 'converge-system');
+  assert.equal(deployment.spec.replicas, 2);
+  const pod = deployment.spec.template.spec;
+  assert.equal(pod.serviceAccountName, 'converge');
+  assert.equal(pod.securityContext.runAsNonRoot, true);
+  assert.deepEqual(pod.securityContext.seccompProfile, { type: 'RuntimeDefault' });
+  const [container] = pod.containers;
+  assert.equal(container.securityContext.allowPrivilegeEscalation, false);
+  assert.equal(container.securityContext.readOnlyRootFilesystem, true);
+  assert.deepEqual(container.securityContext.capabilities, { drop: ['ALL'] });
+  assert.ok(container.args.includes('run') && container.args.includes('--leader-elect'));
+  assert.deepEqual(container.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
+  assert.deepEqual(container.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
+  assert.deepEqual(
+    container.ports.map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]),
+    [['metrics', 8080], ['health', 8081]],
+  );
+  return deployment;
+}
+
+test('cluster mode: CRDs, namespace, ServiceAccount, least-privilege ClusterRole, restricted operator', { skip }, async () => {
+  const objs = docs(await renderManifests({ mode: 'cluster' }));
+  find(objs, 'CustomResourceDefinition', 'microservices.platform.example.io');
+  find(objs, 'CustomResourceDefinition', 'digitalhumanproviders.dhp.example.com');
+  assert.equal(find(objs, 'Namespace', 'converge-system').metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
+  find(objs, 'ServiceAccount', 'converge', 'converge-system');
+  assert.deepEqual(find(objs, 'ClusterRole', 'converge').rules, EXPECTED_RULES);
+  const binding = find(objs, 'ClusterRoleBinding', 'converge');
+  assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'converge', namespace: 'converge-system' }]);
+  assert.deepEqual(find(objs, 'Role', 'converge-leader-election', 'converge-system').rules, [
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+  ]);
+  const deployment = checkOperatorDeployment(objs);
+  assert.ok(!deployment.spec.template.spec.containers[0].args.some((a: string) => a.startsWith('--namespace')));
+  assert.equal(objs.filter((o) => o.kind === 'Role' && o.metadata.name === 'converge').length, 0);
+});
+
+test('no wildcard anywhere in the RBAC', { skip }, async () => {
+  for (const mode of ['cluster', 'namespace'] as const) {
+    for (const o of docs(await renderManifests({ mode }))) {
+      if (o.kind !== 'Role' && o.kind !== 'ClusterRole') continue;
+      for (const rule of o.rules) for (const field of ['apiGroups', 'resources', 'verbs']) assert.ok(!rule[field].includes('*'), `${o.kind}/${o.metadata.name}`);
+    }
+  }
+});
+
+test('namespace mode: the same rules in a Role of the watched namespace, and --namespace on the operator', { skip }, async () => {
+  const objs = docs(await renderManifests({ mode: 'namespace' }));
+  assert.deepEqual(find(objs, 'Role', 'converge', 'default').rules, EXPECTED_RULES);
+  assert.equal(find(objs, 'RoleBinding', 'converge', 'default').subjects[0].namespace, 'converge-system');
+  assert.equal(objs.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').length, 0);
+  const deployment = checkOperatorDeployment(objs);
+  assert.ok(deployment.spec.template.spec.containers[0].args.includes('--namespace=default'));
+});
+
+test('namespace mode for other namespaces and another image', { skip }, async () => {
+  const objs = docs(await renderManifests({ mode: 'namespace', namespaces: ['todo', 'shop'], image: 'ghcr.io/example/converge:0.1.0' }));
+  for (const ns of ['todo', 'shop']) {
+    assert.deepEqual(find(objs, 'Role', 'converge', ns).rules, EXPECTED_RULES);
+    find(objs, 'RoleBinding', 'converge', ns);
+  }
+  assert.equal(objs.filter((o) => o.metadata.namespace === 'default').length, 0);
+  const container = checkOperatorDeployment(objs).spec.template.spec.containers[0];
+  assert.equal(container.image, 'ghcr.io/example/converge:0.1.0');
+  assert.deepEqual(container.args.filter((a: string) => a.startsWith('--namespace')), ['--namespace=todo', '--namespace=shop']);
+});
+
+test('every kustomization renders; the samples hold todo-api and a provider with its Secret', { skip }, async () => {
+  for (const dir of ['crds', 'base', 'overlays/cluster-mode', 'overlays/namespace-mode', 'samples']) {
+    const result = await runKubectl(['kustomize', `${DEPLOY_DIR}${dir}`]);
+    assert.equal(result.code, 0, `${dir}: ${result.stderr}`);
+  }
+  const samples = docs((await runKubectl(['kustomize', `${DEPLOY_DIR}samples`])).stdout);
+  assert.deepEqual(find(samples, 'Microservice', 'todo-api').spec, { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 });
+  const provider = find(samples, 'DigitalHumanProvider', 'studio');
+  const secret = find(samples, 'Secret', provider.spec.credentialsSecretRef.name);
+  assert.ok(secret.stringData[provider.spec.credentialsSecretRef.key]);
+  assert.match(provider.spec.endpoint, /^https:\/\//);
+});
+
+test('converge manifests: printing, help and usage errors', { skip }, async () => {
+  const io = capture();
+  assert.equal(await run(['--namespace', 'todo'], io), 0, io.err);
+  assert.ok(docs(io.out).some((o) => o.kind === 'Role' && o.metadata.namespace === 'todo'));
+
+  const help = capture();
+  assert.equal(await run(['-h'], help), 0);
+  assert.match(help.out, /^Usage: converge manifests/);
+
+  for (const argv of [['--mode', 'cluster', '--namespace', 'x'], ['--mode', 'both'], ['--namespace', 'Not_A_Namespace'], ['--image', ''], ['extra']]) {
+    const bad = capture();
+    assert.equal(await run(argv, bad), 2, argv.join(' '));
+    assert.equal(bad.out, '');
+    assert.match(bad.err, /^converge manifests: /);
+  }
+});
+
+test('--apply reports kubectl failures on stderr with exit code 1', { skip }, async () => {
+  const io = capture();
+  io.env = { ...process.env, KUBECONFIG: '/nonexistent/kubeconfig' };
+  const code = await run(['--apply', '--kubeconfig', '/nonexistent/kubeconfig'], io);
+  assert.equal(code, 1);
+  assert.match(io.err, /kubectl apply failed/);
+});
