@@ -2,8 +2,8 @@
  * A tiny loopback HTTP endpoint that lets other processes (test files run by `node --test`)
  * operate a control plane owned by this process: stop/start the API server, compact etcd.
  *
- * Routes (POST, empty body, JSON answer): /apiserver/stop, /apiserver/start, /etcd/compact
- * (→ {"revision": n}). Calls are serialized; errors answer 500 with {"error": message}.
+ * Routes (POST, empty body, JSON answer): /apiserver/stop (`?graceful=1` for SIGTERM instead of
+ * a crash), /apiserver/start, /etcd/compact (→ {"revision": n}). Calls are serialized; errors answer 500 with {"error": message}.
  * @module
  */
 import { createServer, type Server } from 'node:http';
@@ -19,19 +19,20 @@ export interface ControlEndpoint {
 /** Serves the routes for `cp` on a free loopback port. */
 export async function serveControlEndpoint(cp: ControlPlane): Promise<ControlEndpoint> {
   let chain: Promise<unknown> = Promise.resolve();
-  const routes: Record<string, () => Promise<unknown>> = {
-    '/apiserver/stop': async () => (await cp.stopApiServer(), {}),
+  const routes: Record<string, (q: URLSearchParams) => Promise<unknown>> = {
+    '/apiserver/stop': async (q) => (await cp.stopApiServer({ graceful: q.get('graceful') === '1' }), {}),
     '/apiserver/start': async () => (await cp.startApiServer(), {}),
     '/etcd/compact': async () => ({ revision: await cp.compactEtcd() }),
   };
   const server: Server = createServer((req, res) => {
-    const route = req.method === 'POST' ? routes[req.url ?? ''] : undefined;
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const route = req.method === 'POST' ? routes[url.pathname] : undefined;
     req.resume();
     if (!route) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
       return;
     }
-    const run = chain.then(route);
+    const run = chain.then(() => route(url.searchParams));
     chain = run.catch(() => {});
     run.then(
       (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
@@ -48,7 +49,7 @@ export async function serveControlEndpoint(cp: ControlPlane): Promise<ControlEnd
 }
 
 /** Client side: calls a route of a control endpoint. */
-export async function callControlEndpoint(url: string, route: '/apiserver/stop' | '/apiserver/start' | '/etcd/compact'): Promise<Record<string, unknown>> {
+export async function callControlEndpoint(url: string, route: string): Promise<Record<string, unknown>> {
   const resp = await fetch(`${url}${route}`, { method: 'POST', signal: AbortSignal.timeout(180_000) });
   const body = (await resp.json()) as Record<string, unknown>;
   if (!resp.ok) throw new Error(`control endpoint ${route}: ${String(body.error ?? resp.status)}`);

@@ -1,0 +1,199 @@
+/**
+ * `npm test`: unit tests, then integration tests on ONE shared local control plane.
+ *
+ *   npm test                      unit tests, then everything under test/ on the control plane
+ *   npm test -- --unit            unit tests only (src/**, examples/**)
+ *   npm test -- --integration     integration tests only
+ *   npm test -- queue cache       only test files whose path contains "queue" or "cache"
+ *   npm test -- --test-name-pattern=x   other --flags are passed to `node --test`
+ *
+ * Integration files run two at a time (`--test-concurrency=2`), each in its own process, with a
+ * default per-test timeout of 120 s (CONVERGE_TEST_TIMEOUT_MS; a test may set its own `timeout`).
+ * Files named `*.serial.test.ts` run afterwards, one at a time: only they may stop the API server.
+ * Test files find the cluster through these variables (see test/support/cluster.ts):
+ *   CONVERGE_TEST_KUBECONFIG, CONVERGE_TEST_SERVER, CONVERGE_TEST_AUDIT_LOG, CONVERGE_TEST_ETCD,
+ *   CONVERGE_TEST_CONTROL_URL, CONVERGE_TEST_STATE_DIR, CONVERGE_TEST_CONTROL_PLANE_BIN, CONVERGE_TEST_NODES.
+ * The control plane is stopped in all cases; when integration tests fail, component logs are
+ * copied to .converge/test-logs/. The output ends with node's summary lines (combined totals
+ * when more than one phase ran); the exit code is non-zero when any phase failed.
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import { copyFileSync, globSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureControlPlaneBinary, serveControlEndpoint, startControlPlane } from '../src/control-plane/index.ts';
+import type { ComponentName } from '../src/control-plane/index.ts';
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const argv = process.argv.slice(2);
+const unitOnly = argv.includes('--unit');
+const integrationOnly = argv.includes('--integration');
+const passThrough = argv.filter((a) => a.startsWith('-') && a !== '--unit' && a !== '--integration');
+const filters = argv.filter((a) => !a.startsWith('-')).map((f) => f.replace(/^\.\//, ''));
+const testTimeoutMs = Number(process.env.CONVERGE_TEST_TIMEOUT_MS ?? 120_000);
+
+function find(patterns: string[]): string[] {
+  const files = globSync(patterns, { cwd: root, exclude: (p) => p.includes('node_modules') })
+    .map((f) => relative(root, resolve(root, f)))
+    .sort();
+  return filters.length === 0 ? files : files.filter((f) => filters.some((x) => f.includes(x)));
+}
+
+interface Summary {
+  [key: string]: number;
+}
+const SUMMARY_KEYS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo', 'duration_ms'];
+
+let currentChild: ReturnType<typeof spawn> | undefined;
+let interrupted: NodeJS.Signals | undefined;
+
+/** Runs `node --test` on files; spec output to our stdout, totals read from a TAP copy. */
+async function runNodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv): Promise<{ code: number; summary: Summary }> {
+  const tapDir = mkdtempSync(join(tmpdir(), 'converge-test-'));
+  const tapFile = join(tapDir, 'report.tap');
+  try {
+    const args = [
+      '--test',
+      `--test-concurrency=${concurrency}`,
+      `--test-timeout=${testTimeoutMs}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tapFile}`,
+      ...passThrough,
+      ...files,
+    ];
+    const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env });
+    currentChild = child;
+    const code = await new Promise<number>((res) => child.once('exit', (c, s) => res(c ?? (s ? 128 : 1))));
+    currentChild = undefined;
+    const summary: Summary = {};
+    let tap = '';
+    try {
+      tap = readFileSync(tapFile, 'utf8');
+    } catch {
+      // runner died before writing a report
+    }
+    for (const m of tap.matchAll(/^# (\w+) ([\d.]+)$/gm)) {
+      if (SUMMARY_KEYS.includes(m[1] as string)) summary[m[1] as string] = Number(m[2]);
+    }
+    return { code, summary };
+  } finally {
+    rmSync(tapDir, { recursive: true, force: true });
+  }
+}
+
+function printSummary(summaries: Summary[]): void {
+  const lines = SUMMARY_KEYS.map((k) => {
+    const total = summaries.reduce((acc, s) => acc + (s[k] ?? 0), 0);
+    return `ℹ ${k} ${k === 'duration_ms' ? total.toFixed(3) : total}`;
+  });
+  process.stdout.write(`\nℹ all phases combined\n${lines.join('\n')}\n`);
+}
+
+async function main(): Promise<number> {
+  const forward = (sig: NodeJS.Signals) => {
+    interrupted = sig;
+    currentChild?.kill(sig);
+  };
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+
+  const summaries: Summary[] = [];
+  let failed = false;
+
+  const unitFiles = integrationOnly ? [] : find(['src/**/*.test.ts', 'examples/**/*.test.ts']);
+  if (unitFiles.length > 0) {
+    process.stdout.write(`▶ unit tests (${unitFiles.length} files)\n`);
+    const { code, summary } = await runNodeTest(unitFiles, Number(process.env.CONVERGE_UNIT_CONCURRENCY ?? 2), {
+      ...process.env,
+      CONVERGE_TEST_UNIT: '1',
+    });
+    summaries.push(summary);
+    failed ||= code !== 0;
+  }
+  if (interrupted) return 130;
+
+  const allIntegration = unitOnly ? [] : find(['test/**/*.test.ts']);
+  const serialFiles = allIntegration.filter((f) => f.endsWith('.serial.test.ts'));
+  const parallelFiles = allIntegration.filter((f) => !f.endsWith('.serial.test.ts'));
+  if (allIntegration.length > 0) {
+    const progress = (m: string) => process.stderr.write(`[control plane] ${m}\n`);
+    const binary = await ensureControlPlaneBinary({ onProgress: progress });
+    const nodes = Number(process.env.CONVERGE_TEST_NODE_COUNT ?? 2);
+    let componentDied: string | undefined;
+    const cp = await startControlPlane({
+      binary,
+      auditLog: true,
+      nodes,
+      onProgress: progress,
+      onUnexpectedExit: (c: ComponentName, code, signal) => {
+        componentDied = `${c} exited unexpectedly (code ${code}, signal ${signal})`;
+        process.stderr.write(`[control plane] ${componentDied}\n`);
+      },
+    });
+    const control = await serveControlEndpoint(cp);
+    let integrationFailed = false;
+    try {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        CONVERGE_TEST_KUBECONFIG: cp.kubeconfigPath,
+        CONVERGE_TEST_SERVER: cp.server,
+        CONVERGE_TEST_AUDIT_LOG: cp.auditLogPath,
+        CONVERGE_TEST_ETCD: cp.etcdUrl,
+        CONVERGE_TEST_CONTROL_URL: control.url,
+        CONVERGE_TEST_STATE_DIR: cp.stateDir,
+        CONVERGE_TEST_CONTROL_PLANE_BIN: cp.binary,
+        CONVERGE_TEST_NODES: cp.nodeNames.join(','),
+      };
+      delete env.CONVERGE_TEST_STANDALONE;
+      if (parallelFiles.length > 0 && !interrupted) {
+        process.stdout.write(`▶ integration tests (${parallelFiles.length} files, control plane ${cp.server})\n`);
+        const { code, summary } = await runNodeTest(parallelFiles, 2, env);
+        summaries.push(summary);
+        integrationFailed ||= code !== 0;
+      }
+      if (serialFiles.length > 0 && !interrupted) {
+        process.stdout.write(`▶ serial integration tests (${serialFiles.length} files, one at a time)\n`);
+        const { code, summary } = await runNodeTest(serialFiles, 1, env);
+        summaries.push(summary);
+        integrationFailed ||= code !== 0;
+      }
+      if (componentDied) integrationFailed = true;
+    } finally {
+      await control.close();
+      if (integrationFailed) {
+        const dest = join(root, '.converge', 'test-logs');
+        mkdirSync(dest, { recursive: true });
+        for (const c of ['etcd', 'apiserver', 'controller-manager', 'simulator'] as const) {
+          try {
+            copyFileSync(cp.logPath(c), join(dest, `${c}.log`));
+          } catch {
+            // component never started
+          }
+        }
+        process.stderr.write(`[control plane] component logs copied to ${relative(process.cwd(), dest) || dest}\n`);
+      }
+      await cp.stop();
+    }
+    failed ||= integrationFailed;
+  }
+
+  if (summaries.length === 0) {
+    process.stderr.write(`no test files matched ${filters.length ? filters.join(', ') : '(any)'}\n`);
+    return 1;
+  }
+  if (summaries.length > 1) printSummary(summaries);
+  if (interrupted) return 130;
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`npm test: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);
