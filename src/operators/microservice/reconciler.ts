@@ -11,8 +11,8 @@
  *    → `Failed`/`OwnershipConflict` (but a child of an older CR of the same name is only waited
  *    for: garbage collection is removing it); an unowned child is adopted only when it carries
  *    the handover annotation naming this CR.
- * 5. Each child whose live state does not already contain the desired state is written with
- *    Server-Side Apply (ADR 0003): an update carries the resourceVersion that was read.
+ * 5. Each child whose live state does not already contain the desired state is written: created
+ *    when missing, else updated in place with the resourceVersion that was read (ADR 0003).
  * 6. Status: `ResourcesApplied` plus Ready/Progressing/Stalled for this generation, written only
  *    when it differs, and only to the same UID and resourceVersion that was read.
  * @module
@@ -57,8 +57,9 @@ import type { Microservice, MicroserviceStatus } from './api/index.ts';
 import { renderDesiredState, InvalidSpecError } from './desired-state.ts';
 import type { DesiredState } from './desired-state.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';
-import { containsDesired } from './contains.ts';
+import { containsDesired, describeDifferences } from './contains.ts';
 import { assessRollout } from './rollout.ts';
+import { deploymentUpdate, serviceUpdate } from './update-body.ts';
 
 /** Where Events go (the runtime's event recorder fits). Must not block or throw. */
 export interface EventSink {
@@ -147,17 +148,11 @@ export class MicroserviceReconciler {
       if (child.current && !adopt.includes(child) && containsDesired(child.current, child.desired)) continue;
       this.#d.faultPoint?.(`microservice:before-apply-${child.kind.kind.toLowerCase()}`);
       const existed = child.current !== undefined;
-      const body = child.current
-        ? { ...child.desired, metadata: { ...child.desired.metadata, resourceVersion: child.current.metadata.resourceVersion } }
-        : child.desired;
-      child.current = (await this.#d.client.apply(child.kind as ResourceKind<Deployment | Service>, body, {
-        fieldManager: MICROSERVICE_FIELD_MANAGER,
-        force: true,
-        signal,
-      })) as Deployment | Service;
+      const before = child.current;
+      child.current = await this.#write(child, signal);
       this.#d.faultPoint?.(`microservice:after-apply-${child.kind.kind.toLowerCase()}`);
       const action = adopt.includes(child) ? Reason.Adopted : existed ? Reason.Updated : Reason.Created;
-      log.info({ child: child.kind.kind, action }, `${child.kind.kind} ${action.toLowerCase()}`);
+      log.info({ child: child.kind.kind, action, ...(existed && !adopt.includes(child) ? { differences: describeDifferences(before, child.desired).slice(0, 10) } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
       this.#d.events.normal(ms, action, 'Apply', `${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
     }
 
@@ -180,6 +175,25 @@ export class MicroserviceReconciler {
     };
     await this.#writeStatus(ms, status, signal);
     return {};
+  }
+
+  /**
+   * Creates a missing child (POST: fails with AlreadyExists if someone else created it since the
+   * cache was read, and the next attempt re-checks ownership) or updates it in place (PUT with
+   * the resourceVersion read: a Conflict re-reads and retries). Never delete-and-recreate.
+   */
+  async #write(child: Child, signal: AbortSignal): Promise<Deployment | Service> {
+    const opts = { fieldManager: MICROSERVICE_FIELD_MANAGER, signal };
+    if (child.kind === DeploymentKind) {
+      const desired = child.desired as Deployment;
+      return child.current
+        ? this.#d.client.replace(DeploymentKind, deploymentUpdate(child.current as Deployment, desired), opts)
+        : this.#d.client.create(DeploymentKind, desired, opts);
+    }
+    const desired = child.desired as Service;
+    return child.current
+      ? this.#d.client.replace(ServiceKind, serviceUpdate(child.current as Service, desired), opts)
+      : this.#d.client.create(ServiceKind, desired, opts);
   }
 
   /** Reports a failure that waits for a spec change: status `Failed`, a Warning Event, no retry. */

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { KubeObject, ObjectKey, ResourceKind } from '../objects/index.ts';
 import type { KubeClient } from '../client/index.ts';
 import type { Clock } from '../clock/index.ts';
-import { StoreWriter } from './store.ts';
+import { StoreWriter, dropManagedFields } from './store.ts';
 import type { Change, IndexFunc, Store } from './store.ts';
 import { Watcher } from './watcher.ts';
 import type { WatchHealth } from './watcher.ts';
@@ -50,9 +50,12 @@ export class Informer<T extends KubeObject> {
   constructor(options: InformerOptions<T>) {
     this.kind = options.kind;
     this.#log = options.log;
+    // Items of a list carry no apiVersion/kind; every cached object does (as client-go fills them).
+    const { apiVersion, kind } = options.kind;
+    const transform = options.transform ?? dropManagedFields;
     this.#writer = new StoreWriter<T>({
       ...(options.indexes ? { indexes: options.indexes } : {}),
-      ...(options.transform ? { transform: options.transform } : {}),
+      transform: (obj) => transform(obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion, kind }),
     });
     this.store = this.#writer.readOnly();
     const namespaces = options.kind.namespaced && options.namespaces?.length ? options.namespaces : [undefined];
