@@ -83,6 +83,8 @@ test('the watch resumes after an API server outage and relists after compaction,
   const list = await client.listAll(ConfigMapKind, { namespace: ns });
   assert.deepEqual(w.informer.store.list().map((o) => o.metadata.name).sort(), list.items.map((o) => o.metadata.name).sort());
   assert.ok(w.restarts.length >= 1, 'the watch restarted');
+  assert.ok(w.restarts.includes('gone'), `the expired resourceVersion was answered with 410 Gone (restarts: ${w.restarts.join(',')})`);
+  assert.equal(w.relists(), 2, 'one relist after the expiry');
   await w.stop();
   await client.close();
 });
