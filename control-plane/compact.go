@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strconv"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -12,6 +13,13 @@ import (
 // runCompact compacts etcd's history up to its current revision, so that any
 // older resourceVersion the API server hands to etcd fails with "410 Gone".
 // Prints the compacted revision.
+//
+// It records the revision under compact_rev_key first, as kube-apiserver's own
+// compactor does: the API server watches that key and (within ~15 s) drops the
+// watch-cache snapshots older than it, so exact-resourceVersion lists and
+// continue tokens from before the compaction then answer 410 as well. Watches
+// from a recent resourceVersion are still served from the watch cache's event
+// window, as on a real cluster.
 func runCompact(args []string) error {
 	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
 	endpoint := fs.String("etcd", "", "etcd client URL, e.g. http://127.0.0.1:2379 (required)")
@@ -33,6 +41,9 @@ func runCompact(args []string) error {
 		return err
 	}
 	rev := resp.Header.Revision
+	if _, err := cli.Put(ctx, "compact_rev_key", strconv.FormatInt(rev, 10)); err != nil {
+		return err
+	}
 	if _, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
 		return err
 	}
