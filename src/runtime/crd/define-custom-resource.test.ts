@@ -103,3 +103,17 @@ test('invalid definitions fail at definition time', () => {
     /widgets\.widgets\.example\.com v1: \.spec\.a: unions/,
   );
 });
+
+test('metadataName restricts metadata.name, and only with string restrictions', () => {
+  const base = { group: 'widgets.example.com', kind: 'Widget', plural: 'widgets', scope: 'Namespaced' as const };
+  const v = { name: 'v1', served: true, storage: true, schema: WidgetSchema };
+  const { crd } = defineCustomResource({
+    ...base,
+    versions: [{ ...v, metadataName: Type.String({ maxLength: 63, 'x-kubernetes-validations': [celRule("self.startsWith('w')", 'starts with w')] }) }],
+  });
+  assert.deepEqual(crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.metadata, {
+    type: 'object',
+    properties: { name: { type: 'string', maxLength: 63, 'x-kubernetes-validations': [{ rule: "self.startsWith('w')", message: 'starts with w' }] } },
+  });
+  assert.throws(() => defineCustomResource({ ...base, versions: [{ ...v, metadataName: Type.String({ default: 'x' }) }] }), /metadata\.name may not carry default/);
+});

@@ -3,7 +3,7 @@
  * its objects, derived from the TypeBox schema) and its `apiextensions.k8s.io/v1` CRD.
  * @module
  */
-import type { Static, TObject } from '@sinclair/typebox';
+import type { Static, TObject, TString } from '@sinclair/typebox';
 import type { KubeObject, ResourceKind } from '../objects/index.ts';
 import { defineKind } from '../objects/index.ts';
 import { SchemaConversionError, toStructuralSchema } from './structural-schema.ts';
@@ -21,6 +21,9 @@ export interface CustomResourceVersionInput<S extends TObject = TObject> {
    *  Root-level `x-kubernetes-validations` on this object become root CEL rules (they may read
    *  `self.metadata.name`). */
   schema: S;
+  /** Restrictions on `metadata.name`, the only metadata field a CRD schema may restrict: a string
+   *  schema with `maxLength`, `pattern` and CEL rules (`self` is the name). */
+  metadataName?: TString;
   printerColumns?: readonly PrinterColumn[];
   subresources?: { status?: boolean };
   deprecated?: boolean;
@@ -127,7 +130,7 @@ function versionFor(v: CustomResourceVersionInput, where: string): CustomResourc
     storage: v.storage,
     ...(v.deprecated ? { deprecated: true } : {}),
     ...(v.deprecationWarning ? { deprecationWarning: v.deprecationWarning } : {}),
-    schema: { openAPIV3Schema: rootSchema(v.schema, `${where} ${v.name}`) },
+    schema: { openAPIV3Schema: rootSchema(v.schema, `${where} ${v.name}`, v.metadataName) },
   };
   if (v.subresources?.status) out.subresources = { status: {} };
   if (v.printerColumns?.length) {
@@ -143,7 +146,7 @@ function versionFor(v: CustomResourceVersionInput, where: string): CustomResourc
  * The whole object's schema: apiVersion, kind, metadata (an opaque `type: object`, as the API
  * server requires) and the version schema's own fields.
  */
-export function rootSchema(schema: TObject, where = ''): JSONSchemaProps {
+export function rootSchema(schema: TObject, where = '', metadataName?: TString): JSONSchemaProps {
   let converted: JSONSchemaProps;
   try {
     converted = toStructuralSchema(schema);
@@ -170,10 +173,19 @@ export function rootSchema(schema: TObject, where = ''): JSONSchemaProps {
         description: 'Kind is a string value representing the REST resource this object represents.',
         type: 'string',
       },
-      metadata: { type: 'object' },
+      metadata: metadataName ? { type: 'object', properties: { name: metadataNameSchema(metadataName, where) } } : { type: 'object' },
       ...converted.properties,
     },
     ...(converted.required ? { required: converted.required } : {}),
     ...(converted['x-kubernetes-validations'] ? { 'x-kubernetes-validations': converted['x-kubernetes-validations'] } : {}),
   };
+}
+
+function metadataNameSchema(schema: TString, where: string): JSONSchemaProps {
+  const converted = toStructuralSchema(schema, '.metadata.name');
+  if (converted.type !== 'string') throw new Error(`${where}: metadataName must be a string schema`);
+  const allowed = new Set(['type', 'description', 'minLength', 'maxLength', 'pattern', 'x-kubernetes-validations']);
+  const extra = Object.keys(converted).filter((k) => !allowed.has(k));
+  if (extra.length > 0) throw new Error(`${where}: metadata.name may not carry ${extra.join(', ')}`);
+  return converted;
 }

@@ -26,7 +26,9 @@ test('spec: image and port are required and bounded, with readable CEL for the i
   assert.match(image['x-kubernetes-validations']?.[0]?.message ?? '', /valid image reference/);
   const port = spec.properties!.port!;
   assert.deepEqual([port.type, port.minimum, port.maximum], ['integer', 1, 65535]);
-  assert.match(root['x-kubernetes-validations']?.[0]?.rule ?? '', /self\.metadata\.name/);
+  const name = root.properties!.metadata!.properties!.name!;
+  assert.equal(name.maxLength, 63);
+  assert.match(name['x-kubernetes-validations']?.[0]?.rule ?? '', /^self\.matches\(/);
 });
 
 test('status: phase enum, conditions as a list map, managed resources and rollout', () => {

@@ -83,16 +83,19 @@ export const MicroserviceSchema = Type.Object(
     spec: MicroserviceSpecSchema,
     status: Type.Optional(MicroserviceStatusSchema),
   },
-  {
-    description: 'A service a team runs on the platform: an image and a port in; a Deployment, a Service and a truthful status out.',
-    'x-kubernetes-validations': [
-      celRule(
-        `self.metadata.name.size() <= 63 && self.metadata.name.matches('${DNS_1035_LABEL}')`,
-        "metadata.name must be a DNS-1035 label (at most 63 lower-case letters, digits and '-', starting with a letter): it names the Deployment and the Service",
-      ),
-    ],
-  },
+  { description: 'A service a team runs on the platform: an image and a port in; a Deployment, a Service and a truthful status out.' },
 );
+
+/** The CR name becomes the Service name (a DNS-1035 label), the Deployment name and the `app` label. */
+export const MicroserviceNameSchema = Type.String({
+  maxLength: 63,
+  'x-kubernetes-validations': [
+    celRule(
+      `self.matches('${DNS_1035_LABEL}')`,
+      "must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the Deployment and the Service",
+    ),
+  ],
+});
 
 export type MicroserviceSpec = Static<typeof MicroserviceSpecSchema>;
 export type MicroserviceStatus = Static<typeof MicroserviceStatusSchema>;
@@ -115,6 +118,7 @@ const defined = defineCustomResource({
       served: true,
       storage: true,
       schema: MicroserviceSchema,
+      metadataName: MicroserviceNameSchema,
       subresources: { status: true },
       printerColumns: [
         { name: 'Image', type: 'string', jsonPath: '.spec.image' },

@@ -1,0 +1,119 @@
+/**
+ * The install manifests on a real API server: `converge manifests --apply` in namespace mode and
+ * cluster mode, the operator pods admitted under the restricted Pod Security profile, and the
+ * ServiceAccount's rights checked with `kubectl auth can-i` (what it needs, and nothing more).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { testCluster, withNamespace } from '../../support/cluster.ts';
+import { run as manifests, runKubectl, type CommandIO } from '../../../src/cli/commands/manifests.ts';
+
+const SA = 'system:serviceaccount:converge-system:converge';
+
+function capture(): CommandIO & { out: string; err: string } {
+  const io = { out: '', err: '', env: process.env, stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t) };
+  return io;
+}
+
+async function canI(kubeconfig: string, args: string[]): Promise<boolean> {
+  const result = await runKubectl(['--kubeconfig', kubeconfig, 'auth', 'can-i', `--as=${SA}`, ...args]);
+  const answer = result.stdout.trim();
+  if (answer !== 'yes' && answer !== 'no') throw new Error(`kubectl auth can-i ${args.join(' ')}: ${result.stderr}`);
+  return answer === 'yes';
+}
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+test('namespace mode, then cluster mode: least-privilege RBAC and a restricted operator', { timeout: 180_000 }, async (t) => {
+  const cluster = await testCluster();
+  const kc = cluster.kubeconfigPath;
+  const watched = await withNamespace(t, 'watched');
+  const other = await withNamespace(t, 'other');
+  t.after(async () => {
+    await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/converge');
+    await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge');
+    await cluster.request('DELETE', '/api/v1/namespaces/converge-system');
+  });
+
+  // ---- namespace mode ----
+  const io = capture();
+  assert.equal(await manifests(['--namespace', watched, '--apply', '--kubeconfig', kc], io), 0, io.err);
+
+  const needed: string[][] = [
+    ['get', 'microservices.platform.example.io'],
+    ['list', 'microservices.platform.example.io'],
+    ['watch', 'microservices.platform.example.io'],
+    ['patch', 'microservices.platform.example.io', '--subresource=status'],
+    ['update', 'microservices.platform.example.io', '--subresource=finalizers'],
+    ['create', 'deployments.apps'],
+    ['patch', 'deployments.apps'],
+    ['watch', 'deployments.apps'],
+    ['create', 'services'],
+    ['patch', 'services'],
+    ['list', 'endpointslices.discovery.k8s.io'],
+    ['patch', 'digitalhumanproviders.dhp.example.com'],
+    ['patch', 'digitalhumanproviders.dhp.example.com', '--subresource=status'],
+    ['update', 'digitalhumanproviders.dhp.example.com', '--subresource=finalizers'],
+    ['watch', 'secrets'],
+    ['create', 'events.events.k8s.io'],
+  ];
+  const forbidden: string[][] = [
+    ['update', 'microservices.platform.example.io'],
+    ['delete', 'microservices.platform.example.io'],
+    ['create', 'microservices.platform.example.io'],
+    ['delete', 'deployments.apps'],
+    ['update', 'deployments.apps'],
+    ['delete', 'services'],
+    ['create', 'secrets'],
+    ['get', 'pods'],
+    ['create', 'events'],
+    ['delete', 'digitalhumanproviders.dhp.example.com'],
+  ];
+  for (const args of needed) assert.ok(await canI(kc, [...args, '-n', watched]), `needed in ${watched}: ${args.join(' ')}`);
+  for (const args of forbidden) assert.equal(await canI(kc, [...args, '-n', watched]), false, `not needed: ${args.join(' ')}`);
+  for (const args of needed) assert.equal(await canI(kc, [...args, '-n', other]), false, `namespace mode reaches ${other}: ${args.join(' ')}`);
+  assert.equal(await canI(kc, ['list', 'microservices.platform.example.io', '--all-namespaces']), false);
+  for (const verb of ['get', 'create', 'update']) assert.ok(await canI(kc, [verb, 'leases.coordination.k8s.io', '-n', 'converge-system']), verb);
+  assert.equal(await canI(kc, ['delete', 'leases.coordination.k8s.io', '-n', 'converge-system']), false);
+  assert.equal(await canI(kc, ['get', 'leases.coordination.k8s.io', '-n', watched]), false);
+
+  // The operator Deployment passes the restricted Pod Security admission: its pods get created.
+  const pods = await eventually('operator pods', async () => {
+    const res = await cluster.request('GET', '/api/v1/namespaces/converge-system/pods?labelSelector=app.kubernetes.io%2Fname%3Dconverge');
+    return res.body.items?.length >= 1 ? res.body.items : undefined;
+  });
+  assert.ok(pods.length >= 1);
+  const replicaSets = await cluster.request('GET', '/apis/apps/v1/namespaces/converge-system/replicasets');
+  for (const rs of replicaSets.body.items) {
+    const failure = (rs.status.conditions ?? []).find((c: { type: string }) => c.type === 'ReplicaFailure');
+    assert.equal(failure, undefined, JSON.stringify(failure));
+  }
+  // ... and the admission really enforces the profile there: a root pod is refused.
+  const rootPod = await cluster.request('POST', '/api/v1/namespaces/converge-system/pods', {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'not-restricted' },
+    spec: { containers: [{ name: 'c', image: 'busybox', securityContext: { runAsUser: 0 } }] },
+  });
+  assert.equal(rootPod.status, 403, JSON.stringify(rootPod.body));
+  assert.match(rootPod.body.message, /violates PodSecurity "restricted/);
+  const args: string[] = (await cluster.request('GET', '/apis/apps/v1/namespaces/converge-system/deployments/converge')).body.spec.template.spec.containers[0].args;
+  assert.ok(args.includes(`--namespace=${watched}`), args.join(' '));
+
+  // ---- cluster mode ----
+  const io2 = capture();
+  assert.equal(await manifests(['--mode', 'cluster', '--apply', '--kubeconfig', kc], io2), 0, io2.err);
+  await eventually('ClusterRoleBinding effective', async () => ((await canI(kc, ['list', 'microservices.platform.example.io', '--all-namespaces'])) ? true : undefined), 10_000);
+  for (const args of needed) assert.ok(await canI(kc, [...args, '-n', other]), `cluster mode misses ${other}: ${args.join(' ')}`);
+  for (const args of forbidden) assert.equal(await canI(kc, [...args, '-n', other]), false, `not needed: ${args.join(' ')}`);
+  assert.equal(await canI(kc, ['list', 'nodes']), false);
+  assert.equal(await canI(kc, ['create', 'customresourcedefinitions.apiextensions.k8s.io']), false);
+});
