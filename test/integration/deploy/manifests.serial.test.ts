@@ -2,6 +2,7 @@
  * The install manifests on a real API server: `converge manifests --apply` in namespace mode and
  * cluster mode, the operator pods admitted under the restricted Pod Security profile, and the
  * ServiceAccount's rights checked with `kubectl auth can-i` (what it needs, and nothing more).
+ * Serial: it owns the cluster-wide names converge-system and ClusterRole converge while it runs.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
