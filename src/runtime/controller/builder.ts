@@ -22,6 +22,8 @@ import type { Clock } from '../clock/index.ts';
 import type { RuntimeMetrics } from '../metrics/index.ts';
 import type { Predicate } from '../predicates/index.ts';
 import type { Reconciler, ReconcileFunc } from '../reconcile/index.ts';
+import { ConvergenceTracker } from '../convergence/index.ts';
+import type { ConvergencePredicate } from '../convergence/index.ts';
 import { Controller } from './controller.ts';
 import type { ControllerOptions } from './controller.ts';
 
@@ -35,10 +37,21 @@ export interface ControllerHost {
   addController(controller: Controller): void;
   /** Defaults applied to every controller (the manager's shutdown grace, for one). */
   readonly controllerDefaults: ControllerOptions;
+  /** Where a controller's convergence tracker is published (metrics gauge, debug endpoint). */
+  trackConvergence(controller: string, tracker: ConvergenceTracker): void;
 }
 
 export interface WatchOptions<T extends KubeObject> {
   predicates?: Predicate<T>[];
+}
+
+export interface ForOptions<T extends KubeObject> extends WatchOptions<T> {
+  /**
+   * When is a primary object converged? Feeds `converge_longest_unconverged_seconds` and the
+   * `/debug/unconverged` endpoint. Default: observedGeneration caught up and Ready=True.
+   * `false` turns tracking off (kinds without a status convention).
+   */
+  convergence?: ConvergencePredicate | false;
 }
 
 type Wiring = (enqueue: (key: string) => void) => void;
@@ -56,10 +69,18 @@ export class ControllerBuilder {
   }
 
   /** The kind this controller reconciles; its keys are the reconcile requests. Exactly once. */
-  for<T extends KubeObject>(kind: ResourceKind<T>, options: WatchOptions<T> = {}): this {
+  for<T extends KubeObject>(kind: ResourceKind<T>, options: ForOptions<T> = {}): this {
     if (this.#primary) throw new Error(`controller ${this.#name}: for() called twice`);
     this.#primary = kind;
     const informer = this.#host.cache.informer(kind);
+    if (options.convergence !== false) {
+      const tracker = new ConvergenceTracker({ clock: this.#host.clock, ...(options.convergence ? { predicate: options.convergence } : {}) });
+      informer.addHandler((c) => {
+        if (c.type === 'delete') tracker.forget(formatKey(keyOf(c.object)));
+        else tracker.observe(c.object);
+      });
+      this.#host.trackConvergence(this.#name, tracker);
+    }
     this.#wirings.push((enqueue) =>
       informer.addHandler((c) => {
         if (passes(c, options.predicates)) enqueue(formatKey(keyOf(c.object)));

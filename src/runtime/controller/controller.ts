@@ -14,6 +14,7 @@ import type { RateLimiter } from '../queue/index.ts';
 import { ApiError } from '../client/index.ts';
 import type { RuntimeMetrics, ReconcileOutcome } from '../metrics/index.ts';
 import { PermanentError, TemporaryError } from '../reconcile/index.ts';
+import { withReconcileSpan } from '../tracing/index.ts';
 import type { Reconciler, Request, Result } from '../reconcile/index.ts';
 
 export interface ControllerOptions {
@@ -124,7 +125,7 @@ export class Controller {
     this.#deps.metrics?.activeWorkers(this.name, 1);
     let outcome: ReconcileOutcome = 'success';
     try {
-      const result = (await this.#deps.reconciler.reconcile(request, signal)) ?? {};
+      const result = (await withReconcileSpan(this.name, key, () => this.#deps.reconciler.reconcile(request, signal), { reconcileId })) ?? {};
       outcome = this.#onSuccess(key, result);
     } catch (err) {
       outcome = this.#onError(key, err, log, signal);

@@ -7,4 +7,4 @@
 export { Controller, LeadershipLostError } from './controller.ts';
 export type { ControllerOptions, ControllerDeps } from './controller.ts';
 export { ControllerBuilder } from './builder.ts';
-export type { ControllerHost, WatchOptions } from './builder.ts';
+export type { ControllerHost, WatchOptions, ForOptions } from './builder.ts';

@@ -63,7 +63,10 @@ export interface EventRecorder {
   normal(regarding: EventSubject, reason: string, action: string, note?: string): void;
   /** Records a Warning event. Never throws, never waits. */
   warning(regarding: EventSubject, reason: string, action: string, note?: string): void;
-  /** Writes due series updates now and waits for every queued write (bounded by `timeoutMs`, default 5000). */
+  /**
+   * Writes every pending series count now (ignoring the interval, not the overall rate limit) and
+   * waits for all queued writes, bounded by `timeoutMs` (default 5000). Never rejects.
+   */
   flush(timeoutMs?: number): Promise<void>;
   /** `flush`, then stop: later events are ignored, timers cancelled. Idempotent. */
   close(timeoutMs?: number): Promise<void>;
@@ -145,10 +148,16 @@ class Recorder implements EventRecorder {
   }
 
   async flush(timeoutMs = 5_000): Promise<void> {
-    for (const entry of this.#entries.values()) {
-      if (entry.state === 'created' && entry.count > entry.writtenCount) this.#enqueue({ entry, op: 'patch' }, true);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      let queued = false;
+      for (const entry of this.#entries.values()) {
+        if (entry.state === 'created' && entry.count > entry.writtenCount) queued = this.#enqueue({ entry, op: 'patch' }, true) || queued;
+      }
+      if (!queued && !this.#pumping) return;
+      await this.#drain(deadline - Date.now());
+      if (Date.now() >= deadline) return;
     }
-    await this.#drain(timeoutMs);
   }
 
   async close(timeoutMs = 5_000): Promise<void> {
@@ -167,6 +176,10 @@ class Recorder implements EventRecorder {
     if (this.#closed) return;
     try {
       const ref = referenceOf(regarding);
+      if (!ref.name || !reason || !action) {
+        this.#log?.debug({ regarding: ref, reason, action }, 'event not recorded: regarding name, reason and action are required');
+        return;
+      }
       const now = this.#clock.now();
       const text = note === undefined ? undefined : truncateUtf8(note, MAX_NOTE_BYTES);
       const objectId = ref.uid || `${ref.apiVersion ?? ''}/${ref.kind ?? ''}/${ref.namespace ?? ''}/${ref.name}`;
@@ -282,22 +295,24 @@ class Recorder implements EventRecorder {
     }
   }
 
-  #enqueue(task: Task, isSeries: boolean): void {
-    if (this.#closed) return;
+  /** Queues a write; false when it was not queued (closed, queue full, no overall token). */
+  #enqueue(task: Task, isSeries: boolean): boolean {
+    if (this.#closed) return false;
     if (this.#queue.length >= this.#maxPending) {
       this.#stats.dropped++;
       if (task.op === 'create') this.#entries.delete(task.entry.key);
-      return;
+      return false;
     }
     if (isSeries) {
       if (!this.#overall.tryTake()) {
         this.#arm(this.#clock.now() + Math.ceil(1000 / this.#overall.qps));
-        return;
+        return false;
       }
       task.entry.state = 'writing';
     }
     this.#queue.push(task);
     this.#pumping ??= this.#pump();
+    return true;
   }
 
   /** The single writer. `#pumping` is cleared in the same synchronous step that sees the queue empty. */

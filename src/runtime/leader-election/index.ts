@@ -3,8 +3,9 @@
  * several replicas exactly one reconciles while the others stand by with warm caches.
  *
  * Expected flow (the manager): run `elector.run(signal)` beside everything else; start the
- * runnables that need no leadership (caches, metrics, probes) at once; `const lead = await
- * elector.whenLeader(signal)` then start the controllers with `AbortSignal.any([signal, lead])`.
+ * runnables that need no leadership (caches, metrics, probes) at once; `await
+ * elector.whenLeader(signal)`, take `lead = elector.leadership()`, and start the controllers
+ * with `AbortSignal.any([signal, lead])`.
  * When `lead` aborts, leadership is lost: stop reconciling at once (controller-runtime exits the
  * process; so may we). On shutdown, drain the controllers first, then abort `run`'s signal so the
  * Lease is released only after the last reconcile finished.

@@ -66,7 +66,7 @@ export class LeaderElector {
   readonly #log: Logger | undefined;
   readonly #onChange: ((isLeader: boolean, holder?: string) => void) | undefined;
   readonly #random: () => number;
-  readonly #waiters = new Set<(signal: AbortSignal) => void>();
+  readonly #waiters = new Set<() => void>();
   #term: LeadershipTerm | undefined;
   #lease: LeaseObject | undefined;
   #observation: Observation | undefined;
@@ -108,26 +108,33 @@ export class LeaderElector {
     return this.#term?.active ? this.#term.signal : ABORTED;
   }
 
-  /** The identity of the holder last observed (this replica's own while leading). */
+  /**
+   * This replica's identity while leading; otherwise the other holder last observed in the Lease,
+   * or `undefined` when none is known (free Lease, or one still naming this replica after it
+   * stopped leading).
+   */
   holder(): string | undefined {
-    return this.isLeader() ? this.identity : this.#observation?.holder || undefined;
+    if (this.isLeader()) return this.identity;
+    const observed = this.#observation?.holder;
+    return observed && observed !== this.identity ? observed : undefined;
   }
 
   /**
-   * Resolves with the term's `leadership()` signal once this replica leads (at once if it does);
-   * rejects with `signal.reason` if `signal` aborts first.
+   * Resolves once this replica leads (at once if it does); then `leadership()` is the term's
+   * signal (already aborted if the term ended in between). Rejects with `signal.reason` if
+   * `signal` aborts first.
    */
-  whenLeader(signal?: AbortSignal): Promise<AbortSignal> {
-    if (this.#term?.active) return Promise.resolve(this.#term.signal);
+  whenLeader(signal?: AbortSignal): Promise<void> {
+    if (this.#term?.active) return Promise.resolve();
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         this.#waiters.delete(waiter);
         reject(signal!.reason);
       };
-      const waiter = (term: AbortSignal): void => {
+      const waiter = (): void => {
         signal?.removeEventListener('abort', onAbort);
-        resolve(term);
+        resolve();
       };
       this.#waiters.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -179,7 +186,7 @@ export class LeaderElector {
     this.#term = term;
     this.#log?.info({ lease: `${this.#key.namespace}/${this.#key.name}`, identity: this.identity }, 'became leader');
     this.#report();
-    for (const waiter of [...this.#waiters]) waiter(term.signal);
+    for (const waiter of [...this.#waiters]) waiter();
     this.#waiters.clear();
   }
 

@@ -28,6 +28,10 @@ import { systemClock } from '../clock/index.ts';
 import { RuntimeMetrics } from '../metrics/index.ts';
 import { Controller, ControllerBuilder, LeadershipLostError } from '../controller/index.ts';
 import type { ControllerHost, ControllerOptions } from '../controller/index.ts';
+import type { ConvergenceTracker } from '../convergence/index.ts';
+import { createMetricsServer, createProbeServer } from '../serving/index.ts';
+import type { EndpointServer } from '../serving/index.ts';
+import { apiCallObserver } from '../tracing/index.ts';
 
 /** Anything the manager runs. `start` settles only once the runnable has stopped. */
 export interface Runnable {
@@ -69,6 +73,10 @@ export interface ManagerOptions {
   controllerDefaults?: ControllerOptions;
   /** Identity of this process (leases, Events). Default `hostname_random`. */
   identity?: string;
+  /** Serve `/metrics` and `/debug/…` here (`host:port`, `:port`); `0` or absent disables. */
+  metricsBindAddress?: string;
+  /** Serve `/healthz` and `/readyz` here; `0` or absent disables. */
+  healthProbeBindAddress?: string;
 }
 
 export class Manager implements ControllerHost {
@@ -83,6 +91,8 @@ export class Manager implements ControllerHost {
   readonly #leaderRunnables: Runnable[] = [];
   readonly #alwaysRunnables: Runnable[] = [];
   readonly #elector: Elector | undefined;
+  readonly #trackers = new Map<string, ConvergenceTracker>();
+  readonly #servers: EndpointServer[] = [];
   #started = false;
 
   constructor(options: ManagerOptions) {
@@ -94,6 +104,7 @@ export class Manager implements ControllerHost {
     else if (options.kubeConfig) this.client = new KubeClient({ kubeConfig: options.kubeConfig, ...options.clientOptions });
     else throw new Error('Manager needs a client or a kubeConfig');
     this.client.observe(this.metrics.clientObserver());
+    this.client.observe(apiCallObserver());
     this.cache = new Cache({
       client: this.client,
       ...(options.namespaces?.length ? { namespaces: options.namespaces } : {}),
@@ -106,6 +117,43 @@ export class Manager implements ControllerHost {
     this.metrics.watchHealthFrom(() => this.cache.health(), () => this.clock.now());
     this.#elector = options.elector;
     this.controllerDefaults = { shutdownGraceMs: options.shutdownGraceMs ?? 30_000, ...options.controllerDefaults };
+    if (options.metricsBindAddress && options.metricsBindAddress !== '0') {
+      const server = createMetricsServer({
+        address: options.metricsBindAddress,
+        registry: this.metrics.registry,
+        debug: { unconverged: (params) => this.unconverged(Number(params.get('limit') ?? 20)) },
+      });
+      this.#servers.push(server);
+      this.add(server, { needLeaderElection: false });
+    }
+    if (options.healthProbeBindAddress && options.healthProbeBindAddress !== '0') {
+      const checks = Object.fromEntries(
+        ['caches-synced', 'watches-healthy'].map((name) => [name, () => {
+          const check = this.readyChecks().find((c) => c.name === name)!;
+          return { ok: check.ok, ...(check.detail ? { message: check.detail } : {}) };
+        }]),
+      );
+      const server = createProbeServer({ address: options.healthProbeBindAddress, checks });
+      this.#servers.push(server);
+      this.add(server, { needLeaderElection: false });
+    }
+  }
+
+  /** Addresses the metrics and probe servers listen on (resolves once they do), for tests and logs. */
+  async serverAddresses(): Promise<string[]> {
+    const bound = await Promise.all(this.#servers.map((s) => s.listening()));
+    return bound.flatMap((a) => (a ? [`${a.address}:${a.port}`] : []));
+  }
+
+  /** Called by the controller builder: publishes a controller's convergence tracker. */
+  trackConvergence(controller: string, tracker: ConvergenceTracker): void {
+    this.#trackers.set(controller, tracker);
+    this.metrics.unconvergedFrom(controller, () => tracker.oldestAgeSeconds());
+  }
+
+  /** The longest-unconverged objects per controller (the `/debug/unconverged` endpoint). */
+  unconverged(limit = 20): Record<string, unknown> {
+    return Object.fromEntries([...this.#trackers].map(([name, t]) => [name, { oldestAgeSeconds: t.oldestAgeSeconds(), top: t.top(limit) }]));
   }
 
   /** Starts building a controller named `name` (unique per manager; it labels metrics and logs). */
