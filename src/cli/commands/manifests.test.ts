@@ -143,3 +143,12 @@ test('--apply reports kubectl failures on stderr with exit code 1', { skip }, as
   assert.equal(code, 1);
   assert.match(io.err, /kubectl apply failed/);
 });
+
+test('the shipped operator configuration is valid and matches the built-in defaults', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { parse } = await import('yaml');
+  const { parseOperatorConfig, defaultOperatorConfig } = await import('../../operators/operator-config.ts');
+  const configMap = parse(await readFile(`${DEPLOY_DIR}base/config.yaml`, 'utf8')) as { data: Record<string, string> };
+  const config = parseOperatorConfig(parse(configMap.data['config.yaml']!), 'deploy/base/config.yaml');
+  assert.deepEqual(config.microservice, defaultOperatorConfig.microservice);
+});

@@ -27,9 +27,9 @@ test('every problem is reported, with its path', () => {
     () => parsePlatformDefaults({ replicas: 0, otlpEndpoint: 'collector:4317', probes: { readinesPath: '/x' } }),
     (e: unknown) =>
       e instanceof PlatformDefaultsError &&
-      e.problems.some((p) => p.startsWith('microservice.replicas')) &&
-      e.problems.some((p) => p.startsWith('microservice.otlpEndpoint')) &&
-      e.problems.some((p) => p.startsWith('microservice.probes')),
+      e.problems.some((p) => p.startsWith('replicas:')) &&
+      e.problems.some((p) => p.startsWith('otlpEndpoint:')) &&
+      e.problems.some((p) => p.startsWith('probes')),
   );
   assert.throws(
     () => parsePlatformDefaults({ resources: { requests: { cpu: '1e3', gpu: '1' } }, labels: { app: 'x', 'bad key!': 'v', ok: 'x'.repeat(64) } }),
@@ -41,17 +41,17 @@ test('every problem is reported, with its path', () => {
   );
 });
 
-test('loadPlatformDefaults reads the microservice section of a YAML or JSON file', async () => {
+test('loadPlatformDefaults reads microservice.defaults of a YAML or JSON file', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'converge-defaults-'));
   try {
     const yamlFile = join(dir, 'config.yaml');
-    await writeFile(yamlFile, 'provider:\n  anything: true\nmicroservice:\n  replicas: 4\n  otlpEndpoint: http://collector:4318\n');
+    await writeFile(yamlFile, 'provider:\n  anything: true\nmicroservice:\n  resyncPeriodSeconds: 5\n  defaults:\n    replicas: 4\n    otlpEndpoint: http://collector:4318\n');
     const fromYaml = await loadPlatformDefaults(yamlFile);
     assert.equal(fromYaml.replicas, 4);
     assert.equal(fromYaml.otlpEndpoint, 'http://collector:4318');
 
     const jsonFile = join(dir, 'config.json');
-    await writeFile(jsonFile, JSON.stringify({ microservice: { containerName: 'web' } }));
+    await writeFile(jsonFile, JSON.stringify({ microservice: { defaults: { containerName: 'web' } } }));
     assert.equal((await loadPlatformDefaults(jsonFile)).containerName, 'web');
 
     const empty = join(dir, 'empty.yaml');
@@ -60,6 +60,9 @@ test('loadPlatformDefaults reads the microservice section of a YAML or JSON file
 
     const broken = join(dir, 'broken.yaml');
     await writeFile(broken, 'microservice: [\n');
+    const invalid = join(dir, 'invalid.yaml');
+    await writeFile(invalid, 'microservice:\n  defaults:\n    replicas: 0\n');
+    await assert.rejects(loadPlatformDefaults(invalid), /invalid platform defaults in .*invalid\.yaml \(microservice\.defaults\):\n  - replicas: /);
     await assert.rejects(loadPlatformDefaults(broken), PlatformDefaultsError);
     await assert.rejects(loadPlatformDefaults(join(dir, 'missing.yaml')), /cannot read the file/);
   } finally {

@@ -3,20 +3,21 @@
  * choose (replicas, telemetry endpoint, probes, resource requests, extra labels). The values match
  * the existing Todo API; operators override them with `converge run --config <file>`.
  *
- * Config file (YAML or JSON). Platform defaults live under the top-level `microservice` key; other
- * top-level keys belong to other parts of the operator and are ignored here:
+ * In the operator's config file (YAML or JSON, see `src/operators/operator-config.ts`) they live
+ * under `microservice.defaults`:
  *
  *   microservice:
- *     replicas: 2
- *     otlpEndpoint: http://otel-collector.observability.svc.cluster.local:4317
- *     containerName: app
- *     resources:
- *       requests: { cpu: 25m, memory: 128Mi }
- *       limits: { memory: 256Mi }          # optional; none by default
- *     probes:
- *       readinessPath: /health/ready
- *       livenessPath: /health/live
- *     labels: { team: platform }           # added to Deployments, Services and pods
+ *     defaults:
+ *       replicas: 2
+ *       otlpEndpoint: http://otel-collector.observability.svc.cluster.local:4317
+ *       containerName: app
+ *       resources:
+ *         requests: { cpu: 25m, memory: 128Mi }
+ *         limits: { memory: 256Mi }          # optional; none by default
+ *       probes:
+ *         readinessPath: /health/ready
+ *         livenessPath: /health/live
+ *       labels: { team: platform }           # added to Deployments, Services and pods
  *
  * Every field is optional; unknown fields are errors (typos must not pass silently). Quantities are
  * stored in the API server's canonical spelling (`1000m` becomes `1`), so what the operator writes
@@ -86,14 +87,15 @@ export class PlatformDefaultsError extends Error {
 }
 
 /**
- * Validates the `microservice` section of the config and fills what it leaves out from `base`.
- * Throws `PlatformDefaultsError` listing every problem. Pure.
+ * Validates a platform-defaults object (the `microservice.defaults` section of the config) and
+ * fills what it leaves out from `base`. Throws `PlatformDefaultsError` listing every problem, with
+ * paths relative to the section (`resources.requests.cpu: …`). Pure.
  */
 export function parsePlatformDefaults(section: unknown, source = 'config', base: PlatformDefaults = defaultPlatformDefaults): PlatformDefaults {
   if (section === undefined || section === null) return base;
   const problems: string[] = [];
   for (const error of Value.Errors(PlatformDefaultsConfigSchema, section)) {
-    problems.push(`microservice${error.path.replaceAll('/', '.')}: ${error.message}`);
+    problems.push(`${error.path.slice(1).replaceAll('/', '.') || '<section>'}: ${error.message}`);
   }
   if (problems.length > 0) throw new PlatformDefaultsError(source, problems);
   const config = section as PlatformDefaultsConfig;
@@ -102,9 +104,9 @@ export function parsePlatformDefaults(section: unknown, source = 'config', base:
   const limits = resourceList(config.resources?.limits, 'limits', problems) ?? base.resources.limits;
   const labels = config.labels ?? base.labels;
   for (const [key, value] of Object.entries(labels)) {
-    if ((Object.values(ManagedLabel) as string[]).includes(key)) problems.push(`microservice.labels: ${key} is set by the operator and cannot be overridden`);
-    else if (!isLabelKey(key)) problems.push(`microservice.labels: ${JSON.stringify(key)} is not a valid label key`);
-    if (!isLabelValue(value)) problems.push(`microservice.labels.${key}: ${JSON.stringify(value)} is not a valid label value (at most 63 characters: letters, digits, '-', '_', '.')`);
+    if ((Object.values(ManagedLabel) as string[]).includes(key)) problems.push(`labels: ${key} is set by the operator and cannot be overridden`);
+    else if (!isLabelKey(key)) problems.push(`labels: ${JSON.stringify(key)} is not a valid label key`);
+    if (!isLabelValue(value)) problems.push(`labels.${key}: ${JSON.stringify(value)} is not a valid label value (at most 63 characters: letters, digits, '-', '_', '.')`);
   }
   if (problems.length > 0) throw new PlatformDefaultsError(source, problems);
 
@@ -121,7 +123,11 @@ export function parsePlatformDefaults(section: unknown, source = 'config', base:
   });
 }
 
-/** Reads a YAML or JSON config file and returns its platform defaults (`microservice` section). */
+/**
+ * Reads a YAML or JSON config file and returns its platform defaults (`microservice.defaults`).
+ * The operator process reads the whole file with `loadOperatorConfig`; this is for tools that need
+ * only the defaults (e.g. `converge explain` rendering the desired state).
+ */
 export async function loadPlatformDefaults(path: string): Promise<PlatformDefaults> {
   let text: string;
   try {
@@ -137,7 +143,8 @@ export async function loadPlatformDefaults(path: string): Promise<PlatformDefaul
   }
   if (document === null || document === undefined) return defaultPlatformDefaults;
   if (typeof document !== 'object' || Array.isArray(document)) throw new PlatformDefaultsError(path, ['the file must hold a mapping']);
-  return parsePlatformDefaults((document as Record<string, unknown>).microservice, path);
+  const section = (document as { microservice?: { defaults?: unknown } }).microservice?.defaults;
+  return parsePlatformDefaults(section, `${path} (microservice.defaults)`);
 }
 
 function resourceList(list: Record<string, string> | undefined, field: string, problems: string[]): Record<string, string> | undefined {
@@ -145,13 +152,13 @@ function resourceList(list: Record<string, string> | undefined, field: string, p
   const out: Record<string, string> = {};
   for (const [name, quantity] of Object.entries(list)) {
     if (!RESOURCE_NAMES.includes(name)) {
-      problems.push(`microservice.resources.${field}: unknown resource ${JSON.stringify(name)} (use ${RESOURCE_NAMES.join(', ')})`);
+      problems.push(`resources.${field}: unknown resource ${JSON.stringify(name)} (use ${RESOURCE_NAMES.join(', ')})`);
       continue;
     }
     try {
       out[name] = canonicalQuantity(String(quantity));
     } catch (error) {
-      problems.push(`microservice.resources.${field}.${name}: ${(error as Error).message}`);
+      problems.push(`resources.${field}.${name}: ${(error as Error).message}`);
     }
   }
   return out;
