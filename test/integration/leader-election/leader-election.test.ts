@@ -1,0 +1,199 @@
+/**
+ * Leader election on the real control plane: exclusivity, failover after a crash (no release),
+ * SIGKILL of a leader in another process, graceful handover, a stolen lease, and a partitioned
+ * leader giving up at its renew deadline. Durations are the defaults (15 s / 10 s / 2 s) where
+ * the figure matters; the measured handover times are printed as `measured:` diagnostics.
+ */
+import { describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { KubeClient, loadKubeConfig, type KubeClient as Client } from '../../../src/runtime/index.ts';
+import { LeaderElector, Leases, type LeaderElectorOptions } from '../../../src/runtime/leader-election/index.ts';
+import { kubeconfigPath, testClient, testNamespace, eventually, sleep } from '../../support/operator-harness.ts';
+import { startTcpProxy } from './tcp-proxy.ts';
+
+const LEASE = 'converge-test-leader';
+
+interface Running {
+  elector: LeaderElector;
+  stop: () => Promise<void>;
+  changes: { leader: boolean; holder?: string; at: number }[];
+}
+
+function startElector(t: TestContext, client: Client, namespace: string, identity: string, extra: Partial<LeaderElectorOptions> = {}): Running {
+  const changes: Running['changes'] = [];
+  const elector = new LeaderElector({
+    client,
+    namespace,
+    name: LEASE,
+    identity,
+    onLeaderChange: (leader, holder) => changes.push({ leader, ...(holder === undefined ? {} : { holder }), at: Date.now() }),
+    ...extra,
+  });
+  const ac = new AbortController();
+  const done = elector.run(ac.signal);
+  const stop = async () => {
+    ac.abort();
+    await done;
+  };
+  t.after(stop);
+  return { elector, stop, changes };
+}
+
+/** Polls fast (20 ms) so measured handover times are accurate to a few ms. */
+async function waitLeader(e: LeaderElector, timeoutMs: number): Promise<number> {
+  await eventually(() => e.isLeader(), { timeoutMs, intervalMs: 20, what: `${e.identity} leading` });
+  return Date.now();
+}
+
+function note(t: TestContext, what: string, ms: number): void {
+  t.diagnostic(`measured: ${what} = ${ms} ms`);
+  process.stdout.write(`# measured: ${what} = ${ms} ms\n`);
+}
+
+describe('leader election', { concurrency: false }, () => {
+  it('of two electors exactly one leads, and the Lease names it', async (t) => {
+    const client = testClient();
+    t.after(() => client.close());
+    const ns = await testNamespace(t, client, 'le');
+    const a = startElector(t, client, ns, 'replica-a');
+    const b = startElector(t, client, ns, 'replica-b');
+    await eventually(() => a.elector.isLeader() || b.elector.isLeader(), { timeoutMs: 10_000, intervalMs: 20, what: 'a leader' });
+    // Watch for 5 s (two and a half renewals): never two leaders, never none.
+    const until = Date.now() + 5_000;
+    while (Date.now() < until) {
+      assert.equal(Number(a.elector.isLeader()) + Number(b.elector.isLeader()), 1, 'exactly one leader');
+      await sleep(25);
+    }
+    const leader = a.elector.isLeader() ? a : b;
+    const standby = leader === a ? b : a;
+    const lease = await client.get(Leases, { namespace: ns, name: LEASE });
+    assert.equal(lease.spec?.holderIdentity, leader.elector.identity);
+    assert.equal(lease.spec?.leaseDurationSeconds, 15);
+    assert.equal(standby.elector.holder(), leader.elector.identity);
+    assert.equal(standby.elector.leadership().aborted, true);
+    assert.equal(leader.elector.leadership().aborted, false);
+    assert.deepEqual(leader.changes.map((c) => c.leader), [true]);
+  });
+
+  it('a leader that stops renewing without release is replaced within leaseDuration + retryPeriod', { timeout: 60_000 }, async (t) => {
+    const client = testClient();
+    t.after(() => client.close());
+    const ns = await testNamespace(t, client, 'le');
+    const a = startElector(t, client, ns, 'crashing', { releaseOnCancel: false });
+    await waitLeader(a.elector, 10_000);
+    const b = startElector(t, client, ns, 'standby');
+    await sleep(3_000); // the standby has seen a few renewals
+    assert.equal(b.elector.isLeader(), false);
+    const lost = a.elector.leadership();
+    const stoppedAt = Date.now();
+    await a.stop(); // stops renewing, does not release: what a crash looks like from outside
+    assert.equal(lost.aborted, true, 'the stopped replica stops leading at once');
+    assert.deepEqual(a.changes.map((c) => c.leader), [true, false]);
+    const tookOver = await waitLeader(b.elector, 30_000);
+    const ms = tookOver - stoppedAt;
+    note(t, 'takeover after a leader stopped without release (lease 15 s, retry 2 s)', ms);
+    assert.ok(ms >= 10_000, `took over after only ${ms} ms: the dead leader's lease was not honoured`);
+    assert.ok(ms <= 15_000 + 2_000 * 1.2 + 1_000, `took ${ms} ms`);
+  });
+
+  it('SIGKILL of a leader in another process: the standby leads within leaseDuration + retryPeriod', { timeout: 60_000 }, async (t) => {
+    const client = testClient();
+    t.after(() => client.close());
+    const ns = await testNamespace(t, client, 'le');
+    const script = fileURLToPath(new URL('./elector-process.ts', import.meta.url));
+    const child = spawn(process.execPath, [script, kubeconfigPath(), ns, LEASE, 'process-a'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    t.after(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    const lines = createInterface({ input: child.stdout! });
+    const leading = new Promise<void>((resolve) => lines.on('line', (l) => JSON.parse(l).leader && resolve()));
+    await Promise.race([leading, sleep(15_000).then(() => assert.fail('the child never led'))]);
+    const b = startElector(t, client, ns, 'process-b');
+    await sleep(3_000);
+    assert.equal(b.elector.isLeader(), false);
+    const killedAt = Date.now();
+    child.kill('SIGKILL');
+    const tookOver = await waitLeader(b.elector, 30_000);
+    const ms = tookOver - killedAt;
+    note(t, 'takeover after SIGKILL of the leader process (lease 15 s, retry 2 s)', ms);
+    assert.ok(ms <= 15_000 + 2_000 * 1.2 + 1_000, `took ${ms} ms`);
+    const lease = await client.get(Leases, { namespace: ns, name: LEASE });
+    assert.equal(lease.spec?.holderIdentity, 'process-b');
+    assert.equal(lease.spec?.leaseTransitions, 1);
+  });
+
+  it('a graceful stop releases the Lease: the standby leads in under 3 s', { timeout: 60_000 }, async (t) => {
+    const client = testClient();
+    t.after(() => client.close());
+    const ns = await testNamespace(t, client, 'le');
+    const a = startElector(t, client, ns, 'leaving');
+    await waitLeader(a.elector, 10_000);
+    const b = startElector(t, client, ns, 'staying');
+    await sleep(3_000);
+    const stoppedAt = Date.now();
+    await a.stop();
+    const released = Date.now();
+    const tookOver = await waitLeader(b.elector, 10_000);
+    const ms = tookOver - stoppedAt;
+    note(t, 'graceful handover (release on stop)', ms);
+    note(t, 'release write', released - stoppedAt);
+    assert.ok(ms < 3_000, `handover took ${ms} ms`);
+    assert.deepEqual(a.changes.map((c) => c.leader), [true, false]);
+  });
+
+  it('a leader whose Lease is taken stops leading at its next renewal', { timeout: 30_000 }, async (t) => {
+    const client = testClient();
+    t.after(() => client.close());
+    const ns = await testNamespace(t, client, 'le');
+    const timings = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+    const a = startElector(t, client, ns, 'victim', timings);
+    await waitLeader(a.elector, 10_000);
+    const lost = a.elector.leadership();
+    const lease = await client.get(Leases, { namespace: ns, name: LEASE });
+    const takenAt = Date.now();
+    await client.replace(Leases, { ...lease, spec: { ...lease.spec, holderIdentity: 'intruder', renewTime: new Date().toISOString().replace('Z', '000Z') } });
+    await eventually(() => lost.aborted, { timeoutMs: 5_000, intervalMs: 10, what: 'leadership signal aborted' });
+    note(t, 'leadership signal aborted after the Lease was taken (retry 500 ms)', Date.now() - takenAt);
+    assert.match((lost.reason as Error).message, /taken by intruder/);
+    assert.equal(a.elector.isLeader(), false);
+    assert.deepEqual(a.changes.map((c) => [c.leader, c.holder]), [[true, 'victim'], [false, 'intruder']]);
+    // The intruder never renews: after its lease runs out, the victim leads again (a new term).
+    await waitLeader(a.elector, 10_000);
+    assert.notEqual(a.elector.leadership(), lost);
+    assert.equal(a.elector.leadership().aborted, false);
+  });
+
+  it('a leader cut off from the API server gives up at its renew deadline; the standby takes over', { timeout: 40_000 }, async (t) => {
+    const direct = testClient();
+    t.after(() => direct.close());
+    const ns = await testNamespace(t, direct, 'le');
+    const proxy = await startTcpProxy(direct.server);
+    t.after(() => proxy.close());
+    const kc = loadKubeConfig(kubeconfigPath());
+    const current = kc.getCurrentCluster()!;
+    kc.clusters = kc.clusters.map((c) => (c.name === current.name ? { ...c, server: proxy.url } : c));
+    const partitioned = new KubeClient({ kubeConfig: kc, userAgent: 'converge-test-partitioned', qps: 0 });
+    t.after(() => partitioned.close());
+    const timings = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 500 };
+    const a = startElector(t, partitioned, ns, 'partitioned', timings);
+    await waitLeader(a.elector, 10_000);
+    const b = startElector(t, direct, ns, 'connected', timings);
+    await sleep(1_500);
+    const lost = a.elector.leadership();
+    const cutAt = Date.now();
+    proxy.partition();
+    await eventually(() => lost.aborted, { timeoutMs: 10_000, intervalMs: 10, what: 'partitioned leader gives up' });
+    const gaveUp = Date.now() - cutAt;
+    note(t, 'partitioned leader gave up (renew deadline 4 s)', gaveUp);
+    assert.ok(gaveUp <= 4_000 + 200, `gave up after ${gaveUp} ms`);
+    assert.match((lost.reason as Error).message, /not renewed within 4000 ms/);
+    const tookOver = await waitLeader(b.elector, 15_000);
+    note(t, 'standby took over after the partition (lease 6 s)', tookOver - cutAt);
+    // Never two leaders: the old one had given up before the new one started.
+    assert.ok(tookOver - cutAt > gaveUp);
+    assert.equal(a.elector.isLeader(), false);
+  });
+});
