@@ -381,7 +381,7 @@ function checkStructure(out: Json, path: string): void {
 
 function checkPattern(pattern: string, path: string): void {
   try {
-    new RegExp(pattern, 'u');
+    new RegExp(pattern);
   } catch (error) {
     throw new SchemaConversionError(path, `invalid pattern ${JSON.stringify(pattern)}: ${(error as Error).message}`);
   }
