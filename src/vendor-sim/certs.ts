@@ -1,0 +1,123 @@
+/**
+ * The simulator's TLS material: a self-signed CA (kept in `dir` and reused across restarts, so a
+ * client configured with its CA file keeps trusting a restarted simulator) and a server
+ * certificate signed by it for loopback names.
+ *
+ * Uses `@peculiar/x509` over WebCrypto (ECDSA P-256); that library needs the `reflect-metadata`
+ * polyfill, imported here and nowhere else.
+ *
+ * @module
+ */
+import 'reflect-metadata';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import type { webcrypto } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
+
+const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+const DAY_MS = 86_400_000;
+
+export interface TlsMaterial {
+  /** PEM of the CA certificate: what clients add to their trust store. */
+  caPem: string;
+  /** Path of the CA certificate file. */
+  caPath: string;
+  /** PEM of the server certificate. */
+  certPem: string;
+  /** PEM (PKCS#8) of the server key. */
+  keyPem: string;
+}
+
+function pem(label: string, der: ArrayBuffer): string {
+  const b64 = Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n');
+  return `-----BEGIN ${label}-----\n${b64}${b64.endsWith('\n') ? '' : '\n'}-----END ${label}-----\n`;
+}
+
+function der(pemText: string): Buffer {
+  return Buffer.from(pemText.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+}
+
+/** A positive random serial number (hex, top bit clear). */
+function serial(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[0] = bytes[0]! & 0x7f;
+  return Buffer.from(bytes).toString('hex');
+}
+
+async function loadOrCreateCa(dir: string): Promise<{ cert: x509.X509Certificate; key: webcrypto.CryptoKey; pem: string; path: string }> {
+  const caPath = join(dir, 'ca.pem');
+  const keyPath = join(dir, 'ca-key.pem');
+  if (existsSync(caPath) && existsSync(keyPath)) {
+    const caPem = await readFile(caPath, 'utf8');
+    const cert = new x509.X509Certificate(caPem);
+    if (cert.notAfter.getTime() > Date.now() + DAY_MS) {
+      const key = await crypto.subtle.importKey('pkcs8', der(await readFile(keyPath, 'utf8')), ALG, false, ['sign']);
+      return { cert, key, pem: caPem, path: caPath };
+    }
+  }
+  const keys = await crypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
+  const now = Date.now();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial(),
+    name: 'CN=Converge vendor-sim CA, O=Converge',
+    notBefore: new Date(now - 60_000),
+    notAfter: new Date(now + 3650 * DAY_MS),
+    keys,
+    signingAlgorithm: ALG,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  const caPem = cert.toString('pem') + '\n';
+  await writeFile(keyPath, pem('PRIVATE KEY', await crypto.subtle.exportKey('pkcs8', keys.privateKey)), { mode: 0o600 });
+  await writeFile(caPath, caPem);
+  return { cert, key: keys.privateKey, pem: caPem, path: caPath };
+}
+
+/**
+ * Loads the CA from `dir` (or creates and saves it there), then issues a fresh server
+ * certificate for `localhost`, `127.0.0.1`, `::1` and `host`. Writes `ca.pem`, `ca-key.pem`
+ * (0600), `server.pem` and `server-key.pem` (0600) into `dir`.
+ */
+export async function prepareTls(dir: string, host: string): Promise<TlsMaterial> {
+  await mkdir(dir, { recursive: true });
+  const ca = await loadOrCreateCa(dir);
+  const keys = await crypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
+  const names: x509.JsonGeneralName[] = [
+    { type: 'dns', value: 'localhost' },
+    { type: 'ip', value: '127.0.0.1' },
+    { type: 'ip', value: '::1' },
+  ];
+  const bareHost = host.replace(/^\[|\]$/g, '');
+  if (!names.some((n) => n.value === bareHost) && bareHost !== '' && bareHost !== '0.0.0.0' && bareHost !== '::') {
+    names.push({ type: isIP(bareHost) ? 'ip' : 'dns', value: bareHost });
+  }
+  const now = Date.now();
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: 'CN=localhost, O=Converge vendor-sim',
+    issuer: ca.cert.subject,
+    notBefore: new Date(now - 60_000),
+    notAfter: new Date(now + 365 * DAY_MS),
+    signingKey: ca.key,
+    publicKey: keys.publicKey,
+    signingAlgorithm: ALG,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension(names),
+      await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  const certPem = cert.toString('pem') + '\n';
+  const keyPem = pem('PRIVATE KEY', await crypto.subtle.exportKey('pkcs8', keys.privateKey));
+  await writeFile(join(dir, 'server.pem'), certPem);
+  await writeFile(join(dir, 'server-key.pem'), keyPem, { mode: 0o600 });
+  return { caPem: ca.pem, caPath: ca.path, certPem, keyPem };
+}

@@ -1,0 +1,91 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FaultState, FaultValidationError, parseFaults, parseFaultsPatch } from './faults.ts';
+
+describe('fault validation', () => {
+  it('accepts every fault and normalises it', () => {
+    const faults = parseFaults({
+      latency: { ms: 100, jitterMs: 10, ops: ['get'] },
+      errors: { rate: 0.5, status: 503 },
+      burst429: { count: 3, retryAfterSeconds: 2 },
+      rateLimit: { requestsPerSecond: 5 },
+      hang: {},
+      outage: { mode: 'reset' },
+      loseCreateResponses: { count: 1 },
+    });
+    assert.deepEqual(faults.latency, { ms: 100, jitterMs: 10, ops: ['get'] });
+    assert.deepEqual(faults.hang, {});
+  });
+
+  it('rejects unknown faults, unknown fields, bad numbers and bad ops with the field path', () => {
+    const bad: [unknown, string][] = [
+      [{ nope: {} }, 'nope'],
+      [{ latency: { ms: 1, extra: 1 } }, 'latency.extra'],
+      [{ errors: { rate: 2 } }, 'errors.rate'],
+      [{ errors: { rate: 0.1, status: 404 } }, 'errors.status'],
+      [{ burst429: { count: 1.5 } }, 'burst429.count'],
+      [{ rateLimit: { requestsPerSecond: 0 } }, 'rateLimit.requestsPerSecond'],
+      [{ outage: { mode: 'explode' } }, 'outage.mode'],
+      [{ hang: { ops: ['fly'] } }, 'hang.ops'],
+      [{ latency: 'slow' }, 'latency'],
+      [[], 'faults'],
+      [{ latency: null }, 'latency'],
+    ];
+    for (const [body, field] of bad) {
+      assert.throws(() => parseFaults(body), (err: unknown) => err instanceof FaultValidationError && err.field === field, JSON.stringify(body));
+    }
+    assert.deepEqual(parseFaultsPatch({ latency: null }), { latency: null });
+  });
+});
+
+describe('FaultState', () => {
+  it('fails exactly floor(n * rate) of n requests, evenly spread, only for the scoped ops', () => {
+    const state = new FaultState();
+    state.replace({ errors: { rate: 0.25, ops: ['get'] } });
+    const outcomes = Array.from({ length: 8 }, () => state.error('get'));
+    assert.deepEqual(outcomes, [undefined, undefined, undefined, 500, undefined, undefined, undefined, 500]);
+    assert.equal(state.error('create'), undefined);
+    state.patch({ errors: { rate: 1, status: 502 } });
+    assert.equal(state.error('delete'), 502);
+  });
+
+  it('counts bursts and lost creates down and shows the remaining count', () => {
+    const state = new FaultState();
+    state.patch({ burst429: { count: 2, retryAfterSeconds: 3 }, loseCreateResponses: { count: 1 } });
+    assert.equal(state.takeBurst429('list'), 3);
+    assert.equal(state.get().burst429?.count, 1);
+    assert.equal(state.takeBurst429('get'), 3);
+    assert.equal(state.takeBurst429('get'), undefined);
+    assert.equal(state.takeLostCreate(), true);
+    assert.equal(state.takeLostCreate(), false);
+  });
+
+  it('rate-limits with a token bucket and a whole-second Retry-After', () => {
+    let now = 0;
+    const state = new FaultState(() => now);
+    state.patch({ rateLimit: { requestsPerSecond: 2, burst: 2 } });
+    assert.equal(state.takeRateLimit(), undefined);
+    assert.equal(state.takeRateLimit(), undefined);
+    assert.equal(state.takeRateLimit(), 1);
+    now += 500;
+    assert.equal(state.takeRateLimit(), undefined);
+    assert.equal(state.takeRateLimit(), 1);
+    state.patch({ rateLimit: { requestsPerSecond: 0.1 } });
+    assert.equal(state.takeRateLimit(), undefined, 'a new limit starts with a full bucket');
+    assert.equal(state.takeRateLimit(), 10);
+  });
+
+  it('patch null clears, replace clears what it does not name, get returns a copy', () => {
+    const state = new FaultState();
+    state.patch({ hang: {}, outage: { status: 500 } });
+    assert.equal(state.hangs('get'), true);
+    assert.deepEqual(state.outage('get'), { mode: 'status', status: 500 });
+    state.patch({ hang: null });
+    assert.equal(state.hangs('get'), false);
+    state.replace({ latency: { ms: 5 } });
+    assert.deepEqual(state.get(), { latency: { ms: 5 } });
+    state.get().latency!.ms = 99;
+    assert.equal(state.latencyMs('create'), 5);
+    assert.deepEqual(state.clear(), {});
+  });
+});
