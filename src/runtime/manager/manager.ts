@@ -17,7 +17,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { pino } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../client/index.ts';
 import type { KubeClientOptions } from '../client/index.ts';
@@ -32,6 +31,7 @@ import type { ConvergenceTracker } from '../convergence/index.ts';
 import { createMetricsServer, createProbeServer } from '../serving/index.ts';
 import type { EndpointServer } from '../serving/index.ts';
 import { apiCallObserver } from '../tracing/index.ts';
+import { createLogger } from '../logging/index.ts';
 
 /** Anything the manager runs. `start` settles only once the runnable has stopped. */
 export interface Runnable {
@@ -96,7 +96,7 @@ export class Manager implements ControllerHost {
   #started = false;
 
   constructor(options: ManagerOptions) {
-    this.log = options.log ?? pino({ level: 'info' });
+    this.log = options.log ?? createLogger({ level: 'info', name: 'converge' });
     this.clock = options.clock ?? systemClock;
     this.metrics = options.metrics ?? new RuntimeMetrics();
     this.identity = options.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
