@@ -128,6 +128,20 @@ export async function ensureControlPlaneBinary(options: EnsureBinaryOptions = {}
   }
 }
 
+/** Keeps the newest few cached binaries (other checkouts may use them); each is ~120 MB. */
+async function pruneOldBinaries(keep: string, max = 3): Promise<void> {
+  const dir = controlPlaneCacheDir();
+  const entries = await Promise.all(
+    (await readdir(dir))
+      .filter((n) => /^control-plane-[0-9a-f]{16}$/.test(n))
+      .map(async (n) => ({ path: join(dir, n), mtime: (await stat(join(dir, n))).mtimeMs })),
+  );
+  entries.sort((a, b) => b.mtime - a.mtime);
+  for (const e of entries.slice(max)) {
+    if (e.path !== keep) await rm(e.path, { force: true });
+  }
+}
+
 async function build(bin: string, options: EnsureBinaryOptions): Promise<void> {
   const progress = options.onProgress ?? (() => {});
   const tmp = `${bin}.tmp-${process.pid}`;
@@ -160,6 +174,7 @@ async function build(bin: string, options: EnsureBinaryOptions): Promise<void> {
     }
     await rename(tmp, bin);
     progress(`built ${bin} in ${Math.round((Date.now() - started) / 1000)}s`);
+    await pruneOldBinaries(bin);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' && (err as NodeJS.ErrnoException).syscall?.startsWith('spawn')) {
       throw new Error('`go` is not on PATH: install Go (see go.mod for the version) to build the control plane');
