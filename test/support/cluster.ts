@@ -182,6 +182,8 @@ async function makeCluster(parts: ClusterParts): Promise<TestCluster> {
 /**
  * Creates a namespace named `<prefix>-<random>` for this test and deletes it when the test ends
  * (deletion is not awaited to completion: the namespace controller finishes it in the background).
+ * Resolves once the namespace's `default` ServiceAccount exists, so pods can be created at once
+ * (admission rejects pods whose service account does not exist yet).
  */
 export async function withNamespace(t: TestContext, prefix = 't'): Promise<string> {
   const cluster = await testCluster();
@@ -199,6 +201,9 @@ export async function withNamespace(t: TestContext, prefix = 't'): Promise<strin
       throw new Error(`deleting namespace ${name}: ${del.status} ${JSON.stringify(del.body)}`);
     }
   });
+  await waitFor(`ServiceAccount ${name}/default`, async () =>
+    (await cluster.request('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`)).status === 200,
+  { timeoutMs: 30_000, intervalMs: 50 });
   return name;
 }
 
