@@ -6,7 +6,7 @@
  * @module
  */
 import { Agent, request } from 'undici';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import type { Faults, FaultsPatch } from './faults.ts';
 import type { AdminInstance, ResetOptions } from './server.ts';
 import type { SimStats } from './stats.ts';
@@ -38,7 +38,7 @@ export interface VendorSimAdmin {
 /** Every method throws an `Error` with the admin answer's message on a non-2xx answer (except the 404s documented above). */
 export function createVendorSimAdmin(options: VendorSimAdminOptions): VendorSimAdmin {
   const base = options.baseUrl.replace(/\/+$/, '');
-  const dispatcher = new Agent({ connect: { ca: [...rootCertificates, options.ca.toString()] } });
+  const dispatcher = new Agent({ connect: { secureContext: createSecureContext({ ca: [...rootCertificates, options.ca.toString()] }) } });
   const call = async <T>(method: string, path: string, body?: unknown, allow404 = false): Promise<T | undefined> => {
     const res = await request(`${base}${path}`, {
       method: method as 'GET',
