@@ -449,7 +449,10 @@ export class KubeClient {
           ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
           ...(opts.servername ? { servername: opts.servername } : {}),
         },
-        connections: 64,
+        // HTTP/1.1 with keep-alive: each watch holds its own connection (no cap, so watches never
+        // starve requests). undici's HTTP/2 sessions raised uncatchable idle-timeout errors while
+        // the API server was down, which a runtime that must never die cannot accept.
+        allowH2: false,
         keepAliveTimeout: 30_000,
       });
     }

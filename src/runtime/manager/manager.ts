@@ -204,6 +204,7 @@ export class Manager implements ControllerHost {
     const cacheDone = this.cache.start(cacheStop.signal);
     let electorDone: Promise<void> = Promise.resolve();
     let lost = false;
+    let stopping = false;
     try {
       this.log.info({ identity: this.identity }, 'waiting for caches to sync');
       await this.cache.waitForSync(signal);
@@ -216,6 +217,7 @@ export class Manager implements ControllerHost {
         this.log.info({ identity: this.identity }, 'leading; starting controllers');
         const leadership = elector.leadership();
         const onLost = () => {
+          if (stopping || signal.aborted) return; // releasing the lease on shutdown is not a loss
           lost = true;
           this.log.error('leadership lost; stopping all reconciles now');
           workStop.abort(new LeadershipLostError('leadership lost'));
@@ -229,10 +231,13 @@ export class Manager implements ControllerHost {
       await Promise.all([
         ...this.#controllers.map((c) => this.#run(c, workStop.signal)),
         ...this.#leaderRunnables.map((r) => this.#run(r, workStop.signal)),
+        // Run until told to stop, even with nothing leader-only to run (caches and servers only).
+        new Promise<void>((resolve) => workStop.signal.addEventListener('abort', () => resolve(), { once: true })),
       ]);
     } catch (err) {
       if (!signal.aborted) throw err;
     } finally {
+      stopping = true;
       workStop.abort();
       electorStop.abort();
       await electorDone;

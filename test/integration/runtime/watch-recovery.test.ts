@@ -103,3 +103,26 @@ test('a quiet watch is restarted and resumes without a relist', { timeout: 120_0
   await w.stop();
   await client.close();
 });
+
+test('/readyz fails until caches sync and while watches are unhealthy, without a restart', { timeout: 240_000 }, async () => {
+  const { Manager } = await import('../../../src/runtime/index.ts');
+  await cp.stopApiServer();
+  const client = clientFor();
+  const manager = new Manager({ client, log: pino({ level: process.env.CONVERGE_TEST_LOG_LEVEL ?? 'silent' }), healthProbeBindAddress: '127.0.0.1:0', watchQuietTimeoutMs: 60_000 });
+  manager.cache.informer(ConfigMapKind);
+  const abort = new AbortController();
+  const running = manager.start(abort.signal);
+  const [probe] = await manager.serverAddresses();
+  const readyz = async () => (await fetch(`http://${probe}/readyz`)).status;
+  assert.equal(await readyz(), 500, 'not ready before the caches synced');
+  await cp.startApiServer();
+  await eventually(async () => (await readyz()) === 200, { timeoutMs: 60_000, what: 'ready after sync' });
+  await cp.stopApiServer();
+  await eventually(async () => (await readyz()) === 500, { timeoutMs: 60_000, what: 'not ready during the outage' });
+  assert.equal((await fetch(`http://${probe}/healthz`)).status, 200, 'still alive: no restart needed');
+  await cp.startApiServer();
+  await eventually(async () => (await readyz()) === 200, { timeoutMs: 90_000, what: 'ready again after the outage' });
+  abort.abort();
+  await running;
+  await client.close();
+});
