@@ -24,6 +24,7 @@ import {
 import type { Logger } from '../runtime/index.ts';
 import { registerMicroserviceOperator } from './microservice/index.ts';
 import type { OperatorConfig } from './operator-config.ts';
+import { registerProviderOperator } from './provider/index.ts';
 import { defaultOperatorConfig } from './operator-config.ts';
 
 export interface OperatorProcessOptions {
@@ -85,6 +86,9 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
       maxConcurrentReconciles: config.microservice.maxConcurrentReconciles,
       faultPoint,
     });
+  }
+  if (operators.includes('provider')) {
+    registerProviderOperator(manager, { events, config: config.provider, faultPoint });
   }
   options.onManager?.(manager);
   log.info({ identity, namespaces: options.namespaces ?? 'all', operators, leaderElection: Boolean(elector) }, 'starting operators');

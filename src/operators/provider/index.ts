@@ -1,0 +1,58 @@
+/**
+ * The DigitalHumanProvider operator: each `DigitalHumanProvider` (`dhp.example.com/v1alpha1`)
+ * owns one instance in a vendor's HTTP API — created idempotently, its health reflected in a
+ * `Ready` condition, cleaned up through the `dhp.example.com/provider-cleanup` finalizer.
+ *
+ * `registerProviderOperator(manager, options)` declares its watches (the CRs, and the Secrets
+ * they name) and its controller; the periodic check doubles as the health check
+ * (`healthIntervalSeconds`, default 10 s, jittered).
+ * @module
+ */
+import { SecretKind, generationChanged, or, annotationsChanged } from '../../runtime/index.ts';
+import type { Controller, FaultPoint, Manager } from '../../runtime/index.ts';
+import { DigitalHumanProviderKind } from './api/index.ts';
+import type { DigitalHumanProvider } from './api/index.ts';
+import { ProviderReconciler } from './reconciler.ts';
+import type { EventSink } from './reconciler.ts';
+import { createVendorApis } from './vendor-api.ts';
+import { parseProviderConfig } from './provider-config.ts';
+
+export * from './api/index.ts';
+export { ProviderReconciler } from './reconciler.ts';
+export { parseProviderConfig, defaultProviderConfig } from './provider-config.ts';
+export type { ProviderConfig } from './provider-config.ts';
+
+const SECRET_REF_INDEX = 'credentials-secret';
+
+export interface ProviderOperatorOptions {
+  events: EventSink;
+  /** The `provider` section of the operator configuration (validated here). */
+  config?: unknown;
+  faultPoint?: FaultPoint;
+}
+
+export function registerProviderOperator(manager: Manager, options: ProviderOperatorOptions): Controller {
+  const config = parseProviderConfig(options.config ?? {});
+  const providers = manager.cache.informer(DigitalHumanProviderKind, {
+    indexes: { [SECRET_REF_INDEX]: (p: DigitalHumanProvider) => [`${p.metadata.namespace ?? ''}/${p.spec.credentialsSecretRef.name}`] },
+  }).store;
+  const secrets = manager.cache.informer(SecretKind).store;
+  const reconciler = new ProviderReconciler({
+    client: manager.client,
+    providers,
+    secrets,
+    vendors: createVendorApis(config, manager.clock),
+    events: options.events,
+    clock: manager.clock,
+    ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
+  });
+  return manager
+    .controller('digitalhumanprovider')
+    .for(DigitalHumanProviderKind, { predicates: [or(generationChanged, annotationsChanged)] })
+    // A Secret's change concerns every provider that names it (CredentialsMissing → retry at once).
+    .watches(SecretKind, (secret) =>
+      providers.byIndex(SECRET_REF_INDEX, `${secret.metadata.namespace ?? ''}/${secret.metadata.name ?? ''}`).map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
+    )
+    .withOptions({ resyncPeriodMs: config.healthIntervalMs, maxConcurrentReconciles: config.maxConcurrentReconciles })
+    .complete(reconciler);
+}

@@ -1,0 +1,69 @@
+/**
+ * The `provider` section of the operator configuration:
+ *
+ * ```yaml
+ * provider:
+ *   healthIntervalSeconds: 10     # health re-check (the periodic check), jittered ±10 %
+ *   maxConcurrentReconciles: 4
+ *   vendor:
+ *     requestsPerSecond: 5        # per vendor endpoint, shared by every CR that uses it
+ *     burst: 10
+ *     maxConcurrency: 4           # requests in flight per endpoint
+ *     timeoutSeconds: 10
+ *     caFile: /etc/converge/vendor-ca.pem   # trusted in addition to the system CAs
+ * ```
+ * @module
+ */
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export const ProviderConfigSchema = Type.Object(
+  {
+    healthIntervalSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400 })),
+    maxConcurrentReconciles: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+    vendor: Type.Optional(
+      Type.Object(
+        {
+          requestsPerSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+          burst: Type.Optional(Type.Integer({ minimum: 1 })),
+          maxConcurrency: Type.Optional(Type.Integer({ minimum: 1 })),
+          timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600 })),
+          caFile: Type.Optional(Type.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export interface ProviderConfig {
+  healthIntervalMs: number;
+  maxConcurrentReconciles: number;
+  vendor: { requestsPerSecond: number; burst: number; maxConcurrency: number; timeoutMs: number; caFile?: string };
+}
+
+export const defaultProviderConfig: ProviderConfig = {
+  healthIntervalMs: 10_000,
+  maxConcurrentReconciles: 4,
+  vendor: { requestsPerSecond: 5, burst: 10, maxConcurrency: 4, timeoutMs: 10_000 },
+};
+
+export function parseProviderConfig(raw: unknown, source = 'provider'): ProviderConfig {
+  const errors = [...Value.Errors(ProviderConfigSchema, raw)].map((e) => `${source}${e.path.replaceAll('/', '.')}: ${e.message}`);
+  if (errors.length) throw new Error(`invalid configuration: ${errors.join('; ')}`);
+  const c = raw as Static<typeof ProviderConfigSchema>;
+  const d = defaultProviderConfig;
+  return {
+    healthIntervalMs: (c.healthIntervalSeconds ?? d.healthIntervalMs / 1000) * 1000,
+    maxConcurrentReconciles: c.maxConcurrentReconciles ?? d.maxConcurrentReconciles,
+    vendor: {
+      requestsPerSecond: c.vendor?.requestsPerSecond ?? d.vendor.requestsPerSecond,
+      burst: c.vendor?.burst ?? d.vendor.burst,
+      maxConcurrency: c.vendor?.maxConcurrency ?? d.vendor.maxConcurrency,
+      timeoutMs: (c.vendor?.timeoutSeconds ?? d.vendor.timeoutMs / 1000) * 1000,
+      ...(c.vendor?.caFile ? { caFile: c.vendor.caFile } : {}),
+    },
+  };
+}
