@@ -1,0 +1,15 @@
+/**
+ * What the CLI shows, as pure functions: objects read from the cluster in, documents (stable
+ * JSON shapes, versioned `converge.dev/v1alpha1`) and text out. `converge status`,
+ * `converge explain` and the live table of `converge dev` all render through here.
+ *
+ * What a caller can rely on: nothing here does I/O or reads the clock (`now` is passed in);
+ * colours come only from the `Style` passed in (see `colorEnabled`: a TTY, no `NO_COLOR`); Secret
+ * values never reach a view (callers pass only whether a Secret and its key exist).
+ * @module
+ */
+export * from './style.ts';
+export * from './table.ts';
+export * from './age.ts';
+export * from './status-view.ts';
+export * from './explain-view.ts';
