@@ -1,0 +1,87 @@
+/**
+ * Shared setup of the DigitalHumanProvider tests: the real vendor simulator (HTTPS, our own
+ * server) and the operator process in-process, its JSON log lines captured for canary checks.
+ */
+import type { TestContext } from 'node:test';
+import { Writable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { SecretKind, createLogger, loadKubeConfig } from '../../../src/runtime/index.ts';
+import type { KubeClient, Manager } from '../../../src/runtime/index.ts';
+import { DigitalHumanProviderKind, DigitalHumanProviderCrd } from '../../../src/operators/provider/index.ts';
+import type { DigitalHumanProvider } from '../../../src/operators/provider/index.ts';
+import { MicroserviceCrd } from '../../../src/operators/microservice/index.ts';
+import { runOperatorProcess } from '../../../src/operators/operator-process.ts';
+import { defaultOperatorConfig } from '../../../src/operators/operator-config.ts';
+import { startVendorSimulator } from '../../../src/vendor-sim/index.ts';
+import type { VendorSimulator } from '../../../src/vendor-sim/index.ts';
+import { eventually, kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
+import { ensureCrds } from '../../support/crds.ts';
+import type { CustomResourceDefinition } from '../../../src/runtime/index.ts';
+
+export interface ProviderEnv {
+  client: KubeClient;
+  ns: string;
+  sim: VendorSimulator;
+  token: string;
+  logs: string[];
+  manager(): Manager;
+  stopOperator(): Promise<void>;
+}
+
+export async function setupProviders(t: TestContext, options: { healthIntervalSeconds?: number; vendor?: Record<string, unknown>; startOperator?: boolean } = {}): Promise<ProviderEnv> {
+  const client = testClient();
+  await ensureCrds(client, [MicroserviceCrd, DigitalHumanProviderCrd] as CustomResourceDefinition[]);
+  const ns = await testNamespace(t, client, 'dhp');
+  const token = `canary-${randomBytes(12).toString('hex')}`;
+  const sim = await startVendorSimulator({ token });
+  t.after(() => sim.stop());
+  await client.create(SecretKind, { metadata: { name: 'creds', namespace: ns }, stringData: { token } });
+  const logs: string[] = [];
+  let manager: Manager | undefined;
+  let stop = async () => {};
+  if (options.startOperator !== false) {
+    const abort = new AbortController();
+    const destination = new Writable({ write(chunk, _enc, cb) { logs.push(String(chunk)); cb(); } });
+    const running = runOperatorProcess(
+      {
+        kubeConfig: loadKubeConfig(kubeconfigPath()),
+        namespaces: [ns],
+        operators: ['provider'],
+        log: createLogger({ level: 'debug', destination }),
+        config: {
+          ...defaultOperatorConfig,
+          provider: { healthIntervalSeconds: options.healthIntervalSeconds ?? 1, vendor: { caFile: sim.caPath, timeoutSeconds: 2, ...options.vendor } },
+        },
+        onManager: (m) => { manager = m; },
+      },
+      abort.signal,
+    );
+    let stopped = false;
+    stop = async () => { if (stopped) return; stopped = true; abort.abort(); await running; };
+    t.after(stop);
+    await eventually(() => manager?.cache.synced, { what: 'operator caches synced' });
+  }
+  return { client, ns, sim, token, logs, manager: () => manager!, stopOperator: stop };
+}
+
+export function provider(ns: string, name: string, endpoint: string, extra: Partial<DigitalHumanProvider['spec']> = {}): DigitalHumanProvider {
+  return { metadata: { name, namespace: ns }, spec: { endpoint, region: 'ap-northeast-1', displayName: `Presenter ${name}`, credentialsSecretRef: { name: 'creds' }, ...extra } };
+}
+
+export function ready(dhp: DigitalHumanProvider) {
+  return dhp.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+export async function waitFor(client: KubeClient, ns: string, name: string, check: (d: DigitalHumanProvider) => boolean, what: string, timeoutMs = 30_000): Promise<DigitalHumanProvider> {
+  return eventually(async () => {
+    const d = await client.get(DigitalHumanProviderKind, { namespace: ns, name });
+    return check(d) ? d : undefined;
+  }, { timeoutMs, what });
+}
+
+export const isReady = (d: DigitalHumanProvider) => ready(d)?.status === 'True' && ready(d)?.observedGeneration === d.metadata.generation && d.status?.observedGeneration === d.metadata.generation;
+
+/** Instances whose idempotency key is the CR's UID. */
+export function instancesOf(sim: VendorSimulator, dhp: DigitalHumanProvider) {
+  return sim.instances().filter((i) => i.idempotencyKey === dhp.metadata.uid);
+}
