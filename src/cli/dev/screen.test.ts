@@ -1,0 +1,26 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildStatusDocument } from '../views/index.ts';
+import { renderDevScreen, commandsToTry } from './screen.ts';
+
+const info = { kubeconfigPath: '/repo/.converge/dev/kubeconfig', server: 'https://127.0.0.1:6443', vendorUrl: 'https://127.0.0.1:8443', logFile: '/repo/.converge/dev/operators.log', namespace: 'default', samples: true };
+
+test('the commands to try change the image, drift the Deployment, delete the Service, and explain', () => {
+  const lines = commandsToTry(info);
+  assert.equal(lines[0], 'export KUBECONFIG=/repo/.converge/dev/kubeconfig');
+  assert.ok(lines.some((l) => l.startsWith('kubectl patch ms todo-api --type=merge')));
+  assert.ok(lines.some((l) => l.startsWith('kubectl set image deployment/todo-api app=')));
+  assert.ok(lines.some((l) => l.startsWith('kubectl delete service todo-api')));
+  assert.ok(lines.includes('npx converge explain ms/todo-api'));
+  assert.ok(commandsToTry({ ...info, namespace: 'demo' }).includes('npx converge explain ms/todo-api -n demo'));
+});
+
+test('the screen shows where things are, the tables, the hints and recent changes', () => {
+  const doc = buildStatusDocument({ namespace: null, microservices: [], providers: [] });
+  const text = renderDevScreen({ doc, info, changes: ['12:00:01 Microservice default/todo-api: phase=Accepted'], now: new Date(), readyAfterMs: 21_000 });
+  assert.match(text, /kubeconfig\s+\/repo\/.converge\/dev\/kubeconfig/);
+  assert.match(text, /the samples are Ready \(21s after start\)/);
+  assert.match(text, /Microservices: none in any namespace/);
+  assert.match(text, /Recent changes:\n {2}12:00:01 Microservice default\/todo-api: phase=Accepted/);
+  assert.ok(!text.includes('\u001b['));
+});
