@@ -362,7 +362,7 @@ class DevSession {
           this.#altScreen = true;
           process.stdout.write('\u001b[?1049h\u001b[?25l');
         }
-        const screen = renderDevScreen({ doc: this.#lastDoc, info, changes, now: new Date(), style: this.#out, readyAfterMs, error });
+        const screen = renderDevScreen({ doc: this.#lastDoc, info, changes, now: new Date(), style: this.#out, readyAfterMs, error, width: process.stdout.columns });
         process.stdout.write(`\u001b[H${screen.split('\n').join('\u001b[K\n')}\u001b[K\u001b[J`);
       }
       await sleep(1000, this.#stop.signal);

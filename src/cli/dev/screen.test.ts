@@ -24,3 +24,11 @@ test('the screen shows where things are, the tables, the hints and recent change
   assert.match(text, /Recent changes:\n {2}12:00:01 Microservice default\/todo-api: phase=Accepted/);
   assert.ok(!text.includes('\u001b['));
 });
+
+test('hint and change lines are cut to the terminal width', () => {
+  const doc = buildStatusDocument({ namespace: null, microservices: [], providers: [] });
+  const text = renderDevScreen({ doc, info, changes: [`12:00:01 ${'x'.repeat(200)}`], now: new Date(), width: 80 });
+  const lines = text.split('\n');
+  assert.ok(lines.filter((l) => l.startsWith('  kubectl') || l.startsWith('  12:00:01')).every((l) => [...l].length <= 80));
+  assert.ok(lines.some((l) => l.startsWith('  12:00:01') && l.endsWith('…')));
+});

@@ -4,7 +4,7 @@
  * @module
  */
 import type { StatusDocument, Style } from '../views/index.ts';
-import { humanDuration, plainStyle, renderStatusText } from '../views/index.ts';
+import { humanDuration, plainStyle, renderStatusText, truncate } from '../views/index.ts';
 
 export interface DevInfo {
   kubeconfigPath: string;
@@ -50,6 +50,8 @@ export interface ScreenInput {
   readyAfterMs?: number | undefined;
   /** A problem reading the cluster at the last refresh. */
   error?: string | undefined;
+  /** Terminal width: hint and change lines are cut to it (tables are not). */
+  width?: number | undefined;
 }
 
 export function renderDevScreen(input: ScreenInput): string {
@@ -66,10 +68,11 @@ export function renderDevScreen(input: ScreenInput): string {
   out.push('', renderStatusText(input.doc, { now, style, showNamespace: true }));
   if (input.error) out.push('', style.paint(`cannot read the cluster: ${input.error}`, 'red'));
   out.push('', style.paint('Try, in another terminal:', 'bold'));
-  for (const line of commandsToTry(info)) out.push(`  ${line}`);
+  const fit = (line: string) => truncate(line, input.width && input.width > 20 ? input.width - 2 : undefined);
+  for (const line of commandsToTry(info)) out.push(`  ${fit(line)}`);
   if (input.changes.length > 0) {
     out.push('', style.paint('Recent changes:', 'bold'));
-    for (const c of input.changes) out.push(`  ${style.paint(c, 'dim')}`);
+    for (const c of input.changes) out.push(`  ${style.paint(fit(c), 'dim')}`);
   }
   return out.join('\n');
 }
