@@ -4,7 +4,7 @@
 // may be an older system one (npm's), which cannot run TypeScript.
 //
 //   node scripts/bootstrap.mjs <entry.ts> [args...]      (what `npm start` and `npm test` call)
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,14 @@ if (!entry) {
   process.stderr.write('usage: node scripts/bootstrap.mjs <entry.ts> [args...]\n');
   process.exit(2);
 }
-const child = spawnSync(nodeBin, [join(root, entry), ...args], { stdio: 'inherit' });
-if (child.signal) process.kill(process.pid, child.signal);
-process.exit(child.status ?? 1);
+const child = spawn(nodeBin, [join(root, entry), ...args], { stdio: 'inherit' });
+// Ctrl-C reaches the child through the terminal's process group; the wrapper just waits for it
+// to finish tearing down. SIGTERM/SIGHUP sent to the wrapper alone are passed on.
+process.on('SIGINT', () => {});
+for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+child.on('exit', (code, signal) => {
+  if (signal) {
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+  } else process.exit(code ?? 1);
+});
