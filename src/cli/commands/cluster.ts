@@ -10,8 +10,8 @@
  */
 import { mkdir, writeFile, readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { startControlPlane, type ComponentName } from '../../control-plane/index.ts';
+import { parseCommandArgs } from '../shared/command-args.ts';
 
 const HELP = `Usage: converge cluster up --kubeconfig <path> [--audit-log] [--nodes N]
 
@@ -40,27 +40,13 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`converge cluster: ${sub ? `unknown subcommand "${sub}"` : 'missing subcommand'}\n\n${HELP}`);
     return 2;
   }
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: rest,
-      options: {
-        kubeconfig: { type: 'string' },
-        'audit-log': { type: 'boolean', default: false },
-        nodes: { type: 'string', default: '1' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    process.stderr.write(`converge cluster up: ${(err as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const args = parseCommandArgs('cluster up', HELP, rest, {
+    kubeconfig: { type: 'string' },
+    'audit-log': { type: 'boolean', default: false },
+    nodes: { type: 'string', default: '1' },
+  });
+  if (args.exitCode !== undefined) return args.exitCode;
+  const { values } = args;
   if (!values.kubeconfig) {
     process.stderr.write(`converge cluster up: --kubeconfig <path> is required\n\n${HELP}`);
     return 2;

@@ -21,7 +21,6 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import {
   KubeClient,
   CustomResourceDefinitionKind,
@@ -46,6 +45,7 @@ import { colorEnabled, createStyle, humanDuration, renderStatusText, statusLines
 import type { StatusDocument } from '../views/index.ts';
 import { commandsToTry, describeSamples, loadSamples, prepareSamples, renderDevScreen } from '../dev/index.ts';
 import type { DevInfo, SampleObject } from '../dev/index.ts';
+import { parseCommandArgs } from '../shared/command-args.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const DEV_DIR = join(REPO_ROOT, '.converge', 'dev');
@@ -90,32 +90,18 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 export async function run(argv: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        'no-ui': { type: 'boolean', default: false },
-        'no-samples': { type: 'boolean', default: false },
-        namespace: { type: 'string', default: 'default' },
-        'kubeconfig-out': { type: 'string' },
-        'log-file': { type: 'string' },
-        'log-level': { type: 'string', default: 'info' },
-        'exit-when-ready': { type: 'boolean', default: false },
-        timeout: { type: 'string', default: '600' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    process.stderr.write(`converge dev: ${(err as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const args = parseCommandArgs('dev', HELP, argv, {
+    'no-ui': { type: 'boolean', default: false },
+    'no-samples': { type: 'boolean', default: false },
+    namespace: { type: 'string', default: 'default' },
+    'kubeconfig-out': { type: 'string' },
+    'log-file': { type: 'string' },
+    'log-level': { type: 'string', default: 'info' },
+    'exit-when-ready': { type: 'boolean', default: false },
+    timeout: { type: 'string', default: '600' },
+  });
+  if (args.exitCode !== undefined) return args.exitCode;
+  const { values } = args;
   const timeoutSeconds = Number(values.timeout);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
     process.stderr.write(`converge dev: --timeout must be a positive number of seconds, got "${values.timeout}"\n`);

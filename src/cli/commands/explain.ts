@@ -11,7 +11,6 @@
  * 2 usage error.
  * @module
  */
-import { parseArgs } from 'node:util';
 import { stringify as toYaml } from 'yaml';
 import {
   KubeClient,
@@ -30,6 +29,7 @@ import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { namespaceFrom } from '../shared/namespace-flag.ts';
 import { colorEnabled, createStyle, explainMicroservice, explainProvider, renderExplanationText } from '../views/index.ts';
 import type { Explanation } from '../views/index.ts';
+import { parseCommandArgs } from '../shared/command-args.ts';
 
 const HELP = `Usage: converge explain <kind>/<name> [-n <namespace>] [-o json|yaml] [--config <file>] [--kubeconfig <path>]
 
@@ -78,30 +78,15 @@ export function parseTarget(positionals: string[]): { kind: 'microservice' | 'pr
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let values;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: {
-        namespace: { type: 'string', short: 'n' },
-        output: { type: 'string', short: 'o' },
-        config: { type: 'string' },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: true,
-    }));
-  } catch (err) {
-    process.stderr.write(`converge explain: ${(err as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const args = parseCommandArgs('explain', HELP, argv, {
+    namespace: { type: 'string', short: 'n' },
+    output: { type: 'string', short: 'o' },
+    config: { type: 'string' },
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+  }, true);
+  if (args.exitCode !== undefined) return args.exitCode;
+  const { values, positionals } = args;
   const target = parseTarget(positionals);
   if (!target) {
     process.stderr.write(`converge explain: expected <kind>/<name> with kind microservice (ms) or digitalhumanprovider (dhp), got "${positionals.join(' ')}"\n\n${HELP}`);

@@ -4,12 +4,12 @@
  * in-flight reconciles finish). Exits 1 when leadership is lost, so the pod is restarted.
  * @module
  */
-import { parseArgs } from 'node:util';
 import { readFileSync, existsSync } from 'node:fs';
 import { LeadershipLostError } from '../../runtime/index.ts';
 import { runOperatorProcess } from '../../operators/operator-process.ts';
 import { loadOperatorConfig, defaultOperatorConfig } from '../../operators/operator-config.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
+import { parseCommandArgs } from '../shared/command-args.ts';
 
 const HELP = `Usage: converge run [flags]
 
@@ -30,33 +30,20 @@ Flags:
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        kubeconfig: { type: 'string' },
-        namespace: { type: 'string', multiple: true },
-        'leader-elect': { type: 'boolean', default: false },
-        'leader-election-namespace': { type: 'string' },
-        'leader-election-id': { type: 'string', default: 'converge-operators' },
-        'metrics-bind-address': { type: 'string', default: ':8080' },
-        'health-probe-bind-address': { type: 'string', default: ':8081' },
-        config: { type: 'string' },
-        operators: { type: 'string', default: 'microservice,provider' },
-        'log-level': { type: 'string', default: 'info' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-    }));
-  } catch (err) {
-    process.stderr.write(`converge run: ${(err as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const args = parseCommandArgs('run', HELP, argv, {
+    kubeconfig: { type: 'string' },
+    namespace: { type: 'string', multiple: true },
+    'leader-elect': { type: 'boolean', default: false },
+    'leader-election-namespace': { type: 'string' },
+    'leader-election-id': { type: 'string', default: 'converge-operators' },
+    'metrics-bind-address': { type: 'string', default: ':8080' },
+    'health-probe-bind-address': { type: 'string', default: ':8081' },
+    config: { type: 'string' },
+    operators: { type: 'string', default: 'microservice,provider' },
+    'log-level': { type: 'string', default: 'info' },
+  });
+  if (args.exitCode !== undefined) return args.exitCode;
+  const { values } = args;
   const operators = values.operators.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = operators.filter((o) => o !== 'microservice' && o !== 'provider');
   if (unknown.length) {

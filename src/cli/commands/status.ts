@@ -6,7 +6,6 @@
  * Exit codes: 0 shown, 1 the API server could not be read, 2 usage error.
  * @module
  */
-import { parseArgs } from 'node:util';
 import { stringify as toYaml } from 'yaml';
 import { KubeClient } from '../../runtime/index.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
@@ -14,6 +13,7 @@ import { namespaceFrom } from '../shared/namespace-flag.ts';
 import { readStatus } from '../shared/status-reader.ts';
 import { colorEnabled, createStyle, renderStatusText } from '../views/index.ts';
 import type { StatusDocument } from '../views/index.ts';
+import { parseCommandArgs } from '../shared/command-args.ts';
 
 const HELP = `Usage: converge status [-n <namespace> | -A] [-o wide|json|yaml] [--watch] [--kubeconfig <path>]
 
@@ -38,30 +38,16 @@ In the READY column, "*" marks a condition computed for an older generation of t
 type Output = 'table' | 'wide' | 'json' | 'yaml';
 
 export async function run(argv: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        namespace: { type: 'string', short: 'n' },
-        'all-namespaces': { type: 'boolean', short: 'A', default: false },
-        output: { type: 'string', short: 'o' },
-        watch: { type: 'boolean', short: 'w', default: false },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    process.stderr.write(`converge status: ${(err as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const args = parseCommandArgs('status', HELP, argv, {
+    namespace: { type: 'string', short: 'n' },
+    'all-namespaces': { type: 'boolean', short: 'A', default: false },
+    output: { type: 'string', short: 'o' },
+    watch: { type: 'boolean', short: 'w', default: false },
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+  });
+  if (args.exitCode !== undefined) return args.exitCode;
+  const { values } = args;
   const output = (values.output ?? 'table') as Output;
   if (!['table', 'wide', 'json', 'yaml'].includes(output)) {
     process.stderr.write(`converge status: unknown output format "${values.output}"; use wide, json or yaml\n`);

@@ -8,8 +8,8 @@
  * a failure to start (port in use, unreadable state file): stderr, exit 1.
  * @module
  */
-import { parseArgs } from 'node:util';
 import { startVendorSimulator, type Faults } from '../../vendor-sim/index.ts';
+import { parseCommandArgs } from '../shared/command-args.ts';
 
 const HELP = `Usage: converge vendor-sim --listen <host:port> --token <token> [flags]
 
@@ -49,30 +49,16 @@ export function parseListen(value: string): { host: string; port: number } {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        listen: { type: 'string', default: '127.0.0.1:0' },
-        token: { type: 'string' },
-        'admin-token': { type: 'string' },
-        'state-file': { type: 'string' },
-        dir: { type: 'string' },
-        faults: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    process.stderr.write(`converge vendor-sim: ${(err as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const args = parseCommandArgs('vendor-sim', HELP, argv, {
+    listen: { type: 'string', default: '127.0.0.1:0' },
+    token: { type: 'string' },
+    'admin-token': { type: 'string' },
+    'state-file': { type: 'string' },
+    dir: { type: 'string' },
+    faults: { type: 'string' },
+  });
+  if (args.exitCode !== undefined) return args.exitCode;
+  const { values } = args;
   const token = values.token ?? process.env.CONVERGE_VENDOR_SIM_TOKEN;
   const adminToken = values['admin-token'] ?? process.env.CONVERGE_VENDOR_SIM_ADMIN_TOKEN;
   let listen: { host: string; port: number };

@@ -1,0 +1,31 @@
+/**
+ * Flag parsing every command shares: `node:util` parseArgs in strict mode, `-h/--help` printing
+ * the command's help to stdout (exit 0), and a usage error printed to stderr with the help
+ * (exit 2). A caller returns `exitCode` when it is set.
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
+
+const HELP_FLAG = { help: { type: 'boolean', short: 'h', default: false } } as const;
+
+export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(
+  command: string,
+  help: string,
+  argv: string[],
+  options: O,
+  allowPositionals = false,
+) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...options, ...HELP_FLAG }, strict: true, allowPositionals });
+  } catch (err) {
+    process.stderr.write(`converge ${command}: ${(err as Error).message}\n\n${help}`);
+    return { exitCode: 2 as const };
+  }
+  if ((parsed.values as { help?: boolean }).help) {
+    process.stdout.write(help);
+    return { exitCode: 0 as const };
+  }
+  return { ...parsed, exitCode: undefined };
+}
