@@ -1,0 +1,55 @@
+/**
+ * The benchmark report: one JSON document (`report.json`), its markdown rendering
+ * (`report.md`) and a chart (`chart.svg`) written into the run's output directory, and copied to
+ * `bench/reports/latest/` for a default run. Rendering is pure (markdown.ts, svg-chart.ts).
+ * @module
+ */
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { MachineInfo } from '../support/machine.ts';
+import type { BenchOptions } from '../support/options.ts';
+import type { ScenarioResult } from '../scenarios/types.ts';
+import { renderMarkdown } from './markdown.ts';
+import { renderChart } from './svg-chart.ts';
+
+export interface ScenarioReport extends Partial<ScenarioResult> {
+  name: string;
+  title: string;
+  description: string;
+  status: 'ok' | 'failed' | 'skipped';
+  error?: string;
+  durationSeconds: number;
+}
+
+export interface Report {
+  schemaVersion: 1;
+  startedAt: string;
+  finishedAt: string;
+  durationSeconds: number;
+  command: string;
+  options: BenchOptions;
+  machine: MachineInfo;
+  loadAverageAtEnd: number[];
+  caveat: string;
+  scenarios: ScenarioReport[];
+}
+
+export const CAVEAT =
+  'Absolute times are noisy: this machine has few cores and other work (test suites of other engineers, the control plane itself, the benchmark\'s own observers) runs beside the operator. Compare ratios measured in the same run (operator ÷ ceiling, achieved ÷ limit) and counts (requests, writes, bytes per object), not seconds across runs.';
+
+export const REPORT_FILES = ['report.json', 'report.md', 'chart.svg'] as const;
+
+export function writeReport(report: Report, outDir: string): void {
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(outDir, 'report.md'), renderMarkdown(report));
+  const panels = report.scenarios.flatMap((s) => s.charts ?? []);
+  writeFileSync(join(outDir, 'chart.svg'), renderChart(panels, `Converge benchmarks, ${report.startedAt.slice(0, 10)}, commit ${report.machine.git.commit.slice(0, 10)}, ${report.machine.cpus} cores — figures are noisy, compare ratios`));
+}
+
+/** Replaces `dest` with the report files (and nothing else) of `outDir`. */
+export function copyReport(outDir: string, dest: string): void {
+  mkdirSync(dest, { recursive: true });
+  for (const f of readdirSync(dest)) rmSync(join(dest, f), { recursive: true, force: true });
+  for (const f of REPORT_FILES) copyFileSync(join(outDir, f), join(dest, f));
+}

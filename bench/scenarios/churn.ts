@@ -1,0 +1,182 @@
+/**
+ * Churn: sustained spec changes (the image tag flips) on the converged fleet at increasing
+ * rates. For each rate: the p99 wait in the operator's work queue over the step (from the
+ * `workqueue_queue_duration_seconds` histogram, difference of two scrapes) and the time from
+ * each change to `Ready` for its generation. A rate is kept up with when the queue's p99 wait
+ * is ≤ 1 s and every change is Ready before the drain deadline; the first rate that is not
+ * ends the climb.
+ * @module
+ */
+import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
+import { IMAGE, IMAGE_TAGS } from '../support/fixtures.ts';
+import { fractionAtOrBelow, histogram, histogramDelta, histogramQuantile, sumOf } from '../support/prometheus.ts';
+import { round, summarize } from '../support/stats.ts';
+import type { Cell, Scenario } from './types.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const QUEUE_TARGET_SECONDS = 1;
+
+interface Step {
+  rate: number;
+  changes: number;
+  achievedRate: number;
+  queueP50: number;
+  queueP99: number;
+  queueWithin1s: number;
+  readyP50Ms: number;
+  readyP99Ms: number;
+  readyMaxMs: number;
+  notReady: number;
+  cpuShare: number;
+  keptUp: boolean;
+}
+
+export const churn: Scenario = {
+  name: 'churn',
+  title: 'Churn',
+  description:
+    'Spec changes (the image tag flips between two values) are sent at a steady rate for each step, to Microservices of the converged fleet that have no change in flight. Queue wait is the operator\'s own workqueue_queue_duration_seconds histogram over the step (periodic checks included); time to Ready runs from the PATCH until the benchmark sees Ready=True for that generation, so it includes the rollout by kube-controller-manager and the pod simulator. A rate is kept up with when the p99 queue wait is at most 1 s and every change is Ready before the drain deadline.',
+  async run(ctx) {
+    const { session, options } = ctx;
+    const fleet = await ctx.fleet();
+    const names = fleet.names;
+    let cursor = 0;
+    const inFlight = new Map<string, number>(); // key → generation awaited
+    const steps: Step[] = [];
+    const drainMs = Math.max(60_000, options.churnStepSeconds * 4_000);
+    for (const rate of options.churnRates) {
+      const before = await fleet.operator.metrics();
+      const total = Math.max(1, Math.round(rate * options.churnStepSeconds));
+      const changes: { key: string; generation: number; sentAt: number }[] = [];
+      const pending: Promise<void>[] = [];
+      session.log(`churn: ${rate} changes/s for ${options.churnStepSeconds} s (${total} changes)`);
+      const tStart = performance.now();
+      let skipped = 0;
+      for (let k = 0; k < total; k++) {
+        const due = tStart + (k * 1000) / rate;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        // Next Microservice without a change in flight.
+        let name: string | undefined;
+        for (let tries = 0; tries < names.length; tries++) {
+          const candidate = names[cursor++ % names.length]!;
+          const key = `${fleet.namespace}/${candidate}`;
+          const awaited = inFlight.get(key);
+          if (awaited !== undefined && fleet.microservices.readyAt(key, awaited) === undefined) continue;
+          name = candidate;
+          break;
+        }
+        if (!name) {
+          skipped += 1;
+          continue;
+        }
+        const key = `${fleet.namespace}/${name}`;
+        const current = fleet.microservices.store.get(key);
+        const image = current?.spec.image.endsWith(`:${IMAGE_TAGS[0]}`) ? `${IMAGE}:${IMAGE_TAGS[1]}` : `${IMAGE}:${IMAGE_TAGS[0]}`;
+        inFlight.set(key, Number.MAX_SAFE_INTEGER); // reserved until the PATCH answers
+        const sentAt = performance.now();
+        pending.push(
+          session.client.patch(MicroserviceKind, { namespace: fleet.namespace, name }, { type: 'merge', body: { spec: { image } } }).then((ms) => {
+            const generation = ms.metadata.generation ?? 0;
+            inFlight.set(key, generation);
+            changes.push({ key, generation, sentAt });
+          }),
+        );
+      }
+      await Promise.all(pending);
+      const sendMs = performance.now() - tStart;
+      const everyReady = () => changes.every((c) => fleet.microservices.readyAt(c.key, c.generation) !== undefined);
+      try {
+        await fleet.microservices.until(everyReady, drainMs, `${changes.length} changed Microservices Ready`);
+      } catch {
+        // reported as notReady below
+      }
+      const after = await fleet.operator.metrics();
+      const q = histogramDelta(histogram(after, 'workqueue_queue_duration_seconds', { name: 'microservice' }), histogram(before, 'workqueue_queue_duration_seconds', { name: 'microservice' }));
+      const latencies: number[] = [];
+      let notReady = 0;
+      for (const c of changes) {
+        const at = fleet.microservices.readyAt(c.key, c.generation);
+        if (at === undefined) notReady += 1;
+        else latencies.push(at - c.sentAt);
+      }
+      notReady += skipped;
+      const s = summarize(latencies);
+      const elapsed = performance.now() - tStart;
+      const cpu = sumOf(after, 'process_cpu_seconds_total') - sumOf(before, 'process_cpu_seconds_total');
+      const step: Step = {
+        rate,
+        changes: changes.length,
+        achievedRate: changes.length / (sendMs / 1000),
+        queueP50: histogramQuantile(q, 0.5),
+        queueP99: histogramQuantile(q, 0.99),
+        queueWithin1s: fractionAtOrBelow(q, QUEUE_TARGET_SECONDS),
+        readyP50Ms: s.p50,
+        readyP99Ms: s.p99,
+        readyMaxMs: s.max,
+        notReady,
+        cpuShare: cpu / (elapsed / 1000),
+        keptUp: false,
+      };
+      step.keptUp = step.queueP99 <= QUEUE_TARGET_SECONDS && notReady === 0;
+      steps.push(step);
+      session.log(`churn: ${rate}/s → queue p99 ${step.queueP99.toFixed(3)} s, Ready p50 ${(s.p50 / 1000).toFixed(2)} s p99 ${(s.p99 / 1000).toFixed(2)} s, not Ready ${notReady}${step.keptUp ? '' : ' — not kept up with'}`);
+      if (!step.keptUp) break;
+      await sleep(2_000);
+    }
+    const best = [...steps].reverse().find((s) => s.keptUp);
+    const row = (s: Step): Cell[] => [
+      s.rate,
+      s.changes,
+      round(s.achievedRate, 1),
+      round(s.queueP50, 3),
+      round(s.queueP99, 3),
+      round(s.queueWithin1s * 100, 1),
+      round(s.readyP50Ms / 1000, 2),
+      round(s.readyP99Ms / 1000, 2),
+      round(s.readyMaxMs / 1000, 2),
+      s.notReady,
+      round(s.cpuShare * 100, 0),
+      s.keptUp ? 'yes' : 'no',
+    ];
+    return {
+      headline: best
+        ? `kept up with ${best.rate} spec changes/s${best === steps.at(-1) && steps.length === options.churnRates.length ? ' (the highest rate tried)' : ''}: queue p99 ${round(best.queueP99, 3)} s, change → Ready p50 ${round(best.readyP50Ms / 1000, 2)} s, p99 ${round(best.readyP99Ms / 1000, 2)} s`
+        : `did not keep up with the lowest rate tried (${options.churnRates[0]}/s)`,
+      figures: {
+        microservices: names.length,
+        stepSeconds: options.churnStepSeconds,
+        ratesTried: steps.map((s) => s.rate).join(','),
+        highestRateKeptUp: best?.rate ?? 0,
+        allRatesKeptUp: best !== undefined && best === steps.at(-1) && steps.length === options.churnRates.length,
+        readyP50SecondsAtBest: best ? round(best.readyP50Ms / 1000, 2) : null,
+        readyP99SecondsAtBest: best ? round(best.readyP99Ms / 1000, 2) : null,
+        queueP99SecondsAtBest: best ? round(best.queueP99, 3) : null,
+      },
+      tables: [
+        {
+          title: `Spec changes at increasing rates (fleet of ${names.length}, ${options.churnStepSeconds} s per rate)`,
+          columns: ['rate (/s)', 'changes', 'sent (/s)', 'queue p50 (s)', 'queue p99 (s)', 'queue ≤ 1 s (%)', 'to Ready p50 (s)', 'to Ready p99 (s)', 'to Ready max (s)', 'not Ready', 'operator CPU (% of a core)', 'kept up'],
+          rows: steps.map(row),
+        },
+      ],
+      charts: [
+        {
+          title: 'Churn: latency against the rate of spec changes',
+          xLabel: 'spec changes per second',
+          yLabel: 'seconds',
+          series: [
+            { name: 'change → Ready p50', points: steps.map((s) => [s.rate, s.readyP50Ms / 1000] as [number, number]) },
+            { name: 'change → Ready p99', points: steps.map((s) => [s.rate, s.readyP99Ms / 1000] as [number, number]) },
+            { name: 'queue wait p99', points: steps.map((s) => [s.rate, s.queueP99] as [number, number]) },
+          ],
+          threshold: { y: QUEUE_TARGET_SECONDS, label: 'queue p99 target 1 s' },
+        },
+      ],
+      notes: [
+        'Queue quantiles are estimated from histogram buckets (…, 0.5, 1, 2.5, … s) by linear interpolation, as PromQL\'s histogram_quantile does; "queue ≤ 1 s" is exact.',
+        best && best === steps.at(-1) ? 'The highest rate tried was kept up with: the real limit is higher; try --churn-rates with larger values.' : '',
+      ].filter(Boolean),
+    };
+  },
+};

@@ -1,0 +1,72 @@
+/**
+ * The operator under benchmark: `converge run` in a child process (its own event loop and
+ * connections, as in production), restricted to one namespace, with a config file written for
+ * the scenario, metrics on a free loopback port, and optionally a CPU profile.
+ * @module
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { freePorts } from '../../src/control-plane/index.ts';
+import { startChild } from './child-process.ts';
+import type { BenchChild } from './child-process.ts';
+import { scrape } from './prometheus.ts';
+import type { Sample } from './prometheus.ts';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+/** The User-Agent of the operator's client (src/operators/operator-process.ts). */
+export const OPERATOR_USER_AGENT = 'converge-operator';
+
+export interface OperatorOptions {
+  name: string;
+  kubeconfigPath: string;
+  namespace: string;
+  operators: ('microservice' | 'provider')[];
+  /** The operator configuration file's content (see src/operators/operator-config.ts). */
+  config: Record<string, unknown>;
+  outDir: string;
+  profileDir?: string;
+}
+
+export interface RunningOperator extends BenchChild {
+  readonly metricsUrl: string;
+  metrics(): Promise<Sample[]>;
+}
+
+export async function startOperator(options: OperatorOptions): Promise<RunningOperator> {
+  const configPath = join(options.outDir, `${options.name}.config.yaml`);
+  writeFileSync(configPath, stringify(options.config));
+  const [port] = await freePorts(1);
+  const metricsUrl = `http://127.0.0.1:${port}`;
+  const child = startChild({
+    name: options.name,
+    script: MAIN,
+    args: [
+      'run',
+      '--kubeconfig', options.kubeconfigPath,
+      '--namespace', options.namespace,
+      '--operators', options.operators.join(','),
+      '--config', configPath,
+      '--metrics-bind-address', `127.0.0.1:${port}`,
+      '--health-probe-bind-address', '0',
+      '--log-level', 'warn',
+    ],
+    outDir: options.outDir,
+    ...(options.profileDir ? { profileDir: options.profileDir } : {}),
+  });
+  // Wait until the metrics server answers (the process is up and the manager built).
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await scrape(metricsUrl);
+      break;
+    } catch (err) {
+      const code = await Promise.race([child.exited, new Promise((r) => setTimeout(() => r(undefined), 100))]);
+      if (code !== undefined) throw new Error(`operator ${options.name} exited (${code}) before serving metrics; see ${child.logPath}`);
+      if (Date.now() > deadline) throw new Error(`operator ${options.name}: metrics not served within 60 s (${(err as Error).message}); see ${child.logPath}`);
+    }
+  }
+  return { ...child, metricsUrl, metrics: () => scrape(metricsUrl) };
+}

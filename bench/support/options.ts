@@ -1,0 +1,191 @@
+/**
+ * Command-line flags of `npm run bench` and the size presets they start from.
+ * Pure (parseBenchArgs throws BenchUsageError on bad input); unit-tested in options.test.ts.
+ * @module
+ */
+import { parseArgs } from 'node:util';
+
+export const SCENARIO_NAMES = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers'] as const;
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+export interface BenchOptions {
+  /** The preset's name or the number given to --size. */
+  size: string;
+  scenarios: ScenarioName[];
+  /** Microservices in the fleet (cold start, idle cost, repair, churn). */
+  microservices: number;
+  /** Spec changes per second, tried in this order until one is not kept up with. */
+  churnRates: number[];
+  churnStepSeconds: number;
+  /** How many owned Services are deleted, one at a time. */
+  repairs: number;
+  idleSeconds: number;
+  /** Cached-object counts at which the memory scenario measures the operator. */
+  memoryObjects: number[];
+  providers: number;
+  /** The simulated vendor's rate limit, and the operator's own limit towards it. */
+  vendorRateLimit: { requestsPerSecond: number; burst: number };
+  providerClientLimit: { requestsPerSecond: number; burst: number; maxConcurrency: number };
+  providerHealthSeconds: number;
+  /** Operator settings shared by the operator and the ceiling (same concurrency, same client limit). */
+  workers: number;
+  qps: number;
+  burst: number;
+  resyncSeconds: number;
+  profile: boolean;
+  /** Output directory (default bench/out/<timestamp>). */
+  out?: string;
+  /** Copy the report to bench/reports/latest (default: only for the default run). */
+  latest: boolean;
+  /** Whether every size-related flag kept its default (the run is "the default run"). */
+  isDefaultRun: boolean;
+}
+
+type Preset = Pick<BenchOptions, 'microservices' | 'churnRates' | 'churnStepSeconds' | 'repairs' | 'idleSeconds' | 'memoryObjects' | 'providers'>;
+
+export const PRESETS: Record<string, Preset> = {
+  tiny: { microservices: 10, churnRates: [1, 2], churnStepSeconds: 5, repairs: 3, idleSeconds: 15, memoryObjects: [40], providers: 5 },
+  small: { microservices: 100, churnRates: [1, 2, 5, 10], churnStepSeconds: 10, repairs: 10, idleSeconds: 30, memoryObjects: [400], providers: 20 },
+  default: { microservices: 1000, churnRates: [2, 5, 10, 20, 40], churnStepSeconds: 15, repairs: 30, idleSeconds: 60, memoryObjects: [1000, 2000], providers: 50 },
+};
+
+export const DEFAULT_SIZE = 'default';
+
+export class BenchUsageError extends Error {
+  override readonly name = 'BenchUsageError';
+}
+
+export const USAGE = `Usage: npm run bench -- [flags]
+
+Runs the benchmarks on a local control plane of their own and writes
+bench/out/<timestamp>/{report.json,report.md,chart.svg}.
+
+Flags:
+  --scenarios <list>        comma-separated, from: ${SCENARIO_NAMES.join(', ')} (default: all)
+  --size <preset|N>         tiny | small | default, or a number of Microservices (e.g. 1000, 5000, 10000)
+  --microservices <n>       Microservices in the fleet (cold start, idle cost, repair, churn)
+  --churn-rates <list>      spec changes per second to try, ascending (e.g. 2,5,10,20)
+  --churn-step-seconds <s>  how long each churn rate is sustained
+  --repairs <n>             owned Services deleted one at a time
+  --idle-seconds <s>        idle window after convergence
+  --memory-objects <list>   cached-object counts to measure memory at (e.g. 1000,5000,10000)
+  --providers <n>           DigitalHumanProviders against the vendor simulator
+  --vendor-rps <n>          the simulated vendor's rate limit (default 5/s, burst 5)
+  --workers <n>             concurrent reconciles, also used by the ceiling (default 4)
+  --qps <n> --burst <n>     client-side rate limit towards the API server, operator and ceiling (default 50/100)
+  --resync-seconds <s>      the operator's periodic check (default 10)
+  --profile                 write CPU profiles of the operator processes (.cpuprofile, open in Chrome DevTools)
+  --out <dir>               output directory (default bench/out/<timestamp>)
+  --latest / --no-latest    copy the report to bench/reports/latest (default: only for a default run)
+  -h, --help                this help
+
+Presets (--size):
+${Object.entries(PRESETS).map(([name, p]) => `  ${name.padEnd(8)} ${p.microservices} Microservices, churn ${p.churnRates.join('/')} per s × ${p.churnStepSeconds} s, ${p.repairs} repairs, idle ${p.idleSeconds} s, memory at ${p.memoryObjects.join('/')} objects, ${p.providers} providers`).join('\n')}
+`;
+
+function positiveInt(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new BenchUsageError(`--${flag} must be a positive integer, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function positive(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new BenchUsageError(`--${flag} must be a positive number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function list(flag: string, v: string | undefined): number[] | undefined {
+  if (v === undefined) return undefined;
+  const items = v.split(',').map((s) => s.trim()).filter(Boolean).map((s) => positive(flag, s)!);
+  if (items.length === 0) throw new BenchUsageError(`--${flag} needs at least one number`);
+  return items;
+}
+
+/** Parses argv; returns undefined for --help. */
+export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        scenarios: { type: 'string' },
+        size: { type: 'string' },
+        microservices: { type: 'string' },
+        'churn-rates': { type: 'string' },
+        'churn-step-seconds': { type: 'string' },
+        repairs: { type: 'string' },
+        'idle-seconds': { type: 'string' },
+        'memory-objects': { type: 'string' },
+        providers: { type: 'string' },
+        'vendor-rps': { type: 'string' },
+        workers: { type: 'string' },
+        qps: { type: 'string' },
+        burst: { type: 'string' },
+        'resync-seconds': { type: 'string' },
+        profile: { type: 'boolean', default: false },
+        out: { type: 'string' },
+        latest: { type: 'boolean' },
+        'no-latest': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new BenchUsageError((err as Error).message);
+  }
+  if (values.help) return undefined;
+
+  const sizeArg = values.size ?? DEFAULT_SIZE;
+  let preset: Preset;
+  if (PRESETS[sizeArg]) {
+    preset = PRESETS[sizeArg];
+  } else {
+    const n = positiveInt('size', sizeArg)!;
+    // A number scales the fleet; the other dimensions keep the default preset, except memory,
+    // which measures at the matching number of cached objects (four per Microservice).
+    preset = { ...PRESETS[DEFAULT_SIZE]!, microservices: n, memoryObjects: [...new Set([1000, Math.min(n * 4, 10_000)])].sort((a, b) => a - b) };
+  }
+
+  let scenarios: ScenarioName[] = [...SCENARIO_NAMES];
+  if (values.scenarios !== undefined) {
+    const asked = values.scenarios.split(',').map((s) => s.trim()).filter(Boolean);
+    const unknown = asked.filter((s) => !(SCENARIO_NAMES as readonly string[]).includes(s));
+    if (unknown.length) throw new BenchUsageError(`unknown scenario(s) ${unknown.join(', ')}; choose from ${SCENARIO_NAMES.join(', ')}`);
+    if (asked.length === 0) throw new BenchUsageError('--scenarios needs at least one scenario');
+    // Always run in the canonical order (the fleet scenarios share state in that order).
+    scenarios = SCENARIO_NAMES.filter((s) => asked.includes(s));
+  }
+
+  const churnRates = list('churn-rates', values['churn-rates']) ?? preset.churnRates;
+  const vendorRps = positive('vendor-rps', values['vendor-rps']) ?? 5;
+  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds'] as const;
+  const isDefaultRun = !values.profile && sizeFlags.every((f) => values[f] === undefined || (f === 'size' && values.size === DEFAULT_SIZE));
+  if (values.latest && values['no-latest']) throw new BenchUsageError('--latest and --no-latest exclude each other');
+  return {
+    size: sizeArg,
+    scenarios,
+    microservices: positiveInt('microservices', values.microservices) ?? preset.microservices,
+    churnRates: [...churnRates].sort((a, b) => a - b),
+    churnStepSeconds: positive('churn-step-seconds', values['churn-step-seconds']) ?? preset.churnStepSeconds,
+    repairs: positiveInt('repairs', values.repairs) ?? preset.repairs,
+    idleSeconds: positive('idle-seconds', values['idle-seconds']) ?? preset.idleSeconds,
+    memoryObjects: (list('memory-objects', values['memory-objects']) ?? preset.memoryObjects).map(Math.round).sort((a, b) => a - b),
+    providers: positiveInt('providers', values.providers) ?? preset.providers,
+    vendorRateLimit: { requestsPerSecond: vendorRps, burst: Math.max(1, Math.round(vendorRps)) },
+    // Just under the vendor's limit, as an operator should be configured.
+    providerClientLimit: { requestsPerSecond: Math.max(0.5, vendorRps * 0.8), burst: Math.max(1, Math.floor(vendorRps * 0.8)), maxConcurrency: 4 },
+    providerHealthSeconds: 30,
+    workers: positiveInt('workers', values.workers) ?? 4,
+    qps: positive('qps', values.qps) ?? 50,
+    burst: positiveInt('burst', values.burst) ?? 100,
+    resyncSeconds: positive('resync-seconds', values['resync-seconds']) ?? 10,
+    profile: values.profile,
+    ...(values.out ? { out: values.out } : {}),
+    latest: values.latest ?? (values['no-latest'] ? false : isDefaultRun),
+    isDefaultRun,
+  };
+}
