@@ -141,6 +141,7 @@ export class ProviderReconciler {
         // The instance may exist without a recorded providerID (crash between create and status write).
         const id = known ?? (await vendor.findByIdempotencyKey(dhp.metadata.uid!, signal))?.id;
         if (id) {
+          this.#d.faultPoint?.('provider:before-delete');
           const existed = await vendor.deleteInstance(id, signal);
           request.log.info({ providerID: id, existed }, existed ? 'vendor instance deleted' : 'vendor instance already gone');
           this.#d.events.normal(dhp, Reason.Deleted, 'DeleteInstance', existed ? `vendor instance ${id} deleted` : `vendor instance ${id} was already gone`);
