@@ -1,0 +1,78 @@
+/**
+ * Checklist item 1, "repeat": the same converged objects reconciled again and again (a 1 s
+ * periodic check, no-op annotation touches, and an operator restart with a cold cache) cost no
+ * API write and no vendor write call. Writes are counted three ways: the operator's own client,
+ * the API server's audit log, and the vendor simulator's write counter.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
+import { DigitalHumanProviderKind } from '../../src/operators/provider/index.ts';
+import { sleep } from '../support/operator-harness.ts';
+import { reliabilityEnv, LONG, reliabilityReport, Churn, random, waitConverged, describe, counter, auditMark, summarize, AUDIT_LOG } from './support/index.ts';
+import type { InProcessOperator } from './support/index.ts';
+
+const N = 10;
+const WINDOW_MS = LONG ? 120_000 : 10_000;
+
+test('repeated reconciles of converged objects make no API or vendor writes', { timeout: LONG ? 400_000 : 180_000 }, async (t) => {
+  const fig = reliabilityReport(t, 1, 'Repeat: reconcile the same objects many times');
+  const env = await reliabilityEnv(t, 'rel-repeat', { resyncSeconds: 1, healthIntervalSeconds: 1 });
+  const churn = new Churn({ client: env.client, ns: env.ns, rng: random.seeded(1), endpoint: env.sim.baseUrl });
+  for (let i = 0; i < N; i++) {
+    await churn.createMicroservice(`ms-${i}`);
+    await churn.createProvider(`dhp-${i}`);
+  }
+  let op: InProcessOperator = await env.startInProcess();
+  const writes: string[] = [];
+  const observe = (o: InProcessOperator) => o.manager.client.observe({ onRequest: (r) => { if (!['get', 'list', 'watch'].includes(r.verb)) writes.push(`${r.verb} ${r.resource} ${r.code}`); } });
+  observe(op);
+  const converged = await waitConverged(env.client, env.ns, env.sim, { ...churn.expect, timeoutMs: 120_000 });
+  assert.ok(converged.converged, describe(converged));
+  fig.ms(`${N} Microservices + ${N} providers converged`, converged.tookMs);
+  await sleep(2_000); // the last status writes and Events settle
+
+  const vendorBefore = env.sim.stats();
+  const audit = await auditMark(env.ns);
+  const clientWritesBefore = writes.length;
+  const reconcilesBefore = await counter(op.manager, 'controller_runtime_reconcile_total');
+
+  // Phase 1: periodic checks every second, plus three no-op touches of every object.
+  const windowStart = Date.now();
+  for (let touch = 0; touch < 3; touch++) {
+    for (let i = 0; i < N; i++) {
+      const body = { metadata: { annotations: { 'reliability.converge.dev/touch': String(touch) } } };
+      await env.client.patch(MicroserviceKind, { namespace: env.ns, name: `ms-${i}` }, { type: 'merge', body });
+      await env.client.patch(DigitalHumanProviderKind, { namespace: env.ns, name: `dhp-${i}` }, { type: 'merge', body });
+    }
+    await sleep(1_000);
+  }
+  await sleep(Math.max(0, WINDOW_MS - (Date.now() - windowStart)));
+  const reconciles = (await counter(op.manager, 'controller_runtime_reconcile_total')) - reconcilesBefore;
+
+  // Phase 2: a restart (cold cache: every object is processed again from scratch).
+  await op.stop();
+  op = await env.startInProcess();
+  observe(op);
+  await sleep(LONG ? 10_000 : 4_000);
+  const reconcilesAfterRestart = await counter(op.manager, 'controller_runtime_reconcile_total');
+
+  const vendorAfter = env.sim.stats();
+  const apiWrites = await audit.writes();
+  const clientWrites = writes.slice(clientWritesBefore);
+  fig.count('reconciles in the window', reconciles);
+  fig.count('reconciles per object', Math.round((reconciles / (2 * N)) * 10) / 10);
+  fig.count('reconciles after restart', reconcilesAfterRestart);
+  fig.count('operator writes (client)', clientWrites.length);
+  fig.count('operator writes (audit log)', apiWrites.length);
+  fig.count('vendor write calls', vendorAfter.writes - vendorBefore.writes);
+  fig.duplicates('vendor creates beyond one per CR', vendorAfter.creates - N);
+  if (!AUDIT_LOG) fig.note('no audit log available: API writes counted by the client only');
+
+  assert.ok(reconciles >= 2 * N * (WINDOW_MS / 1000) * 0.5, `objects were reconciled repeatedly (${reconciles})`);
+  assert.ok(reconcilesAfterRestart >= 2 * N, `the restart processed every object again (${reconcilesAfterRestart})`);
+  assert.deepEqual(clientWrites, [], 'the operator client wrote nothing');
+  assert.equal(apiWrites.length, 0, `the API server saw operator writes: ${summarize(apiWrites)}`);
+  assert.equal(vendorAfter.writes - vendorBefore.writes, 0, 'no vendor write calls');
+  assert.equal(vendorAfter.creates, N, 'exactly one vendor create per CR');
+});

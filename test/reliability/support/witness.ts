@@ -1,0 +1,88 @@
+/**
+ * An independent witness of what happened in a test namespace and at the vendor, so duplicates
+ * are counted from facts rather than from the operator's own account:
+ * - every Deployment and Service UID ever seen, per controlling Microservice UID (a child
+ *   deleted and created again, or two children for one CR, shows up as a second UID);
+ * - every vendor instance ever seen (sampled from the simulator every 50 ms), per idempotency
+ *   key (= the CR's UID), plus the simulator's own count of creates;
+ * - every Microservice and DigitalHumanProvider UID ever seen.
+ *
+ * It watches through the runtime's cache with the test's own client, so it does not depend on
+ * the operator under test being alive.
+ * @module
+ */
+import { Cache, DeploymentKind, ServiceKind, controllerOf } from '../../../src/runtime/index.ts';
+import type { KubeClient, KubeObject } from '../../../src/runtime/index.ts';
+import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
+import { DigitalHumanProviderKind } from '../../../src/operators/provider/index.ts';
+import type { VendorSimulator } from '../../../src/vendor-sim/index.ts';
+import { testLogger } from '../../support/operator-harness.ts';
+
+export interface Witness {
+  /** Child UIDs per `<Kind>/<owner uid>`. */
+  readonly children: Map<string, Set<string>>;
+  /** Instance ids per idempotency key. */
+  readonly instances: Map<string, Set<string>>;
+  readonly microserviceUids: Set<string>;
+  readonly providerUids: Set<string>;
+  /** Second and later UIDs of a child for the same owner, summed over owners and kinds. */
+  duplicateChildren(): number;
+  /** Extra instances per key, plus creates the sampling never saw (created and deleted within 50 ms). */
+  duplicateInstances(): number;
+  /** Vendor creates counted by the simulator since the witness started. */
+  vendorCreates(): number;
+  stop(): Promise<void>;
+}
+
+export async function startWitness(client: KubeClient, ns: string, sim?: VendorSimulator): Promise<Witness> {
+  const cache = new Cache({ client, namespaces: [ns], log: testLogger() });
+  const children = new Map<string, Set<string>>();
+  const instances = new Map<string, Set<string>>();
+  const microserviceUids = new Set<string>();
+  const providerUids = new Set<string>();
+  const note = (map: Map<string, Set<string>>, key: string, value: string) => {
+    let set = map.get(key);
+    if (!set) map.set(key, (set = new Set()));
+    set.add(value);
+  };
+  const child = (kind: string) => (change: { object: KubeObject }) => {
+    const owner = controllerOf(change.object);
+    if (owner?.kind === 'Microservice' && change.object.metadata.uid) note(children, `${kind}/${owner.uid}`, change.object.metadata.uid);
+  };
+  cache.informer(DeploymentKind).addHandler(child('Deployment'));
+  cache.informer(ServiceKind).addHandler(child('Service'));
+  cache.informer(MicroserviceKind).addHandler((c) => { if (c.object.metadata.uid) microserviceUids.add(c.object.metadata.uid); });
+  cache.informer(DigitalHumanProviderKind).addHandler((c) => { if (c.object.metadata.uid) providerUids.add(c.object.metadata.uid); });
+  const abort = new AbortController();
+  const running = cache.start(abort.signal);
+  await cache.waitForSync();
+
+  const createsAtStart = sim?.stats().creates ?? 0;
+  const sample = () => {
+    if (!sim) return;
+    for (const i of sim.instances()) note(instances, i.idempotencyKey ?? `(no key) ${i.id}`, i.id);
+  };
+  sample();
+  const timer = sim ? setInterval(sample, 50) : undefined;
+  const seenIds = () => [...instances.values()].reduce((n, s) => n + s.size, 0);
+
+  return {
+    children,
+    instances,
+    microserviceUids,
+    providerUids,
+    duplicateChildren: () => [...children.values()].reduce((n, s) => n + s.size - 1, 0),
+    duplicateInstances: () => {
+      sample();
+      const perKey = [...instances.values()].reduce((n, s) => n + s.size - 1, 0);
+      const unseen = Math.max(0, (sim?.stats().creates ?? 0) - createsAtStart - seenIds());
+      return perKey + unseen;
+    },
+    vendorCreates: () => (sim?.stats().creates ?? 0) - createsAtStart,
+    async stop() {
+      if (timer) clearInterval(timer);
+      abort.abort();
+      await running;
+    },
+  };
+}
