@@ -42,6 +42,7 @@ function kindId(kind: ResourceKind): string {
 export class Cache {
   readonly #opts: CacheOptions;
   readonly #informers = new Map<string, Informer<KubeObject>>();
+  readonly #declared = new Map<string, DeclareOptions<KubeObject>>();
   #signal: AbortSignal | undefined;
   readonly #running: Promise<void>[] = [];
 
@@ -55,13 +56,21 @@ export class Cache {
 
   /**
    * Declares that this kind is cached and returns its informer (the same one for every caller).
-   * Options apply only to the first declaration. After `start`, a new declaration starts its
-   * watch at once.
+   * Later declarations may add indexes; asking for another selector or transform than the first
+   * declaration throws (one watch per kind serves everyone, so they must agree). After `start`, a
+   * new declaration starts its watch at once.
    */
   informer<T extends KubeObject>(kind: ResourceKind<T>, options: DeclareOptions<T> = {}): Informer<T> {
     const id = kindId(kind);
     let informer = this.#informers.get(id) as Informer<T> | undefined;
-    if (!informer) {
+    if (informer) {
+      const first = this.#declared.get(id)!;
+      if ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || (options.transform && options.transform !== first.transform)) {
+        throw new Error(`${kind.kind} is already cached with other selectors or transform; one watch per kind serves every controller`);
+      }
+      if (options.indexes) informer.addIndexes(options.indexes);
+    } else {
+      this.#declared.set(id, options as DeclareOptions<KubeObject>);
       informer = new Informer<T>({
         client: this.#opts.client,
         kind,

@@ -82,6 +82,11 @@ export class Informer<T extends KubeObject> {
     });
   }
 
+  /** Adds indexes to the store (see `StoreWriter.addIndex`). */
+  addIndexes(indexes: Record<string, IndexFunc<T>>): void {
+    for (const [name, fn] of Object.entries(indexes)) this.#writer.addIndex(name, fn);
+  }
+
   get synced(): boolean {
     return this.#synced;
   }

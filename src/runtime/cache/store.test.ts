@@ -71,3 +71,15 @@ test('compareResourceVersions orders integers and refuses the rest', () => {
   assert.equal(compareResourceVersions('10', '10'), 0);
   assert.ok(Number.isNaN(compareResourceVersions('abc', '10')));
 });
+
+test('indexes can be added later and cover what is already stored', () => {
+  const s = new StoreWriter();
+  s.apply('ADDED', obj('a', '1', { labels: { team: 'x' } }));
+  const byTeam = (o: KubeObject) => [o.metadata.labels?.team ?? ''];
+  s.addIndex('team', byTeam);
+  s.addIndex('team', byTeam);
+  assert.equal(s.byIndex('team', 'x').length, 1);
+  assert.throws(() => s.addIndex('team', () => []), /already exists/);
+  s.apply('ADDED', obj('b', '2', { labels: { team: 'x' } }));
+  assert.equal(s.byIndex('team', 'x').length, 2);
+});

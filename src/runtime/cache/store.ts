@@ -86,6 +86,23 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     this.#transform = options.transform ?? dropManagedFields;
   }
 
+  /** Adds an index (and indexes what is already stored). Adding the same function again is a no-op. */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    const existing = this.#indexFuncs[name];
+    if (existing === fn) return;
+    if (existing) throw new Error(`index ${name} already exists with another function`);
+    this.#indexFuncs[name] = fn;
+    const idx = new Map<string, Set<string>>();
+    this.#indexes.set(name, idx);
+    for (const [key, obj] of this.#objects) {
+      for (const value of fn(obj)) {
+        let set = idx.get(value);
+        if (!set) idx.set(value, (set = new Set()));
+        set.add(key);
+      }
+    }
+  }
+
   /** A view that cannot write. */
   readOnly(): Store<T> {
     const get = this.get.bind(this);
