@@ -65,12 +65,12 @@ export class Cache {
     let informer = this.#informers.get(id) as Informer<T> | undefined;
     if (informer) {
       const first = this.#declared.get(id)!;
-      if ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || (options.transform && options.transform !== first.transform)) {
+      if ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || (options.transform && (options.transform as unknown) !== first.transform)) {
         throw new Error(`${kind.kind} is already cached with other selectors or transform; one watch per kind serves every controller`);
       }
       if (options.indexes) informer.addIndexes(options.indexes);
     } else {
-      this.#declared.set(id, options as DeclareOptions<KubeObject>);
+      this.#declared.set(id, options as unknown as DeclareOptions<KubeObject>);
       informer = new Informer<T>({
         client: this.#opts.client,
         kind,
