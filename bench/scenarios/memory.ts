@@ -48,7 +48,7 @@ export const memory: Scenario = {
       config: {
         microservice: { resyncPeriodSeconds: options.resyncSeconds, maxConcurrentReconciles: options.workers, defaults: { replicas: 1 } },
         // Memory does not depend on the client's rate limit; a higher one fills the cache sooner.
-        client: { qps: Math.max(options.qps, 200), burst: Math.max(options.burst, 400) },
+        client: { qps: options.qps === 0 ? 0 : Math.max(options.qps, 200), burst: Math.max(options.burst, 400) },
       },
       outDir: session.outDir,
       ...(session.profileDir ? { profileDir: session.profileDir } : {}),

@@ -104,3 +104,14 @@ export async function scrape(baseUrl: string): Promise<Sample[]> {
   if (!res.ok) throw new Error(`GET ${baseUrl}/metrics: ${res.status}`);
   return parseMetrics(await res.text());
 }
+
+/** Sums histograms with the same buckets (e.g. one per verb). */
+export function mergeHistograms(hs: readonly Histogram[]): Histogram {
+  const byLe = new Map<number, number>();
+  for (const h of hs) for (const b of h.buckets) byLe.set(b.le, (byLe.get(b.le) ?? 0) + b.count);
+  return {
+    buckets: [...byLe.entries()].sort((a, b) => a[0] - b[0]).map(([le, count]) => ({ le, count })),
+    sum: hs.reduce((a, h) => a + h.sum, 0),
+    count: hs.reduce((a, h) => a + h.count, 0),
+  };
+}

@@ -1,0 +1,40 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { BenchUsageError, PRESETS, SCENARIO_NAMES, parseBenchArgs } from './options.ts';
+
+describe('bench flags', () => {
+  it('no flags: the default preset, every scenario, a default run copied to latest', () => {
+    const o = parseBenchArgs([])!;
+    assert.equal(o.microservices, PRESETS.default!.microservices);
+    assert.deepEqual(o.scenarios, [...SCENARIO_NAMES]);
+    assert.equal(o.isDefaultRun, true);
+    assert.equal(o.latest, true);
+  });
+  it('scenarios run in the canonical order, whatever order they are given in', () => {
+    const o = parseBenchArgs(['--scenarios', 'repair,cold-start', '--size', '1000'])!;
+    assert.deepEqual(o.scenarios, ['cold-start', 'repair']);
+    assert.equal(o.isDefaultRun, false);
+    assert.equal(o.latest, false);
+  });
+  it('a number as size scales the fleet and the memory steps', () => {
+    const o = parseBenchArgs(['--size', '5000'])!;
+    assert.equal(o.microservices, 5000);
+    assert.deepEqual(o.memoryObjects, [1000, 10_000]);
+  });
+  it('tiny is tiny; explicit flags win over the preset', () => {
+    const o = parseBenchArgs(['--size', 'tiny', '--repairs', '7', '--churn-rates', '5,1'])!;
+    assert.equal(o.microservices, PRESETS.tiny!.microservices);
+    assert.equal(o.repairs, 7);
+    assert.deepEqual(o.churnRates, [1, 5]);
+  });
+  it('a profiled run is not the default run', () => {
+    assert.equal(parseBenchArgs(['--profile'])!.isDefaultRun, false);
+  });
+  it('rejects bad input with a usage error; --help returns undefined', () => {
+    assert.throws(() => parseBenchArgs(['--scenarios', 'nope']), BenchUsageError);
+    assert.throws(() => parseBenchArgs(['--size', 'huge']), BenchUsageError);
+    assert.throws(() => parseBenchArgs(['--repairs', '0']), BenchUsageError);
+    assert.throws(() => parseBenchArgs(['--bogus']), BenchUsageError);
+    assert.equal(parseBenchArgs(['--help']), undefined);
+  });
+});
