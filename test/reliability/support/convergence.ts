@@ -28,6 +28,11 @@ export interface Expectations {
   /** The Microservices that must exist, by name, with the spec the user last wrote. */
   microservices?: Map<string, MicroserviceSpec>;
   providers?: Map<string, DigitalHumanProviderSpec>;
+  /**
+   * Skip the Microservices' `Ready` condition, which also waits for the cluster's own controllers
+   * (Deployment rollout, EndpointSlices): what is left is the operator's part of the work.
+   */
+  ignoreRollout?: boolean;
 }
 
 export interface Assessment {
@@ -67,7 +72,10 @@ export async function assess(client: KubeClient, ns: string, sim: VendorSimulato
     const why: string[] = [];
     if (m.metadata.deletionTimestamp) { stuck++; why.push('Terminating'); }
     if (m.status?.phase !== 'ResourcesApplied' || m.status.observedGeneration !== gen) why.push(`phase ${m.status?.phase}/${m.status?.observedGeneration} for generation ${gen}`);
-    else if (!ready(m.status.conditions, gen)) why.push('not Ready for its generation');
+    else if (!expect.ignoreRollout && !ready(m.status.conditions, gen)) {
+      const c = m.status.conditions?.find((x) => x.type === 'Ready');
+      why.push(`not Ready for its generation (${c?.status}/${c?.reason}: ${c?.message})`);
+    }
     const d = child(deps.items, m);
     const s = child(svcs.items, m);
     const container = d?.spec?.template?.spec?.containers?.[0];
@@ -128,6 +136,9 @@ export async function assess(client: KubeClient, ns: string, sim: VendorSimulato
   return { problems, microservices: ms.items.length, providers: dhps.items.length, unconverged, orphanChildren, orphanInstances, stuckTerminating: stuck, lostEdits };
 }
 
+/** `CONVERGE_RELIABILITY_DEBUG=1` prints what is still unconverged every 2 s while waiting. */
+const DEBUG = process.env.CONVERGE_RELIABILITY_DEBUG === '1';
+
 /** Polls `assess` until nothing is wrong or the deadline passes; never throws for a timeout. */
 export async function waitConverged(
   client: KubeClient,
@@ -138,10 +149,15 @@ export async function waitConverged(
   const started = Date.now();
   const deadline = started + (options.timeoutMs ?? 120_000);
   let last: Assessment | undefined;
+  let lastPrinted = 0;
   for (;;) {
     try {
       last = await assess(client, ns, sim, options);
       if (last.problems.length === 0) return { ...last, converged: true, tookMs: Date.now() - started };
+      if (DEBUG && Date.now() - lastPrinted > 2_000) {
+        lastPrinted = Date.now();
+        process.stderr.write(`[waitConverged ${ns} +${Date.now() - started} ms] ${describe(last, 5)}\n`);
+      }
     } catch (err) {
       last ??= { problems: [String(err)], microservices: 0, providers: 0, unconverged: 0, orphanChildren: 0, orphanInstances: 0, stuckTerminating: 0, lostEdits: 0 };
     }

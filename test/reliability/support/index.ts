@@ -17,3 +17,5 @@ export type { Assessment, Expectations } from './convergence.ts';
 export { counter, auditMark, summarize, AUDIT_LOG } from './metrics.ts';
 export { reliabilityReport, LONG, renderLatest } from './report.ts';
 export type { Figures, FigureKind, ResultRow } from './report.ts';
+export { recordReconciles } from './reconciles.ts';
+export type { ReconcileLog } from './reconciles.ts';

@@ -1,0 +1,91 @@
+/**
+ * Checklist item 3, "kill storm": while a random workload creates, changes and deletes
+ * Microservices and DigitalHumanProviders, `converge run` is SIGKILLed at random moments and
+ * started again (20 times by default, 100 with CONVERGE_RELIABILITY_LONG=1). Afterwards one
+ * operator runs undisturbed and everything must converge to the user's last word: 0 duplicate
+ * children, 0 duplicate vendor instances, 0 orphaned instances or children, 0 objects stuck
+ * Terminating, 0 lost edits.
+ *
+ * The workload and the kill moments come from a seeded generator; the seed is printed and can
+ * be replayed with CONVERGE_RELIABILITY_SEED.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, within, LONG } from './support/index.ts';
+
+const KILLS = LONG ? 100 : 20;
+const SEED = Number(process.env.CONVERGE_RELIABILITY_SEED ?? Date.now() % 1_000_000);
+
+test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicated, orphaned or stuck`, { timeout: LONG ? 1_200_000 : 300_000 }, async (t) => {
+  const fig = reliabilityReport(t, 3, 'Kill storm');
+  fig.count('seed', SEED);
+  const env = await reliabilityEnv(t, 'rel-storm', { resyncSeconds: 5, healthIntervalSeconds: 5 });
+  const witness = await startWitness(env.client, env.ns, env.sim);
+  t.after(() => witness.stop());
+  const rng = random.seeded(SEED);
+  const churn = new Churn({ client: env.client, ns: env.ns, rng: random.seeded(SEED + 1), endpoint: env.sim.baseUrl, minLive: 4, maxLive: 10 });
+  for (let i = 0; i < 4; i++) {
+    await churn.createMicroservice();
+    await churn.createProvider();
+  }
+
+  const stopChurn = new AbortController();
+  const churning = churn.run(stopChurn.signal, 120);
+  let kills = 0;
+  let killedWhileWorking = 0;
+  let didWork = 0;
+  const stormStart = Date.now();
+  try {
+    for (let k = 1; k <= KILLS; k++) {
+      const replica = env.startReplica(`storm-${k}`);
+      if (rng.next() < 0.2) {
+        // While it starts: listing, syncing caches.
+        await new Promise((r) => setTimeout(r, rng.int(100, 1_200)));
+      } else {
+        // While it reconciles: the first seconds after the workers start are the busiest.
+        await within(replica.waitFor((l) => l.msg === 'starting workers', 30_000).catch(() => undefined), 30_000, undefined);
+        await new Promise((r) => setTimeout(r, rng.int(50, 2_000)));
+      }
+      const working = replica.lines.some((l) => l.msg === 'starting workers');
+      if (replica.lines.some((l) => typeof l.reconcileID === 'string')) didWork++;
+      replica.kill('SIGKILL');
+      const exit = await within(replica.exited, 10_000, 'did not exit');
+      assert.equal(exit, 'SIGKILL', `replica ${k} exit`);
+      kills++;
+      if (working) killedWhileWorking++;
+    }
+  } finally {
+    stopChurn.abort();
+    await churning;
+  }
+  const stormMs = Date.now() - stormStart;
+  await churn.settle();
+
+  const restartedAt = Date.now();
+  const survivor = env.startReplica('survivor');
+  const result = await waitConverged(env.client, env.ns, env.sim, { ...churn.expect, timeoutMs: 180_000 });
+  fig.count('SIGKILLs', kills);
+  fig.count('killed after workers started', killedWhileWorking);
+  fig.count('killed after logging reconcile work', didWork);
+  fig.ms('storm duration', stormMs);
+  fig.count('workload operations', churn.operations);
+  fig.text('operations by kind', Object.entries(churn.counts).map(([k, v]) => `${k} ${v}`).join(', '));
+  fig.count('objects at the end', result.microservices + result.providers);
+  fig.ms('last restart to converged', Date.now() - restartedAt);
+  fig.duplicates('duplicate children', witness.duplicateChildren());
+  fig.duplicates('duplicate vendor instances', witness.duplicateInstances());
+  fig.count('vendor creates', witness.vendorCreates());
+  fig.count('providers that ever existed', witness.providerUids.size);
+  fig.orphans('orphaned vendor instances', result.orphanInstances);
+  fig.orphans('orphaned children', result.orphanChildren);
+  fig.stuck('stuck Terminating', result.stuckTerminating);
+  fig.lost('lost edits', result.lostEdits);
+
+  assert.ok(result.converged, describe(result));
+  assert.equal(witness.duplicateChildren(), 0, `children per owner: ${JSON.stringify([...witness.children].filter(([, v]) => v.size > 1).map(([k, v]) => [k, [...v]]))}`);
+  assert.equal(witness.duplicateInstances(), 0, `instances per key: ${JSON.stringify([...witness.instances].filter(([, v]) => v.size > 1).map(([k, v]) => [k, [...v]]))}`);
+  assert.ok(witness.vendorCreates() <= witness.providerUids.size, `at most one create per provider UID (${witness.vendorCreates()} creates, ${witness.providerUids.size} UIDs)`);
+  assert.ok(kills >= KILLS);
+  survivor.kill('SIGTERM');
+  assert.equal(await survivor.exited, 0);
+});
