@@ -12,6 +12,8 @@ import { IMAGE, IMAGE_TAGS } from '../support/fixtures.ts';
 import { fractionAtOrBelow, histogram, histogramDelta, histogramQuantile, mergeHistograms, sumOf } from '../support/prometheus.ts';
 import type { Sample } from '../support/prometheus.ts';
 import { isDeploymentAvailable } from '../support/observer.ts';
+import { auditMark, countRequests } from '../support/audit.ts';
+import { OPERATOR_USER_AGENT } from '../support/operator.ts';
 import { round, summarize } from '../support/stats.ts';
 import type { Cell, Scenario } from './types.ts';
 
@@ -44,6 +46,8 @@ interface Step {
   writesPerChange: number;
   writeLatencyP99: number;
   notReady: number;
+  /** The operator's requests in the step, by "verb resource", per change (audit log). */
+  requestsPerChange: Record<string, number>;
   cpuShare: number;
   keptUp: boolean;
 }
@@ -72,6 +76,7 @@ export const churn: Scenario = {
     const drainMs = Math.max(60_000, options.churnStepSeconds * 4_000);
     for (const rate of options.churnRates) {
       const before = await fleet.operator.metrics();
+      const mark = await auditMark(session.auditLogPath);
       const total = Math.max(1, Math.round(rate * options.churnStepSeconds));
       const changes: { key: string; generation: number; sentAt: number }[] = [];
       const pending: Promise<void>[] = [];
@@ -137,6 +142,8 @@ export const churn: Scenario = {
           if (at !== undefined) lags.push(at - rolled);
         }
       }
+      const audit = await countRequests(session.auditLogPath, mark, OPERATOR_USER_AGENT);
+      const requestsPerChange = Object.fromEntries(Object.entries(audit.byVerb).filter(([k]) => !k.startsWith('watch')).map(([k, v]) => [k, changes.length ? v / changes.length : Number.NaN]));
       const writesBefore = writesOf(before);
       const writesAfter = writesOf(after);
       notReady += skipped;
@@ -160,6 +167,7 @@ export const churn: Scenario = {
         writesPerChange: changes.length ? (writesAfter.count - writesBefore.count) / changes.length : Number.NaN,
         writeLatencyP99: histogramQuantile(histogramDelta(writesAfter.latency, writesBefore.latency), 0.99),
         notReady,
+        requestsPerChange,
         cpuShare: cpu / (elapsed / 1000),
         keptUp: false,
       };
@@ -211,6 +219,13 @@ export const churn: Scenario = {
           title: `Spec changes at increasing rates (fleet of ${names.length}, ${options.churnStepSeconds} s per rate)`,
           columns: ['spec changes per second', ...steps.map((s) => String(s.rate))],
           rows: metrics.map(([label, f]) => [label, ...steps.map(f)]),
+        },
+        {
+          title: 'Operator requests per spec change, by verb and resource (audit log)',
+          columns: ['request', ...steps.map((s) => `${s.rate}/s`)],
+          rows: [...new Set(steps.flatMap((s) => Object.keys(s.requestsPerChange)))]
+            .sort((a, b) => (steps[0]?.requestsPerChange[b] ?? 0) - (steps[0]?.requestsPerChange[a] ?? 0))
+            .map((k) => [k, ...steps.map((s) => round(s.requestsPerChange[k] ?? 0, 2))]),
         },
       ],
       charts: [
