@@ -13,7 +13,7 @@
  * `npm run bench -- --help` lists the flags.
  * @module
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,8 +24,8 @@ import type { Session } from './support/session.ts';
 import { describeMachine } from './support/machine.ts';
 import { FLEET_SCENARIOS, SCENARIOS, startFleet } from './scenarios/index.ts';
 import type { Fleet } from './scenarios/index.ts';
-import { CAVEAT, copyReport, writeReport } from './report/index.ts';
-import type { Report, ScenarioReport } from './report/index.ts';
+import { CAVEAT, copyReport, hotFunctions, readProfile, writeReport } from './report/index.ts';
+import type { ProfileSummary, Report, ScenarioReport } from './report/index.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -82,6 +82,18 @@ export async function runBench(options: BenchOptions, argv: string[]): Promise<{
         await fleet.then((f) => f.stop()).catch(() => undefined);
       }
     }
+    if (fleet) await fleet.then((f) => f.stop()).catch(() => undefined);
+    const profiles: ProfileSummary[] = [];
+    if (s.profileDir && existsSync(s.profileDir)) {
+      for (const f of readdirSync(s.profileDir).filter((n) => n.endsWith('.cpuprofile')).sort()) {
+        try {
+          const { totalMs, functions } = hotFunctions(readProfile(join(s.profileDir, f)), ROOT, 15);
+          profiles.push({ file: `profiles/${f}`, totalMs, top: functions });
+        } catch (err) {
+          log(`cannot read profile ${f}: ${(err as Error).message}`);
+        }
+      }
+    }
     const report: Report = {
       schemaVersion: 1,
       startedAt: started.toISOString(),
@@ -93,6 +105,7 @@ export async function runBench(options: BenchOptions, argv: string[]): Promise<{
       loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
       caveat: CAVEAT,
       scenarios: results,
+      ...(profiles.length ? { profiles } : {}),
     };
     writeReport(report, outDir);
     const ok = results.every((r) => r.status === 'ok');

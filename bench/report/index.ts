@@ -11,6 +11,18 @@ import type { BenchOptions } from '../support/options.ts';
 import type { ScenarioResult } from '../scenarios/types.ts';
 import { renderMarkdown } from './markdown.ts';
 import { renderChart } from './svg-chart.ts';
+import type { HotFunction } from './cpu-profile.ts';
+
+export { hotFunctions, readProfile } from './cpu-profile.ts';
+export type { HotFunction, CpuProfile } from './cpu-profile.ts';
+
+export interface ProfileSummary {
+  /** Path relative to the report. */
+  file: string;
+  /** Sampled wall time of the process, ms. */
+  totalMs: number;
+  top: HotFunction[];
+}
 
 export interface ScenarioReport extends Partial<ScenarioResult> {
   name: string;
@@ -32,6 +44,8 @@ export interface Report {
   loadAverageAtEnd: number[];
   caveat: string;
   scenarios: ScenarioReport[];
+  /** With --profile: one entry per operator process. */
+  profiles?: ProfileSummary[];
 }
 
 export const CAVEAT =

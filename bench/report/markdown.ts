@@ -70,5 +70,17 @@ export function renderMarkdown(report: Report): string {
     for (const n of s.notes ?? []) out.push(`- ${n}`);
     if (s.notes?.length) out.push('');
   }
+  if (report.profiles?.length) {
+    out.push('## CPU profiles (`--profile`)');
+    out.push('');
+    out.push('Open a `.cpuprofile` in Chrome DevTools (Performance → Load profile) for the call tree. Self time by function, top first:');
+    out.push('');
+    for (const p of report.profiles) {
+      out.push(`**\`${p.file}\`** (${(p.totalMs / 1000).toFixed(1)} s sampled)`);
+      out.push('');
+      out.push(markdownTable({ columns: ['function', 'where', 'self (ms)', 'share (%)'], rows: p.top.map((f) => [f.name, f.location || null, f.selfMs, Math.round(f.selfShare * 1000) / 10]) }));
+      out.push('');
+    }
+  }
   return `${out.join('\n').trimEnd()}\n`;
 }

@@ -48,3 +48,23 @@ describe('bench report rendering', () => {
     for (const needle of ['v1.36.3', 'Noise warning', '## Repair', 'fast', '**failed**: boom', '![chart](chart.svg)']) assert.ok(md.includes(needle), needle);
   });
 });
+
+describe('CPU profile summary', () => {
+  it('attributes sample time to functions, largest self time first', async () => {
+    const { hotFunctions } = await import('./cpu-profile.ts');
+    const profile = {
+      nodes: [
+        { id: 1, callFrame: { functionName: '(root)', url: '', lineNumber: -1 } },
+        { id: 2, callFrame: { functionName: 'reconcile', url: 'file:///repo/src/a.ts', lineNumber: 9 } },
+        { id: 3, callFrame: { functionName: '(idle)', url: '', lineNumber: -1 } },
+      ],
+      samples: [2, 3, 2, 2],
+      timeDeltas: [1000, 5000, 1000, 1000],
+      startTime: 0,
+      endTime: 8000,
+    };
+    const r = hotFunctions(profile, '/repo', 5);
+    assert.equal(r.totalMs, 8);
+    assert.deepEqual(r.functions.map((f) => [f.name, f.location, f.selfMs]), [['(idle)', '', 5], ['reconcile', 'src/a.ts:10', 3]]);
+  });
+});

@@ -85,7 +85,7 @@ export const memory: Scenario = {
       const first = points[1];
       const slope = first && last !== first ? (last.heapUsed - first.heapUsed) / (last.objects - first.objects) : Number.NaN;
       return {
-        headline: `${last.objects} cached objects: heap ${round(last.heapUsed / MiB, 1)} MiB, RSS ${round(last.rss / MiB, 1)} MiB; ${round(perObject(last), 0)} heap bytes per cached object (marginal ${round(slope, 0)})`,
+        headline: `${last.objects} cached objects: heap ${round(last.heapUsed / MiB, 1)} MiB, RSS ${round(last.rss / MiB, 1)} MiB; ${round(perObject(last), 0)} heap bytes per cached object${Number.isFinite(slope) ? ` (marginal ${round(slope, 0)})` : ''}`,
         figures: {
           baselineHeapMiB: round(b.heapUsed / MiB, 1),
           baselineRssMiB: round(b.rss / MiB, 1),
