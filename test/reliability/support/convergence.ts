@@ -109,7 +109,10 @@ export async function assess(client: KubeClient, ns: string, sim: VendorSimulato
     const gen = d.metadata.generation;
     const why: string[] = [];
     if (d.metadata.deletionTimestamp) { stuck++; why.push(`Terminating (${d.status?.conditions?.find((c) => c.type === 'Ready')?.reason})`); }
-    if (!ready(d.status?.conditions, gen) || d.status?.observedGeneration !== gen) why.push(`Ready ${d.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'unset'} for generation ${d.status?.observedGeneration} of ${gen}`);
+    if (!ready(d.status?.conditions, gen) || d.status?.observedGeneration !== gen) {
+      const c = d.status?.conditions?.find((x) => x.type === 'Ready');
+      why.push(`Ready ${c?.status ?? 'unset'}/${c?.reason ?? ''} for generation ${d.status?.observedGeneration} of ${gen} (${c?.message ?? ''})`);
+    }
     const mine = instances.filter((i) => i.idempotencyKey === d.metadata.uid);
     if (sim) {
       if (mine.length !== 1) why.push(`${mine.length} vendor instances`);
