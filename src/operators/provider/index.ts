@@ -8,7 +8,7 @@
  * (`healthIntervalSeconds`, default 10 s, jittered).
  * @module
  */
-import { SecretKind, generationChanged, or, annotationsChanged } from '../../runtime/index.ts';
+import { SecretKind, generationChanged, or, annotationsChanged, maxOfRateLimiters, exponentialBackoff, bucketRateLimiter } from '../../runtime/index.ts';
 import type { Controller, FaultPoint, Manager } from '../../runtime/index.ts';
 import { DigitalHumanProviderKind } from './api/index.ts';
 import type { DigitalHumanProvider } from './api/index.ts';
@@ -53,6 +53,10 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
     .watches(SecretKind, (secret) =>
       providers.byIndex(SECRET_REF_INDEX, `${secret.metadata.namespace ?? ''}/${secret.metadata.name ?? ''}`).map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
     )
-    .withOptions({ resyncPeriodMs: config.healthIntervalMs, maxConcurrentReconciles: config.maxConcurrentReconciles })
+    .withOptions({
+      resyncPeriodMs: config.healthIntervalMs,
+      maxConcurrentReconciles: config.maxConcurrentReconciles,
+      rateLimiter: maxOfRateLimiters(exponentialBackoff({ maxMs: config.maxRetryDelayMs }), bucketRateLimiter({}, manager.clock)),
+    })
     .complete(reconciler);
 }

@@ -5,6 +5,7 @@
  * provider:
  *   healthIntervalSeconds: 10     # health re-check (the periodic check), jittered ±10 %
  *   maxConcurrentReconciles: 4
+ *   maxRetryDelaySeconds: 30      # cap of the per-object backoff after vendor errors (see below)
  *   vendor:
  *     requestsPerSecond: 5        # per vendor endpoint, shared by every CR that uses it
  *     burst: 10
@@ -12,6 +13,11 @@
  *     timeoutSeconds: 10
  *     caFile: /etc/converge/vendor-ca.pem   # trusted in addition to the system CAs
  * ```
+ *
+ * Why a 30 s cap when controllers default to 1000 s: nothing in the cluster changes when a vendor
+ * recovers, so no watch event cuts a long backoff short; a deletion blocked by a vendor outage
+ * would otherwise wait minutes after the vendor is back. The shared per-endpoint limiter, not the
+ * backoff, is what protects the vendor from retry storms.
  * @module
  */
 import { Type } from '@sinclair/typebox';
@@ -22,6 +28,7 @@ export const ProviderConfigSchema = Type.Object(
   {
     healthIntervalSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400 })),
     maxConcurrentReconciles: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+    maxRetryDelaySeconds: Type.Optional(Type.Number({ minimum: 0.01, maximum: 3_600 })),
     vendor: Type.Optional(
       Type.Object(
         {
@@ -41,12 +48,14 @@ export const ProviderConfigSchema = Type.Object(
 export interface ProviderConfig {
   healthIntervalMs: number;
   maxConcurrentReconciles: number;
+  maxRetryDelayMs: number;
   vendor: { requestsPerSecond: number; burst: number; maxConcurrency: number; timeoutMs: number; caFile?: string };
 }
 
 export const defaultProviderConfig: ProviderConfig = {
   healthIntervalMs: 10_000,
   maxConcurrentReconciles: 4,
+  maxRetryDelayMs: 30_000,
   vendor: { requestsPerSecond: 5, burst: 10, maxConcurrency: 4, timeoutMs: 10_000 },
 };
 
@@ -58,6 +67,7 @@ export function parseProviderConfig(raw: unknown, source = 'provider'): Provider
   return {
     healthIntervalMs: (c.healthIntervalSeconds ?? d.healthIntervalMs / 1000) * 1000,
     maxConcurrentReconciles: c.maxConcurrentReconciles ?? d.maxConcurrentReconciles,
+    maxRetryDelayMs: (c.maxRetryDelaySeconds ?? d.maxRetryDelayMs / 1000) * 1000,
     vendor: {
       requestsPerSecond: c.vendor?.requestsPerSecond ?? d.vendor.requestsPerSecond,
       burst: c.vendor?.burst ?? d.vendor.burst,
