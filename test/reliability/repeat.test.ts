@@ -6,6 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { DeploymentKind } from '../../src/runtime/index.ts';
 import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
 import { DigitalHumanProviderKind } from '../../src/operators/provider/index.ts';
 import { sleep } from '../support/operator-harness.ts';
@@ -75,4 +76,29 @@ test('repeated reconciles of converged objects make no API or vendor writes', { 
   assert.equal(apiWrites.length, 0, `the API server saw operator writes: ${summarize(apiWrites)}`);
   assert.equal(vendorAfter.writes - vendorBefore.writes, 0, 'no vendor write calls');
   assert.equal(vendorAfter.creates, N, 'exactly one vendor create per CR');
+});
+
+// Found by this suite (and by the property test in src/operators/microservice/update-body.property.test.ts):
+// a child that another writer gave a non-controller ownerReference is rewritten on every
+// periodic check, because the no-op check compares ownerReferences as a list while the update
+// keeps the foreign one. Marked todo until the Microservice operator's no-op check is fixed.
+const FOREIGN_OWNER_BUG = 'a Deployment with a foreign non-controller ownerReference is rewritten on every periodic check';
+test('a child with another writer\'s ownerReference is not rewritten on every check', { timeout: 120_000, todo: FOREIGN_OWNER_BUG }, async (t) => {
+  const fig = reliabilityReport(t, 1, 'Repeat: foreign ownerReference on a child', { knownBug: FOREIGN_OWNER_BUG });
+  const env = await reliabilityEnv(t, 'rel-repeat-owner', { resyncSeconds: 1 });
+  const churn = new Churn({ client: env.client, ns: env.ns, rng: random.seeded(11) });
+  await churn.createMicroservice('a');
+  const op = await env.startInProcess({ operators: ['microservice'] });
+  const converged = await waitConverged(env.client, env.ns, undefined, { ...churn.expect, timeoutMs: 60_000 });
+  assert.ok(converged.converged, describe(converged));
+  await sleep(2_000);
+  const cm = await env.client.request<{ metadata: { uid: string } }>('POST', `/api/v1/namespaces/${env.ns}/configmaps`, { body: { metadata: { name: 'another-owner' } } });
+  await env.client.patch(DeploymentKind, { namespace: env.ns, name: 'a' }, { type: 'json', body: [{ op: 'add', path: '/metadata/ownerReferences/-', value: { apiVersion: 'v1', kind: 'ConfigMap', name: 'another-owner', uid: cm.metadata.uid } }] });
+  await sleep(1_000);
+  const audit = await auditMark(env.ns);
+  await sleep(5_000); // about five periodic checks
+  const writes = await audit.writes();
+  fig.count('operator writes in 5 s (1 s periodic check)', writes.length);
+  await op.stop();
+  assert.equal(writes.length, 0, summarize(writes));
 });

@@ -33,6 +33,8 @@ export interface Expectations {
    * (Deployment rollout, EndpointSlices): what is left is the operator's part of the work.
    */
   ignoreRollout?: boolean;
+  /** Judge only the objects with these names (others may legitimately never converge). */
+  only?: readonly string[];
 }
 
 export interface Assessment {
@@ -68,6 +70,7 @@ export async function assess(client: KubeClient, ns: string, sim: VendorSimulato
 
   for (const m of ms.items) {
     const name = m.metadata.name!;
+    if (expect.only && !expect.only.includes(name)) continue;
     const gen = m.metadata.generation;
     const why: string[] = [];
     if (m.metadata.deletionTimestamp) { stuck++; why.push('Terminating'); }
@@ -106,6 +109,7 @@ export async function assess(client: KubeClient, ns: string, sim: VendorSimulato
   const liveUids = new Set(dhps.items.map((d) => d.metadata.uid!));
   for (const d of dhps.items) {
     const name = d.metadata.name!;
+    if (expect.only && !expect.only.includes(name)) continue;
     const gen = d.metadata.generation;
     const why: string[] = [];
     if (d.metadata.deletionTimestamp) { stuck++; why.push(`Terminating (${d.status?.conditions?.find((c) => c.type === 'Ready')?.reason})`); }
