@@ -46,8 +46,9 @@ type Preset = Pick<BenchOptions, 'microservices' | 'churnRates' | 'churnStepSeco
 export const PRESETS: Record<string, Preset> = {
   tiny: { microservices: 10, churnRates: [1, 2], churnStepSeconds: 5, repairs: 3, idleSeconds: 15, memoryObjects: [40], providers: 5 },
   small: { microservices: 100, churnRates: [1, 2, 5, 10], churnStepSeconds: 10, repairs: 10, idleSeconds: 30, memoryObjects: [400], providers: 20 },
-  // 500, not 1,000: on the 2-core reference machine a 1,000 cold start alone takes ~4–5 min
-  // (ceiling + operator, 4,000 simulated pods in all) and the whole run ~10 min; `--size 1000`.
+  // 500, not 1,000: on the 2-core reference machine a 1,000 cold start alone takes ~5–6 min
+  // (ceiling, its cleanup, operator; 4,000 simulated pods in all) and the whole run ~11 min.
+  // `--size 1000` runs the 1,000 figures (ADR 0009).
   default: { microservices: 500, churnRates: [1, 2, 4, 8, 16], churnStepSeconds: 15, repairs: 30, idleSeconds: 60, memoryObjects: [1000, 2000], providers: 50 },
 };
 
