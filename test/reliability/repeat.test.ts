@@ -79,12 +79,11 @@ test('repeated reconciles of converged objects make no API or vendor writes', { 
 });
 
 // Found by this suite (and by the property test in src/operators/microservice/update-body.property.test.ts):
-// a child that another writer gave a non-controller ownerReference is rewritten on every
-// periodic check, because the no-op check compares ownerReferences as a list while the update
-// keeps the foreign one. Marked todo until the Microservice operator's no-op check is fixed.
-const FOREIGN_OWNER_BUG = 'a Deployment with a foreign non-controller ownerReference is rewritten on every periodic check';
-test('a child with another writer\'s ownerReference is not rewritten on every check', { timeout: 120_000, todo: FOREIGN_OWNER_BUG }, async (t) => {
-  const fig = reliabilityReport(t, 1, 'Repeat: foreign ownerReference on a child', { knownBug: FOREIGN_OWNER_BUG });
+// a child that another writer gave a non-controller ownerReference used to be rewritten on every
+// periodic check (the no-op check compared ownerReferences as a list while the update kept the
+// foreign one). Fixed: the reconciler skips a write when the update it would send changes nothing.
+test('a child with another writer\'s ownerReference is not rewritten on every check', { timeout: 120_000 }, async (t) => {
+  const fig = reliabilityReport(t, 1, 'Repeat: foreign ownerReference on a child');
   const env = await reliabilityEnv(t, 'rel-repeat-owner', { resyncSeconds: 1 });
   const churn = new Churn({ client: env.client, ns: env.ns, rng: random.seeded(11) });
   await churn.createMicroservice('a');

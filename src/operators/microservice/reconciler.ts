@@ -145,14 +145,17 @@ export class MicroserviceReconciler {
     }
 
     for (const child of children) {
-      if (child.current && !adopt.includes(child) && containsDesired(child.current, child.desired)) continue;
+      // Converged when the update we would send changes nothing: the same function that builds
+      // the write decides whether one is needed, so they can never disagree (e.g. about other
+      // writers' ownerReferences or labels, which the update keeps).
+      if (child.current && !adopt.includes(child) && containsDesired(child.current, this.#updateBody(child))) continue;
       this.#d.faultPoint?.(`microservice:before-apply-${child.kind.kind.toLowerCase()}`);
       const existed = child.current !== undefined;
       const before = child.current;
       child.current = await this.#write(child, signal);
       this.#d.faultPoint?.(`microservice:after-apply-${child.kind.kind.toLowerCase()}`);
       const action = adopt.includes(child) ? Reason.Adopted : existed ? Reason.Updated : Reason.Created;
-      log.info({ child: child.kind.kind, action, ...(existed && !adopt.includes(child) ? { differences: describeDifferences(before, child.desired).slice(0, 10) } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
+      log.info({ child: child.kind.kind, action, ...(existed && !adopt.includes(child) ? { differences: describeDifferences(before, this.#updateBody({ ...child, current: before })).slice(0, 10) } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
       this.#d.events.normal(ms, action, 'Apply', `${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
     }
 
@@ -185,15 +188,20 @@ export class MicroserviceReconciler {
   async #write(child: Child, signal: AbortSignal): Promise<Deployment | Service> {
     const opts = { fieldManager: MICROSERVICE_FIELD_MANAGER, signal };
     if (child.kind === DeploymentKind) {
-      const desired = child.desired as Deployment;
       return child.current
-        ? this.#d.client.replace(DeploymentKind, deploymentUpdate(child.current as Deployment, desired), opts)
-        : this.#d.client.create(DeploymentKind, desired, opts);
+        ? this.#d.client.replace(DeploymentKind, this.#updateBody(child) as Deployment, opts)
+        : this.#d.client.create(DeploymentKind, child.desired as Deployment, opts);
     }
-    const desired = child.desired as Service;
     return child.current
-      ? this.#d.client.replace(ServiceKind, serviceUpdate(child.current as Service, desired), opts)
-      : this.#d.client.create(ServiceKind, desired, opts);
+      ? this.#d.client.replace(ServiceKind, this.#updateBody(child) as Service, opts)
+      : this.#d.client.create(ServiceKind, child.desired as Service, opts);
+  }
+
+  /** The in-place update of an existing child (see `update-body.ts`). */
+  #updateBody(child: Child): Deployment | Service {
+    return child.kind === DeploymentKind
+      ? deploymentUpdate(child.current as Deployment, child.desired as Deployment)
+      : serviceUpdate(child.current as Service, child.desired as Service);
   }
 
   /** Reports a failure that waits for a spec change: status `Failed`, a Warning Event, no retry. */
