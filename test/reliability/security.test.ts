@@ -238,13 +238,11 @@ test('RBAC: no wildcards, `kubectl auth can-i --list` matches the expectation, t
   assert.deepEqual(usedNotGranted, [], 'nothing outside the grants');
 });
 
-// Found by this suite: `update digitalhumanproviders/finalizers` is granted, but the provider
-// operator creates no dependents with blockOwnerDeletion, so nothing needs it (it is never used;
-// the finalizer itself is added and removed with a patch of the object). Remove the rule from
-// deploy/overlays/*/…-rbac.yaml (and the expectation files) and drop the `todo`.
-const SURPLUS_GRANT = 'update digitalhumanproviders/finalizers is granted but never needed';
-test('only the verbs used: every granted verb shows up in the audit log', { todo: SURPLUS_GRANT }, (t) => {
-  const fig = reliabilityReport(t, 11, 'Security: only the verbs used', { knownBug: SURPLUS_GRANT });
+// Found by this suite and fixed: `update digitalhumanproviders/finalizers` was granted, but the
+// provider operator creates no dependents with blockOwnerDeletion, so nothing needs it (the
+// finalizer itself is added and removed with a patch of the object).
+test('only the verbs used: every granted verb shows up in the audit log', (t) => {
+  const fig = reliabilityReport(t, 11, 'Security: only the verbs used');
   if (unusedGrants === undefined) {
     fig.note('skipped: the RBAC test above did not get this far (or there is no audit log)');
     return;

@@ -27,7 +27,6 @@ const EXPECTED_RULES = [
   { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['dhp.example.com'], resources: ['digitalhumanproviders'], verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: ['dhp.example.com'], resources: ['digitalhumanproviders/status'], verbs: ['get', 'patch'] },
-  { apiGroups: ['dhp.example.com'], resources: ['digitalhumanproviders/finalizers'], verbs: ['update'] },
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
