@@ -85,9 +85,8 @@ test(`30 % 5xx, 429 bursts, lost responses and a ${OUTAGE_MS / 1000} s outage du
 
   if (deletionsDone !== undefined && deletionsDone - backAt > 2 * OUTAGE_MS) {
     fig.note(
-      `deletions finished ${Math.round((deletionsDone - backAt) / 1000)} s after a ${OUTAGE_MS / 1000} s outage: each failed attempt doubles the CR's ` +
-        'backoff (runtime default 5 ms … 1000 s) and with 30 % of vendor calls still failing a deletion needs two good calls in a row; ' +
-        'a cap on the provider controller\'s backoff (e.g. its health interval) would bound this',
+      `deletions finished ${Math.round((deletionsDone - backAt) / 1000)} s after a ${OUTAGE_MS / 1000} s outage: every failed attempt doubles the CR's ` +
+        'retry delay (capped at provider.maxRetryDelaySeconds, 30 s), the 5xx stay on and a 429 burst pauses the endpoint right after the outage',
     );
   }
   assert.ok(result.converged, describe(result));
