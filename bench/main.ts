@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { BenchUsageError, USAGE, parseBenchArgs } from './support/options.ts';
 import type { BenchOptions } from './support/options.ts';
 import { openSession } from './support/session.ts';
+import { killAllChildren } from './support/child-process.ts';
 import type { Session } from './support/session.ts';
 import { describeMachine } from './support/machine.ts';
 import { FLEET_SCENARIOS, SCENARIOS, startFleet } from './scenarios/index.ts';
@@ -45,16 +46,21 @@ export async function runBench(options: BenchOptions, argv: string[]): Promise<{
   };
   log(`output: ${relative(process.cwd(), outDir) || outDir}; scenarios: ${options.scenarios.join(', ')}; ${options.microservices} Microservices`);
   let session: Session | undefined;
+  // Stays installed until the end, so the control-plane launcher's own handler defers to it
+  // (that handler re-raises the signal, and a process killed by a signal skips 'exit' hooks).
+  let interrupted = false;
   const stopOnSignal = (sig: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
     log(`${sig}: stopping`);
+    killAllChildren();
     void (async () => {
-      await fleet?.then((f) => f.stop()).catch(() => undefined);
       await session?.close().catch(() => undefined);
       process.exit(130);
     })();
   };
-  process.once('SIGINT', stopOnSignal);
-  process.once('SIGTERM', stopOnSignal);
+  process.on('SIGINT', stopOnSignal);
+  process.on('SIGTERM', stopOnSignal);
   let fleet: Promise<Fleet> | undefined;
   try {
     session = await openSession({ outDir, profile: options.profile, log });
@@ -65,6 +71,7 @@ export async function runBench(options: BenchOptions, argv: string[]): Promise<{
     const results: ScenarioReport[] = [];
     const lastFleetScenario = [...FLEET_SCENARIOS].reverse().find((n) => options.scenarios.includes(n));
     for (const name of options.scenarios) {
+      if (interrupted) break;
       const scenario = SCENARIOS[name];
       const st = performance.now();
       log(`▶ ${scenario.title}`);

@@ -9,13 +9,15 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startChild } from '../support/child-process.ts';
+import type { BenchChild } from '../support/child-process.ts';
 import { createMicroservices } from '../support/fixtures.ts';
 import { trackDeployments, trackMicroservices } from '../support/observer.ts';
 import { auditMark, countRequests } from '../support/audit.ts';
+import type { RequestCounts } from '../support/audit.ts';
 import { ratio, round, seconds } from '../support/stats.ts';
 import { awaitConvergence } from './fleet.ts';
 import type { Convergence } from './fleet.ts';
-import type { ChartSeries, Scenario } from './types.ts';
+import type { BenchContext, ChartSeries, Scenario } from './types.ts';
 
 const CEILING = fileURLToPath(new URL('../support/ceiling.ts', import.meta.url));
 export const CEILING_NAMESPACE = 'bench-ceiling';
@@ -32,6 +34,43 @@ export function curve(name: string, sortedMs: number[]): ChartSeries {
   return { name, points };
 }
 
+/** Runs the ceiling client on `ns` (its Microservices already exist) and times it like the operator. */
+async function runCeiling(ctx: BenchContext, ns: string): Promise<{ ceiling: Convergence; ceilingOut: { writes?: number; cpuMs?: number }; ceilingRequests: RequestCounts }> {
+  const { session, options } = ctx;
+  const n = options.microservices;
+  const ms = await trackMicroservices(session.client, ns);
+  const deployments = await trackDeployments(session.client, ns);
+  let child: BenchChild | undefined;
+  const progress = setInterval(() => session.log(`cold-start: ceiling: ${ms.appliedCount()}/${n} ResourcesApplied, ${deployments.availableCount()}/${n} Deployments available, ${ms.readyCount()}/${n} Ready`), 10_000);
+  try {
+    const mark = await auditMark(session.auditLogPath);
+    session.log('cold-start: ceiling: running');
+    const t0 = performance.now();
+    const c = (child = startChild({
+      name: 'ceiling',
+      script: CEILING,
+      args: ['--kubeconfig', session.kubeconfigPath, '--namespace', ns, '--workers', String(options.workers), '--qps', String(options.qps), '--burst', String(options.burst)],
+      outDir: session.outDir,
+    }));
+    const ceiling = await Promise.race([
+      awaitConvergence(ms, deployments, n, t0, 'ceiling'),
+      c.exited.then(async (code) => {
+        if (code === 0) return new Promise<never>(() => {}); // exited after its last write; the observers still decide
+        throw new Error(`the ceiling client exited with ${code}; see ${c.logPath}`);
+      }),
+    ]);
+    const code = await Promise.race([c.exited, new Promise((r) => setTimeout(() => r('timeout'), 30_000))]);
+    if (code !== 0) throw new Error(`the ceiling client did not exit cleanly (${String(code)}); see ${c.logPath}`);
+    const ceilingOut = JSON.parse(readFileSync(c.logPath, 'utf8').trim().split('\n').filter((l) => l.startsWith('{"done"')).at(-1) ?? '{}') as { writes?: number; cpuMs?: number };
+    const ceilingRequests = await countRequests(session.auditLogPath, mark, CEILING_USER_AGENT);
+    return { ceiling, ceilingOut, ceilingRequests };
+  } finally {
+    clearInterval(progress);
+    await child?.stop(5_000);
+    await Promise.all([ms.stop(), deployments.stop()]);
+  }
+}
+
 export const coldStart: Scenario = {
   name: 'cold-start',
   title: 'Cold start',
@@ -44,35 +83,7 @@ export const coldStart: Scenario = {
     const ns = await session.createNamespace(CEILING_NAMESPACE);
     session.log(`cold-start: ceiling: creating ${n} Microservices in ${ns}`);
     await createMicroservices(session.client, ns, n);
-    const ms = await trackMicroservices(session.client, ns);
-    const deployments = await trackDeployments(session.client, ns);
-    const mark = await auditMark(session.auditLogPath);
-    session.log('cold-start: ceiling: running');
-    const t0 = performance.now();
-    const child = startChild({
-      name: 'ceiling',
-      script: CEILING,
-      args: ['--kubeconfig', session.kubeconfigPath, '--namespace', ns, '--workers', String(options.workers), '--qps', String(options.qps), '--burst', String(options.burst)],
-      outDir: session.outDir,
-    });
-    let ceiling: Convergence;
-    const progress = setInterval(() => session.log(`cold-start: ceiling: ${ms.appliedCount()}/${n} ResourcesApplied, ${deployments.availableCount()}/${n} Deployments available, ${ms.readyCount()}/${n} Ready`), 10_000);
-    try {
-      ceiling = await Promise.race([
-        awaitConvergence(ms, deployments, n, t0, 'ceiling'),
-        child.exited.then(async (code) => {
-          if (code === 0) return new Promise<never>(() => {}); // exited after its last write; the observers still decide
-          throw new Error(`the ceiling client exited with ${code}; see ${child.logPath}`);
-        }),
-      ]);
-    } finally {
-      clearInterval(progress);
-    }
-    const code = await Promise.race([child.exited, new Promise((r) => setTimeout(() => r('timeout'), 30_000))]);
-    if (code !== 0) throw new Error(`the ceiling client did not exit cleanly (${String(code)}); see ${child.logPath}`);
-    const ceilingOut = JSON.parse(readFileSync(child.logPath, 'utf8').trim().split('\n').filter((l) => l.startsWith('{"done"')).at(-1) ?? '{}') as { writes?: number; cpuMs?: number };
-    const ceilingRequests = await countRequests(session.auditLogPath, mark, CEILING_USER_AGENT);
-    await Promise.all([ms.stop(), deployments.stop()]);
+    const { ceiling, ceilingOut, ceilingRequests } = await runCeiling(ctx, ns);
     session.log(`cold-start: ceiling converged in ${(ceiling.readyMs / 1000).toFixed(1)} s; deleting its namespace`);
     // Both runs start from the same empty cluster: the ceiling's objects are garbage-collected
     // (and waited for) before the operator's turn. Leaving them in place saved a minute at

@@ -107,6 +107,10 @@ export async function startFleet(session: Session, options: BenchOptions): Promi
   let convergence: Convergence;
   try {
     convergence = await awaitConvergence(microservices, deployments, n, t0, 'operator');
+  } catch (err) {
+    await operator.stop(5_000);
+    await Promise.all([microservices.stop(), deployments.stop(), services.stop()]);
+    throw err;
   } finally {
     clearInterval(progress);
   }

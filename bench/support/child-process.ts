@@ -14,9 +14,12 @@ import { fileURLToPath } from 'node:url';
 
 const PROBE = fileURLToPath(new URL('./memory-probe.ts', import.meta.url));
 const live = new Set<ChildProcess>();
-process.on('exit', () => {
+process.on('exit', () => killAllChildren());
+
+/** SIGKILLs every child still running (for exits and interrupts; `stop()` is the graceful way). */
+export function killAllChildren(): void {
   for (const c of live) c.kill('SIGKILL');
-});
+}
 
 export interface MemorySnapshot {
   heapUsed: number;

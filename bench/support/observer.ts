@@ -24,8 +24,17 @@ export interface Observed<T extends KubeObject> {
   stop(): Promise<void>;
 }
 
+const liveObservers = new Set<AbortController>();
+
+/** Stops every observer still running (their watches would keep a client from closing). */
+export function stopAllObservers(): void {
+  for (const a of liveObservers) a.abort();
+  liveObservers.clear();
+}
+
 export async function observe<T extends KubeObject>(client: KubeClient, kind: ResourceKind<T>, namespace: string): Promise<Observed<T>> {
   const abort = new AbortController();
+  liveObservers.add(abort);
   const informer = new Informer<T>({ client, kind, namespaces: [namespace] });
   const handlers = new Set<(change: Change<T>, at: number) => void>();
   const waiters = new Set<() => void>();
@@ -62,6 +71,7 @@ export async function observe<T extends KubeObject>(client: KubeClient, kind: Re
     },
     async stop() {
       abort.abort();
+      liveObservers.delete(abort);
       await running;
     },
   };

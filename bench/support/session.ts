@@ -11,6 +11,7 @@ import type { ControlPlane } from '../../src/control-plane/index.ts';
 import { CustomResourceDefinitionKind, KubeClient, NamespaceKind, ServiceAccountKind, isNotFound, loadKubeConfig } from '../../src/runtime/index.ts';
 import type { CustomResourceDefinition } from '../../src/runtime/index.ts';
 import { MicroserviceCrd } from '../../src/operators/microservice/index.ts';
+import { stopAllObservers } from './observer.ts';
 import { DigitalHumanProviderCrd } from '../../src/operators/provider/index.ts';
 
 export const BENCH_USER_AGENT = 'converge-bench/0.1';
@@ -124,7 +125,9 @@ export async function openSession(options: { outDir: string; profile: boolean; n
     },
     close() {
       closed ??= (async () => {
-        await client.close();
+        stopAllObservers();
+        // An open watch would keep close() waiting: give it a moment, then move on.
+        await Promise.race([client.close().catch(() => undefined), new Promise((r) => setTimeout(r, 3_000))]);
         await cp.stop();
       })();
       return closed;
