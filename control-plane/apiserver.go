@@ -62,7 +62,7 @@ func runAPIServer(args []string) int {
 		"--client-ca-file=" + p(fileCACert),
 		"--token-auth-file=" + p(fileTokens),
 		"--authorization-mode=RBAC",
-		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-cluster-ip-range=10.0.0.0/16",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + p(fileSAPub),
 		"--service-account-signing-key-file=" + p(fileSAKey),

@@ -2,7 +2,7 @@
  * `npm test`: unit tests, then integration tests on ONE shared local control plane.
  *
  *   npm test                      unit tests, then everything under test/ on the control plane
- *   npm test -- --unit            unit tests only (src/**, examples/**)
+ *   npm test -- --unit            unit tests only (src/**, examples/**, bench/**)
  *   npm test -- --integration     integration tests only
  *   npm test -- queue cache       only test files whose path contains "queue" or "cache"
  *   npm test -- --test-name-pattern=x   other --flags are passed to `node --test`
@@ -104,7 +104,7 @@ async function main(): Promise<number> {
   const summaries: Summary[] = [];
   let failed = false;
 
-  const unitFiles = integrationOnly ? [] : find(['src/**/*.test.ts', 'examples/**/*.test.ts']);
+  const unitFiles = integrationOnly ? [] : find(['src/**/*.test.ts', 'examples/**/*.test.ts', 'bench/**/*.test.ts']);
   if (unitFiles.length > 0) {
     process.stdout.write(`▶ unit tests (${unitFiles.length} files)\n`);
     const { code, summary } = await runNodeTest(unitFiles, Number(process.env.CONVERGE_UNIT_CONCURRENCY ?? 2), {

@@ -15,7 +15,7 @@
  * Nothing here retries silently or hides a failure: a timeout rejects with what was awaited.
  * @module
  */
-export { openSession, BENCH_USER_AGENT, SERVICE_CLUSTER_IP_RANGE } from './session.ts';
+export { openSession, BENCH_USER_AGENT } from './session.ts';
 export type { Session } from './session.ts';
 export { startOperator, OPERATOR_USER_AGENT } from './operator.ts';
 export type { RunningOperator, OperatorOptions } from './operator.ts';

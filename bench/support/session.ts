@@ -4,7 +4,7 @@
  * namespaces, and the output directory. `close()` stops everything the session started.
  * @module
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureControlPlaneBinary, startControlPlane } from '../../src/control-plane/index.ts';
 import type { ControlPlane } from '../../src/control-plane/index.ts';
@@ -15,31 +15,6 @@ import { stopAllObservers } from './observer.ts';
 import { DigitalHumanProviderCrd } from '../../src/operators/provider/index.ts';
 
 export const BENCH_USER_AGENT = 'converge-bench/0.1';
-
-/** Room for 10,000 Services: the control plane's own default (/24) holds only ~250 ClusterIPs. */
-export const SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/16';
-
-/**
- * The control-plane binary passes arguments after "--" to kube-apiserver verbatim; the launcher
- * has no option for that, so the session runs the cached binary through a one-line wrapper that
- * widens the Service IP range (everything else is passed through unchanged, via exec).
- */
-function wrapBinary(binary: string, dir: string): string {
-  const wrapper = join(dir, 'control-plane-wrapper.sh');
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  writeFileSync(
-    wrapper,
-    [
-      '#!/bin/sh',
-      '# Written by bench/support/session.ts: widens the Service IP range of kube-apiserver.',
-      `if [ "$1" = apiserver ]; then shift; exec ${q(binary)} apiserver "$@" -- --service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}; fi`,
-      `exec ${q(binary)} "$@"`,
-      '',
-    ].join('\n'),
-  );
-  chmodSync(wrapper, 0o755);
-  return wrapper;
-}
 
 export interface Session {
   readonly controlPlane: ControlPlane;
@@ -64,7 +39,7 @@ export async function openSession(options: { outDir: string; profile: boolean; n
   const { log } = options;
   const binary = await ensureControlPlaneBinary({ onProgress: (m) => log(`[control plane] ${m}`) });
   const started = performance.now();
-  const cp = await startControlPlane({ binary: wrapBinary(binary, options.outDir), auditLog: true, nodes: options.nodes ?? 2, onProgress: (m) => log(`[control plane] ${m}`) });
+  const cp = await startControlPlane({ binary, auditLog: true, nodes: options.nodes ?? 2, onProgress: (m) => log(`[control plane] ${m}`) });
   log(`control plane ready in ${((performance.now() - started) / 1000).toFixed(1)} s at ${cp.server}`);
   const client = new KubeClient({ kubeConfig: loadKubeConfig(cp.kubeconfigPath), userAgent: BENCH_USER_AGENT, qps: 0 });
   for (const crd of [MicroserviceCrd, DigitalHumanProviderCrd] as CustomResourceDefinition[]) {

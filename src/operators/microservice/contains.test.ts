@@ -178,9 +178,9 @@ test('a label removed, changed or a stale generation stamp is a difference; an e
   const removed = structuredClone(liveService) as unknown as { metadata: { labels: Record<string, string>; annotations: Record<string, string> } };
   delete removed.metadata.labels['app.kubernetes.io/managed-by'];
   assert.deepEqual(describeDifferences(removed, desired.service), ['metadata.labels["app.kubernetes.io/managed-by"]: want "converge", have absent']);
-  const stale = structuredClone(liveService);
+  const stale = structuredClone(liveDeployment) as unknown as { metadata: { annotations: Record<string, string> } };
   stale.metadata.annotations['platform.example.io/generation'] = '0';
-  assert.equal(containsDesired(stale, desired.service), false);
+  assert.equal(containsDesired(stale, desired.deployment), false);
   const extra = structuredClone(liveService) as unknown as { metadata: { labels: Record<string, string> } };
   extra.metadata.labels.extra = 'yes';
   assert.ok(containsDesired(extra, desired.service));

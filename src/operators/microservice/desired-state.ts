@@ -87,11 +87,13 @@ export function renderDesiredState(ms: Microservice, defaults: PlatformDefaults 
 
   const { image, port } = ms.spec;
   const labels = workloadLabels(name, defaults);
-  const metadata = () => ({
+  // The generation stamp goes on the Deployment only: readiness is judged from it, and stamping the
+  // Service too would rewrite an unchanged Service on every spec change (an image bump, say).
+  const metadata = (stamp: boolean) => ({
     name,
     namespace,
     labels: { ...labels },
-    annotations: { [GENERATION_ANNOTATION]: String(generation) },
+    ...(stamp ? { annotations: { [GENERATION_ANNOTATION]: String(generation) } } : {}),
     ownerReferences: [controllerReferenceTo(ms)],
   });
   const probe = (path: string) => ({ httpGet: { path, port } });
@@ -103,7 +105,7 @@ export function renderDesiredState(ms: Microservice, defaults: PlatformDefaults 
   const deployment: Deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: metadata(),
+    metadata: metadata(true),
     spec: {
       replicas: defaults.replicas,
       selector: { matchLabels: selectorLabels(name) },
@@ -134,7 +136,7 @@ export function renderDesiredState(ms: Microservice, defaults: PlatformDefaults 
   const service: Service = {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: metadata(),
+    metadata: metadata(false),
     spec: {
       type: 'ClusterIP',
       selector: selectorLabels(name),

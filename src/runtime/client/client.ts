@@ -342,10 +342,14 @@ export class KubeClient {
     return res.body as R;
   }
 
-  /** Closes idle connections; the client must not be used afterwards. */
+  /**
+   * Closes every connection, open watches included (they end with an error their consumers see
+   * as an abort); the client must not be used afterwards. Never waits on a watch.
+   */
   async close(): Promise<void> {
-    await this.#agent?.close();
+    const agent = this.#agent;
     this.#agent = undefined;
+    await agent?.destroy();
   }
 
   async #put<T extends KubeObject>(kind: ResourceKind<T>, obj: T, subresource: 'status' | undefined, opts: WriteOptions): Promise<T> {
