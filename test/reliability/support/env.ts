@@ -75,7 +75,7 @@ export async function reliabilityEnv(t: TestContext, prefix: string, settings: O
     } catch {
       return false;
     }
-  }, { what: `ServiceAccount ${ns}/default` });
+  }, { what: `ServiceAccount ${ns}/default`, timeoutMs: 120_000 });
   const token = `canary-${randomBytes(16).toString('hex')}`;
   const sim = await startVendorSimulator({ token });
   t.after(() => sim.stop());
