@@ -110,6 +110,8 @@ test(`API server down ${OUTAGE_MS / 1000} s during churn: the operator recovers 
   fig.count('workload operations', churn.operations);
   fig.count('operations without an answer (settled by reading back)', churn.counts.uncertain);
   fig.duplicates('duplicate children', witness.duplicateChildren());
+  fig.count('children created after their owner was deleted (garbage-collected)', witness.createdAfterOwnerDeleted());
+  fig.count('of them re-created for the same deleted owner (see the kill storm\'s known bug)', witness.recreatedAfterOwnerDeleted());
   fig.duplicates('duplicate vendor instances', witness.duplicateInstances());
   fig.orphans('orphans', result.orphanChildren + result.orphanInstances);
   fig.stuck('stuck Terminating', result.stuckTerminating);

@@ -15,6 +15,8 @@ import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describ
 
 const KILLS = LONG ? 100 : 20;
 const SEED = Number(process.env.CONVERGE_RELIABILITY_SEED ?? Date.now() % 1_000_000);
+/** Measured by the storm, judged by the todo test after it. */
+let recreated: number | undefined;
 
 test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicated, orphaned or stuck`, { timeout: LONG ? 1_200_000 : 300_000 }, async (t) => {
   const fig = reliabilityReport(t, 3, 'Kill storm');
@@ -73,6 +75,8 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
   fig.count('objects at the end', result.microservices + result.providers);
   fig.ms('last restart to converged', Date.now() - restartedAt);
   fig.duplicates('duplicate children', witness.duplicateChildren());
+  fig.count('children created after their owner was deleted (garbage-collected)', witness.createdAfterOwnerDeleted());
+  recreated = witness.recreatedAfterOwnerDeleted();
   fig.duplicates('duplicate vendor instances', witness.duplicateInstances());
   fig.count('vendor creates', witness.vendorCreates());
   fig.count('providers that ever existed', witness.providerUids.size);
@@ -88,4 +92,22 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
   assert.ok(kills >= KILLS);
   survivor.kill('SIGTERM');
   assert.equal(await survivor.exited, 0);
+});
+
+// Found by the long storm: when a Microservice is deleted while the operator's cache still shows
+// it, the operator may create its children again and again — the garbage collector deletes each
+// one (its owner is gone), the Deployment's delete event re-queues the owner, the stale cache
+// still has it, the status write answers 404 and is retried — until the cache catches up (seen: 5
+// Deployments for one deleted owner within 0.6 s). One child created by a reconcile racing the
+// delete is unavoidable with a cache; more than one per owner is this loop. A fix: treat 404 on a
+// write to the primary object as "gone" (drop it from the cache / stop the reconcile).
+const RECREATE_BUG = 'children of a deleted Microservice can be re-created several times while the cache lags (404 on the status write is retried)';
+test('no child is re-created for an owner that is already deleted', { todo: RECREATE_BUG }, (t) => {
+  const fig = reliabilityReport(t, 3, 'Kill storm: children re-created for a deleted owner', { knownBug: RECREATE_BUG });
+  if (recreated === undefined) {
+    fig.note('skipped: the storm above did not get this far');
+    return;
+  }
+  fig.duplicates('children re-created for an owner already deleted (beyond one racing the delete)', recreated);
+  assert.equal(recreated, 0);
 });

@@ -69,6 +69,8 @@ test(`leader SIGKILLed ${FAILOVERS}× during churn: the standby takes over, noth
   fig.ms('churn stopped to converged', result.tookMs);
   fig.count('standby reconciles before leading', standbyViolations.length);
   fig.duplicates('duplicate children', witness.duplicateChildren());
+  fig.count('children created after their owner was deleted (garbage-collected)', witness.createdAfterOwnerDeleted());
+  fig.count('of them re-created for the same deleted owner (see the kill storm\'s known bug)', witness.recreatedAfterOwnerDeleted());
   fig.duplicates('duplicate vendor instances', witness.duplicateInstances());
   fig.orphans('orphans', result.orphanChildren + result.orphanInstances);
   fig.stuck('stuck Terminating', result.stuckTerminating);

@@ -5,7 +5,9 @@
  *   deleted and created again, or two children for one CR, shows up as a second UID);
  * - every vendor instance ever seen (sampled from the simulator every 50 ms), per idempotency
  *   key (= the CR's UID), plus the simulator's own count of creates;
- * - every Microservice and DigitalHumanProvider UID ever seen.
+ * - every Microservice and DigitalHumanProvider UID ever seen, and when each Microservice was
+ *   deleted, so children created after their owner was gone (a stale cache racing the delete;
+ *   the garbage collector removes them) are told apart from duplicates of a live owner.
  *
  * It watches through the runtime's cache with the test's own client, so it does not depend on
  * the operator under test being alive.
@@ -25,8 +27,12 @@ export interface Witness {
   readonly instances: Map<string, Set<string>>;
   readonly microserviceUids: Set<string>;
   readonly providerUids: Set<string>;
-  /** Second and later UIDs of a child for the same owner, summed over owners and kinds. */
+  /** Second and later UIDs of a child created while its owner existed, summed over owners and kinds. */
   duplicateChildren(): number;
+  /** Children first seen after their owning Microservice was deleted (garbage-collected later). */
+  createdAfterOwnerDeleted(): number;
+  /** Of those, the second and later per owner and kind: the operator re-creating children of a deleted owner. */
+  recreatedAfterOwnerDeleted(): number;
   /** Extra instances per key, plus creates the sampling never saw (created and deleted within 50 ms). */
   duplicateInstances(): number;
   /** Vendor creates counted by the simulator since the witness started. */
@@ -39,6 +45,8 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
   const children = new Map<string, Set<string>>();
   const instances = new Map<string, Set<string>>();
   const microserviceUids = new Set<string>();
+  const firstSeen = new Map<string, number>();
+  const ownerDeletedAt = new Map<string, number>();
   const providerUids = new Set<string>();
   const note = (map: Map<string, Set<string>>, key: string, value: string) => {
     let set = map.get(key);
@@ -47,11 +55,19 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
   };
   const child = (kind: string) => (change: { object: KubeObject }) => {
     const owner = controllerOf(change.object);
-    if (owner?.kind === 'Microservice' && change.object.metadata.uid) note(children, `${kind}/${owner.uid}`, change.object.metadata.uid);
+    const uid = change.object.metadata.uid;
+    if (owner?.kind !== 'Microservice' || !uid) return;
+    note(children, `${kind}/${owner.uid}`, uid);
+    if (!firstSeen.has(uid)) firstSeen.set(uid, Date.now());
   };
   cache.informer(DeploymentKind).addHandler(child('Deployment'));
   cache.informer(ServiceKind).addHandler(child('Service'));
-  cache.informer(MicroserviceKind).addHandler((c) => { if (c.object.metadata.uid) microserviceUids.add(c.object.metadata.uid); });
+  cache.informer(MicroserviceKind).addHandler((c) => {
+    const uid = c.object.metadata.uid;
+    if (!uid) return;
+    microserviceUids.add(uid);
+    if (c.type === 'delete' && !ownerDeletedAt.has(uid)) ownerDeletedAt.set(uid, Date.now());
+  });
   cache.informer(DigitalHumanProviderKind).addHandler((c) => { if (c.object.metadata.uid) providerUids.add(c.object.metadata.uid); });
   const abort = new AbortController();
   const running = cache.start(abort.signal);
@@ -64,6 +80,12 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
   };
   sample();
   const timer = sim ? setInterval(sample, 50) : undefined;
+  /** Per owner and kind: children first seen while the owner lived, and after it was deleted. */
+  const split = () => [...children.entries()].map(([key, uids]) => {
+    const deletedAt = ownerDeletedAt.get(key.slice(key.indexOf('/') + 1));
+    const after = deletedAt === undefined ? 0 : [...uids].filter((u) => (firstSeen.get(u) ?? 0) > deletedAt).length;
+    return { alive: uids.size - after, after };
+  });
   const seenIds = () => [...instances.values()].reduce((n, s) => n + s.size, 0);
 
   return {
@@ -71,7 +93,9 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
     instances,
     microserviceUids,
     providerUids,
-    duplicateChildren: () => [...children.values()].reduce((n, s) => n + s.size - 1, 0),
+    duplicateChildren: () => split().reduce((n, x) => n + Math.max(0, x.alive - 1), 0),
+    createdAfterOwnerDeleted: () => split().reduce((n, x) => n + x.after, 0),
+    recreatedAfterOwnerDeleted: () => split().reduce((n, x) => n + Math.max(0, x.after - 1), 0),
     duplicateInstances: () => {
       sample();
       const perKey = [...instances.values()].reduce((n, s) => n + s.size - 1, 0);
