@@ -87,7 +87,7 @@ const makeScenario = (owners: fc.Arbitrary<{ apiVersion: string; kind: string; n
     return { ...s, desired, current: { deployment: deployment as Deployment, service: service as Service } };
   });
 const scenario = makeScenario(foreignOwners);
-/** The same without other writers' ownerReferences (see the TODO test below). */
+/** The same without other writers' ownerReferences (the no-write-loop property below covers those). */
 const scenarioWithoutForeignOwners = makeScenario(fc.constant([]));
 
 const containsAfterOneUpdate = ({ desired, current }: { desired: ReturnType<typeof renderDesiredState>; current: { deployment: Deployment; service: Service } }) => {
