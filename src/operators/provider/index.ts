@@ -56,7 +56,9 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
     .withOptions({
       resyncPeriodMs: config.healthIntervalMs,
       maxConcurrentReconciles: config.maxConcurrentReconciles,
-      rateLimiter: maxOfRateLimiters(exponentialBackoff({ maxMs: config.maxRetryDelayMs }), bucketRateLimiter({}, manager.clock)),
+      // Jittered: providers that failed together during a vendor outage retry apart afterwards
+      // (no thundering herd, no lockstep with a vendor's periodic failures), each within the cap.
+      rateLimiter: maxOfRateLimiters(exponentialBackoff({ maxMs: config.maxRetryDelayMs, jitter: 0.5 }), bucketRateLimiter({}, manager.clock)),
     })
     .complete(reconciler);
 }

@@ -5,7 +5,7 @@
  * provider:
  *   healthIntervalSeconds: 10     # health re-check (the periodic check), jittered ±10 %
  *   maxConcurrentReconciles: 4
- *   maxRetryDelaySeconds: 30      # cap of the per-object backoff after vendor errors (see below)
+ *   maxRetryDelaySeconds: 30      # cap of the per-object backoff after vendor errors, jittered (see below)
  *   vendor:
  *     requestsPerSecond: 5        # per vendor endpoint, shared by every CR that uses it
  *     burst: 10
@@ -17,7 +17,8 @@
  * Why a 30 s cap when controllers default to 1000 s: nothing in the cluster changes when a vendor
  * recovers, so no watch event cuts a long backoff short; a deletion blocked by a vendor outage
  * would otherwise wait minutes after the vendor is back. The shared per-endpoint limiter, not the
- * backoff, is what protects the vendor from retry storms.
+ * backoff, is what protects the vendor from retry storms. Each delay is jittered down by up to
+ * half (15–30 s at the cap), so CRs that failed together do not retry together.
  * @module
  */
 import { Type } from '@sinclair/typebox';

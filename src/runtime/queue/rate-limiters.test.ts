@@ -40,14 +40,29 @@ describe('exponentialBackoff', () => {
     assert.equal(rl.when('b'), 20);
   });
 
-  it('jitter stretches within [d, d*(1+jitter)) and never exceeds the cap', () => {
+  it('jitter shortens within (d*(1-jitter), d], also at the cap, and never exceeds the cap', () => {
     const rl = exponentialBackoff({ baseMs: 100, maxMs: 500, jitter: 0.5, random: () => 0.5 });
-    assert.deepEqual([rl.when('k'), rl.when('k'), rl.when('k'), rl.when('k')], [125, 250, 500, 500]);
+    assert.deepEqual([rl.when('k'), rl.when('k'), rl.when('k'), rl.when('k')], [75, 150, 300, 375]);
+    const none = exponentialBackoff({ baseMs: 100, maxMs: 500, jitter: 0.5, random: () => 0 });
+    assert.deepEqual([none.when('k'), none.when('k'), none.when('k'), none.when('k')], [100, 200, 400, 500]);
+  });
+
+  it('spreads keys that failed together once they reach the cap', () => {
+    const rl = exponentialBackoff({ baseMs: 1000, maxMs: 30_000, jitter: 0.5 });
+    const delays = new Set<number>();
+    for (let k = 0; k < 10; k++) {
+      let d = 0;
+      for (let i = 0; i < 8; i++) d = rl.when(`k${k}`);
+      assert.ok(d > 15_000 && d <= 30_000, `delay ${d} within (15 s, 30 s]`);
+      delays.add(Math.round(d));
+    }
+    assert.ok(delays.size > 1, 'not in lockstep');
   });
 
   it('rejects nonsense options', () => {
     assert.throws(() => exponentialBackoff({ baseMs: -1 }), RangeError);
     assert.throws(() => exponentialBackoff({ baseMs: 10, maxMs: 5 }), RangeError);
+    assert.throws(() => exponentialBackoff({ jitter: 1.5 }), RangeError);
   });
 });
 

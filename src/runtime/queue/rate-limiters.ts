@@ -4,7 +4,7 @@
  * @module
  */
 import type { Clock } from '../clock/index.ts';
-import { TokenBucket, jitter } from '../rate-limit/index.ts';
+import { TokenBucket } from '../rate-limit/index.ts';
 
 /** Per-key retry policy. */
 export interface RateLimiter {
@@ -21,14 +21,19 @@ export interface ExponentialBackoffOptions {
   baseMs?: number;
   /** Cap; default 1_000_000 ms (1000 s). */
   maxMs?: number;
-  /** Stretch each delay by a random fraction in [0, jitter) before capping; default 0 (none). */
+  /**
+   * Shorten each delay by a random fraction in [0, jitter), 0..1; default 0 (none). Keys that
+   * failed together (e.g. every object calling one vendor during its outage) then retry apart,
+   * also once their delays reach `maxMs`, instead of in lockstep.
+   */
   jitter?: number;
   /** Random source in [0, 1) for the jitter; default Math.random. */
   random?: () => number;
 }
 
 /**
- * `baseMs * 2^failures`, capped at `maxMs`: 5, 10, 20, 40 … 1_000_000 ms with the defaults.
+ * `baseMs * 2^failures`, capped at `maxMs`: 5, 10, 20, 40 … 1_000_000 ms with the defaults; with
+ * `jitter` each delay is drawn from (d * (1 - jitter), d], so `maxMs` stays the longest wait.
  * Keeps one counter per key until `forget(key)`, so callers must forget keys that succeed or
  * are deleted (as in client-go).
  */
@@ -39,13 +44,15 @@ export function exponentialBackoff(opts: ExponentialBackoffOptions = {}): RateLi
   const random = opts.random ?? Math.random;
   if (!(baseMs >= 0)) throw new RangeError(`exponentialBackoff baseMs must be >= 0, got ${baseMs}`);
   if (!(maxMs >= baseMs)) throw new RangeError(`exponentialBackoff maxMs must be >= baseMs, got ${maxMs}`);
+  if (!(factor >= 0 && factor <= 1)) throw new RangeError(`exponentialBackoff jitter must be in [0, 1], got ${factor}`);
   const failures = new Map<string, number>();
   return {
     when(key) {
       const n = failures.get(key) ?? 0;
       failures.set(key, n + 1);
       const raw = baseMs * 2 ** n; // Infinity for huge n, which the cap absorbs
-      return Math.min(maxMs, jitter(Math.min(raw, maxMs), factor, random));
+      const capped = Math.min(raw, maxMs);
+      return factor > 0 ? capped * (1 - factor * random()) : capped;
     },
     forget(key) {
       failures.delete(key);
