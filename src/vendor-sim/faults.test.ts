@@ -23,6 +23,7 @@ describe('fault validation', () => {
       [{ latency: { ms: 1, extra: 1 } }, 'latency.extra'],
       [{ errors: { rate: 2 } }, 'errors.rate'],
       [{ errors: { rate: 0.1, status: 404 } }, 'errors.status'],
+      [{ errors: { rate: 0.1, spread: 'sometimes' } }, 'errors.spread'],
       [{ burst429: { count: 1.5 } }, 'burst429.count'],
       [{ rateLimit: { requestsPerSecond: 0 } }, 'rateLimit.requestsPerSecond'],
       [{ outage: { mode: 'explode' } }, 'outage.mode'],
@@ -47,6 +48,23 @@ describe('FaultState', () => {
     assert.equal(state.error('create'), undefined);
     state.patch({ errors: { rate: 1, status: 502 } });
     assert.equal(state.error('delete'), 502);
+  });
+
+  it('random spread: about rate of requests fail, at no fixed rhythm, the same for the same seed', () => {
+    const run = (seed: number): boolean[] => {
+      const state = new FaultState();
+      state.replace({ errors: { rate: 0.3, spread: 'random', seed } });
+      return Array.from({ length: 2000 }, () => state.error('delete') !== undefined);
+    };
+    const a = run(7);
+    const failed = a.filter(Boolean).length;
+    assert.ok(failed > 500 && failed < 700, `${failed} of 2000 failed`);
+    assert.deepEqual(run(7), a);
+    assert.notDeepEqual(run(8), a);
+    // Every 10th request (a client in a fixed rhythm) fails about as often as any other.
+    const tenth = a.filter((_, i) => i % 10 === 3);
+    const share = tenth.filter(Boolean).length / tenth.length;
+    assert.ok(share > 0.15 && share < 0.45, `every 10th request failed ${share}`);
   });
 
   it('counts bursts and lost creates down and shows the remaining count', () => {

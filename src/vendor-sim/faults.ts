@@ -1,7 +1,8 @@
 /**
  * Faults the simulator can inject, their JSON shape (as the admin endpoint takes it) and the
  * decisions taken for each /v1 request. Deterministic wherever a test needs to count: the error
- * share is evenly spread, bursts and lost responses count down exactly.
+ * share is evenly spread unless `spread: random` asks otherwise (seeded), bursts and lost
+ * responses count down exactly.
  *
  * @module
  */
@@ -21,8 +22,16 @@ export interface LatencyFault extends Scoped {
   jitterMs?: number;
 }
 export interface ErrorsFault extends Scoped {
-  /** Share of matching requests that fail, 0..1; exactly floor(n * rate) of n, evenly spread. */
+  /** Share of matching requests that fail, 0..1. */
   rate: number;
+  /**
+   * `even` (default): exactly floor(n * rate) of n fail, evenly spread — countable, but a client
+   * whose requests come in a fixed rhythm can meet the failing slot every time. `random`: each
+   * request fails with probability `rate` (seeded by `seed`), as real outages do.
+   */
+  spread?: 'even' | 'random';
+  /** Seed of the `random` spread; default 1. */
+  seed?: number;
   /** Status sent, 500..599. Default 500. */
   status?: number;
 }
@@ -118,8 +127,15 @@ function parseOne(key: (typeof FAULT_KEYS)[number], v: unknown): Faults[typeof k
       onlyKeys(v, path, ['ms', 'jitterMs', 'ops']);
       return { ms: num(v, 'ms', path, { min: 0, max: 600_000, required: true })!, ...opt('jitterMs', num(v, 'jitterMs', path, { min: 0, max: 600_000 })), ...ops(v, path) };
     case 'errors':
-      onlyKeys(v, path, ['rate', 'status', 'ops']);
-      return { rate: num(v, 'rate', path, { min: 0, max: 1, required: true })!, ...opt('status', num(v, 'status', path, { min: 500, max: 599, int: true })), ...ops(v, path) };
+      onlyKeys(v, path, ['rate', 'status', 'spread', 'seed', 'ops']);
+      if (v.spread !== undefined && v.spread !== 'even' && v.spread !== 'random') throw new FaultValidationError(`${path}.spread`, 'must be "even" or "random"');
+      return {
+        rate: num(v, 'rate', path, { min: 0, max: 1, required: true })!,
+        ...opt('status', num(v, 'status', path, { min: 500, max: 599, int: true })),
+        ...(v.spread === undefined ? {} : { spread: v.spread }),
+        ...opt('seed', num(v, 'seed', path, { min: 0, max: 2 ** 32 - 1, int: true })),
+        ...ops(v, path),
+      };
     case 'burst429':
       onlyKeys(v, path, ['count', 'retryAfterSeconds', 'ops']);
       return {
@@ -180,6 +196,8 @@ const applies = (fault: { ops?: VendorOperation[] } | undefined, op: VendorOpera
 export class FaultState {
   #faults: Faults = {};
   #errorCredit = 0;
+  /** The random spread's generator; reset whenever the errors fault is set. */
+  #random: (() => number) | undefined;
   #tokens = 0;
   #lastRefill = 0;
   readonly #now: () => number;
@@ -205,7 +223,10 @@ export class FaultState {
     }
     const before = this.#faults;
     this.#faults = next as Faults;
-    if ('errors' in patch) this.#errorCredit = 0;
+    if ('errors' in patch) {
+      this.#errorCredit = 0;
+      this.#random = undefined;
+    }
     if ('rateLimit' in patch && this.#faults.rateLimit && this.#faults.rateLimit !== before.rateLimit) {
       this.#tokens = this.#bucketSize();
       this.#lastRefill = this.#now();
@@ -257,10 +278,14 @@ export class FaultState {
     return Math.max(1, Math.ceil((1 - this.#tokens) / perMs / 1000));
   }
 
-  /** The 5xx status when this request is in the failing share; evenly spread. */
+  /** The 5xx status when this request is in the failing share (see `ErrorsFault.spread`). */
   error(op: VendorOperation): number | undefined {
     const f = this.#faults.errors;
     if (!applies(f, op) || f!.rate <= 0) return undefined;
+    if (f!.spread === 'random') {
+      this.#random ??= mulberry32(f!.seed ?? 1);
+      return this.#random() < f!.rate ? (f!.status ?? 500) : undefined;
+    }
     this.#errorCredit += f!.rate;
     if (this.#errorCredit + 1e-9 < 1) return undefined;
     this.#errorCredit -= 1;
@@ -279,4 +304,16 @@ export class FaultState {
     const f = this.#faults.rateLimit;
     return f ? (f.burst ?? Math.max(1, Math.ceil(f.requestsPerSecond))) : 0;
   }
+}
+
+/** A small seeded PRNG (mulberry32): uniform in [0, 1), the same sequence for the same seed. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
 }

@@ -1,7 +1,7 @@
 /**
  * Checklist item 7, "vendor faults": the DigitalHumanProvider operator against a vendor that
  * answers 30 % of its requests with 5xx throughout, sends three bursts of ten 429s (Retry-After
- * 1 s: at the creates, at the updates, after the outage), loses create responses (the instance
+ * 1 s: at the creates, at the updates, after the outage; the 5xx fall at random, seeded), loses create responses (the instance
  * is made, the answer never arrives), and goes down entirely for
  * 15 s (60 s with CONVERGE_RELIABILITY_LONG=1; first half connection resets, second half 503)
  * while half of the CRs are being deleted. Every CR ends with exactly one instance, deletions
@@ -23,7 +23,7 @@ test(`30 % 5xx, 429 bursts, lost responses and a ${OUTAGE_MS / 1000} s outage du
   const env = await reliabilityEnv(t, 'rel-vendor', { healthIntervalSeconds: 2 });
   const witness = await startWitness(env.client, env.ns, env.sim);
   t.after(() => witness.stop());
-  env.sim.patchFaults({ errors: { rate: 0.3 }, loseCreateResponses: { count: 5 }, burst429: { count: 10, retryAfterSeconds: 1 } });
+  env.sim.patchFaults({ errors: { rate: 0.3, spread: 'random', seed: 7 }, loseCreateResponses: { count: 5 }, burst429: { count: 10, retryAfterSeconds: 1 } });
   const op = await env.startInProcess({ operators: ['provider'] });
 
   const churn = new Churn({ client: env.client, ns: env.ns, rng: random.seeded(7), endpoint: env.sim.baseUrl, microservices: false });
@@ -86,7 +86,7 @@ test(`30 % 5xx, 429 bursts, lost responses and a ${OUTAGE_MS / 1000} s outage du
   if (deletionsDone !== undefined && deletionsDone - backAt > 2 * OUTAGE_MS) {
     fig.note(
       `deletions finished ${Math.round((deletionsDone - backAt) / 1000)} s after a ${OUTAGE_MS / 1000} s outage: every failed attempt doubles the CR's ` +
-        'retry delay (capped at provider.maxRetryDelaySeconds, 30 s), the 5xx stay on and a 429 burst pauses the endpoint right after the outage',
+        'retry delay (jittered, capped at provider.maxRetryDelaySeconds, 30 s), the 5xx stay on and a 429 burst pauses the endpoint right after the outage',
     );
   }
   assert.ok(result.converged, describe(result));
