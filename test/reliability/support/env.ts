@@ -10,7 +10,7 @@
  */
 import type { TestContext } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -150,6 +150,14 @@ export async function reliabilityEnv(t: TestContext, prefix: string, settings: O
         await running.catch(() => {});
       };
       t.after(stop);
+      t.after(() => {
+        // A failed test (or CONVERGE_KEEP_OPERATOR_LOGS=1) keeps the operator's debug log next to the control plane's component logs.
+        // `passed` is there at run time (Node 24) but not yet in @types/node.
+        if ((t as TestContext & { passed?: boolean }).passed && !process.env.CONVERGE_KEEP_OPERATOR_LOGS) return;
+        const dir = join(process.cwd(), '.converge', 'test-logs');
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, `operator-${ns}.log`), logs.join(''));
+      });
       await eventually(() => {
         if (failure) throw failure;
         return manager?.cache.synced;
