@@ -15,7 +15,7 @@ import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describ
 
 const KILLS = LONG ? 100 : 20;
 const SEED = Number(process.env.CONVERGE_RELIABILITY_SEED ?? Date.now() % 1_000_000);
-/** Measured by the storm, judged by the todo test after it. */
+/** Measured by the storm, judged by the test after it. */
 let recreated: number | undefined;
 
 test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicated, orphaned or stuck`, { timeout: LONG ? 1_200_000 : 300_000 }, async (t) => {
@@ -94,16 +94,16 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
   assert.equal(await survivor.exited, 0);
 });
 
-// Found by the long storm: when a Microservice is deleted while the operator's cache still shows
-// it, the operator may create its children again and again — the garbage collector deletes each
-// one (its owner is gone), the Deployment's delete event re-queues the owner, the stale cache
-// still has it, the status write answers 404 and is retried — until the cache catches up (seen: 5
-// Deployments for one deleted owner within 0.6 s). One child created by a reconcile racing the
-// delete is unavoidable with a cache; more than one per owner is this loop. A fix: treat 404 on a
-// write to the primary object as "gone" (drop it from the cache / stop the reconcile).
-const RECREATE_BUG = 'children of a deleted Microservice can be re-created several times while the cache lags (404 on the status write is retried)';
-test('no child is re-created for an owner that is already deleted', { todo: RECREATE_BUG }, (t) => {
-  const fig = reliabilityReport(t, 3, 'Kill storm: children re-created for a deleted owner', { knownBug: RECREATE_BUG });
+// Found by the long storm: when a Microservice was deleted while the operator's cache still
+// showed it, the operator created its children again and again — the garbage collector deleted
+// each one (its owner was gone), the Deployment's delete event re-queued the owner, the stale
+// cache still had it, the status write answered 404 and was retried (seen: 5 Deployments for one
+// deleted owner within 0.6 s). Fixed by a live read of the owner before any child is created and
+// by ending the reconcile on a 404 from the status write. One child created by a reconcile racing
+// the delete is still possible (between that read and the create); more than one per owner is
+// the loop this test guards against.
+test('no child is re-created for an owner that is already deleted', (t) => {
+  const fig = reliabilityReport(t, 3, 'Kill storm: children re-created for a deleted owner');
   if (recreated === undefined) {
     fig.note('skipped: the storm above did not get this far');
     return;

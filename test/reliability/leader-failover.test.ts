@@ -70,7 +70,7 @@ test(`leader SIGKILLed ${FAILOVERS}× during churn: the standby takes over, noth
   fig.count('standby reconciles before leading', standbyViolations.length);
   fig.duplicates('duplicate children', witness.duplicateChildren());
   fig.count('children created after their owner was deleted (garbage-collected)', witness.createdAfterOwnerDeleted());
-  fig.count('of them re-created for the same deleted owner (see the kill storm\'s known bug)', witness.recreatedAfterOwnerDeleted());
+  fig.duplicates('of them re-created for the same deleted owner (a loop fixed after the kill storm found it)', witness.recreatedAfterOwnerDeleted());
   fig.duplicates('duplicate vendor instances', witness.duplicateInstances());
   fig.orphans('orphans', result.orphanChildren + result.orphanInstances);
   fig.stuck('stuck Terminating', result.stuckTerminating);
@@ -79,6 +79,7 @@ test(`leader SIGKILLed ${FAILOVERS}× during churn: the standby takes over, noth
   assert.ok(result.converged, describe(result));
   assert.deepEqual(standbyViolations, [], 'a standby never reconciles');
   assert.equal(witness.duplicateChildren(), 0);
+  assert.equal(witness.recreatedAfterOwnerDeleted(), 0, 'no child created twice for the same deleted owner');
   assert.equal(witness.duplicateInstances(), 0);
   assert.ok(witness.vendorCreates() <= witness.providerUids.size);
   for (const f of failovers) assert.ok(f <= 15_000 + 2_000 + 5_000, `failover took ${f} ms`);

@@ -12,7 +12,7 @@
  *    for: garbage collection is removing it); an unowned child is adopted only when it carries
  *    the handover annotation naming this CR.
  * 5. Each child whose live state does not already contain the desired state is written: created
- *    when missing, else updated in place with the resourceVersion that was read (ADR 0003).
+ *    when missing (after one live read confirming the owner still exists), else updated in place with the resourceVersion that was read (ADR 0003).
  * 6. Status: `ResourcesApplied` plus Ready/Progressing/Stalled for this generation, written only
  *    when it differs, and only to the same UID and resourceVersion that was read.
  * @module
@@ -24,6 +24,7 @@ import {
   EndpointSliceKind,
   PermanentError,
   TemporaryError,
+  isNotFound,
   ownershipOf,
   controllerOf,
   setCondition,
@@ -36,7 +37,7 @@ import type {
   Deployment,
   EndpointSlice,
   KubeClient,
-  KubeObject,
+  EventSink,
   Request,
   Result,
   ResourceKind,
@@ -61,12 +62,6 @@ import { containsDesired, describeDifferences } from './contains.ts';
 import { assessRollout } from './rollout.ts';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
 
-/** Where Events go (the runtime's event recorder fits). Must not block or throw. */
-export interface EventSink {
-  normal(regarding: KubeObject, reason: string, action: string, note?: string): void;
-  warning(regarding: KubeObject, reason: string, action: string, note?: string): void;
-}
-
 export interface MicroserviceReconcilerDeps {
   client: KubeClient;
   microservices: Store<Microservice>;
@@ -90,6 +85,18 @@ export class MicroserviceReconciler {
   }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    try {
+      return await this.#reconcile(request, signal);
+    } catch (err) {
+      if (!(err instanceof OwnerGone)) throw err;
+      // The cache still shows an object the API server no longer has; its delete event is on the
+      // way. Retrying now would act on the stale copy again (e.g. re-create collected children).
+      request.log.debug({ err: err.message }, 'Microservice is gone; waiting for the cache to catch up');
+      return {};
+    }
+  }
+
+  async #reconcile(request: Request, signal: AbortSignal): Promise<Result> {
     const log = request.log;
     let ms = this.#d.microservices.get(request.key);
     if (!ms || ms.metadata.deletionTimestamp) return {};
@@ -143,6 +150,11 @@ export class MicroserviceReconciler {
       }
       adopt.push(child);
     }
+
+    // A missing child is created only for an owner the API server still has: the cache can show
+    // a Microservice whose deletion it has not seen yet while garbage collection (seen sooner on
+    // the child's watch) has already removed the children. One live read, on creation paths only.
+    if (children.some((c) => !c.current)) await this.#confirmLive(ms, signal);
 
     for (const child of children) {
       // Converged when the update we would send changes nothing: the same function that builds
@@ -237,7 +249,27 @@ export class MicroserviceReconciler {
       throw new TemporaryError('Superseded', 'the Microservice changed while it was reconciled; looking again', { retryAfterMs: 0 });
     }
     this.#d.faultPoint?.('microservice:before-status');
-    return patchStatus(this.#d.client, MicroserviceKind, latest, status, { fieldManager: MICROSERVICE_FIELD_MANAGER, signal });
+    try {
+      return await patchStatus(this.#d.client, MicroserviceKind, latest, status, { fieldManager: MICROSERVICE_FIELD_MANAGER, signal });
+    } catch (err) {
+      if (isNotFound(err)) throw new OwnerGone(`${MicroserviceKind.kind} ${ms.metadata.namespace}/${ms.metadata.name} was deleted`);
+      throw err;
+    }
+  }
+
+  /** Throws `OwnerGone` unless the API server has this very Microservice (same UID), not being deleted. */
+  async #confirmLive(ms: Microservice, signal: AbortSignal): Promise<void> {
+    const key = { namespace: ms.metadata.namespace ?? '', name: ms.metadata.name ?? '' };
+    let live: Microservice;
+    try {
+      live = await this.#d.client.get(MicroserviceKind, key, { signal });
+    } catch (err) {
+      if (isNotFound(err)) throw new OwnerGone(`${MicroserviceKind.kind} ${key.namespace}/${key.name} was deleted`);
+      throw err;
+    }
+    if (live.metadata.uid !== ms.metadata.uid || live.metadata.deletionTimestamp) {
+      throw new OwnerGone(`${MicroserviceKind.kind} ${key.namespace}/${key.name} (uid ${ms.metadata.uid}) is being deleted or was replaced`);
+    }
   }
 
   #conditions(ms: Microservice, entries: [string, Condition['status'], string, string][]): Condition[] {
@@ -257,6 +289,9 @@ export class MicroserviceReconciler {
     return ready;
   }
 }
+
+/** The Microservice read from the cache no longer exists on the API server (or is being deleted). */
+class OwnerGone extends Error {}
 
 /** EndpointSlices indexed by `namespace/service-name`. */
 export const SERVICE_NAME_INDEX = 'service-name';
