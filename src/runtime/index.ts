@@ -40,7 +40,7 @@ export * from './external/index.ts';
 export { LeaderElector } from './leader-election/index.ts';
 export type { LeaderElectorOptions } from './leader-election/index.ts';
 export { createEventRecorder } from './events/index.ts';
-export type { EventRecorder, EventRecorderOptions, EventSubject } from './events/index.ts';
+export type { EventRecorder, EventRecorderOptions, EventSink, EventSubject } from './events/index.ts';
 export { createProbeServer, createMetricsServer, parseBindAddress } from './serving/index.ts';
 export type { ProbeServer, MetricsServer, HealthCheck } from './serving/index.ts';
 export { ConvergenceTracker, defaultConvergencePredicate } from './convergence/index.ts';

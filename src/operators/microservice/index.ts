@@ -12,12 +12,12 @@ import { DeploymentKind, ServiceKind, EndpointSliceKind, generationChanged, or, 
 import type { Manager, Controller } from '../../runtime/index.ts';
 import { MicroserviceKind } from './api/index.ts';
 import { MicroserviceReconciler, SERVICE_NAME_INDEX, endpointSliceServiceIndex } from './reconciler.ts';
-import type { EventSink } from './reconciler.ts';
+import type { EventSink } from '../../runtime/index.ts';
 import { defaultPlatformDefaults } from './platform-defaults.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';
 
 export { MicroserviceReconciler, SERVICE_NAME_INDEX } from './reconciler.ts';
-export type { EventSink, MicroserviceReconcilerDeps } from './reconciler.ts';
+export type { MicroserviceReconcilerDeps } from './reconciler.ts';
 export { assessRollout } from './rollout.ts';
 export type { RolloutAssessment, RolloutState, RolloutSummary } from './rollout.ts';
 export * from './api/index.ts';

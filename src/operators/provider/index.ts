@@ -13,7 +13,7 @@ import type { Controller, FaultPoint, Manager } from '../../runtime/index.ts';
 import { DigitalHumanProviderKind } from './api/index.ts';
 import type { DigitalHumanProvider } from './api/index.ts';
 import { ProviderReconciler } from './reconciler.ts';
-import type { EventSink } from './reconciler.ts';
+import type { EventSink } from '../../runtime/index.ts';
 import { createVendorApis } from './vendor-api.ts';
 import { parseProviderConfig } from './provider-config.ts';
 

@@ -32,7 +32,7 @@ import {
   hasFinalizer,
   toRfc3339,
 } from '../../runtime/index.ts';
-import type { Clock, KubeClient, KubeObject, Request, Result, Secret, Store, FaultPoint } from '../../runtime/index.ts';
+import type { Clock, EventSink, KubeClient, Request, Result, Secret, Store, FaultPoint } from '../../runtime/index.ts';
 import {
   DigitalHumanProviderKind,
   PROVIDER_FINALIZER,
@@ -43,11 +43,6 @@ import {
 import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/index.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
-
-export interface EventSink {
-  normal(regarding: KubeObject, reason: string, action: string, note?: string): void;
-  warning(regarding: KubeObject, reason: string, action: string, note?: string): void;
-}
 
 export interface ProviderReconcilerDeps {
   client: KubeClient;

@@ -73,6 +73,12 @@ export interface EventRecorder {
   stats(): EventRecorderStats;
 }
 
+/**
+ * The part of an `EventRecorder` a reconciler needs: record and move on. Reconcilers take this
+ * (not the recorder) so a test can pass a plain object that collects what was recorded.
+ */
+export type EventSink = Pick<EventRecorder, 'normal' | 'warning'>;
+
 /** The API server rejects notes longer than this (bytes). */
 export const MAX_NOTE_BYTES = 1024;
 const MAX_FIELD = 128;

@@ -31,4 +31,4 @@
  * @module
  */
 export { createEventRecorder, referenceOf, microTime, truncateUtf8, MAX_NOTE_BYTES } from './event-recorder.ts';
-export type { EventRecorder, EventRecorderOptions, EventRecorderStats, EventSubject, ObjectReference } from './event-recorder.ts';
+export type { EventRecorder, EventSink, EventRecorderOptions, EventRecorderStats, EventSubject, ObjectReference } from './event-recorder.ts';
