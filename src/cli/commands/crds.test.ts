@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
 import { CRD_FILES, renderAllCrds, renderCrdFile, run } from './crds.ts';
-import type { CommandIO } from './manifests.ts';
+import type { CommandIO } from '../shared/kubectl.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 

@@ -6,12 +6,13 @@
  * Exit codes: 0 done, 1 kubectl failed, 2 usage error.
  * @module
  */
-import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { CustomResourceDefinitionV1 } from '../../runtime/index.ts';
 import { MicroserviceCrd } from '../../operators/microservice/api/index.ts';
 import { DigitalHumanProviderCrd } from '../../operators/provider/api/index.ts';
-import { connectionFlags, processIO, runKubectl, type CommandIO } from './manifests.ts';
+import { parseCommandArgs } from '../shared/command-args.ts';
+import { applyServerSide, connectionFlags, processIO, runKubectl } from '../shared/kubectl.ts';
+import type { CommandIO } from '../shared/kubectl.ts';
 
 export interface CrdFile {
   /** Path of the committed YAML, relative to the repository root. */
@@ -53,44 +54,17 @@ Options:
 `;
 
 export async function run(argv: string[], io: CommandIO = processIO): Promise<number> {
-  let values: { help?: boolean; apply?: boolean; kubeconfig?: string; context?: string };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        apply: { type: 'boolean' },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-      },
-    }));
-  } catch (error) {
-    io.stderr(`converge crds: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    io.stdout(HELP);
-    return 0;
-  }
+  const parsed = parseCommandArgs('crds', HELP, argv, { apply: { type: 'boolean' }, kubeconfig: { type: 'string' }, context: { type: 'string' } }, false, io);
+  if (parsed.exitCode !== undefined) return parsed.exitCode;
+  const { values } = parsed;
   const yaml = renderAllCrds();
   if (!values.apply) {
     io.stdout(yaml);
     return 0;
   }
-  const flags = connectionFlags(values);
-  const applied = await runKubectl([...flags, 'apply', '--server-side', '--field-manager=converge', '--force-conflicts', '-f', '-'], {
-    input: yaml,
-    env: io.env,
-  });
-  io.stdout(applied.stdout);
-  if (applied.code !== 0) {
-    io.stderr(`converge crds: kubectl apply failed (exit ${applied.code}):\n${applied.stderr}`);
-    return 1;
-  }
+  if (!(await applyServerSide('crds', yaml, values, io))) return 1;
   const names = CRD_FILES.map((f) => `crd/${f.crd.metadata.name}`);
-  const established = await runKubectl([...flags, 'wait', '--for=condition=Established', '--timeout=60s', ...names], { env: io.env });
+  const established = await runKubectl([...connectionFlags(values), 'wait', '--for=condition=Established', '--timeout=60s', ...names], { env: io.env });
   io.stdout(established.stdout);
   if (established.code !== 0) {
     io.stderr(`converge crds: the CRDs did not become established:\n${established.stderr}`);

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
-import { DEPLOY_DIR, renderManifests, run, runKubectl, type CommandIO } from './manifests.ts';
+import { DEPLOY_DIR, renderManifests, run } from './manifests.ts';
+import { runKubectl, type CommandIO } from '../shared/kubectl.ts';
 
 const hasKubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
 const skip = hasKubectl ? false : 'kubectl is not on PATH';

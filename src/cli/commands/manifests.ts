@@ -11,23 +11,11 @@
  * Exit codes: 0 done, 1 kubectl failed, 2 usage error.
  * @module
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
-
-/** Where the command writes; tests pass their own. */
-export interface CommandIO {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  env: NodeJS.ProcessEnv;
-}
-
-export const processIO: CommandIO = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
-  env: process.env,
-};
+import { parseCommandArgs } from '../shared/command-args.ts';
+import { applyServerSide, processIO, runKubectl } from '../shared/kubectl.ts';
+import type { CommandIO } from '../shared/kubectl.ts';
 
 /** The repository's `deploy/` folder (also present in the container image). */
 export const DEPLOY_DIR = fileURLToPath(new URL('../../../deploy/', import.meta.url));
@@ -47,40 +35,6 @@ export interface RenderOptions {
   /** Operator image; default the `converge:dev` placeholder. */
   image?: string;
   env?: NodeJS.ProcessEnv;
-}
-
-export interface KubectlResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs kubectl with `args`, feeding `input` on stdin. Never throws for a failing kubectl: the exit
- * code (127 when kubectl is missing) and its output are returned.
- */
-export function runKubectl(args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<KubectlResult> {
-  return new Promise((resolve) => {
-    const child = spawn('kubectl', args, { env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      resolve({ code: error.code === 'ENOENT' ? 127 : 1, stdout, stderr: error.code === 'ENOENT' ? 'kubectl not found on PATH\n' : `${error.message}\n` });
-    });
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-    child.stdin.on('error', () => {}); // kubectl may exit before reading everything; 'close' reports it
-    child.stdin.end(options.input ?? '');
-  });
-}
-
-/** kubectl's global connection flags from ours. */
-export function connectionFlags(values: { kubeconfig?: string | undefined; context?: string | undefined }): string[] {
-  return [
-    ...(values.kubeconfig ? [`--kubeconfig=${values.kubeconfig}`] : []),
-    ...(values.context ? [`--context=${values.context}`] : []),
-  ];
 }
 
 /** Renders the install manifests for a mode as multi-document YAML. Throws with kubectl's message on failure. */
@@ -142,30 +96,16 @@ Examples:
 `;
 
 export async function run(argv: string[], io: CommandIO = processIO): Promise<number> {
-  let values: { help?: boolean; apply?: boolean; mode?: string; namespace?: string[]; image?: string; kubeconfig?: string; context?: string };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        apply: { type: 'boolean' },
-        mode: { type: 'string' },
-        namespace: { type: 'string', short: 'n', multiple: true },
-        image: { type: 'string' },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-      },
-    }));
-  } catch (error) {
-    io.stderr(`converge manifests: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    io.stdout(HELP);
-    return 0;
-  }
+  const parsed = parseCommandArgs('manifests', HELP, argv, {
+    apply: { type: 'boolean' },
+    mode: { type: 'string' },
+    namespace: { type: 'string', short: 'n', multiple: true },
+    image: { type: 'string' },
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+  }, false, io);
+  if (parsed.exitCode !== undefined) return parsed.exitCode;
+  const { values } = parsed;
   const namespaces = values.namespace;
   const mode = values.mode ?? (namespaces ? 'namespace' : 'cluster');
   if (mode !== 'cluster' && mode !== 'namespace') {
@@ -203,15 +143,5 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
     io.stdout(yaml);
     return 0;
   }
-  const applied = await runKubectl(
-    [...connectionFlags(values), 'apply', '--server-side', '--field-manager=converge', '--force-conflicts', '-f', '-'],
-    { input: yaml, env: io.env },
-  );
-  io.stdout(applied.stdout);
-  if (applied.code !== 0) {
-    io.stderr(`converge manifests: kubectl apply failed (exit ${applied.code}):\n${applied.stderr}`);
-    return 1;
-  }
-  if (applied.stderr) io.stderr(applied.stderr);
-  return 0;
+  return (await applyServerSide('manifests', yaml, values, io)) ? 0 : 1;
 }

@@ -6,6 +6,8 @@
  */
 import { parseArgs } from 'node:util';
 import type { ParseArgsOptionsConfig } from 'node:util';
+import { processIO } from './kubectl.ts';
+import type { CommandIO } from './kubectl.ts';
 
 const HELP_FLAG = { help: { type: 'boolean', short: 'h', default: false } } as const;
 
@@ -15,16 +17,17 @@ export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(
   argv: string[],
   options: O,
   allowPositionals = false,
+  io: Pick<CommandIO, 'stdout' | 'stderr'> = processIO,
 ) {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: { ...options, ...HELP_FLAG }, strict: true, allowPositionals });
   } catch (err) {
-    process.stderr.write(`converge ${command}: ${(err as Error).message}\n\n${help}`);
+    io.stderr(`converge ${command}: ${(err as Error).message}\n\n${help}`);
     return { exitCode: 2 as const };
   }
   if ((parsed.values as { help?: boolean }).help) {
-    process.stdout.write(help);
+    io.stdout(help);
     return { exitCode: 0 as const };
   }
   return { ...parsed, exitCode: undefined };

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testCluster, withNamespace } from '../../support/cluster.ts';
 import { run as crds } from '../../../src/cli/commands/crds.ts';
-import { runKubectl, type CommandIO } from '../../../src/cli/commands/manifests.ts';
+import { runKubectl, type CommandIO } from '../../../src/cli/shared/kubectl.ts';
 
 function capture(): CommandIO & { out: string; err: string } {
   const io = { out: '', err: '', env: process.env, stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t) };
