@@ -15,6 +15,7 @@ import type { DigitalHumanProvider } from './api/index.ts';
 import { ProviderReconciler } from './reconciler.ts';
 import type { EventSink } from '../../runtime/index.ts';
 import { createVendorApis } from './vendor-api.ts';
+import { VendorRecovery } from './vendor-recovery.ts';
 import { parseProviderConfig } from './provider-config.ts';
 
 export * from './api/index.ts';
@@ -37,16 +38,18 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
     indexes: { [SECRET_REF_INDEX]: (p: DigitalHumanProvider) => [`${p.metadata.namespace ?? ''}/${p.spec.credentialsSecretRef.name}`] },
   }).store;
   const secrets = manager.cache.informer(SecretKind).store;
+  const recovery = new VendorRecovery({ clock: manager.clock, probeIntervalMs: config.recoveryProbeMs, log: manager.log.child({ component: 'vendor-recovery' }) });
   const reconciler = new ProviderReconciler({
     client: manager.client,
     providers,
     secrets,
-    vendors: createVendorApis(config, manager.clock),
+    vendors: createVendorApis(config, manager.clock, (endpoint, event) => recovery.observe(endpoint, event)),
     events: options.events,
+    recovery,
     clock: manager.clock,
     ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
   });
-  return manager
+  const controller = manager
     .controller('digitalhumanprovider')
     .for(DigitalHumanProviderKind, { predicates: [or(generationChanged, annotationsChanged)] })
     // A Secret's change concerns every provider that names it (CredentialsMissing → retry at once).
@@ -61,4 +64,8 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
       rateLimiter: maxOfRateLimiters(exponentialBackoff({ maxMs: config.maxRetryDelayMs, jitter: 0.5 }), bucketRateLimiter({}, manager.clock)),
     })
     .complete(reconciler);
+  // Nothing in the cluster changes when a vendor recovers: this wakes the CRs that wait on it.
+  recovery.onWake((key) => controller.enqueue(key));
+  manager.add(recovery);
+  return controller;
 }

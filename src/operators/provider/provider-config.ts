@@ -6,6 +6,7 @@
  *   healthIntervalSeconds: 10     # health re-check (the periodic check), jittered ±10 %
  *   maxConcurrentReconciles: 4
  *   maxRetryDelaySeconds: 30      # cap of the per-object backoff after vendor errors, jittered (see below)
+ *   recoveryProbeSeconds: 5       # while a vendor endpoint is down, one waiting CR retries this often; 0 = off
  *   vendor:
  *     requestsPerSecond: 5        # per vendor endpoint, shared by every CR that uses it
  *     burst: 10
@@ -18,7 +19,10 @@
  * recovers, so no watch event cuts a long backoff short; a deletion blocked by a vendor outage
  * would otherwise wait minutes after the vendor is back. The shared per-endpoint limiter, not the
  * backoff, is what protects the vendor from retry storms. Each delay is jittered down by up to
- * half (15–30 s at the cap), so CRs that failed together do not retry together.
+ * half (15–30 s at the cap), so CRs that failed together do not retry together. And the backoff
+ * is not what ends the wait after an outage: once an endpoint is down (3 calls in a row without
+ * an answer), one waiting CR is retried every `recoveryProbeSeconds` as a probe, and the first
+ * answer from the endpoint wakes every CR waiting on it (`vendor-recovery.ts`).
  * @module
  */
 import { Type } from '@sinclair/typebox';
@@ -30,6 +34,7 @@ export const ProviderConfigSchema = Type.Object(
     healthIntervalSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400 })),
     maxConcurrentReconciles: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
     maxRetryDelaySeconds: Type.Optional(Type.Number({ minimum: 0.01, maximum: 3_600 })),
+    recoveryProbeSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3_600 })),
     vendor: Type.Optional(
       Type.Object(
         {
@@ -50,6 +55,7 @@ export interface ProviderConfig {
   healthIntervalMs: number;
   maxConcurrentReconciles: number;
   maxRetryDelayMs: number;
+  recoveryProbeMs: number;
   vendor: { requestsPerSecond: number; burst: number; maxConcurrency: number; timeoutMs: number; caFile?: string };
 }
 
@@ -57,6 +63,7 @@ export const defaultProviderConfig: ProviderConfig = {
   healthIntervalMs: 10_000,
   maxConcurrentReconciles: 4,
   maxRetryDelayMs: 30_000,
+  recoveryProbeMs: 5_000,
   vendor: { requestsPerSecond: 5, burst: 10, maxConcurrency: 4, timeoutMs: 10_000 },
 };
 
@@ -69,6 +76,7 @@ export function parseProviderConfig(raw: unknown, source = 'provider'): Provider
     healthIntervalMs: (c.healthIntervalSeconds ?? d.healthIntervalMs / 1000) * 1000,
     maxConcurrentReconciles: c.maxConcurrentReconciles ?? d.maxConcurrentReconciles,
     maxRetryDelayMs: (c.maxRetryDelaySeconds ?? d.maxRetryDelayMs / 1000) * 1000,
+    recoveryProbeMs: (c.recoveryProbeSeconds ?? d.recoveryProbeMs / 1000) * 1000,
     vendor: {
       requestsPerSecond: c.vendor?.requestsPerSecond ?? d.vendor.requestsPerSecond,
       burst: c.vendor?.burst ?? d.vendor.burst,

@@ -43,6 +43,7 @@ import {
 import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/index.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
+import type { VendorRecovery } from './vendor-recovery.ts';
 
 export interface ProviderReconcilerDeps {
   client: KubeClient;
@@ -50,6 +51,8 @@ export interface ProviderReconcilerDeps {
   secrets: Store<Secret>;
   vendors: VendorApis;
   events: EventSink;
+  /** Told which CRs wait on an unreachable vendor endpoint, so they can be woken when it answers. */
+  recovery?: Pick<VendorRecovery, 'blocked' | 'settled'>;
   clock: Clock;
   faultPoint?: FaultPoint;
 }
@@ -67,7 +70,10 @@ export class ProviderReconciler {
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
     const dhp = this.#d.providers.get(request.key);
-    if (!dhp) return {};
+    if (!dhp) {
+      this.#d.recovery?.settled(request.key);
+      return {};
+    }
     if (dhp.metadata.deletionTimestamp) return this.#delete(dhp, request, signal);
 
     const guarded = await addFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
@@ -81,7 +87,7 @@ export class ProviderReconciler {
     try {
       instance = await this.#ensure(guarded, vendor, request, signal);
     } catch (err) {
-      return this.#vendorFailed(guarded, asVendorFailure(err), 'ensure', signal);
+      return this.#vendorFailed(guarded, request, asVendorFailure(err), 'ensure', signal);
     }
     let health: string;
     try {
@@ -92,7 +98,7 @@ export class ProviderReconciler {
         // Deleted behind our back between the ensure and the health check: look again at once.
         throw new TemporaryError(Reason.EnsureFailed, `instance ${instance.id} vanished; recreating`, { retryAfterMs: 0 });
       }
-      return this.#vendorFailed(guarded, failure, 'health', signal, instance.id);
+      return this.#vendorFailed(guarded, request, failure, 'health', signal, instance.id);
     }
     const [ready, reason, message]: [ReadyStatus, string, string] =
       health === 'healthy'
@@ -101,6 +107,7 @@ export class ProviderReconciler {
           ? ['True', Reason.ProviderDegraded, `instance ${instance.id} is degraded`]
           : ['False', Reason.ProviderUnhealthy, `instance ${instance.id} reports ${health}`];
     await this.#status(guarded, ready, reason, message, signal, instance.id);
+    this.#d.recovery?.settled(request.key);
     return {};
   }
 
@@ -143,6 +150,7 @@ export class ProviderReconciler {
         }
       } catch (err) {
         const failure = asVendorFailure(err);
+        this.#blockedOnVendor(dhp, request, failure);
         await this.#status(dhp, 'False', Reason.DeletionBlocked, `cannot delete the vendor instance yet: ${failure.message}; retrying`, signal, known);
         throw new TemporaryError(Reason.DeletionBlocked, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
       }
@@ -152,10 +160,17 @@ export class ProviderReconciler {
     }
     this.#d.faultPoint?.('provider:before-finalizer-removal');
     await removeFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
+    this.#d.recovery?.settled(request.key);
     return {};
   }
 
-  async #vendorFailed(dhp: DigitalHumanProvider, failure: VendorFailure, step: string, signal: AbortSignal, providerID?: string): Promise<Result> {
+  /** A failure that says the vendor did not answer: wait for it to answer again (see vendor-recovery.ts). */
+  #blockedOnVendor(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure): void {
+    if (failure.kind === 'Server' || failure.kind === 'Timeout' || failure.kind === 'Network') this.#d.recovery?.blocked(dhp.spec.endpoint, request.key);
+  }
+
+  async #vendorFailed(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, step: string, signal: AbortSignal, providerID?: string): Promise<Result> {
+    this.#blockedOnVendor(dhp, request, failure);
     if (failure.kind === 'Unauthorized') {
       await this.#status(dhp, 'False', Reason.Unauthorized, `the vendor rejected the token from Secret ${dhp.spec.credentialsSecretRef.name}`, signal, providerID);
       throw new PermanentError(Reason.Unauthorized, 'vendor rejected the credentials'); // the Secret watch retries on change

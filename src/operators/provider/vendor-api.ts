@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { createEndpointLimiters } from '../../runtime/index.ts';
 import type { Clock } from '../../runtime/index.ts';
 import { createVendorClient, isVendorError } from './vendor/index.ts';
-import type { VendorClient, VendorErrorKind } from './vendor/index.ts';
+import type { VendorCallEvent, VendorClient, VendorErrorKind } from './vendor/index.ts';
 import type { VendorInstance } from './vendor/types.ts';
 import type { ProviderConfig } from './provider-config.ts';
 
@@ -47,7 +47,8 @@ export function asVendorFailure(err: unknown): VendorFailure {
   return { kind: 'Unknown', message: err instanceof Error ? err.message : String(err), transient: true };
 }
 
-export function createVendorApis(config: ProviderConfig, clock: Clock): VendorApis {
+/** `observe` hears every call's outcome with its endpoint (for `VendorRecovery`). */
+export function createVendorApis(config: ProviderConfig, clock: Clock, observe?: (endpoint: string, event: VendorCallEvent) => void): VendorApis {
   const v = config.vendor;
   const ca = v.caFile ? readFileSync(v.caFile) : undefined;
   const limiters = createEndpointLimiters({ ratePerSecond: v.requestsPerSecond, burst: v.burst, maxConcurrency: v.maxConcurrency, clock });
@@ -57,7 +58,14 @@ export function createVendorApis(config: ProviderConfig, clock: Clock): VendorAp
       const id = `${endpoint}#${createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
       let entry = clients.get(id);
       if (!entry) {
-        const client = createVendorClient({ endpoint, token, ...(ca ? { ca } : {}), limiter: limiters.get(endpoint), timeoutMs: v.timeoutMs });
+        const client = createVendorClient({
+          endpoint,
+          token,
+          ...(ca ? { ca } : {}),
+          limiter: limiters.get(endpoint),
+          timeoutMs: v.timeoutMs,
+          ...(observe ? { onCall: (event: VendorCallEvent) => observe(endpoint, event) } : {}),
+        });
         entry = { client, api: adapt(client) };
         clients.set(id, entry);
       }
