@@ -246,6 +246,27 @@ function verdictOf(converged: boolean, ready: ConditionExplanation | undefined, 
   return `not converged: ${first?.message ?? 'no Ready condition yet'}`;
 }
 
+/** What every explanation starts with, whatever the kind. */
+function explanation(
+  header: Explanation['object'],
+  converged: boolean,
+  ready: ConditionExplanation | undefined,
+  findings: Finding[],
+  conditions: ConditionExplanation[],
+  events: readonly KubeEvent[],
+): Explanation {
+  return {
+    apiVersion: VIEW_API_VERSION,
+    kind: 'Explanation',
+    object: header,
+    converged,
+    verdict: verdictOf(converged, ready, findings),
+    findings,
+    conditions,
+    events: eventViews(events),
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Microservice
 
@@ -424,14 +445,7 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
 
   const rollout = ms.status?.rollout;
   return {
-    apiVersion: VIEW_API_VERSION,
-    kind: 'Explanation',
-    object: header,
-    converged,
-    verdict: verdictOf(converged, ready, findings),
-    findings,
-    conditions,
-    events: eventViews(facts.events),
+    ...explanation(header, converged, ready, findings, conditions, facts.events),
     microservice: {
       spec: { image: ms.spec?.image ?? '', port: ms.spec?.port ?? 0 },
       phase: ms.status?.phase ?? null,
@@ -497,14 +511,7 @@ export function explainProvider(facts: ProviderFacts): Explanation {
 
   const converged = !deleting && ready?.status === 'True' && ready.current && header.observedGeneration === generation && finalizer && providerID !== null;
   return {
-    apiVersion: VIEW_API_VERSION,
-    kind: 'Explanation',
-    object: header,
-    converged,
-    verdict: verdictOf(converged, ready, findings),
-    findings,
-    conditions,
-    events: eventViews(facts.events),
+    ...explanation(header, converged, ready, findings, conditions, facts.events),
     provider: {
       spec: { endpoint: p.spec?.endpoint ?? '', region: p.spec?.region ?? '', displayName: p.spec?.displayName ?? null, credentialsSecretRef: { name: secret, key } },
       providerID,
