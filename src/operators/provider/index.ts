@@ -16,6 +16,7 @@ import { ProviderReconciler } from './reconciler.ts';
 import type { EventSink } from '../../runtime/index.ts';
 import { createVendorApis } from './vendor-api.ts';
 import { VendorRecovery } from './vendor-recovery.ts';
+import { registerVendorMetrics } from './vendor-metrics.ts';
 import { parseProviderConfig } from './provider-config.ts';
 
 export * from './api/index.ts';
@@ -39,11 +40,15 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
   }).store;
   const secrets = manager.cache.informer(SecretKind).store;
   const recovery = new VendorRecovery({ clock: manager.clock, probeIntervalMs: config.recoveryProbeMs, log: manager.log.child({ component: 'vendor-recovery' }) });
+  const metrics = registerVendorMetrics(manager.metrics.registry, recovery);
   const reconciler = new ProviderReconciler({
     client: manager.client,
     providers,
     secrets,
-    vendors: createVendorApis(config, manager.clock, (endpoint, event) => recovery.observe(endpoint, event)),
+    vendors: createVendorApis(config, manager.clock, (endpoint, event) => {
+      metrics.call(event);
+      recovery.observe(endpoint, event);
+    }),
     events: options.events,
     recovery,
     clock: manager.clock,

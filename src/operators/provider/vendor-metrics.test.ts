@@ -1,0 +1,23 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { registerVendorMetrics } from './vendor-metrics.ts';
+
+test('vendor calls are counted by operation and outcome; recovery state is read at scrape time', async () => {
+  const registry = new Registry();
+  let stats = { blocked: 0, downEndpoints: 0, woken: 0 };
+  const metrics = registerVendorMetrics(registry, { stats: () => stats });
+  metrics.call({ operation: 'delete', outcome: 'ok', status: 204, durationMs: 20 });
+  metrics.call({ operation: 'delete', outcome: 'Network', status: 0, durationMs: 3 });
+  metrics.call({ operation: 'delete', outcome: 'Network', status: 0, durationMs: 4 });
+  stats = { blocked: 7, downEndpoints: 1, woken: 12 };
+  const text = await registry.metrics();
+  assert.match(text, /converge_vendor_requests_total\{operation="delete",outcome="ok"\} 1/);
+  assert.match(text, /converge_vendor_requests_total\{operation="delete",outcome="Network"\} 2/);
+  assert.match(text, /converge_vendor_request_duration_seconds_count\{operation="delete"\} 3/);
+  assert.match(text, /converge_vendor_endpoints_down 1/);
+  assert.match(text, /converge_vendor_waiting_objects 7/);
+  assert.match(text, /converge_vendor_recovery_wakes_total 12/);
+  stats = { blocked: 0, downEndpoints: 0, woken: 15 };
+  assert.match(await registry.metrics(), /converge_vendor_recovery_wakes_total 15/);
+});
