@@ -81,7 +81,9 @@ test(`30 % 5xx, 429 bursts, lost responses and a ${OUTAGE_MS / 1000} s outage du
   fig.duplicates('duplicate vendor instances', witness.duplicateInstances());
   fig.orphans('orphaned vendor instances', result.orphanInstances);
   fig.stuck('stuck Terminating', result.stuckTerminating);
-  fig.count('reconcile errors retried', (await op.manager.metrics.registry.getSingleMetric('controller_runtime_reconcile_errors_total')?.get())?.values.reduce((n, v) => n + v.value, 0) ?? 0);
+  const total = async (name: string) => (await op.manager.metrics.registry.getSingleMetric(name)?.get())?.values.reduce((n, v) => n + v.value, 0) ?? 0;
+  fig.count('reconcile errors retried', await total('controller_runtime_reconcile_errors_total'));
+  fig.count('CRs woken because the vendor answered again (probes included)', await total('converge_vendor_recovery_wakes_total'));
 
   if (deletionsDone !== undefined && deletionsDone - backAt > 2 * OUTAGE_MS) {
     fig.note(
