@@ -12,7 +12,8 @@
  *    for: garbage collection is removing it); an unowned child is adopted only when it carries
  *    the handover annotation naming this CR.
  * 5. Each child whose live state does not already contain the desired state is written: created
- *    when missing (after one live read confirming the owner still exists), else updated in place with the resourceVersion that was read (ADR 0003).
+ *    when missing (after confirming the owner still exists: by the Accepted write, or one live
+ *    read), else updated in place with the resourceVersion that was read (ADR 0003).
  * 6. Status: `ResourcesApplied` plus Ready/Progressing/Stalled for this generation, written only
  *    when it differs, and only to the same UID and resourceVersion that was read.
  * @module
@@ -106,9 +107,12 @@ export class MicroserviceReconciler {
     if (!isValidMicroserviceName(request.name)) problems.push('metadata.name must be a DNS-1035 label of at most 63 characters');
     if (problems.length > 0) return this.#fail(ms, Reason.InvalidSpec, problems.join('; '), log, signal);
 
+    // A status write that the API server accepted (it is conditional on this UID) proves the
+    // Microservice still exists; otherwise a child is created only after a live read (below).
+    let confirmedLive = false;
     if (ms.status?.observedGeneration !== generation) {
       log.info(`Accepted ${request.key}: image=${ms.spec.image} port=${ms.spec.port}`);
-      ms = (await this.#writeStatus(ms, {
+      const accepted = await this.#writeStatus(ms, {
         phase: MicroservicePhase.Accepted,
         observedGeneration: generation,
         conditions: this.#conditions(ms, [
@@ -116,7 +120,9 @@ export class MicroserviceReconciler {
           [Cond.Progressing, 'True', Reason.RolloutInProgress, 'spec accepted; applying resources'],
           [Cond.Stalled, 'False', Reason.NotStalled, ''],
         ]),
-      }, signal)) ?? ms;
+      }, signal);
+      confirmedLive = accepted !== undefined && !accepted.metadata.deletionTimestamp;
+      ms = accepted ?? ms;
     }
 
     let desired: DesiredState;
@@ -153,8 +159,9 @@ export class MicroserviceReconciler {
 
     // A missing child is created only for an owner the API server still has: the cache can show
     // a Microservice whose deletion it has not seen yet while garbage collection (seen sooner on
-    // the child's watch) has already removed the children. One live read, on creation paths only.
-    if (children.some((c) => !c.current)) await this.#confirmLive(ms, signal);
+    // the child's watch) has already removed the children. One live read, only when a child must
+    // be re-created (a new generation's Accepted write has just proved the owner live).
+    if (!confirmedLive && children.some((c) => !c.current)) await this.#confirmLive(ms, signal);
 
     for (const child of children) {
       // Converged when the update we would send changes nothing: the same function that builds
