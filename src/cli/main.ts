@@ -7,6 +7,8 @@
  * only on a TTY, `--kubeconfig` and `KUBECONFIG` honoured as kubectl does.
  * @module
  */
+import { stopSignal } from './shared/stop-signal.ts';
+
 const COMMANDS: Record<string, string> = {
   dev: 'start the local control plane, the vendor simulator and both operators, apply the samples, show a live table',
   run: 'run the operators against a cluster (in-cluster or --kubeconfig)',
@@ -40,6 +42,8 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`converge: unknown command "${command}"\n\n${usage()}\n`);
     return 2;
   }
+  // `run` lives in a pod: take SIGTERM as a graceful stop from now on, also while it loads.
+  if (command === 'run') stopSignal();
   const module = (await import(`./commands/${command}.ts`)) as { run(argv: string[]): Promise<number> };
   return module.run(rest);
 }

@@ -10,6 +10,7 @@ import { runOperatorProcess } from '../../operators/operator-process.ts';
 import { loadOperatorConfig, defaultOperatorConfig } from '../../operators/operator-config.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
+import { stopSignal } from '../shared/stop-signal.ts';
 
 const HELP = `Usage: converge run [flags]
 
@@ -52,10 +53,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const config = values.config ? await loadOperatorConfig(values.config) : defaultOperatorConfig;
   const kubeConfig = kubeConfigFrom(values.kubeconfig);
-  const abort = new AbortController();
-  const stop = () => abort.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  const signal = stopSignal();
+  if (signal.aborted) return 0; // told to stop while starting
   try {
     await runOperatorProcess(
       {
@@ -68,7 +67,7 @@ export async function run(argv: string[]): Promise<number> {
         operators: operators as ('microservice' | 'provider')[],
         logLevel: values['log-level'],
       },
-      abort.signal,
+      signal,
     );
     return 0;
   } catch (err) {
@@ -77,9 +76,6 @@ export async function run(argv: string[]): Promise<number> {
       return 1;
     }
     throw err;
-  } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
   }
 }
 

@@ -1,0 +1,21 @@
+/**
+ * The process-wide "please stop" for commands that run until they are told to stop (`run`):
+ * one AbortSignal, aborted by the first SIGINT or SIGTERM. `main.ts` calls it before it loads
+ * the command, so a SIGTERM that arrives while the command is still loading (a pod deleted
+ * right after it started) is a graceful stop with exit code 0, not a death by signal.
+ *
+ * Idempotent: every call returns the same signal. A second signal is not caught (the default
+ * action ends the process), so a stuck shutdown can still be cut short.
+ * @module
+ */
+let signal: AbortSignal | undefined;
+
+export function stopSignal(): AbortSignal {
+  if (signal) return signal;
+  const abort = new AbortController();
+  signal = abort.signal;
+  const stop = (name: NodeJS.Signals) => () => abort.abort(new Error(`${name} received`));
+  process.once('SIGINT', stop('SIGINT'));
+  process.once('SIGTERM', stop('SIGTERM'));
+  return signal;
+}

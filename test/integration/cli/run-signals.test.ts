@@ -1,0 +1,34 @@
+/**
+ * `converge run` is a pod's main process: a SIGTERM is a graceful stop whenever it arrives —
+ * while the command is still loading, while caches sync, or while the workers run — and ends
+ * with exit code 0 (a pod deleted right after it started must not look like a crash).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startReplica } from '../../support/operator-process.ts';
+import { testClient, testNamespace } from '../../support/operator-harness.ts';
+import { ensureCrds } from '../../support/crds.ts';
+import { MicroserviceCrd } from '../../../src/operators/microservice/index.ts';
+import { DigitalHumanProviderCrd } from '../../../src/operators/provider/index.ts';
+import type { CustomResourceDefinition } from '../../../src/runtime/index.ts';
+
+test('SIGTERM at any moment of the start is a graceful stop with exit code 0', { timeout: 120_000 }, async (t) => {
+  const client = testClient();
+  await ensureCrds(client, [MicroserviceCrd as CustomResourceDefinition, DigitalHumanProviderCrd as CustomResourceDefinition]);
+  const ns = await testNamespace(t, client, 'run-signals');
+  const args = ['--namespace', ns, '--metrics-bind-address', '0', '--health-probe-bind-address', '0'];
+  const moments: [string, (r: ReturnType<typeof startReplica>) => Promise<unknown>][] = [
+    // Before ≈100 ms Node itself is still booting (no JavaScript has run: nothing can catch it).
+    ['after 150 ms (the command is still loading)', () => new Promise((r) => setTimeout(r, 150))],
+    ['after 400 ms', () => new Promise((r) => setTimeout(r, 400))],
+    ['once the workers run', (r) => r.waitFor((l) => l.msg === 'starting workers', 60_000)],
+  ];
+  for (const [when, wait] of moments) {
+    const replica = startReplica(`signals-${when}`, args);
+    t.after(() => replica.kill('SIGKILL'));
+    await wait(replica);
+    replica.kill('SIGTERM');
+    const exit = await replica.exited;
+    assert.equal(exit, 0, `SIGTERM ${when}: exit ${exit}; last lines ${JSON.stringify(replica.lines.slice(-3))}`);
+  }
+});
