@@ -6,6 +6,11 @@
  * `registerProviderOperator(manager, options)` declares its watches (the CRs, and the Secrets
  * they name) and its controller; the periodic check doubles as the health check
  * (`healthIntervalSeconds`, default 10 s, jittered).
+ *
+ * Files: `reconciler.ts` (one CR, one pass), `vendor-api.ts` (the vendor in the reconciler's
+ * terms, one limiter per endpoint), `vendor/` (the HTTP client and its error taxonomy),
+ * `vendor-recovery.ts` (wakes CRs waiting on an endpoint when it answers again),
+ * `vendor-metrics.ts`, `provider-config.ts`, `api/` (schema, CRD, constants).
  * @module
  */
 import { SecretKind, generationChanged, or, annotationsChanged, maxOfRateLimiters, exponentialBackoff, bucketRateLimiter } from '../../runtime/index.ts';
