@@ -325,8 +325,10 @@ export async function startVendorSimulator(options: VendorSimulatorOptions): Pro
         if (outcome.kind === 'key-conflict') {
           throw new HttpFailure(409, 'IdempotencyKeyReused', `Idempotency-Key already used for an instance in region ${outcome.instance.region}`, 'Idempotency-Key');
         }
-        if (outcome.kind === 'created') counters.creates++;
-        else counters.createReplays++;
+        if (outcome.kind === 'created') {
+          counters.creates++;
+          if (key !== undefined) bump(counters.createsByKey, key);
+        } else counters.createReplays++;
         if (faults.takeLostCreate()) {
           counters.injected.lostResponses++;
           req.socket.destroy();

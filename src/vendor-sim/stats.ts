@@ -20,6 +20,12 @@ export interface SimStats {
   creates: number;
   /** Creates answered with an existing instance because of its Idempotency-Key. */
   createReplays: number;
+  /**
+   * Instances actually created per Idempotency-Key (creates without a key are not listed). A
+   * key counted twice had two instances, one after the other or at once: exact, unlike sampling
+   * `/admin/instances`, which misses an instance created and deleted between two samples.
+   */
+  createsByKey: Record<string, number>;
   /** Instances deleted through DELETE /v1/instances/{id} (not through /admin). */
   deletes: number;
   /** Instances that exist now. */
@@ -41,6 +47,7 @@ export function emptyCounters(): Counters {
     unauthorized: 0,
     creates: 0,
     createReplays: 0,
+    createsByKey: {},
     deletes: 0,
     injected: { errors: 0, outages: 0, hangs: 0, lostResponses: 0, delayed: 0 },
     since: new Date().toISOString(),

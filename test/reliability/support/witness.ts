@@ -33,8 +33,14 @@ export interface Witness {
   createdAfterOwnerDeleted(): number;
   /** Of those, the second and later per owner and kind: the operator re-creating children of a deleted owner. */
   recreatedAfterOwnerDeleted(): number;
-  /** Extra instances per key, plus creates the sampling never saw (created and deleted within 50 ms). */
+  /**
+   * Second and later vendor instances per idempotency key (= CR UID), for keys created since the
+   * witness started — exact, from the simulator's create counts, so an instance created and
+   * deleted between two samples of `instances` is counted too.
+   */
   duplicateInstances(): number;
+  /** The keys behind `duplicateInstances`, with their create counts (for assertion messages). */
+  duplicateInstanceKeys(): Record<string, number>;
   /** Vendor creates counted by the simulator since the witness started. */
   vendorCreates(): number;
   stop(): Promise<void>;
@@ -74,6 +80,11 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
   await cache.waitForSync();
 
   const createsAtStart = sim?.stats().creates ?? 0;
+  const createsByKeyAtStart = sim?.stats().createsByKey ?? {};
+  const duplicateKeys = (): Record<string, number> => {
+    const now = sim?.stats().createsByKey ?? {};
+    return Object.fromEntries(Object.entries(now).filter(([key, n]) => n > (createsByKeyAtStart[key] ?? 0) && n > 1));
+  };
   const sample = () => {
     if (!sim) return;
     for (const i of sim.instances()) note(instances, i.idempotencyKey ?? `(no key) ${i.id}`, i.id);
@@ -86,7 +97,6 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
     const after = deletedAt === undefined ? 0 : [...uids].filter((u) => (firstSeen.get(u) ?? 0) > deletedAt).length;
     return { alive: uids.size - after, after };
   });
-  const seenIds = () => [...instances.values()].reduce((n, s) => n + s.size, 0);
 
   return {
     children,
@@ -96,12 +106,8 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
     duplicateChildren: () => split().reduce((n, x) => n + Math.max(0, x.alive - 1), 0),
     createdAfterOwnerDeleted: () => split().reduce((n, x) => n + x.after, 0),
     recreatedAfterOwnerDeleted: () => split().reduce((n, x) => n + Math.max(0, x.after - 1), 0),
-    duplicateInstances: () => {
-      sample();
-      const perKey = [...instances.values()].reduce((n, s) => n + s.size - 1, 0);
-      const unseen = Math.max(0, (sim?.stats().creates ?? 0) - createsAtStart - seenIds());
-      return perKey + unseen;
-    },
+    duplicateInstances: () => Object.values(duplicateKeys()).reduce((n, c) => n + c - 1, 0),
+    duplicateInstanceKeys: duplicateKeys,
     vendorCreates: () => (sim?.stats().creates ?? 0) - createsAtStart,
     async stop() {
       if (timer) clearInterval(timer);
