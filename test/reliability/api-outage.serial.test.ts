@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freePorts } from '../../src/control-plane/index.ts';
 import { testCluster } from '../support/cluster.ts';
-import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, LONG } from './support/index.ts';
+import { reliabilityEnv, reliabilityReport, startWitness, reportLeftovers, waitConverged, describe, Churn, random, LONG } from './support/index.ts';
 
 const OUTAGE_MS = LONG ? 60_000 : 15_000;
 
@@ -109,13 +109,7 @@ test(`API server down ${OUTAGE_MS / 1000} s during churn: the operator recovers 
   fig.ms('everything converged after the API server was back (also Ready rollouts and garbage collection by kube-controller-manager)', result.converged ? convergedAt - backAt : -1);
   fig.count('workload operations', churn.operations);
   fig.count('operations without an answer (settled by reading back)', churn.counts.uncertain);
-  fig.duplicates('duplicate children', witness.duplicateChildren());
-  fig.count('children created after their owner was deleted (garbage-collected)', witness.createdAfterOwnerDeleted());
-  fig.duplicates('of them re-created for the same deleted owner (a loop fixed after the kill storm found it)', witness.recreatedAfterOwnerDeleted());
-  fig.duplicates('duplicate vendor instances', witness.duplicateInstances());
-  fig.orphans('orphans', result.orphanChildren + result.orphanInstances);
-  fig.stuck('stuck Terminating', result.stuckTerminating);
-  fig.lost('lost edits', result.lostEdits);
+  reportLeftovers(fig, witness, result);
   if (!LONG) fig.note(`default run: ${OUTAGE_MS / 1000} s outage; CONVERGE_RELIABILITY_LONG=1 runs the 60 s outage of the checklist`);
 
   assert.ok(caughtUp.converged, describe(caughtUp));

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { isLeading } from '../support/operator-process.ts';
 import type { OperatorReplica } from '../support/operator-process.ts';
 import { sleep } from '../support/operator-harness.ts';
-import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, within, LONG } from './support/index.ts';
+import { reliabilityEnv, reliabilityReport, startWitness, reportLeftovers, waitConverged, describe, Churn, random, within, LONG } from './support/index.ts';
 
 const FAILOVERS = LONG ? 3 : 1;
 const reconciled = (l: Record<string, unknown>) => typeof l.reconcileID === 'string';
@@ -68,13 +68,7 @@ test(`leader SIGKILLed ${FAILOVERS}× during churn: the standby takes over, noth
   fig.count('workload operations', churn.operations);
   fig.ms('churn stopped to converged', result.tookMs);
   fig.count('standby reconciles before leading', standbyViolations.length);
-  fig.duplicates('duplicate children', witness.duplicateChildren());
-  fig.count('children created after their owner was deleted (garbage-collected)', witness.createdAfterOwnerDeleted());
-  fig.duplicates('of them re-created for the same deleted owner (a loop fixed after the kill storm found it)', witness.recreatedAfterOwnerDeleted());
-  fig.duplicates('duplicate vendor instances', witness.duplicateInstances());
-  fig.orphans('orphans', result.orphanChildren + result.orphanInstances);
-  fig.stuck('stuck Terminating', result.stuckTerminating);
-  fig.lost('lost edits', result.lostEdits);
+  reportLeftovers(fig, witness, result);
 
   assert.ok(result.converged, describe(result));
   assert.deepEqual(standbyViolations, [], 'a standby never reconciles');

@@ -27,13 +27,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { parseAllDocuments } from 'yaml';
-import { KubeConfig } from '@kubernetes/client-node';
-import { SecretKind, ServiceAccountKind, ServiceKind, defineKind, loadKubeConfig } from '../../src/runtime/index.ts';
+import { SecretKind, ServiceAccountKind, ServiceKind, defineKind } from '../../src/runtime/index.ts';
 import type { KubeClient, KubeObject } from '../../src/runtime/index.ts';
 import { DigitalHumanProviderKind } from '../../src/operators/provider/index.ts';
 import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
 import { readAuditLog, auditLogSize } from '../../src/control-plane/index.ts';
 import { kubeconfigPath, sleep, eventually } from '../support/operator-harness.ts';
+import { serviceAccountKubeConfig } from '../support/service-account.ts';
 import { testCluster, withNamespace } from '../support/cluster.ts';
 import { reliabilityEnv, reliabilityReport, waitConverged, describe, Churn, random, AUDIT_LOG } from './support/index.ts';
 
@@ -55,20 +55,8 @@ async function kustomize(overlay: string): Promise<RbacObject[]> {
 
 /** A kubeconfig file whose only credential is a token of `ns/sa`. */
 async function serviceAccountKubeconfig(client: KubeClient, ns: string, sa: string, dir: string): Promise<string> {
-  const tr = await client.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  const admin = loadKubeConfig(kubeconfigPath());
-  const cluster = admin.getCurrentCluster()!;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'local', server: cluster.server, caData: cluster.caData ?? Buffer.from(readFileSync(cluster.caFile!)).toString('base64') }],
-    users: [{ name: sa, token: tr.status.token }],
-    contexts: [{ name: sa, cluster: 'local', user: sa }],
-    currentContext: sa,
-  });
   const path = join(dir, `${sa}.kubeconfig`);
-  writeFileSync(path, kc.exportConfig(), { mode: 0o600 });
+  writeFileSync(path, (await serviceAccountKubeConfig(client, ns, sa)).exportConfig(), { mode: 0o600 });
   return path;
 }
 

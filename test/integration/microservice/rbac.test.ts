@@ -8,15 +8,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient, ServiceAccountKind, defineKind, loadKubeConfig } from '../../../src/runtime/index.ts';
+import { KubeClient, ServiceAccountKind, defineKind } from '../../../src/runtime/index.ts';
 import type { KubeObject } from '../../../src/runtime/index.ts';
 import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
-import { kubeconfigPath, startManager } from '../../support/operator-harness.ts';
+import { startManager } from '../../support/operator-harness.ts';
 import { registerMicroserviceOperator } from '../../../src/operators/microservice/index.ts';
 import { setup, waitReady } from './support.ts';
+import { serviceAccountKubeConfig } from '../../support/service-account.ts';
 
 const execFileAsync = promisify(execFile);
 const RoleKind = defineKind<KubeObject & { rules: unknown[] }>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', namespaced: true });
@@ -34,18 +33,7 @@ test('the operator converges a Microservice with only the namespace-mode Role', 
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'converge' },
     subjects: [{ kind: 'ServiceAccount', name: 'converge', namespace: ns }],
   });
-  const tokenRequest = await client.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${ns}/serviceaccounts/converge/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  const admin = loadKubeConfig(kubeconfigPath());
-  const cluster = admin.getCurrentCluster()!;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'local', server: cluster.server, caData: cluster.caData ?? Buffer.from(readFileSync(cluster.caFile!)).toString('base64') }],
-    users: [{ name: 'converge', token: tokenRequest.status.token }],
-    contexts: [{ name: 'sa', cluster: 'local', user: 'converge' }],
-    currentContext: 'sa',
-  });
+  const kc = await serviceAccountKubeConfig(client, ns, 'converge');
   const saClient = new KubeClient({ kubeConfig: kc, userAgent: 'converge-operator-rbac-test', qps: 0 });
   const refused: string[] = [];
   saClient.observe({ onRequest: (r) => { if (r.code === 403) refused.push(`${r.verb} ${r.resource}`); } });

@@ -10,7 +10,7 @@ export { reliabilityEnv, diedAt, random, within, IMAGE } from './env.ts';
 export type { ReliabilityEnv, InProcessOperator, OperatorSettings, Rng } from './env.ts';
 export { Churn } from './workload.ts';
 export type { ChurnOp, ChurnOptions } from './workload.ts';
-export { startWitness } from './witness.ts';
+export { startWitness, reportLeftovers } from './witness.ts';
 export type { Witness } from './witness.ts';
 export { assess, waitConverged, describe } from './convergence.ts';
 export type { Assessment, Expectations } from './convergence.ts';

@@ -19,6 +19,8 @@ import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
 import { DigitalHumanProviderKind } from '../../../src/operators/provider/index.ts';
 import type { VendorSimulator } from '../../../src/vendor-sim/index.ts';
 import { testLogger } from '../../support/operator-harness.ts';
+import type { Assessment } from './convergence.ts';
+import type { Figures } from './report.ts';
 
 export interface Witness {
   /** Child UIDs per `<Kind>/<owner uid>`. */
@@ -115,4 +117,18 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
       await running;
     },
   };
+}
+
+/**
+ * The figures every churn test reports about what it left behind: duplicates and re-creations
+ * (from the witness), orphans, stuck objects and lost edits (from the final assessment).
+ */
+export function reportLeftovers(fig: Figures, witness: Witness, result: Assessment): void {
+  fig.duplicates('duplicate children', witness.duplicateChildren());
+  fig.count('children created after their owner was deleted (garbage-collected)', witness.createdAfterOwnerDeleted());
+  fig.duplicates('of them re-created for the same deleted owner (a loop fixed after the kill storm found it)', witness.recreatedAfterOwnerDeleted());
+  fig.duplicates('duplicate vendor instances', witness.duplicateInstances());
+  fig.orphans('orphans', result.orphanChildren + result.orphanInstances);
+  fig.stuck('stuck Terminating', result.stuckTerminating);
+  fig.lost('lost edits', result.lostEdits);
 }
