@@ -43,6 +43,7 @@ import {
 import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/index.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
+import { isNoAnswer } from './vendor/index.ts';
 import type { VendorRecovery } from './vendor-recovery.ts';
 
 export interface ProviderReconcilerDeps {
@@ -166,7 +167,7 @@ export class ProviderReconciler {
 
   /** A failure that says the vendor did not answer: wait for it to answer again (see vendor-recovery.ts). */
   #blockedOnVendor(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure): void {
-    if (failure.kind === 'Server' || failure.kind === 'Timeout' || failure.kind === 'Network') this.#d.recovery?.blocked(dhp.spec.endpoint, request.key);
+    if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(dhp.spec.endpoint, request.key);
   }
 
   async #vendorFailed(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, step: string, signal: AbortSignal, providerID?: string): Promise<Result> {

@@ -26,6 +26,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock, Runnable, Timer } from '../../runtime/index.ts';
+import { isNoAnswer } from './vendor/index.ts';
 import type { VendorCallEvent } from './vendor/index.ts';
 
 export interface VendorRecoveryOptions {
@@ -86,9 +87,8 @@ export class VendorRecovery implements Runnable {
 
   /** Every vendor call's outcome, from the vendor client's `onCall`. */
   observe(endpoint: string, event: Pick<VendorCallEvent, 'outcome'>): void {
-    const answered = event.outcome === 'ok' || event.outcome === 'NotFound' || event.outcome === 'Unauthorized' || event.outcome === 'Invalid';
-    const unanswered = event.outcome === 'Server' || event.outcome === 'Timeout' || event.outcome === 'Network';
-    if (!answered && !unanswered) return; // RateLimited, Aborted: no news about reachability
+    if (event.outcome === 'RateLimited' || event.outcome === 'Aborted') return; // no news about reachability
+    const unanswered = isNoAnswer(event.outcome);
     const state = this.#state(endpoint);
     if (unanswered) {
       state.unanswered++;

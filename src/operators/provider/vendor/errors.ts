@@ -21,6 +21,13 @@ import type { VendorOperationName } from './types.ts';
 export type VendorErrorKind = 'NotFound' | 'Unauthorized' | 'RateLimited' | 'Invalid' | 'Server' | 'Timeout' | 'Network';
 
 const TRANSIENT: ReadonlySet<VendorErrorKind> = new Set(['RateLimited', 'Server', 'Timeout', 'Network']);
+const NO_ANSWER: ReadonlySet<VendorErrorKind> = new Set(['Server', 'Timeout', 'Network']);
+
+/**
+ * True for failures that say the vendor did not answer usefully (5xx, timeout, network error);
+ * false for answers, including a 429 (the vendor is up and asks us to slow down).
+ */
+export const isNoAnswer = (kind: VendorErrorKind | string): boolean => NO_ANSWER.has(kind as VendorErrorKind);
 
 export interface VendorErrorInit {
   kind: VendorErrorKind;

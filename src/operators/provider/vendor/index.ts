@@ -35,7 +35,7 @@ export {
   type VendorCallCounts,
   type VendorOperationCounts,
 } from './client.ts';
-export { VendorError, isVendorError, kindForStatus, type VendorErrorKind, type VendorErrorInit } from './errors.ts';
+export { VendorError, isVendorError, isNoAnswer, kindForStatus, type VendorErrorKind, type VendorErrorInit } from './errors.ts';
 export {
   VENDOR_OPERATION_NAMES,
   VENDOR_WRITE_OPERATIONS,
