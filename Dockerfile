@@ -37,5 +37,5 @@ COPY deploy ./deploy
 USER 65532:65532
 # 8080: metrics, 8081: health probes (/healthz, /readyz).
 EXPOSE 8080 8081
-ENTRYPOINT ["node", "src/cli/main.ts"]
+ENTRYPOINT ["node", "packages/operators/src/cli/main.ts"]
 CMD ["run"]

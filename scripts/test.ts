@@ -23,8 +23,8 @@ import { copyFileSync, globSync, mkdirSync, mkdtempSync, readFileSync, rmSync } 
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureControlPlaneBinary, serveControlEndpoint, startControlPlane } from '../src/control-plane/index.ts';
-import type { ComponentName } from '../src/control-plane/index.ts';
+import { ensureControlPlaneBinary, serveControlEndpoint, startControlPlane } from '@converge/envtest';
+import type { ComponentName } from '@converge/envtest';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const argv = process.argv.slice(2);
@@ -104,7 +104,7 @@ async function main(): Promise<number> {
   const summaries: Summary[] = [];
   let failed = false;
 
-  const unitFiles = integrationOnly ? [] : find(['src/**/*.test.ts', 'examples/**/*.test.ts', 'bench/**/*.test.ts']);
+  const unitFiles = integrationOnly ? [] : find(['packages/*/src/**/*.test.ts', 'examples/**/*.test.ts', 'bench/**/*.test.ts']);
   if (unitFiles.length > 0) {
     process.stdout.write(`▶ unit tests (${unitFiles.length} files)\n`);
     const { code, summary } = await runNodeTest(unitFiles, Number(process.env.CONVERGE_UNIT_CONCURRENCY ?? 2), {

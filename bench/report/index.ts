@@ -6,47 +6,14 @@
  */
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { MachineInfo } from '../support/machine.ts';
-import type { BenchOptions } from '../support/options.ts';
-import type { ScenarioResult } from '../scenarios/types.ts';
 import { renderMarkdown } from './markdown.ts';
 import { renderChart } from './svg-chart.ts';
-import type { HotFunction } from './cpu-profile.ts';
 
 export { hotFunctions, readProfile } from './cpu-profile.ts';
 export type { HotFunction, CpuProfile } from './cpu-profile.ts';
 
-export interface ProfileSummary {
-  /** Path relative to the report. */
-  file: string;
-  /** Sampled wall time of the process, ms. */
-  totalMs: number;
-  top: HotFunction[];
-}
-
-export interface ScenarioReport extends Partial<ScenarioResult> {
-  name: string;
-  title: string;
-  description: string;
-  status: 'ok' | 'failed' | 'skipped';
-  error?: string;
-  durationSeconds: number;
-}
-
-export interface Report {
-  schemaVersion: 1;
-  startedAt: string;
-  finishedAt: string;
-  durationSeconds: number;
-  command: string;
-  options: BenchOptions;
-  machine: MachineInfo;
-  loadAverageAtEnd: number[];
-  caveat: string;
-  scenarios: ScenarioReport[];
-  /** With --profile: one entry per operator process. */
-  profiles?: ProfileSummary[];
-}
+export type { ProfileSummary, ScenarioReport, Report } from './report-types.ts';
+import type { Report } from './report-types.ts';
 
 export const CAVEAT =
   'Absolute times are noisy: this machine has few cores and other work (test suites of other engineers, the control plane itself, the benchmark\'s own observers) runs beside the operator. Compare ratios measured in the same run (operator ÷ ceiling, achieved ÷ limit) and counts (requests, writes, bytes per object), not seconds across runs.';

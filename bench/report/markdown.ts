@@ -4,7 +4,7 @@
  * @module
  */
 import type { Cell, Table } from '../scenarios/types.ts';
-import type { Report } from './index.ts';
+import type { Report } from './report-types.ts';
 
 const cell = (c: Cell | undefined) => (c === null || c === undefined ? '—' : String(c).replace(/\|/g, '\\|').replace(/\n/g, ' '));
 

@@ -7,7 +7,7 @@
  * ends the climb.
  * @module
  */
-import { GENERATION_ANNOTATION, MicroserviceKind } from '../../src/operators/microservice/index.ts';
+import { GENERATION_ANNOTATION, MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
 import { IMAGE, IMAGE_TAGS } from '../support/fixtures.ts';
 import { fractionAtOrBelow, histogram, histogramDelta, histogramQuantile, mergeHistograms, sumOf } from '../support/prometheus.ts';
 import type { Sample } from '../support/prometheus.ts';

@@ -9,8 +9,8 @@
  * observers, and leaves the objects in place.
  * @module
  */
-import type { Service } from '../../src/runtime/index.ts';
-import { ServiceKind } from '../../src/runtime/index.ts';
+import type { Service } from '@converge/runtime';
+import { ServiceKind } from '@converge/runtime';
 import { createMicroservices } from '../support/fixtures.ts';
 import { observe, trackDeployments, trackMicroservices } from '../support/observer.ts';
 import type { DeploymentTracker, MicroserviceTracker, Observed } from '../support/observer.ts';

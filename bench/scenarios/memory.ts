@@ -6,7 +6,7 @@
  * puts four objects in the cache: itself, its Deployment, its Service and its EndpointSlice.
  * @module
  */
-import { EndpointSliceKind, ServiceKind } from '../../src/runtime/index.ts';
+import { EndpointSliceKind, ServiceKind } from '@converge/runtime';
 import { createMicroservices } from '../support/fixtures.ts';
 import { observe, trackDeployments, trackMicroservices } from '../support/observer.ts';
 import { startOperator } from '../support/operator.ts';

@@ -7,10 +7,10 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { SecretKind } from '../../src/runtime/index.ts';
-import { DigitalHumanProviderKind } from '../../src/operators/provider/index.ts';
-import type { DigitalHumanProvider } from '../../src/operators/provider/index.ts';
-import { startVendorSimulator } from '../../src/vendor-sim/index.ts';
+import { SecretKind } from '@converge/runtime';
+import { DigitalHumanProviderKind } from '../../packages/operators/src/operators/provider/index.ts';
+import type { DigitalHumanProvider } from '../../packages/operators/src/operators/provider/index.ts';
+import { startVendorSimulator } from '../../packages/operators/src/vendor-sim/index.ts';
 import { pool } from '../support/fixtures.ts';
 import { observe } from '../support/observer.ts';
 import { startOperator } from '../support/operator.ts';

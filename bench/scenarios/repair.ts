@@ -4,7 +4,7 @@
  * The next deletion waits until the Microservice is Ready again.
  * @module
  */
-import { ServiceKind } from '../../src/runtime/index.ts';
+import { ServiceKind } from '@converge/runtime';
 import { isReady } from '../support/observer.ts';
 import { round, summarize } from '../support/stats.ts';
 import type { Scenario } from './types.ts';

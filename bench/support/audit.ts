@@ -4,7 +4,7 @@
  * watches (counted when they start).
  * @module
  */
-import { auditLogSize, readAuditLog, WRITE_VERBS } from '../../src/control-plane/index.ts';
+import { auditLogSize, readAuditLog, WRITE_VERBS } from '@converge/envtest';
 
 export interface RequestCounts {
   total: number;

@@ -27,10 +27,10 @@ import {
   setCondition,
   toRfc3339,
   keyOf,
-} from '../../src/runtime/index.ts';
-import type { Condition, Deployment, EndpointSlice } from '../../src/runtime/index.ts';
-import { MicroserviceKind, assessRollout, defaultPlatformDefaults, renderDesiredState } from '../../src/operators/microservice/index.ts';
-import type { Microservice, MicroserviceStatus } from '../../src/operators/microservice/index.ts';
+} from '@converge/runtime';
+import type { Condition, Deployment, EndpointSlice } from '@converge/runtime';
+import { MicroserviceKind, assessRollout, defaultPlatformDefaults, renderDesiredState } from '../../packages/operators/src/operators/microservice/index.ts';
+import type { Microservice, MicroserviceStatus } from '../../packages/operators/src/operators/microservice/index.ts';
 
 const { values } = parseArgs({
   options: {

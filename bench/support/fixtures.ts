@@ -3,9 +3,9 @@
  * concurrency: Microservices by the hundred, and a worker pool helper.
  * @module
  */
-import type { KubeClient } from '../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
-import type { Microservice } from '../../src/operators/microservice/index.ts';
+import type { KubeClient } from '@converge/runtime';
+import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
+import type { Microservice } from '../../packages/operators/src/operators/microservice/index.ts';
 
 /** The image of the seed's Todo API (the simulator runs pods without pulling images). */
 export const IMAGE = 'ghcr.io/yrw9281/it30-todo-api';

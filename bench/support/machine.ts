@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, freemem, loadavg, platform, release, totalmem, arch } from 'node:os';
-import type { KubeClient } from '../../src/runtime/index.ts';
+import type { KubeClient } from '@converge/runtime';
 
 export interface MachineInfo {
   cpus: number;

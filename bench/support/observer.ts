@@ -11,10 +11,10 @@
  * Times are `performance.now()` milliseconds in this process.
  * @module
  */
-import { DeploymentKind, Informer } from '../../src/runtime/index.ts';
-import type { Change, Deployment, KubeClient, KubeObject, ResourceKind, Store } from '../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
-import type { Microservice } from '../../src/operators/microservice/index.ts';
+import { DeploymentKind, Informer } from '@converge/runtime';
+import type { Change, Deployment, KubeClient, KubeObject, ResourceKind, Store } from '@converge/runtime';
+import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
+import type { Microservice } from '../../packages/operators/src/operators/microservice/index.ts';
 
 export interface Observed<T extends KubeObject> {
   readonly store: Store<T>;

@@ -8,15 +8,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { freePorts } from '../../src/control-plane/index.ts';
+import { freePorts } from '@converge/envtest';
 import { startChild } from './child-process.ts';
 import type { BenchChild } from './child-process.ts';
 import { scrape } from './prometheus.ts';
 import type { Sample } from './prometheus.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../packages/operators/src/cli/main.ts', import.meta.url));
 
-/** The User-Agent of the operator's client (src/operators/operator-process.ts). */
+/** The User-Agent of the operator's client (packages/operators/src/operators/operator-process.ts). */
 export const OPERATOR_USER_AGENT = 'converge-operator';
 
 export interface OperatorOptions {
@@ -24,7 +24,7 @@ export interface OperatorOptions {
   kubeconfigPath: string;
   namespace: string;
   operators: ('microservice' | 'provider')[];
-  /** The operator configuration file's content (see src/operators/operator-config.ts). */
+  /** The operator configuration file's content (see packages/operators/src/operators/operator-config.ts). */
   config: Record<string, unknown>;
   outDir: string;
   profileDir?: string;

@@ -6,13 +6,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureControlPlaneBinary, startControlPlane } from '../../src/control-plane/index.ts';
-import type { ControlPlane } from '../../src/control-plane/index.ts';
-import { CustomResourceDefinitionKind, KubeClient, NamespaceKind, ServiceAccountKind, isNotFound, loadKubeConfig } from '../../src/runtime/index.ts';
-import type { CustomResourceDefinition } from '../../src/runtime/index.ts';
-import { MicroserviceCrd } from '../../src/operators/microservice/index.ts';
+import { ensureControlPlaneBinary, startControlPlane } from '@converge/envtest';
+import type { ControlPlane } from '@converge/envtest';
+import { CustomResourceDefinitionKind, KubeClient, NamespaceKind, ServiceAccountKind, isNotFound, loadKubeConfig } from '@converge/runtime';
+import type { CustomResourceDefinition } from '@converge/runtime';
+import { MicroserviceCrd } from '../../packages/operators/src/operators/microservice/index.ts';
 import { stopAllObservers } from './observer.ts';
-import { DigitalHumanProviderCrd } from '../../src/operators/provider/index.ts';
+import { DigitalHumanProviderCrd } from '../../packages/operators/src/operators/provider/index.ts';
 
 export const BENCH_USER_AGENT = 'converge-bench/0.1';
 

@@ -7,8 +7,8 @@
  * @module
  */
 import { isDeepStrictEqual } from 'node:util';
-import { ConfigMapKind, controllerReference, hasLabels, ownershipOf, PermanentError } from '../../src/runtime/index.ts';
-import type { ConfigMap, Manager, Request, Result } from '../../src/runtime/index.ts';
+import { ConfigMapKind, controllerReference, hasLabels, ownershipOf, PermanentError } from '@converge/runtime';
+import type { ConfigMap, Manager, Request, Result } from '@converge/runtime';
 
 export const MIRROR_LABEL = 'converge.example/mirror';
 const FIELD_MANAGER = 'configmap-mirror';

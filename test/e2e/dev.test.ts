@@ -22,7 +22,7 @@ test('converge dev --no-ui brings todo-api and the studio provider to Ready, the
   const logFile = join(dir, 'operators.log');
   const child = spawn(
     process.execPath,
-    ['src/cli/main.ts', 'dev', '--no-ui', '--exit-when-ready', '--timeout', '600', '--kubeconfig-out', kubeconfig, '--log-file', logFile],
+    ['packages/operators/src/cli/main.ts', 'dev', '--no-ui', '--exit-when-ready', '--timeout', '600', '--kubeconfig-out', kubeconfig, '--log-file', logFile],
     { cwd: root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';

@@ -9,7 +9,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { freePorts } from '../../src/control-plane/index.ts';
+import { freePorts } from '@converge/envtest';
 import { testCluster } from '../support/cluster.ts';
 import { reliabilityEnv, reliabilityReport, startWitness, reportLeftovers, waitConverged, describe, Churn, random, LONG } from './support/index.ts';
 

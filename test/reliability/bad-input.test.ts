@@ -9,15 +9,15 @@
  * each kind in the same namespace, before and after the corpus.
  *
  * The pure desired-state and diff functions have property tests beside them
- * (src/operators/microservice/{desired-state,contains,update-body.property}.test.ts).
+ * (packages/operators/src/operators/microservice/{desired-state,contains,update-body.property}.test.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SecretKind } from '../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
-import type { Microservice } from '../../src/operators/microservice/index.ts';
-import { DigitalHumanProviderKind } from '../../src/operators/provider/index.ts';
-import type { DigitalHumanProvider } from '../../src/operators/provider/index.ts';
+import { SecretKind } from '@converge/runtime';
+import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
+import type { Microservice } from '../../packages/operators/src/operators/microservice/index.ts';
+import { DigitalHumanProviderKind } from '../../packages/operators/src/operators/provider/index.ts';
+import type { DigitalHumanProvider } from '../../packages/operators/src/operators/provider/index.ts';
 import { testCluster } from '../support/cluster.ts';
 import { eventually } from '../support/operator-harness.ts';
 import { reliabilityEnv, reliabilityReport, waitConverged, describe, Churn, random } from './support/index.ts';

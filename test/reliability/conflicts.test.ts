@@ -14,10 +14,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeploymentKind, ServiceKind, ApiError } from '../../src/runtime/index.ts';
-import type { KubeClient, KubeObject, ResourceKind } from '../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
-import { DigitalHumanProviderKind } from '../../src/operators/provider/index.ts';
+import { DeploymentKind, ServiceKind, ApiError } from '@converge/runtime';
+import type { KubeClient, KubeObject, ResourceKind } from '@converge/runtime';
+import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
+import { DigitalHumanProviderKind } from '../../packages/operators/src/operators/provider/index.ts';
 import { sleep } from '../support/operator-harness.ts';
 import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, LONG } from './support/index.ts';
 

@@ -14,11 +14,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeploymentKind, ServiceKind } from '../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
-import type { MicroserviceSpec } from '../../src/operators/microservice/index.ts';
-import { DigitalHumanProviderKind, PROVIDER_FINALIZER } from '../../src/operators/provider/index.ts';
-import type { DigitalHumanProviderSpec } from '../../src/operators/provider/index.ts';
+import { DeploymentKind, ServiceKind } from '@converge/runtime';
+import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
+import type { MicroserviceSpec } from '../../packages/operators/src/operators/microservice/index.ts';
+import { DigitalHumanProviderKind, PROVIDER_FINALIZER } from '../../packages/operators/src/operators/provider/index.ts';
+import type { DigitalHumanProviderSpec } from '../../packages/operators/src/operators/provider/index.ts';
 import type { OperatorReplica } from '../support/operator-process.ts';
 import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, diedAt, within, IMAGE } from './support/index.ts';
 import type { ReliabilityEnv } from './support/index.ts';

@@ -24,11 +24,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CustomResourceDefinitionKind, DeploymentKind, ServiceKind, defineCustomResource } from '../../src/runtime/index.ts';
-import type { CustomResourceDefinition, CustomResourceDefinitionV1, KubeClient, PrinterColumn } from '../../src/runtime/index.ts';
-import { MicroserviceCrd, MicroserviceKind, MicroserviceSchema } from '../../src/operators/microservice/index.ts';
-import { MicroserviceNameSchema } from '../../src/operators/microservice/api/microservice.ts';
-import type { Microservice } from '../../src/operators/microservice/index.ts';
+import { CustomResourceDefinitionKind, DeploymentKind, ServiceKind, defineCustomResource } from '@converge/runtime';
+import type { CustomResourceDefinition, CustomResourceDefinitionV1, KubeClient, PrinterColumn } from '@converge/runtime';
+import { MicroserviceCrd, MicroserviceKind, MicroserviceSchema } from '../../packages/operators/src/operators/microservice/index.ts';
+import { MicroserviceNameSchema } from '../../packages/operators/src/operators/microservice/api/microservice.ts';
+import type { Microservice } from '../../packages/operators/src/operators/microservice/index.ts';
 import { testCluster } from '../support/cluster.ts';
 import { eventually, sleep } from '../support/operator-harness.ts';
 import { reliabilityEnv, reliabilityReport, waitConverged, describe, Churn, random, auditMark, summarize } from './support/index.ts';

@@ -13,8 +13,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ServiceKind, loadKubeConfig } from '../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
+import { ServiceKind, loadKubeConfig } from '@converge/runtime';
+import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
 import { testCluster } from '../support/cluster.ts';
 import { kubeconfigPath, sleep } from '../support/operator-harness.ts';
 import { startTcpProxy } from '../integration/leader-election/tcp-proxy.ts';

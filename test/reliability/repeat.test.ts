@@ -6,9 +6,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeploymentKind } from '../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
-import { DigitalHumanProviderKind } from '../../src/operators/provider/index.ts';
+import { DeploymentKind } from '@converge/runtime';
+import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
+import { DigitalHumanProviderKind } from '../../packages/operators/src/operators/provider/index.ts';
 import { sleep } from '../support/operator-harness.ts';
 import { reliabilityEnv, LONG, reliabilityReport, Churn, random, waitConverged, describe, counter, auditMark, summarize, AUDIT_LOG } from './support/index.ts';
 import type { InProcessOperator } from './support/index.ts';
@@ -78,7 +78,7 @@ test('repeated reconciles of converged objects make no API or vendor writes', { 
   assert.equal(vendorAfter.creates, N, 'exactly one vendor create per CR');
 });
 
-// Found by this suite (and by the property test in src/operators/microservice/update-body.property.test.ts):
+// Found by this suite (and by the property test in packages/operators/src/operators/microservice/update-body.property.test.ts):
 // a child that another writer gave a non-controller ownerReference used to be rewritten on every
 // periodic check (the no-op check compared ownerReferences as a list while the update kept the
 // foreign one). Fixed: the reconciler skips a write when the update it would send changes nothing.

@@ -11,7 +11,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DigitalHumanProviderKind } from '../../src/operators/provider/index.ts';
+import { DigitalHumanProviderKind } from '../../packages/operators/src/operators/provider/index.ts';
 import { eventually, sleep } from '../support/operator-harness.ts';
 import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, LONG } from './support/index.ts';
 

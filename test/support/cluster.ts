@@ -16,8 +16,8 @@ import { randomBytes } from 'node:crypto';
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { TestContext } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { callControlEndpoint } from '../../src/control-plane/control-endpoint.ts';
-import { startControlPlane, type ControlPlane } from '../../src/control-plane/index.ts';
+import { callControlEndpoint } from '../../packages/envtest/src/control-endpoint.ts';
+import { startControlPlane, type ControlPlane } from '@converge/envtest';
 
 /** Environment variables the harness exports to test files. */
 export const TEST_ENV = {
@@ -48,7 +48,7 @@ export interface RequestOptionsLite {
 export interface TestCluster {
   readonly kubeconfigPath: string;
   readonly server: string;
-  /** JSON-lines audit log (Metadata level, every request); see src/control-plane/audit-log.ts. */
+  /** JSON-lines audit log (Metadata level, every request); see packages/envtest/src/audit-log.ts. */
   readonly auditLogPath?: string;
   readonly etcdUrl?: string;
   /** Names of the simulated nodes. */

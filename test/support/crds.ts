@@ -3,9 +3,9 @@
  * can all call it) and waits until the API server serves them.
  * @module
  */
-import { CustomResourceDefinitionKind } from '../../src/runtime/index.ts';
-import type { KubeClient, CustomResourceDefinition } from '../../src/runtime/index.ts';
-import { MicroserviceCrd } from '../../src/operators/microservice/index.ts';
+import { CustomResourceDefinitionKind } from '@converge/runtime';
+import type { KubeClient, CustomResourceDefinition } from '@converge/runtime';
+import { MicroserviceCrd } from '../../packages/operators/src/operators/microservice/index.ts';
 import { eventually } from './operator-harness.ts';
 
 export async function ensureCrds(client: KubeClient, crds: CustomResourceDefinition[] = [MicroserviceCrd as CustomResourceDefinition]): Promise<void> {

@@ -11,8 +11,8 @@ import type { TestContext } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
-import { KubeClient, Manager, NamespaceKind, loadKubeConfig, isNotFound } from '../../src/runtime/index.ts';
-import type { ManagerOptions } from '../../src/runtime/index.ts';
+import { KubeClient, Manager, NamespaceKind, loadKubeConfig, isNotFound } from '@converge/runtime';
+import type { ManagerOptions } from '@converge/runtime';
 
 export function kubeconfigPath(): string {
   const path = process.env.CONVERGE_TEST_KUBECONFIG;

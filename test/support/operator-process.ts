@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { kubeconfigPath } from './operator-harness.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../packages/operators/src/cli/main.ts', import.meta.url));
 
 export interface OperatorReplica {
   readonly name: string;

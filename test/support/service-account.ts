@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../../src/runtime/index.ts';
-import type { KubeClient } from '../../src/runtime/index.ts';
+import { loadKubeConfig } from '@converge/runtime';
+import type { KubeClient } from '@converge/runtime';
 import { kubeconfigPath } from './operator-harness.ts';
 
 /** A KubeConfig (current context `sa`) whose only credential is a fresh token of `ns/sa`. */

@@ -8,11 +8,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ServiceKind, createEventRecorder, SecretKind } from '../../../src/runtime/index.ts';
-import { registerMicroserviceOperator, MicroserviceKind, MicroserviceCrd, HANDOVER_ANNOTATION } from '../../../src/operators/microservice/index.ts';
-import { DigitalHumanProviderKind, DigitalHumanProviderCrd } from '../../../src/operators/provider/api/index.ts';
-import type { CustomResourceDefinition, KubeClient } from '../../../src/runtime/index.ts';
-import type { StatusDocument, Explanation } from '../../../src/cli/views/index.ts';
+import { ServiceKind, createEventRecorder, SecretKind } from '@converge/runtime';
+import { registerMicroserviceOperator, MicroserviceKind, MicroserviceCrd, HANDOVER_ANNOTATION } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { DigitalHumanProviderKind, DigitalHumanProviderCrd } from '../../../packages/operators/src/operators/provider/api/index.ts';
+import type { CustomResourceDefinition, KubeClient } from '@converge/runtime';
+import type { StatusDocument, Explanation } from '../../../packages/operators/src/cli/views/index.ts';
 import { kubeconfigPath, startManager, testClient, testLogger, testNamespace, eventually } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
 import { microservice, waitReady, getMs } from '../microservice/support.ts';
@@ -25,7 +25,7 @@ interface CliResult { code: number; stdout: string; stderr: string }
 /** Runs `converge <args> --kubeconfig <shared cluster>` as a child process (not a TTY: no colours). */
 function converge(...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['src/cli/main.ts', ...args, '--kubeconfig', kubeconfigPath()], { cwd: root, env: { ...process.env, FORCE_COLOR: '' }, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['packages/operators/src/cli/main.ts', ...args, '--kubeconfig', kubeconfigPath()], { cwd: root, env: { ...process.env, FORCE_COLOR: '' }, timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
       resolve({ code, stdout, stderr });
     });

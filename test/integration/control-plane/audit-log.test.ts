@@ -1,7 +1,7 @@
 /** Smoke test: the shared control plane's audit log lets tests count writes per resource and client. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { auditLogSize, readAuditLog } from '../../../src/control-plane/index.ts';
+import { auditLogSize, readAuditLog } from '@converge/envtest';
 import { testCluster, waitFor, withNamespace } from '../../support/cluster.ts';
 
 test('writes are counted per verb, resource and User-Agent', async (t) => {

@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testCluster, withNamespace } from '../../support/cluster.ts';
-import { run as crds } from '../../../src/cli/commands/crds.ts';
-import { runKubectl, type CommandIO } from '../../../src/cli/shared/kubectl.ts';
+import { run as crds } from '../../../packages/operators/src/cli/commands/crds.ts';
+import { runKubectl, type CommandIO } from '../../../packages/operators/src/cli/shared/kubectl.ts';
 
 function capture(): CommandIO & { out: string; err: string } {
   const io = { out: '', err: '', env: process.env, stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t) };

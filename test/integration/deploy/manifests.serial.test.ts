@@ -7,8 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testCluster, withNamespace } from '../../support/cluster.ts';
-import { run as manifests } from '../../../src/cli/commands/manifests.ts';
-import { runKubectl, type CommandIO } from '../../../src/cli/shared/kubectl.ts';
+import { run as manifests } from '../../../packages/operators/src/cli/commands/manifests.ts';
+import { runKubectl, type CommandIO } from '../../../packages/operators/src/cli/shared/kubectl.ts';
 
 const SA = 'system:serviceaccount:converge-system:converge';
 

@@ -7,8 +7,8 @@
  */
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigMapKind, EventKind, FakeClock, type ConfigMap, type KubeEvent, type KubeClient } from '../../../src/runtime/index.ts';
-import { createEventRecorder, type EventRecorder, type EventRecorderOptions } from '../../../src/runtime/events/index.ts';
+import { ConfigMapKind, EventKind, FakeClock, type ConfigMap, type KubeEvent, type KubeClient } from '@converge/runtime';
+import { createEventRecorder, type EventRecorder, type EventRecorderOptions } from '../../../packages/runtime/src/events/index.ts';
 import { testClient, testNamespace, eventually } from '../../support/operator-harness.ts';
 
 const CONTROLLER = 'converge.dev/test-controller';

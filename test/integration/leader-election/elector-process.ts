@@ -4,8 +4,8 @@
  * Usage: node elector-process.ts <kubeconfig> <namespace> <lease> <identity>
  * @module
  */
-import { KubeClient, loadKubeConfig } from '../../../src/runtime/index.ts';
-import { LeaderElector } from '../../../src/runtime/leader-election/index.ts';
+import { KubeClient, loadKubeConfig } from '@converge/runtime';
+import { LeaderElector } from '../../../packages/runtime/src/leader-election/index.ts';
 
 const [kubeconfig, namespace, name, identity] = process.argv.slice(2) as [string, string, string, string];
 const client = new KubeClient({ kubeConfig: loadKubeConfig(kubeconfig), userAgent: `elector/${identity}` });

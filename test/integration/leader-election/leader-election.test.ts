@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { KubeClient, loadKubeConfig, type KubeClient as Client } from '../../../src/runtime/index.ts';
-import { LeaderElector, Leases, type LeaderElectorOptions } from '../../../src/runtime/leader-election/index.ts';
+import { KubeClient, loadKubeConfig, type KubeClient as Client } from '@converge/runtime';
+import { LeaderElector, Leases, type LeaderElectorOptions } from '../../../packages/runtime/src/leader-election/index.ts';
 import { kubeconfigPath, testClient, testNamespace, eventually, sleep } from '../../support/operator-harness.ts';
 import { startTcpProxy } from './tcp-proxy.ts';
 

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DeploymentKind, ServiceKind, PodKind } from '../../../src/runtime/index.ts';
-import { MicroserviceKind, GENERATION_ANNOTATION } from '../../../src/operators/microservice/index.ts';
+import { DeploymentKind, ServiceKind, PodKind } from '@converge/runtime';
+import { MicroserviceKind, GENERATION_ANNOTATION } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { eventually, kubeconfigPath, sleep } from '../../support/operator-harness.ts';
 import { setup, startOperator, microservice, getMs, getDeployment, getService, waitReady, condition } from './support.ts';
 

@@ -5,9 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeploymentKind, ServiceKind } from '../../../src/runtime/index.ts';
-import type { Service, Deployment } from '../../../src/runtime/index.ts';
-import { MicroserviceKind, HANDOVER_ANNOTATION } from '../../../src/operators/microservice/index.ts';
+import { DeploymentKind, ServiceKind } from '@converge/runtime';
+import type { Service, Deployment } from '@converge/runtime';
+import { MicroserviceKind, HANDOVER_ANNOTATION } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { eventually, sleep } from '../../support/operator-harness.ts';
 import { setup, startOperator, microservice, getMs, getDeployment, getService, waitReady, condition } from './support.ts';
 

@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
-import { KubeClient, ServiceAccountKind, defineKind } from '../../../src/runtime/index.ts';
-import type { KubeObject } from '../../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
+import { KubeClient, ServiceAccountKind, defineKind } from '@converge/runtime';
+import type { KubeObject } from '@converge/runtime';
+import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { startManager } from '../../support/operator-harness.ts';
-import { registerMicroserviceOperator } from '../../../src/operators/microservice/index.ts';
+import { registerMicroserviceOperator } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { setup, waitReady } from './support.ts';
 import { serviceAccountKubeConfig } from '../../support/service-account.ts';
 

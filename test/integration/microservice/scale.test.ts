@@ -4,8 +4,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readAuditLog, auditLogSize } from '../../../src/control-plane/index.ts';
-import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
+import { readAuditLog, auditLogSize } from '@converge/envtest';
+import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { eventually, sleep } from '../../support/operator-harness.ts';
 import { setup, startOperator, microservice, condition } from './support.ts';
 

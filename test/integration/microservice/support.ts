@@ -3,10 +3,10 @@
  * control plane, watching one test namespace, with recorded Events and counted writes.
  */
 import type { TestContext } from 'node:test';
-import { DeploymentKind, ServiceKind, isNotFound } from '../../../src/runtime/index.ts';
-import type { Deployment, KubeClient, KubeObject, Manager, Service } from '../../../src/runtime/index.ts';
-import { registerMicroserviceOperator, MicroserviceKind, defaultPlatformDefaults } from '../../../src/operators/microservice/index.ts';
-import type { Microservice, PlatformDefaults } from '../../../src/operators/microservice/index.ts';
+import { DeploymentKind, ServiceKind, isNotFound } from '@converge/runtime';
+import type { Deployment, KubeClient, KubeObject, Manager, Service } from '@converge/runtime';
+import { registerMicroserviceOperator, MicroserviceKind, defaultPlatformDefaults } from '../../../packages/operators/src/operators/microservice/index.ts';
+import type { Microservice, PlatformDefaults } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { startManager, testClient, testNamespace, eventually } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
 

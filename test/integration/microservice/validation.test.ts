@@ -5,8 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError, DeploymentKind } from '../../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
+import { ApiError, DeploymentKind } from '@converge/runtime';
+import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { eventually } from '../../support/operator-harness.ts';
 import { setup, startOperator, microservice, getMs, getDeployment, waitReady, condition } from './support.ts';
 

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
+import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { testClient, testNamespace } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
 import { startReplica, isLeading } from '../../support/operator-process.ts';

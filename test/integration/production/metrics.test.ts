@@ -5,11 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ServiceKind, loadKubeConfig } from '../../../src/runtime/index.ts';
-import type { Manager } from '../../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
-import { runOperatorProcess } from '../../../src/operators/operator-process.ts';
-import { defaultOperatorConfig } from '../../../src/operators/operator-config.ts';
+import { ServiceKind, loadKubeConfig } from '@converge/runtime';
+import type { Manager } from '@converge/runtime';
+import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { runOperatorProcess } from '../../../packages/operators/src/operators/operator-process.ts';
+import { defaultOperatorConfig } from '../../../packages/operators/src/operators/operator-config.ts';
 import { eventually, kubeconfigPath, testClient, testNamespace, testLogger } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
 

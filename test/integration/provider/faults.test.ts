@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DigitalHumanProviderKind } from '../../../src/operators/provider/index.ts';
+import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
 import { eventually, sleep } from '../../support/operator-harness.ts';
 import { startReplica } from '../../support/operator-process.ts';
 import { setupProviders, provider, waitFor, isReady, instancesOf } from './support.ts';

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { isNotFound } from '../../../src/runtime/index.ts';
-import { DigitalHumanProviderKind } from '../../../src/operators/provider/index.ts';
+import { isNotFound } from '@converge/runtime';
+import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
 import { eventually, kubeconfigPath, sleep } from '../../support/operator-harness.ts';
 import { setupProviders, provider, waitFor, isReady, ready, instancesOf } from './support.ts';
 
@@ -63,7 +63,7 @@ test('missing credentials wait for the Secret', { timeout: 120_000 }, async (t) 
   const env = await setupProviders(t);
   await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'nocreds', env.sim.baseUrl, { credentialsSecretRef: { name: 'later' } }));
   await waitFor(env.client, env.ns, 'nocreds', (d) => ready(d)?.reason === 'CredentialsMissing', 'CredentialsMissing');
-  const { SecretKind } = await import('../../../src/runtime/index.ts');
+  const { SecretKind } = await import('@converge/runtime');
   await env.client.create(SecretKind, { metadata: { name: 'later', namespace: env.ns }, stringData: { token: env.token } });
   await waitFor(env.client, env.ns, 'nocreds', isReady, 'Ready once the Secret exists');
 });

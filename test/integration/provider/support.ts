@@ -5,18 +5,18 @@
 import type { TestContext } from 'node:test';
 import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
-import { SecretKind, createLogger, loadKubeConfig } from '../../../src/runtime/index.ts';
-import type { KubeClient, Manager } from '../../../src/runtime/index.ts';
-import { DigitalHumanProviderKind, DigitalHumanProviderCrd } from '../../../src/operators/provider/index.ts';
-import type { DigitalHumanProvider } from '../../../src/operators/provider/index.ts';
-import { MicroserviceCrd } from '../../../src/operators/microservice/index.ts';
-import { runOperatorProcess } from '../../../src/operators/operator-process.ts';
-import { defaultOperatorConfig } from '../../../src/operators/operator-config.ts';
-import { startVendorSimulator } from '../../../src/vendor-sim/index.ts';
-import type { VendorSimulator } from '../../../src/vendor-sim/index.ts';
+import { SecretKind, createLogger, loadKubeConfig } from '@converge/runtime';
+import type { KubeClient, Manager } from '@converge/runtime';
+import { DigitalHumanProviderKind, DigitalHumanProviderCrd } from '../../../packages/operators/src/operators/provider/index.ts';
+import type { DigitalHumanProvider } from '../../../packages/operators/src/operators/provider/index.ts';
+import { MicroserviceCrd } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { runOperatorProcess } from '../../../packages/operators/src/operators/operator-process.ts';
+import { defaultOperatorConfig } from '../../../packages/operators/src/operators/operator-config.ts';
+import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
+import type { VendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 import { eventually, kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
-import type { CustomResourceDefinition } from '../../../src/runtime/index.ts';
+import type { CustomResourceDefinition } from '@converge/runtime';
 
 export interface ProviderEnv {
   client: KubeClient;

@@ -5,8 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError, ConfigMapKind, DeploymentKind, isConflict, isNotFound } from '../../../src/runtime/index.ts';
-import type { ConfigMap, Deployment } from '../../../src/runtime/index.ts';
+import { ApiError, ConfigMapKind, DeploymentKind, isConflict, isNotFound } from '@converge/runtime';
+import type { ConfigMap, Deployment } from '@converge/runtime';
 import { testClient, testNamespace } from '../../support/operator-harness.ts';
 
 test('CRUD, pagination, selectors and optimistic concurrency', async (t) => {

@@ -6,8 +6,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigMapKind, isNotFound } from '../../../src/runtime/index.ts';
-import type { ConfigMap, KubeClient } from '../../../src/runtime/index.ts';
+import { ConfigMapKind, isNotFound } from '@converge/runtime';
+import type { ConfigMap, KubeClient } from '@converge/runtime';
 import { registerConfigMapMirror, MIRROR_LABEL } from '../../../examples/configmap-mirror/index.ts';
 import { testClient, testNamespace, startManager, eventually, sleep } from '../../support/operator-harness.ts';
 

@@ -7,10 +7,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { startControlPlane } from '../../../src/control-plane/index.ts';
-import type { ControlPlane } from '../../../src/control-plane/index.ts';
-import { Cache, ConfigMapKind, KubeClient, NamespaceKind, loadKubeConfig } from '../../../src/runtime/index.ts';
-import type { Change, ConfigMap } from '../../../src/runtime/index.ts';
+import { startControlPlane } from '@converge/envtest';
+import type { ControlPlane } from '@converge/envtest';
+import { Cache, ConfigMapKind, KubeClient, NamespaceKind, loadKubeConfig } from '@converge/runtime';
+import type { Change, ConfigMap } from '@converge/runtime';
 import { eventually, sleep } from '../../support/operator-harness.ts';
 
 let cp: ControlPlane;
@@ -105,7 +105,7 @@ test('a quiet watch is restarted and resumes without a relist', { timeout: 120_0
 });
 
 test('/readyz fails until caches sync and while watches are unhealthy, without a restart', { timeout: 240_000 }, async () => {
-  const { Manager } = await import('../../../src/runtime/index.ts');
+  const { Manager } = await import('@converge/runtime');
   await cp.stopApiServer();
   const client = clientFor();
   const manager = new Manager({ client, log: pino({ level: process.env.CONVERGE_TEST_LOG_LEVEL ?? 'silent' }), healthProbeBindAddress: '127.0.0.1:0', watchQuietTimeoutMs: 60_000 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EndpointLimiter } from '../../../src/runtime/index.ts';
+import { EndpointLimiter } from '@converge/runtime';
 import {
   VendorError,
   createVendorClient,
@@ -16,8 +16,8 @@ import {
   type VendorCallEvent,
   type VendorClient,
   type VendorClientOptions,
-} from '../../../src/operators/provider/vendor/index.ts';
-import { startVendorSimulator, type VendorSimulator } from '../../../src/vendor-sim/index.ts';
+} from '../../../packages/operators/src/operators/provider/vendor/index.ts';
+import { startVendorSimulator, type VendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 
 const TOKEN = 'tok-0123456789-never-print-me';
 

@@ -16,13 +16,13 @@
  * so a test can report the figures before it asserts.
  * @module
  */
-import { DeploymentKind, ServiceKind, controllerOf } from '../../../src/runtime/index.ts';
-import type { Deployment, KubeClient, Service } from '../../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
-import type { Microservice, MicroserviceSpec } from '../../../src/operators/microservice/index.ts';
-import { DigitalHumanProviderKind } from '../../../src/operators/provider/index.ts';
-import type { DigitalHumanProvider, DigitalHumanProviderSpec } from '../../../src/operators/provider/index.ts';
-import type { VendorSimulator } from '../../../src/vendor-sim/index.ts';
+import { DeploymentKind, ServiceKind, controllerOf } from '@converge/runtime';
+import type { Deployment, KubeClient, Service } from '@converge/runtime';
+import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
+import type { Microservice, MicroserviceSpec } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
+import type { DigitalHumanProvider, DigitalHumanProviderSpec } from '../../../packages/operators/src/operators/provider/index.ts';
+import type { VendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 
 export interface Expectations {
   /** The Microservices that must exist, by name, with the spec the user last wrote. */

@@ -4,9 +4,9 @@
  * `converge-operator/…`; the tests' own client says `converge-test`).
  * @module
  */
-import type { Manager } from '../../../src/runtime/index.ts';
-import { auditLogSize, readAuditLog, countBy } from '../../../src/control-plane/index.ts';
-import type { AuditEvent } from '../../../src/control-plane/index.ts';
+import type { Manager } from '@converge/runtime';
+import { auditLogSize, readAuditLog, countBy } from '@converge/envtest';
+import type { AuditEvent } from '@converge/envtest';
 
 /** Sum of a counter's values, optionally only where every given label matches. */
 export async function counter(manager: Manager, name: string, labels: Record<string, string> = {}): Promise<number> {

@@ -13,11 +13,11 @@
  * the operator under test being alive.
  * @module
  */
-import { Cache, DeploymentKind, ServiceKind, controllerOf } from '../../../src/runtime/index.ts';
-import type { KubeClient, KubeObject } from '../../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
-import { DigitalHumanProviderKind } from '../../../src/operators/provider/index.ts';
-import type { VendorSimulator } from '../../../src/vendor-sim/index.ts';
+import { Cache, DeploymentKind, ServiceKind, controllerOf } from '@converge/runtime';
+import type { KubeClient, KubeObject } from '@converge/runtime';
+import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
+import type { VendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 import { testLogger } from '../../support/operator-harness.ts';
 import type { Assessment } from './convergence.ts';
 import type { Figures } from './report.ts';

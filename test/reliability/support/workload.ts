@@ -9,13 +9,13 @@
  * settled by reading the object back once the API server answers again (`settle()`).
  * @module
  */
-import { isNotFound } from '../../../src/runtime/index.ts';
-import type { KubeClient } from '../../../src/runtime/index.ts';
-import { MicroserviceKind } from '../../../src/operators/microservice/index.ts';
-import type { MicroserviceSpec } from '../../../src/operators/microservice/index.ts';
-import { DigitalHumanProviderKind } from '../../../src/operators/provider/index.ts';
-import type { DigitalHumanProviderSpec } from '../../../src/operators/provider/index.ts';
-import { ApiError } from '../../../src/runtime/index.ts';
+import { isNotFound } from '@converge/runtime';
+import type { KubeClient } from '@converge/runtime';
+import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
+import type { MicroserviceSpec } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
+import type { DigitalHumanProviderSpec } from '../../../packages/operators/src/operators/provider/index.ts';
+import { ApiError } from '@converge/runtime';
 import type { Rng } from './env.ts';
 
 export type ChurnOp = 'ms-create' | 'ms-update' | 'ms-delete' | 'dhp-create' | 'dhp-update' | 'dhp-delete';

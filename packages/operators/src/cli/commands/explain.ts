@@ -1,0 +1,189 @@
+/**
+ * `converge explain <kind>/<name>`: why a Microservice or DigitalHumanProvider is or is not
+ * converged — its conditions with their generations, recent Events (events.k8s.io/v1, matched by
+ * `regarding.uid`), the objects it owns with their state and ownership, and the difference
+ * between the desired children (rendered with the platform defaults, or `--config`) and the
+ * actual ones; for a provider its finalizer, provider ID and whether its Secret exists (never
+ * the Secret's data). `-o json|yaml` prints the `Explanation` document described in
+ * `packages/operators/src/cli/views/explain-view.ts`.
+ *
+ * Exit codes: 0 explained (converged or not), 1 not found or the API server could not be read,
+ * 2 usage error.
+ * @module
+ */
+import { stringify as toYaml } from 'yaml';
+import {
+  KubeClient,
+  DeploymentKind,
+  ServiceKind,
+  EndpointSliceKind,
+  EventKind,
+  SecretKind,
+  isNotFound,
+  ApiError,
+} from '@converge/runtime';
+import type { KubeEvent, KubeObject } from '@converge/runtime';
+import { MicroserviceKind, defaultPlatformDefaults, loadPlatformDefaults } from '../../operators/microservice/index.ts';
+import { DigitalHumanProviderKind, DEFAULT_CREDENTIALS_KEY } from '../../operators/provider/api/index.ts';
+import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
+import { namespaceFrom } from '../shared/namespace-flag.ts';
+import { colorEnabled, createStyle, explainMicroservice, explainProvider, renderExplanationText } from '../views/index.ts';
+import type { Explanation } from '../views/index.ts';
+import { parseCommandArgs } from '../shared/command-args.ts';
+
+const HELP = `Usage: converge explain <kind>/<name> [-n <namespace>] [-o json|yaml] [--config <file>] [--kubeconfig <path>]
+
+Explain why an object is or is not converged: its conditions and the generation each was
+computed for, recent Events, the objects it owns (state and ownership), and the difference
+between the desired and the actual Deployment and Service.
+
+Kinds: microservice (ms), digitalhumanprovider (dhp). "<kind> <name>" works too.
+
+Flags:
+  -n, --namespace <ns>     namespace (default: the kubeconfig context's, else "default")
+  -o, --output <format>    json or yaml (the "Explanation" document, apiVersion converge.dev/v1alpha1)
+      --config <file>      the operator's configuration file, so the desired state is rendered with the
+                           same platform defaults as the operator (default: the built-in defaults)
+      --kubeconfig <path>  kubeconfig (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)
+      --context <name>     kubeconfig context
+  -h, --help               show this help
+`;
+
+const KINDS: Record<string, 'microservice' | 'provider'> = {
+  ms: 'microservice',
+  microservice: 'microservice',
+  microservices: 'microservice',
+  'microservices.platform.example.io': 'microservice',
+  dhp: 'provider',
+  digitalhumanprovider: 'provider',
+  digitalhumanproviders: 'provider',
+  'digitalhumanproviders.dhp.example.com': 'provider',
+};
+
+/** Parses `ms/name`, `ms name`, `microservice.platform.example.io/name`…; undefined when not understood. */
+export function parseTarget(positionals: string[]): { kind: 'microservice' | 'provider'; name: string } | undefined {
+  let kindText: string | undefined;
+  let name: string | undefined;
+  if (positionals.length === 1 && positionals[0]!.includes('/')) {
+    const i = positionals[0]!.indexOf('/');
+    kindText = positionals[0]!.slice(0, i);
+    name = positionals[0]!.slice(i + 1);
+  } else if (positionals.length === 2) {
+    [kindText, name] = positionals;
+  }
+  if (!kindText || !name || name.includes('/')) return undefined;
+  const lower = kindText.toLowerCase();
+  const kind = KINDS[lower] ?? KINDS[lower.replace(/\.(platform\.example\.io|dhp\.example\.com)$/, '')];
+  return kind ? { kind, name } : undefined;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const args = parseCommandArgs('explain', HELP, argv, {
+    namespace: { type: 'string', short: 'n' },
+    output: { type: 'string', short: 'o' },
+    config: { type: 'string' },
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+  }, true);
+  if (args.exitCode !== undefined) return args.exitCode;
+  const { values, positionals } = args;
+  const target = parseTarget(positionals);
+  if (!target) {
+    process.stderr.write(`converge explain: expected <kind>/<name> with kind microservice (ms) or digitalhumanprovider (dhp), got "${positionals.join(' ')}"\n\n${HELP}`);
+    return 2;
+  }
+  const output = values.output ?? 'text';
+  if (!['text', 'json', 'yaml'].includes(output)) {
+    process.stderr.write(`converge explain: unknown output format "${values.output}"; use json or yaml\n`);
+    return 2;
+  }
+  let client: KubeClient;
+  let namespace: string;
+  try {
+    const kubeConfig = kubeConfigFrom(values.kubeconfig);
+    if (values.context) kubeConfig.setCurrentContext(values.context);
+    namespace = namespaceFrom(kubeConfig, values.namespace) ?? 'default';
+    client = new KubeClient({ kubeConfig, userAgent: 'converge-cli/0.1', timeoutMs: 15_000 });
+  } catch (err) {
+    process.stderr.write(`converge explain: cannot load the kubeconfig: ${(err as Error).message}\n`);
+    return 1;
+  }
+  try {
+    const explanation = target.kind === 'microservice'
+      ? await explainMicroserviceFromCluster(client, namespace, target.name, values.config)
+      : await explainProviderFromCluster(client, namespace, target.name);
+    if (!explanation) {
+      const kind = target.kind === 'microservice' ? 'microservice' : 'digitalhumanprovider';
+      process.stderr.write(`converge explain: ${kind} "${target.name}" not found in namespace "${namespace}"\n`);
+      return 1;
+    }
+    if (output === 'json') process.stdout.write(`${JSON.stringify(explanation, null, 2)}\n`);
+    else if (output === 'yaml') process.stdout.write(toYaml(explanation, { lineWidth: 0 }));
+    else process.stdout.write(`${renderExplanationText(explanation, { style: createStyle(colorEnabled(process.stdout)), now: new Date() })}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`converge explain: ${(err as Error).message}\n`);
+    return 1;
+  } finally {
+    await client.close();
+  }
+}
+
+async function getOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Events regarding any of `uids`, from events.k8s.io/v1. Asks the API server to filter by
+ * `regarding.uid`; if it refuses the field selector, lists the namespace and filters here.
+ */
+export async function eventsRegarding(client: KubeClient, namespace: string, uids: string[]): Promise<KubeEvent[]> {
+  const wanted = uids.filter(Boolean);
+  try {
+    const lists = await Promise.all(wanted.map((uid) => client.listAll(EventKind, { namespace, fieldSelector: `regarding.uid=${uid}` })));
+    return lists.flatMap((l) => l.items);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 400) throw err;
+    const { items } = await client.listAll(EventKind, { namespace });
+    return items.filter((e) => e.regarding?.uid && wanted.includes(e.regarding.uid));
+  }
+}
+
+async function explainMicroserviceFromCluster(client: KubeClient, namespace: string, name: string, configPath: string | undefined): Promise<Explanation | undefined> {
+  const defaults = configPath ? await loadPlatformDefaults(configPath) : defaultPlatformDefaults;
+  const defaultsSource = configPath ? `platform defaults from ${configPath}` : 'built-in platform defaults';
+  const microservice = await getOrUndefined(() => client.get(MicroserviceKind, { namespace, name }));
+  if (!microservice) return undefined;
+  const [deployment, service, slices] = await Promise.all([
+    getOrUndefined(() => client.get(DeploymentKind, { namespace, name })),
+    getOrUndefined(() => client.get(ServiceKind, { namespace, name })),
+    client.listAll(EndpointSliceKind, { namespace, labelSelector: `kubernetes.io/service-name=${name}` }),
+  ]);
+  const uids = [microservice, deployment, service].filter((o): o is NonNullable<typeof o> => o !== undefined).map((o: KubeObject) => o.metadata.uid ?? '');
+  const events = await eventsRegarding(client, namespace, uids);
+  return explainMicroservice({ microservice, deployment, service, endpointSlices: slices.items, events, defaults, defaultsSource });
+}
+
+async function explainProviderFromCluster(client: KubeClient, namespace: string, name: string): Promise<Explanation | undefined> {
+  const provider = await getOrUndefined(() => client.get(DigitalHumanProviderKind, { namespace, name }));
+  if (!provider) return undefined;
+  const ref = provider.spec?.credentialsSecretRef;
+  const key = ref?.key ?? DEFAULT_CREDENTIALS_KEY;
+  let credentials: { secretExists: boolean | null; keyPresent: boolean | null; error?: string };
+  try {
+    // Only the presence of the Secret and of its key leaves this block; the data is dropped here.
+    const secret = ref?.name ? await getOrUndefined(() => client.get(SecretKind, { namespace, name: ref.name })) : undefined;
+    credentials = secret
+      ? { secretExists: true, keyPresent: Object.hasOwn(secret.data ?? {}, key) || Object.hasOwn(secret.stringData ?? {}, key) }
+      : { secretExists: false, keyPresent: null };
+  } catch (err) {
+    credentials = { secretExists: null, keyPresent: null, error: err instanceof ApiError && err.code === 403 ? 'not allowed to read Secrets' : (err as Error).message };
+  }
+  const events = await eventsRegarding(client, namespace, [provider.metadata.uid ?? '']);
+  return explainProvider({ provider, credentials, events });
+}

@@ -1,0 +1,147 @@
+/**
+ * `converge manifests`: prints (or applies) everything that installs Converge on a cluster — CRDs,
+ * namespace, ServiceAccount, RBAC, configuration and the operator Deployment — rendered from the
+ * kustomize tree under `deploy/` by `kubectl kustomize`.
+ *
+ * Modes: `cluster` (a ClusterRole; the operator watches every namespace) and `namespace` (a Role
+ * in each watched namespace; `--namespace` is repeatable and also goes on the operator's command
+ * line). `--apply` pipes the result to `kubectl apply --server-side`; `--kubeconfig`, `--context`
+ * and `KUBECONFIG` are honoured as kubectl does. Needs `kubectl` on PATH.
+ *
+ * Exit codes: 0 done, 1 kubectl failed, 2 usage error.
+ * @module
+ */
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments, stringify } from 'yaml';
+import { parseCommandArgs } from '../shared/command-args.ts';
+import { applyServerSide, processIO, runKubectl } from '../shared/kubectl.ts';
+import type { CommandIO } from '../shared/kubectl.ts';
+
+/** The repository's `deploy/` folder (also present in the container image). */
+export const DEPLOY_DIR = fileURLToPath(new URL('../../../../../deploy/', import.meta.url));
+
+/** The watched namespace written in `deploy/overlays/namespace-mode`; replaced when rendering for others. */
+export const PLACEHOLDER_NAMESPACE = 'default';
+const OPERATOR_DEPLOYMENT = 'converge';
+const OPERATOR_CONTAINER = 'operator';
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export type InstallMode = 'cluster' | 'namespace';
+
+export interface RenderOptions {
+  mode: InstallMode;
+  /** Watched namespaces (namespace mode only); default `[PLACEHOLDER_NAMESPACE]`. */
+  namespaces?: readonly string[];
+  /** Operator image; default the `converge:dev` placeholder. */
+  image?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Renders the install manifests for a mode as multi-document YAML. Throws with kubectl's message on failure. */
+export async function renderManifests(options: RenderOptions): Promise<string> {
+  const overlay = `${DEPLOY_DIR}overlays/${options.mode}-mode`;
+  const result = await runKubectl(['kustomize', overlay], options.env ? { env: options.env } : {});
+  if (result.code !== 0) throw new Error(`kubectl kustomize ${overlay} failed:\n${result.stderr.trim()}`);
+  const namespaces = options.namespaces ?? [PLACEHOLDER_NAMESPACE];
+  const retarget = options.mode === 'namespace' && !(namespaces.length === 1 && namespaces[0] === PLACEHOLDER_NAMESPACE);
+  if (!retarget && options.image === undefined) return result.stdout;
+
+  const out: unknown[] = [];
+  for (const doc of parseAllDocuments(result.stdout)) {
+    if (doc.errors.length > 0) throw new Error(`kubectl kustomize gave unreadable YAML: ${doc.errors[0]?.message}`);
+    const obj = doc.toJS() as KubeDoc | null;
+    if (!obj) continue;
+    if (retarget && (obj.kind === 'Role' || obj.kind === 'RoleBinding') && obj.metadata?.namespace === PLACEHOLDER_NAMESPACE) {
+      for (const ns of namespaces) out.push({ ...structuredClone(obj), metadata: { ...obj.metadata, namespace: ns } });
+      continue;
+    }
+    if (obj.kind === 'Deployment' && obj.metadata?.name === OPERATOR_DEPLOYMENT) {
+      const container = obj.spec?.template?.spec?.containers?.find((c) => c.name === OPERATOR_CONTAINER);
+      if (!container) throw new Error('the operator Deployment has no "operator" container');
+      if (options.image !== undefined) container.image = options.image;
+      if (retarget) {
+        const args = (container.args ?? []).filter((a) => !a.startsWith('--namespace='));
+        container.args = [...args, ...namespaces.map((ns) => `--namespace=${ns}`)];
+      }
+    }
+    out.push(obj);
+  }
+  return out.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
+}
+
+interface KubeDoc {
+  kind?: string;
+  metadata?: { name?: string; namespace?: string };
+  spec?: { template?: { spec?: { containers?: Array<{ name: string; image?: string; args?: string[] }> } } };
+}
+
+const HELP = `Usage: converge manifests [--mode cluster|namespace] [--namespace <ns>]... [--image <ref>] [--apply]
+
+Print the manifests that install Converge (CRDs, namespace converge-system, ServiceAccount,
+RBAC, configuration, operator Deployment), rendered with kubectl kustomize from deploy/.
+
+Options:
+  --mode <mode>         cluster: ClusterRole, watch every namespace (default)
+                        namespace: a Role in each watched namespace, no cluster-wide rights
+  --namespace <ns>      a namespace to watch (repeatable; implies --mode namespace; default "${PLACEHOLDER_NAMESPACE}")
+  --image <ref>         operator image (default: the converge:dev placeholder)
+  --apply               apply with kubectl apply --server-side instead of printing
+  --kubeconfig <path>   kubeconfig for --apply (default: $KUBECONFIG, then ~/.kube/config)
+  --context <name>      kubeconfig context for --apply
+  -h, --help            show this help
+
+Examples:
+  converge manifests --mode cluster --image ghcr.io/example/converge:0.1.0 | kubectl apply --server-side -f -
+  converge manifests --namespace todo --apply
+`;
+
+export async function run(argv: string[], io: CommandIO = processIO): Promise<number> {
+  const parsed = parseCommandArgs('manifests', HELP, argv, {
+    apply: { type: 'boolean' },
+    mode: { type: 'string' },
+    namespace: { type: 'string', short: 'n', multiple: true },
+    image: { type: 'string' },
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+  }, false, io);
+  if (parsed.exitCode !== undefined) return parsed.exitCode;
+  const { values } = parsed;
+  const namespaces = values.namespace;
+  const mode = values.mode ?? (namespaces ? 'namespace' : 'cluster');
+  if (mode !== 'cluster' && mode !== 'namespace') {
+    io.stderr(`converge manifests: --mode must be cluster or namespace, not ${JSON.stringify(mode)}\n`);
+    return 2;
+  }
+  if (mode === 'cluster' && namespaces) {
+    io.stderr('converge manifests: --namespace only applies to --mode namespace (cluster mode watches every namespace)\n');
+    return 2;
+  }
+  for (const ns of namespaces ?? []) {
+    if (!DNS_LABEL.test(ns) || ns.length > 63) {
+      io.stderr(`converge manifests: ${JSON.stringify(ns)} is not a namespace name\n`);
+      return 2;
+    }
+  }
+  if (values.image !== undefined && values.image.trim() === '') {
+    io.stderr('converge manifests: --image needs an image reference\n');
+    return 2;
+  }
+
+  let yaml: string;
+  try {
+    yaml = await renderManifests({
+      mode,
+      ...(namespaces ? { namespaces: [...new Set(namespaces)] } : {}),
+      ...(values.image !== undefined ? { image: values.image } : {}),
+      env: io.env,
+    });
+  } catch (error) {
+    io.stderr(`converge manifests: ${(error as Error).message}\n`);
+    return 1;
+  }
+  if (!values.apply) {
+    io.stdout(yaml);
+    return 0;
+  }
+  return (await applyServerSide('manifests', yaml, values, io)) ? 0 : 1;
+}

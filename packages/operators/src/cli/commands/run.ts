@@ -1,0 +1,86 @@
+/**
+ * `converge run`: runs the Microservice and DigitalHumanProvider operators against a cluster,
+ * in-cluster or with `--kubeconfig`, until SIGINT/SIGTERM (graceful: the lease is released and
+ * in-flight reconciles finish). Exits 1 when leadership is lost, so the pod is restarted.
+ * @module
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { LeadershipLostError } from '@converge/runtime';
+import { runOperatorProcess } from '../../operators/operator-process.ts';
+import { loadOperatorConfig, defaultOperatorConfig } from '../../operators/operator-config.ts';
+import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
+import { parseCommandArgs } from '../shared/command-args.ts';
+import { stopSignal } from '../shared/stop-signal.ts';
+
+const HELP = `Usage: converge run [flags]
+
+Runs the operators until SIGINT/SIGTERM.
+
+Flags:
+  --kubeconfig <path>                  kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)
+  --namespace <ns>                     watch only this namespace (repeatable; default: all namespaces)
+  --leader-elect                       elect a leader among replicas (Lease in --leader-election-namespace)
+  --leader-election-namespace <ns>     default: the pod's namespace, else "default"
+  --leader-election-id <name>          Lease name (default "converge-operators")
+  --metrics-bind-address <addr>        /metrics and /debug/unconverged (default ":8080"; "0" disables)
+  --health-probe-bind-address <addr>   /healthz and /readyz (default ":8081"; "0" disables)
+  --config <file>                      operator configuration (YAML): platform defaults, intervals, limits
+  --operators <list>                   comma-separated: microservice,provider (default both)
+  --log-level <level>                  trace|debug|info|warn|error (default info)
+  -h, --help                           show this help
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  const args = parseCommandArgs('run', HELP, argv, {
+    kubeconfig: { type: 'string' },
+    namespace: { type: 'string', multiple: true },
+    'leader-elect': { type: 'boolean', default: false },
+    'leader-election-namespace': { type: 'string' },
+    'leader-election-id': { type: 'string', default: 'converge-operators' },
+    'metrics-bind-address': { type: 'string', default: ':8080' },
+    'health-probe-bind-address': { type: 'string', default: ':8081' },
+    config: { type: 'string' },
+    operators: { type: 'string', default: 'microservice,provider' },
+    'log-level': { type: 'string', default: 'info' },
+  });
+  if (args.exitCode !== undefined) return args.exitCode;
+  const { values } = args;
+  const operators = values.operators.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = operators.filter((o) => o !== 'microservice' && o !== 'provider');
+  if (unknown.length) {
+    process.stderr.write(`converge run: unknown operator(s) ${unknown.join(', ')}; use microservice, provider\n`);
+    return 2;
+  }
+  const config = values.config ? await loadOperatorConfig(values.config) : defaultOperatorConfig;
+  const kubeConfig = kubeConfigFrom(values.kubeconfig);
+  const signal = stopSignal();
+  if (signal.aborted) return 0; // told to stop while starting
+  try {
+    await runOperatorProcess(
+      {
+        kubeConfig,
+        namespaces: values.namespace ?? [],
+        leaderElection: values['leader-elect'] ? { namespace: values['leader-election-namespace'] ?? podNamespace() ?? 'default', name: values['leader-election-id'] } : false,
+        metricsBindAddress: values['metrics-bind-address'],
+        healthProbeBindAddress: values['health-probe-bind-address'],
+        config,
+        operators: operators as ('microservice' | 'provider')[],
+        logLevel: values['log-level'],
+      },
+      signal,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof LeadershipLostError) {
+      process.stderr.write('converge run: leadership lost; exiting so that this replica restarts\n');
+      return 1;
+    }
+    throw err;
+  }
+}
+
+function podNamespace(): string | undefined {
+  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
+  const file = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+}

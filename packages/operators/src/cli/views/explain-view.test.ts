@@ -1,0 +1,184 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Deployment, EndpointSlice, KubeEvent, Service } from '@converge/runtime';
+import { renderDesiredState, defaultPlatformDefaults, HANDOVER_ANNOTATION } from '../../operators/microservice/index.ts';
+import type { Microservice } from '../../operators/microservice/index.ts';
+import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
+import { explainMicroservice, explainProvider, renderExplanationText, countEndpoints, eventViews, ownershipOfChild } from './explain-view.ts';
+import { stripAnsi, createStyle } from './style.ts';
+
+const now = new Date('2026-01-01T00:10:00Z');
+const T0 = '2026-01-01T00:00:00Z';
+const cond = (type: string, status: 'True' | 'False' | 'Unknown', reason: string, observedGeneration: number, message = '') => ({
+  type, status, reason, message, observedGeneration, lastTransitionTime: T0,
+});
+
+function microservice(generation = 1, status?: Microservice['status']): Microservice {
+  return {
+    apiVersion: 'platform.example.io/v1alpha1',
+    kind: 'Microservice',
+    metadata: { name: 'todo-api', namespace: 'demo', uid: 'ms-uid', generation, creationTimestamp: T0 },
+    spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 },
+    ...(status ? { status } : {}),
+  };
+}
+
+const readyStatus = (generation = 1): Microservice['status'] => ({
+  phase: 'ResourcesApplied',
+  observedGeneration: generation,
+  conditions: [cond('Ready', 'True', 'Available', generation, '2/2 replicas available, 2 ready endpoints'), cond('Progressing', 'False', 'RolloutComplete', generation), cond('Stalled', 'False', 'NotStalled', generation)],
+  managedResources: { deployment: 'todo-api', service: 'todo-api' },
+  rollout: { replicas: 2, updatedReplicas: 2, availableReplicas: 2, readyEndpoints: 2 },
+});
+
+/** The children as the API server would return them after the operator wrote them: desired + server fields. */
+function liveChildren(ms: Microservice): { deployment: Deployment; service: Service } {
+  const desired = renderDesiredState(ms, defaultPlatformDefaults);
+  const deployment: Deployment = structuredClone(desired.deployment);
+  deployment.metadata = { ...deployment.metadata, uid: 'dep-uid', generation: 1, resourceVersion: '10' };
+  deployment.spec!.strategy = { type: 'RollingUpdate' };
+  deployment.status = { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2, conditions: [{ type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' }] as never };
+  const service: Service = structuredClone(desired.service);
+  service.metadata = { ...service.metadata, uid: 'svc-uid' };
+  service.spec!.clusterIP = '10.96.0.12';
+  return { deployment, service };
+}
+
+const slice = (ready: boolean[]): EndpointSlice => ({
+  metadata: { name: 'todo-api-abc', namespace: 'demo', labels: { 'kubernetes.io/service-name': 'todo-api' } },
+  addressType: 'IPv4',
+  endpoints: ready.map((r, i) => ({ addresses: [`10.0.0.${i + 1}`], conditions: { ready: r } })),
+});
+
+const event = (reason: string, time: string, regarding = { kind: 'Microservice', name: 'todo-api', uid: 'ms-uid' }, extra: Partial<KubeEvent> = {}): KubeEvent => ({
+  metadata: { name: `e-${reason}-${time}`, namespace: 'demo', creationTimestamp: time },
+  eventTime: time, reportingController: 'converge.dev/operators', reportingInstance: 'x', action: 'Apply', reason, type: 'Normal', note: `${reason} note`, regarding, ...extra,
+});
+
+const base = { defaults: defaultPlatformDefaults, defaultsSource: 'built-in platform defaults' };
+
+test('a converged Microservice: Ready for the current generation, children controlled and containing the desired state', () => {
+  const ms = microservice(1, readyStatus());
+  const { deployment, service } = liveChildren(ms);
+  const e = explainMicroservice({ ...base, microservice: ms, deployment, service, endpointSlices: [slice([true, true])], events: [event('Created', T0)] });
+  assert.equal(e.converged, true, JSON.stringify(e.findings));
+  assert.match(e.verdict, /^converged: Ready=True \(Available\)/);
+  assert.deepEqual(e.microservice!.children.map((c) => [c.kind, c.ownership, c.differences.length]), [['Deployment', 'controlled', 0], ['Service', 'controlled', 0]]);
+  assert.deepEqual(e.microservice!.endpoints, { slices: 1, ready: 2, notReady: 0 });
+  assert.equal(e.microservice!.rollout.assessed?.state, 'Available');
+  assert.ok(e.findings.every((f) => f.severity === 'ok' || f.severity === 'info'));
+  assert.deepEqual(e.conditions.map((c) => [c.type, c.current]), [['Ready', true], ['Progressing', true], ['Stalled', true]]);
+  const text = renderExplanationText(e, { now });
+  assert.match(text, /^Microservice demo\/todo-api/);
+  assert.match(text, /Converged: Ready=True/);
+  assert.match(text, /Deployment todo-api: contains the desired state/);
+  assert.match(text, /EndpointSlices: 1 \(2 ready endpoints, 0 not ready\)/);
+  assert.match(text, /Created\s+Microservice\/todo-api\s+Created note/);
+});
+
+test('a stale status and a changed spec: generations and differences explain why it is not converged', () => {
+  const old = microservice(1, readyStatus(1));
+  const { deployment, service } = liveChildren(old);
+  const ms = { ...microservice(2, readyStatus(1)), spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.2.0', port: 8080 } };
+  const e = explainMicroservice({ ...base, microservice: ms, deployment, service, endpointSlices: [slice([true])], events: [] });
+  assert.equal(e.converged, false);
+  assert.match(e.verdict, /status describes generation 1, the spec is at generation 2/);
+  const dep = e.microservice!.children[0]!;
+  assert.ok(dep.differenceText.some((d) => d.startsWith('spec.template.spec.containers[0].image: want "ghcr.io/yrw9281/it30-todo-api:0.2.0", have "ghcr.io/yrw9281/it30-todo-api:0.1.0"')), dep.differenceText.join('\n'));
+  assert.ok(dep.differences.some((d) => d.path === 'metadata.annotations["platform.example.io/generation"]'));
+  assert.ok(e.findings.some((f) => f.message.includes('conditions Ready, Progressing, Stalled were computed for generation 1, the spec is at generation 2')));
+  assert.ok(e.findings.some((f) => f.message.includes('Deployment todo-api was written for generation 1, the spec is at generation 2')));
+  assert.equal(e.microservice!.rollout.assessed?.state, 'InProgress', 'the old Deployment never counts for the new generation');
+  const text = renderExplanationText(e, { now });
+  assert.match(text, /1\/2 \(stale\)/);
+  assert.match(text, /Deployment todo-api: \d+ differences/);
+});
+
+test('an unowned same-named Service: OwnershipConflict explained with the handover command', () => {
+  const ms = microservice(1, {
+    phase: 'Failed', observedGeneration: 1, reason: 'OwnershipConflict', message: 'Service demo/todo-api exists and has no controller',
+    conditions: [cond('Ready', 'False', 'OwnershipConflict', 1, 'Service demo/todo-api exists and has no controller'), cond('Stalled', 'True', 'OwnershipConflict', 1)],
+  });
+  const service: Service = { metadata: { name: 'todo-api', namespace: 'demo', uid: 'foreign-svc' }, spec: { ports: [{ port: 1234 }] } };
+  const e = explainMicroservice({ ...base, microservice: ms, deployment: undefined, service, endpointSlices: [], events: [] });
+  assert.equal(e.converged, false);
+  assert.match(e.verdict, /phase Failed \(OwnershipConflict\)/);
+  const [dep, svc] = e.microservice!.children;
+  assert.equal(dep!.ownership, 'missing');
+  assert.equal(svc!.ownership, 'unowned');
+  assert.ok(e.findings.some((f) => f.severity === 'error' && f.message.includes(`kubectl annotate service todo-api ${HANDOVER_ANNOTATION}=todo-api`)));
+  const text = renderExplanationText(e, { now });
+  assert.match(text, /Service\s+todo-api\s+no controller/);
+  assert.match(text, /not written: not controlled by this Microservice/);
+  assert.match(text, /Deployment todo-api: missing/);
+});
+
+test('ownership: foreign controller, earlier Microservice of the same name, handover annotation', () => {
+  const ms = microservice();
+  const ref = (uid: string, kind = 'Microservice', apiVersion = 'platform.example.io/v1alpha1') => ({ metadata: { name: 'todo-api', ownerReferences: [{ apiVersion, kind, name: 'todo-api', uid, controller: true }] } });
+  assert.equal(ownershipOfChild(ref('ms-uid'), ms).ownership, 'controlled');
+  assert.equal(ownershipOfChild(ref('older-uid'), ms).ownership, 'previous-owner');
+  assert.equal(ownershipOfChild(ref('x', 'ReplicaSet', 'apps/v1'), ms).ownership, 'foreign');
+  assert.equal(ownershipOfChild({ metadata: { annotations: { [HANDOVER_ANNOTATION]: 'todo-api' } } }, ms).ownership, 'handover');
+  assert.equal(ownershipOfChild({ metadata: { annotations: { [HANDOVER_ANNOTATION]: 'other' } } }, ms).ownership, 'unowned');
+  assert.equal(ownershipOfChild(undefined, ms).ownership, 'missing');
+});
+
+test('a Microservice the operator has not seen yet', () => {
+  const e = explainMicroservice({ ...base, microservice: microservice(), deployment: undefined, service: undefined, endpointSlices: [], events: [] });
+  assert.equal(e.converged, false);
+  assert.match(e.verdict, /no status yet/);
+  assert.equal(e.object.observedGeneration, null);
+});
+
+test('endpoints are counted as the operator counts them', () => {
+  assert.deepEqual(countEndpoints([slice([true, false]), slice([true])]), { slices: 2, ready: 2, notReady: 1 });
+  const noAddress: EndpointSlice = { metadata: {}, addressType: 'IPv4', endpoints: [{ addresses: [], conditions: { ready: true } }] };
+  assert.deepEqual(countEndpoints([noAddress]), { slices: 1, ready: 0, notReady: 0 });
+});
+
+test('events: most recent kept, oldest first, series and legacy counts honoured', () => {
+  const events = [
+    event('B', '2026-01-01T00:05:00Z'),
+    event('A', '2026-01-01T00:01:00Z', undefined, { series: { count: 4, lastObservedTime: '2026-01-01T00:09:00Z' } }),
+    { ...event('C', '2026-01-01T00:02:00Z'), eventTime: null, deprecatedLastTimestamp: '2026-01-01T00:03:00Z', deprecatedCount: 3, reportingController: '', deprecatedSource: { component: 'deployment-controller' } } as unknown as KubeEvent,
+  ];
+  const views = eventViews(events);
+  assert.deepEqual(views.map((v) => [v.reason, v.count]), [['C', 3], ['B', 1], ['A', 4]]);
+  assert.equal(views[0]!.reportingController, 'deployment-controller');
+  assert.equal(eventViews(events, 2).length, 2);
+});
+
+function provider(status?: DigitalHumanProvider['status'], extra: { finalizers?: string[]; deletionTimestamp?: string } = {}): DigitalHumanProvider {
+  return {
+    metadata: { name: 'studio', namespace: 'demo', uid: 'p-uid', generation: 1, creationTimestamp: T0, finalizers: extra.finalizers ?? ['dhp.example.com/provider-cleanup'], ...(extra.deletionTimestamp ? { deletionTimestamp: extra.deletionTimestamp } : {}) },
+    spec: { endpoint: 'https://127.0.0.1:8443', region: 'ap-northeast-1', displayName: 'Studio', credentialsSecretRef: { name: 'creds', key: 'token' } },
+    ...(status ? { status } : {}),
+  };
+}
+
+test('a ready provider: finalizer, providerID, credentials present (never their value)', () => {
+  const e = explainProvider({ provider: provider({ observedGeneration: 1, providerID: 'inst-1', conditions: [cond('Ready', 'True', 'ProviderReady', 1, 'healthy')] }), credentials: { secretExists: true, keyPresent: true }, events: [] });
+  assert.equal(e.converged, true);
+  assert.deepEqual(e.provider!.credentials, { secret: 'creds', key: 'token', secretExists: true, keyPresent: true, error: null });
+  assert.equal(e.provider!.finalizer.present, true);
+  const text = renderExplanationText(e, { now });
+  assert.match(text, /credentials Secret creds: present, key "token" present/);
+  assert.match(text, /finalizer dhp.example.com\/provider-cleanup: present/);
+});
+
+test('a provider with a missing Secret, and one blocked in deletion', () => {
+  const missing = explainProvider({ provider: provider({ observedGeneration: 1, conditions: [cond('Ready', 'False', 'CredentialsMissing', 1, 'Secret creds not found')] }), credentials: { secretExists: false, keyPresent: null }, events: [] });
+  assert.equal(missing.converged, false);
+  assert.match(missing.verdict, /Ready=False \(CredentialsMissing\)/);
+  assert.ok(missing.findings.some((f) => f.message.includes('Secret creds does not exist in namespace demo')));
+  const blocked = explainProvider({
+    provider: provider({ observedGeneration: 1, providerID: 'inst-9', conditions: [cond('Ready', 'False', 'DeletionBlocked', 1, 'vendor unreachable')] }, { deletionTimestamp: T0 }),
+    credentials: { secretExists: true, keyPresent: true },
+    events: [],
+  });
+  assert.equal(blocked.converged, false);
+  assert.match(blocked.findings[0]!.message, /finalizer dhp.example.com\/provider-cleanup stays until the vendor instance inst-9 is deleted \(blocked: vendor unreachable\)/);
+  const text = stripAnsi(renderExplanationText(blocked, { now, style: createStyle(true) }));
+  assert.equal(text, renderExplanationText(blocked, { now }));
+});

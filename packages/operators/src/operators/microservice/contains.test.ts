@@ -1,0 +1,283 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { containsDesired, describeDifferences, findDifferences } from './contains.ts';
+import { renderDesiredState } from './desired-state.ts';
+import type { Microservice } from './api/index.ts';
+
+const todoApi: Microservice = {
+  apiVersion: 'platform.example.io/v1alpha1',
+  kind: 'Microservice',
+  metadata: { name: 'todo-api', namespace: 'todo', uid: '5f0c6c1e-8a51-4b9e-9d0b-2f6f7d1c2a10', generation: 1 },
+  spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 },
+};
+
+/** The Deployment as the API server returns it after the operator's write (v1.36 defaults). */
+const liveDeployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: {
+    name: 'todo-api',
+    namespace: 'todo',
+    uid: '0b5e0a4c-4d6e-4a0e-b1c2-6b1f5f2a9e31',
+    resourceVersion: '1842',
+    generation: 1,
+    creationTimestamp: '2025-11-30T22:50:01Z',
+    labels: {
+      app: 'todo-api',
+      'app.kubernetes.io/instance': 'todo-api',
+      'app.kubernetes.io/managed-by': 'converge',
+      'app.kubernetes.io/name': 'todo-api',
+      'team.example.io/owner': 'someone-added-this',
+    },
+    annotations: { 'deployment.kubernetes.io/revision': '1', 'platform.example.io/generation': '1' },
+    ownerReferences: [
+      {
+        apiVersion: 'platform.example.io/v1alpha1',
+        kind: 'Microservice',
+        name: 'todo-api',
+        uid: '5f0c6c1e-8a51-4b9e-9d0b-2f6f7d1c2a10',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ],
+    managedFields: [{ manager: 'converge-microservice', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1' }],
+  },
+  spec: {
+    replicas: 2,
+    selector: { matchLabels: { app: 'todo-api' } },
+    template: {
+      metadata: {
+        creationTimestamp: null,
+        labels: {
+          app: 'todo-api',
+          'app.kubernetes.io/instance': 'todo-api',
+          'app.kubernetes.io/managed-by': 'converge',
+          'app.kubernetes.io/name': 'todo-api',
+        },
+      },
+      spec: {
+        containers: [
+          {
+            name: 'app',
+            image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0',
+            ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
+            env: [
+              { name: 'ASPNETCORE_URLS', value: 'http://+:8080' },
+              { name: 'OTEL_SERVICE_NAME', value: 'todo-api' },
+              { name: 'OTEL_SERVICE_VERSION', value: 'ghcr.io/yrw9281/it30-todo-api:0.1.0' },
+              { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://otel-collector.observability.svc.cluster.local:4317' },
+            ],
+            resources: { requests: { cpu: '25m', memory: '128Mi' } },
+            readinessProbe: {
+              httpGet: { path: '/health/ready', port: 8080, scheme: 'HTTP' },
+              timeoutSeconds: 1,
+              periodSeconds: 10,
+              successThreshold: 1,
+              failureThreshold: 3,
+            },
+            livenessProbe: {
+              httpGet: { path: '/health/live', port: 8080, scheme: 'HTTP' },
+              timeoutSeconds: 1,
+              periodSeconds: 10,
+              successThreshold: 1,
+              failureThreshold: 3,
+            },
+            terminationMessagePath: '/dev/termination-log',
+            terminationMessagePolicy: 'File',
+            imagePullPolicy: 'IfNotPresent',
+          },
+        ],
+        restartPolicy: 'Always',
+        terminationGracePeriodSeconds: 30,
+        dnsPolicy: 'ClusterFirst',
+        securityContext: {},
+        schedulerName: 'default-scheduler',
+      },
+    },
+    strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } },
+    revisionHistoryLimit: 10,
+    progressDeadlineSeconds: 600,
+  },
+  status: {
+    observedGeneration: 1,
+    replicas: 2,
+    updatedReplicas: 2,
+    readyReplicas: 2,
+    availableReplicas: 2,
+    conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable' }],
+  },
+};
+
+/** The Service as the API server returns it (allocated clusterIP, IP families, affinity). */
+const liveService = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: {
+    name: 'todo-api',
+    namespace: 'todo',
+    uid: 'c7d1b7a2-3f7e-4c55-9a3e-1e9b2f0d4c88',
+    resourceVersion: '1843',
+    creationTimestamp: '2025-11-30T22:50:01Z',
+    labels: {
+      app: 'todo-api',
+      'app.kubernetes.io/instance': 'todo-api',
+      'app.kubernetes.io/managed-by': 'converge',
+      'app.kubernetes.io/name': 'todo-api',
+    },
+    annotations: { 'platform.example.io/generation': '1' },
+    ownerReferences: liveDeployment.metadata.ownerReferences,
+  },
+  spec: {
+    type: 'ClusterIP',
+    selector: { app: 'todo-api' },
+    ports: [{ name: 'http', protocol: 'TCP', port: 8080, targetPort: 8080 }],
+    clusterIP: '10.0.0.117',
+    clusterIPs: ['10.0.0.117'],
+    sessionAffinity: 'None',
+    ipFamilies: ['IPv4'],
+    ipFamilyPolicy: 'SingleStack',
+    internalTrafficPolicy: 'Cluster',
+  },
+  status: { loadBalancer: {} },
+};
+
+const desired = renderDesiredState(todoApi);
+
+test('a server-defaulted Deployment and Service contain the desired state', () => {
+  assert.ok(containsDesired(liveDeployment, desired.deployment), describeDifferences(liveDeployment, desired.deployment).join('\n'));
+  assert.ok(containsDesired(liveService, desired.service), describeDifferences(liveService, desired.service).join('\n'));
+  assert.deepEqual(findDifferences(liveDeployment, desired.deployment), []);
+});
+
+test('an image edited by hand is a difference, at the right path', () => {
+  const edited = structuredClone(liveDeployment);
+  edited.spec.template.spec.containers[0]!.image = 'nginx:1.27';
+  assert.equal(containsDesired(edited, desired.deployment), false);
+  assert.deepEqual(describeDifferences(edited, desired.deployment), [
+    'spec.template.spec.containers[0].image: want "ghcr.io/yrw9281/it30-todo-api:0.1.0", have "nginx:1.27"',
+  ]);
+});
+
+test('an extra env var or container is a difference (lists compare by length)', () => {
+  const edited = structuredClone(liveDeployment);
+  edited.spec.template.spec.containers[0]!.env.push({ name: 'DEBUG', value: '1' });
+  assert.equal(containsDesired(edited, desired.deployment), false);
+  const [line] = describeDifferences(edited, desired.deployment);
+  assert.match(line ?? '', /^spec\.template\.spec\.containers\[0\]\.env: want 4 items .*, have 5 items /);
+});
+
+test('a numeric string is not a number (int-or-string ports)', () => {
+  const edited = structuredClone(liveService) as unknown as { spec: { ports: Array<Record<string, unknown>> } };
+  edited.spec.ports[0]!.targetPort = '8080';
+  assert.equal(containsDesired(edited, desired.service), false);
+  assert.deepEqual(findDifferences(edited, desired.service), [{ path: 'spec.ports[0].targetPort', expected: 8080, actual: '8080' }]);
+});
+
+test('a label removed, changed or a stale generation stamp is a difference; an extra label is not', () => {
+  const removed = structuredClone(liveService) as unknown as { metadata: { labels: Record<string, string>; annotations: Record<string, string> } };
+  delete removed.metadata.labels['app.kubernetes.io/managed-by'];
+  assert.deepEqual(describeDifferences(removed, desired.service), ['metadata.labels["app.kubernetes.io/managed-by"]: want "converge", have absent']);
+  const stale = structuredClone(liveDeployment) as unknown as { metadata: { annotations: Record<string, string> } };
+  stale.metadata.annotations['platform.example.io/generation'] = '0';
+  assert.equal(containsDesired(stale, desired.deployment), false);
+  const extra = structuredClone(liveService) as unknown as { metadata: { labels: Record<string, string> } };
+  extra.metadata.labels.extra = 'yes';
+  assert.ok(containsDesired(extra, desired.service));
+});
+
+test('another controller is a difference in ownerReferences', () => {
+  const other = structuredClone(liveService);
+  other.metadata.ownerReferences = [{ ...other.metadata.ownerReferences[0]!, uid: 'another-uid' }];
+  assert.equal(containsDesired(other, desired.service), false);
+});
+
+test('edge cases: empty maps and lists match absent fields; null matches absent; undefined asks nothing', () => {
+  assert.ok(containsDesired({}, { a: {}, b: [], c: null, d: undefined }));
+  assert.ok(containsDesired({ a: {}, b: [], c: null }, { a: {}, b: [], c: null }));
+  assert.equal(containsDesired({ c: 1 }, { c: null }), false);
+  assert.equal(containsDesired({ a: 'x' }, { a: {} }), false);
+  assert.equal(containsDesired({ a: [1] }, { a: [] }), false);
+  assert.equal(containsDesired({ a: {} }, { a: [] }), false);
+  assert.equal(containsDesired([], {}), false);
+  assert.equal(containsDesired(undefined, { a: 1 }), false);
+  assert.equal(containsDesired(0, false), false);
+  assert.equal(containsDesired('', null), false);
+  assert.deepEqual(describeDifferences(undefined, 3), ['<root>: want 3, have absent']);
+});
+
+// ---- properties ----
+
+const json = fc.jsonValue({ maxDepth: 4 });
+
+/** x with extra fields added everywhere an object allows them (what API-server defaulting does). */
+function merge(x: unknown, extra: unknown): unknown {
+  if (isObject(x) && isObject(extra)) {
+    // Own properties only, so that keys such as `__proto__` (valid in JSON) stay plain data.
+    return Object.fromEntries([
+      ...Object.entries(extra),
+      ...Object.entries(x).map(([k, v]) => [k, merge(v, Object.hasOwn(extra, k) ? extra[k] : undefined)]),
+    ]);
+  }
+  if (Array.isArray(x) && Array.isArray(extra) && x.length === extra.length) return x.map((v, i) => merge(v, extra[i]));
+  return x;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+test('property: every value contains itself', () => {
+  fc.assert(fc.property(json, (x) => containsDesired(x, x) && findDifferences(x, x).length === 0));
+});
+
+test('property: adding fields to current never breaks containment', () => {
+  fc.assert(fc.property(json, json, (x, extra) => containsDesired(merge(x, extra), x)));
+  // The counterexample fast-check once found: a `__proto__` key (valid JSON) in the live object.
+  assert.ok(containsDesired(merge({ ['__proto__']: [false] }, {}), JSON.parse('{"__proto__":[false]}')));
+});
+
+test('property: containsDesired agrees with findDifferences', () => {
+  fc.assert(
+    fc.property(json, json, (a, b) => {
+      const contained = containsDesired(a, b);
+      return contained === (findDifferences(a, b).length === 0) && contained === (describeDifferences(a, b).length === 0);
+    }),
+  );
+});
+
+/** Every path to a scalar leaf in x. */
+function leaves(x: unknown, path: Array<string | number> = []): Array<Array<string | number>> {
+  if (Array.isArray(x)) return x.flatMap((v, i) => leaves(v, [...path, i]));
+  if (isObject(x)) return Object.entries(x).flatMap(([k, v]) => leaves(v, [...path, k]));
+  return [path];
+}
+
+function changeLeaf(x: unknown, path: Array<string | number>): unknown {
+  if (path.length === 0) {
+    if (typeof x === 'string') return `${x}!`;
+    if (typeof x === 'number') return String(x); // same digits, other type
+    if (typeof x === 'boolean') return !x;
+    return 'was-null';
+  }
+  const [head, ...rest] = path;
+  const copy = structuredClone(x) as Record<string | number, unknown>;
+  copy[head!] = changeLeaf(copy[head!], rest);
+  return copy;
+}
+
+test('property: changing any desired leaf in current is detected at that path', () => {
+  fc.assert(
+    fc.property(
+      json.filter((x) => leaves(x).length > 0),
+      fc.nat(),
+      (x, pick) => {
+        const paths = leaves(x);
+        const path = paths[pick % paths.length]!;
+        const changed = changeLeaf(x, path);
+        const diffs = findDifferences(changed, x);
+        return !containsDesired(changed, x) && diffs.length === 1;
+      },
+    ),
+  );
+});

@@ -1,0 +1,182 @@
+/**
+ * Platform defaults: everything about a Microservice's workload that the service team does not
+ * choose (replicas, telemetry endpoint, probes, resource requests, extra labels). The values match
+ * the existing Todo API; operators override them with `converge run --config <file>`.
+ *
+ * In the operator's config file (YAML or JSON, see `packages/operators/src/operators/operator-config.ts`) they live
+ * under `microservice.defaults`:
+ *
+ *   microservice:
+ *     defaults:
+ *       replicas: 2
+ *       otlpEndpoint: http://otel-collector.observability.svc.cluster.local:4317
+ *       containerName: app
+ *       resources:
+ *         requests: { cpu: 25m, memory: 128Mi }
+ *         limits: { memory: 256Mi }          # optional; none by default
+ *       probes:
+ *         readinessPath: /health/ready
+ *         livenessPath: /health/live
+ *       labels: { team: platform }           # added to Deployments, Services and pods
+ *
+ * Every field is optional; unknown fields are errors (typos must not pass silently). Quantities are
+ * stored in the API server's canonical spelling (`1000m` becomes `1`), so what the operator writes
+ * is what it reads back.
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { parse as parseYaml } from 'yaml';
+import { ManagedLabel } from './api/index.ts';
+import { canonicalQuantity } from './quantity.ts';
+
+export interface PlatformDefaults {
+  /** Deployment replicas. */
+  readonly replicas: number;
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT` of every workload. */
+  readonly otlpEndpoint: string;
+  /** Name of the one container in the pod. */
+  readonly containerName: string;
+  readonly resources: {
+    readonly requests: Readonly<Record<string, string>>;
+    readonly limits: Readonly<Record<string, string>>;
+  };
+  readonly probes: { readonly readinessPath: string; readonly livenessPath: string };
+  /** Extra labels on the Deployment, the Service and the pods (never the selector). */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export const defaultPlatformDefaults: PlatformDefaults = Object.freeze({
+  replicas: 2,
+  otlpEndpoint: 'http://otel-collector.observability.svc.cluster.local:4317',
+  containerName: 'app',
+  resources: Object.freeze({ requests: Object.freeze({ cpu: '25m', memory: '128Mi' }), limits: Object.freeze({}) }),
+  probes: Object.freeze({ readinessPath: '/health/ready', livenessPath: '/health/live' }),
+  labels: Object.freeze({}),
+});
+
+const RESOURCE_NAMES = ['cpu', 'memory', 'ephemeral-storage'];
+const ResourceList = Type.Record(Type.String(), Type.String({ minLength: 1 }));
+const HttpPath = Type.String({ pattern: '^/[^\\s]*$', maxLength: 1024 });
+
+export const PlatformDefaultsConfigSchema = Type.Object(
+  {
+    replicas: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    otlpEndpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048 })),
+    containerName: Type.Optional(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 })),
+    resources: Type.Optional(
+      Type.Object({ requests: Type.Optional(ResourceList), limits: Type.Optional(ResourceList) }, { additionalProperties: false }),
+    ),
+    probes: Type.Optional(
+      Type.Object({ readinessPath: Type.Optional(HttpPath), livenessPath: Type.Optional(HttpPath) }, { additionalProperties: false }),
+    ),
+    labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
+  { additionalProperties: false },
+);
+export type PlatformDefaultsConfig = Static<typeof PlatformDefaultsConfigSchema>;
+
+export class PlatformDefaultsError extends Error {
+  override readonly name = 'PlatformDefaultsError';
+  readonly problems: readonly string[];
+  constructor(source: string, problems: string[]) {
+    super(`invalid platform defaults in ${source}:\n  - ${problems.join('\n  - ')}`);
+    this.problems = problems;
+  }
+}
+
+/**
+ * Validates a platform-defaults object (the `microservice.defaults` section of the config) and
+ * fills what it leaves out from `base`. Throws `PlatformDefaultsError` listing every problem, with
+ * paths relative to the section (`resources.requests.cpu: …`). Pure.
+ */
+export function parsePlatformDefaults(section: unknown, source = 'config', base: PlatformDefaults = defaultPlatformDefaults): PlatformDefaults {
+  if (section === undefined || section === null) return base;
+  const problems: string[] = [];
+  for (const error of Value.Errors(PlatformDefaultsConfigSchema, section)) {
+    problems.push(`${error.path.slice(1).replaceAll('/', '.') || '<section>'}: ${error.message}`);
+  }
+  if (problems.length > 0) throw new PlatformDefaultsError(source, problems);
+  const config = section as PlatformDefaultsConfig;
+
+  const requests = resourceList(config.resources?.requests, 'requests', problems) ?? base.resources.requests;
+  const limits = resourceList(config.resources?.limits, 'limits', problems) ?? base.resources.limits;
+  const labels = config.labels ?? base.labels;
+  for (const [key, value] of Object.entries(labels)) {
+    if ((Object.values(ManagedLabel) as string[]).includes(key)) problems.push(`labels: ${key} is set by the operator and cannot be overridden`);
+    else if (!isLabelKey(key)) problems.push(`labels: ${JSON.stringify(key)} is not a valid label key`);
+    if (!isLabelValue(value)) problems.push(`labels.${key}: ${JSON.stringify(value)} is not a valid label value (at most 63 characters: letters, digits, '-', '_', '.')`);
+  }
+  if (problems.length > 0) throw new PlatformDefaultsError(source, problems);
+
+  return Object.freeze({
+    replicas: config.replicas ?? base.replicas,
+    otlpEndpoint: config.otlpEndpoint ?? base.otlpEndpoint,
+    containerName: config.containerName ?? base.containerName,
+    resources: Object.freeze({ requests: Object.freeze({ ...requests }), limits: Object.freeze({ ...limits }) }),
+    probes: Object.freeze({
+      readinessPath: config.probes?.readinessPath ?? base.probes.readinessPath,
+      livenessPath: config.probes?.livenessPath ?? base.probes.livenessPath,
+    }),
+    labels: Object.freeze({ ...labels }),
+  });
+}
+
+/**
+ * Reads a YAML or JSON config file and returns its platform defaults (`microservice.defaults`).
+ * The operator process reads the whole file with `loadOperatorConfig`; this is for tools that need
+ * only the defaults (e.g. `converge explain` rendering the desired state).
+ */
+export async function loadPlatformDefaults(path: string): Promise<PlatformDefaults> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new PlatformDefaultsError(path, [`cannot read the file: ${(error as Error).message}`]);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    throw new PlatformDefaultsError(path, [`not YAML or JSON: ${(error as Error).message}`]);
+  }
+  if (document === null || document === undefined) return defaultPlatformDefaults;
+  if (typeof document !== 'object' || Array.isArray(document)) throw new PlatformDefaultsError(path, ['the file must hold a mapping']);
+  const section = (document as { microservice?: { defaults?: unknown } }).microservice?.defaults;
+  return parsePlatformDefaults(section, `${path} (microservice.defaults)`);
+}
+
+function resourceList(list: Record<string, string> | undefined, field: string, problems: string[]): Record<string, string> | undefined {
+  if (list === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const [name, quantity] of Object.entries(list)) {
+    if (!RESOURCE_NAMES.includes(name)) {
+      problems.push(`resources.${field}: unknown resource ${JSON.stringify(name)} (use ${RESOURCE_NAMES.join(', ')})`);
+      continue;
+    }
+    try {
+      out[name] = canonicalQuantity(String(quantity));
+    } catch (error) {
+      problems.push(`resources.${field}.${name}: ${(error as Error).message}`);
+    }
+  }
+  return out;
+}
+
+const LABEL_NAME = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** A Kubernetes label key: `[prefix/]name`, prefix a DNS subdomain (≤ 253), name ≤ 63. */
+export function isLabelKey(key: string): boolean {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) return false;
+  return name.length > 0 && name.length <= 63 && LABEL_NAME.test(name);
+}
+
+/** A Kubernetes label value: empty, or ≤ 63 characters of the label-name alphabet. */
+export function isLabelValue(value: string): boolean {
+  return value === '' || (value.length <= 63 && LABEL_NAME.test(value));
+}

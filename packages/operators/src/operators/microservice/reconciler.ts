@@ -1,0 +1,308 @@
+/**
+ * The Microservice reconciler: one Microservice in, a converged Deployment and Service and a
+ * truthful status out. Level-triggered: it reads the cache, closes the gap, and running it again
+ * on a converged object makes no API call at all.
+ *
+ * Order of work (each step only when needed):
+ * 1. Skip objects that are gone or being deleted (garbage collection removes the children).
+ * 2. Validate the spec: problems → `Failed`/`InvalidSpec`, a Warning Event, no retry.
+ * 3. A new generation → status `Accepted` (and the `Accepted …` log line).
+ * 4. Ownership, for both children *before* touching either: a child controlled by someone else
+ *    → `Failed`/`OwnershipConflict` (but a child of an older CR of the same name is only waited
+ *    for: garbage collection is removing it); an unowned child is adopted only when it carries
+ *    the handover annotation naming this CR.
+ * 5. Each child whose live state does not already contain the desired state is written: created
+ *    when missing (after confirming the owner still exists: by the Accepted write, or one live
+ *    read), else updated in place with the resourceVersion that was read (ADR 0003).
+ * 6. Status: `ResourcesApplied` plus Ready/Progressing/Stalled for this generation, written only
+ *    when it differs, and only to the same UID and resourceVersion that was read.
+ * @module
+ */
+import type { Logger } from 'pino';
+import {
+  DeploymentKind,
+  ServiceKind,
+  EndpointSliceKind,
+  PermanentError,
+  TemporaryError,
+  isNotFound,
+  ownershipOf,
+  controllerOf,
+  setCondition,
+  patchStatus,
+  toRfc3339,
+} from '@converge/runtime';
+import type {
+  Clock,
+  Condition,
+  Deployment,
+  EndpointSlice,
+  KubeClient,
+  EventSink,
+  Request,
+  Result,
+  ResourceKind,
+  Service,
+  Store,
+} from '@converge/runtime';
+import {
+  MicroserviceKind,
+  MicroservicePhase,
+  MicroserviceConditionType as Cond,
+  MicroserviceReason as Reason,
+  HANDOVER_ANNOTATION,
+  MICROSERVICE_FIELD_MANAGER,
+  checkMicroserviceSpec,
+  isValidMicroserviceName,
+} from './api/index.ts';
+import type { Microservice, MicroserviceStatus } from './api/index.ts';
+import { renderDesiredState, InvalidSpecError } from './desired-state.ts';
+import type { DesiredState } from './desired-state.ts';
+import type { PlatformDefaults } from './platform-defaults.ts';
+import { containsDesired, describeDifferences } from './contains.ts';
+import { assessRollout } from './rollout.ts';
+import { deploymentUpdate, serviceUpdate } from './update-body.ts';
+
+export interface MicroserviceReconcilerDeps {
+  client: KubeClient;
+  microservices: Store<Microservice>;
+  deployments: Store<Deployment>;
+  services: Store<Service>;
+  endpointSlices: Store<EndpointSlice>;
+  defaults: PlatformDefaults;
+  events: EventSink;
+  clock: Clock;
+  /** Test-only fault hook: called at named points; may throw or kill the process. */
+  faultPoint?: (name: string) => void;
+}
+
+type Child = { kind: ResourceKind<Deployment> | ResourceKind<Service>; current: Deployment | Service | undefined; desired: Deployment | Service };
+
+export class MicroserviceReconciler {
+  readonly #d: MicroserviceReconcilerDeps;
+
+  constructor(deps: MicroserviceReconcilerDeps) {
+    this.#d = deps;
+  }
+
+  async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    try {
+      return await this.#reconcile(request, signal);
+    } catch (err) {
+      if (!(err instanceof OwnerGone)) throw err;
+      // The cache still shows an object the API server no longer has; its delete event is on the
+      // way. Retrying now would act on the stale copy again (e.g. re-create collected children).
+      request.log.debug({ err: err.message }, 'Microservice is gone; waiting for the cache to catch up');
+      return {};
+    }
+  }
+
+  async #reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    const log = request.log;
+    let ms = this.#d.microservices.get(request.key);
+    if (!ms || ms.metadata.deletionTimestamp) return {};
+    const generation = ms.metadata.generation ?? 0;
+
+    const problems = [...checkMicroserviceSpec(ms.spec)];
+    if (!isValidMicroserviceName(request.name)) problems.push('metadata.name must be a DNS-1035 label of at most 63 characters');
+    if (problems.length > 0) return this.#fail(ms, Reason.InvalidSpec, problems.join('; '), log, signal);
+
+    // A status write that the API server accepted (it is conditional on this UID) proves the
+    // Microservice still exists; otherwise a child is created only after a live read (below).
+    let confirmedLive = false;
+    if (ms.status?.observedGeneration !== generation) {
+      log.info(`Accepted ${request.key}: image=${ms.spec.image} port=${ms.spec.port}`);
+      const accepted = await this.#writeStatus(ms, {
+        phase: MicroservicePhase.Accepted,
+        observedGeneration: generation,
+        conditions: this.#conditions(ms, [
+          [Cond.Ready, 'False', Reason.RolloutInProgress, 'spec accepted; applying resources'],
+          [Cond.Progressing, 'True', Reason.RolloutInProgress, 'spec accepted; applying resources'],
+          [Cond.Stalled, 'False', Reason.NotStalled, ''],
+        ]),
+      }, signal);
+      confirmedLive = accepted !== undefined && !accepted.metadata.deletionTimestamp;
+      ms = accepted ?? ms;
+    }
+
+    let desired: DesiredState;
+    try {
+      desired = renderDesiredState(ms, this.#d.defaults);
+    } catch (err) {
+      if (err instanceof InvalidSpecError) return this.#fail(ms, Reason.InvalidSpec, err.message, log, signal);
+      throw err;
+    }
+    const children: Child[] = [
+      { kind: DeploymentKind, current: this.#d.deployments.get(request.key), desired: desired.deployment },
+      { kind: ServiceKind, current: this.#d.services.get(request.key), desired: desired.service },
+    ];
+
+    // Ownership of both children is settled before either is touched.
+    const adopt: Child[] = [];
+    for (const child of children) {
+      if (!child.current) continue;
+      const ownership = ownershipOf(child.current, ms, MicroserviceKind);
+      if (ownership === 'owned') continue;
+      const what = `${child.kind.kind} ${request.key}`;
+      if (ownership === 'foreign') {
+        const ref = controllerOf(child.current);
+        if (ref?.kind === MicroserviceKind.kind && ref.name === request.name && ref.uid !== ms.metadata.uid) {
+          throw new TemporaryError('WaitingForGarbageCollection', `${what} belongs to a deleted Microservice of the same name; waiting for it to be collected`, { retryAfterMs: 1000 });
+        }
+        return this.#fail(ms, Reason.OwnershipConflict, `${what} exists and is controlled by ${ref?.kind ?? 'another object'} ${ref?.name ?? ''}; it will not be modified`, log, signal);
+      }
+      if (child.current.metadata.annotations?.[HANDOVER_ANNOTATION] !== request.name) {
+        return this.#fail(ms, Reason.OwnershipConflict, `${what} exists and has no controller; annotate it with ${HANDOVER_ANNOTATION}=${request.name} to hand it over`, log, signal);
+      }
+      adopt.push(child);
+    }
+
+    // A missing child is created only for an owner the API server still has: the cache can show
+    // a Microservice whose deletion it has not seen yet while garbage collection (seen sooner on
+    // the child's watch) has already removed the children. One live read, only when a child must
+    // be re-created (a new generation's Accepted write has just proved the owner live).
+    if (!confirmedLive && children.some((c) => !c.current)) await this.#confirmLive(ms, signal);
+
+    for (const child of children) {
+      // Converged when the update we would send changes nothing: the same function that builds
+      // the write decides whether one is needed, so they can never disagree (e.g. about other
+      // writers' ownerReferences or labels, which the update keeps).
+      if (child.current && !adopt.includes(child) && containsDesired(child.current, this.#updateBody(child))) continue;
+      this.#d.faultPoint?.(`microservice:before-apply-${child.kind.kind.toLowerCase()}`);
+      const existed = child.current !== undefined;
+      const before = child.current;
+      child.current = await this.#write(child, signal);
+      this.#d.faultPoint?.(`microservice:after-apply-${child.kind.kind.toLowerCase()}`);
+      const action = adopt.includes(child) ? Reason.Adopted : existed ? Reason.Updated : Reason.Created;
+      log.info({ child: child.kind.kind, action, ...(existed && !adopt.includes(child) ? { differences: describeDifferences(before, this.#updateBody({ ...child, current: before })).slice(0, 10) } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
+      this.#d.events.normal(ms, action, 'Apply', `${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
+    }
+
+    const deployment = children[0]!.current as Deployment;
+    const rollout = assessRollout(deployment, generation, this.#readyEndpoints(request.namespace, request.name));
+    const ready: Condition['status'] = rollout.state === 'Available' ? 'True' : 'False';
+    const readyReason = { Available: Reason.Available, InProgress: Reason.RolloutInProgress, Stalled: Reason.RolloutStalled, EndpointsNotReady: Reason.EndpointsNotReady }[rollout.state];
+    const status: MicroserviceStatus = {
+      phase: MicroservicePhase.ResourcesApplied,
+      observedGeneration: generation,
+      conditions: this.#conditions(ms, [
+        [Cond.Ready, ready, readyReason, rollout.message],
+        rollout.state === 'InProgress'
+          ? [Cond.Progressing, 'True', Reason.RolloutInProgress, rollout.message]
+          : [Cond.Progressing, 'False', rollout.state === 'Stalled' ? Reason.RolloutStalled : Reason.RolloutComplete, rollout.message],
+        rollout.state === 'Stalled' ? [Cond.Stalled, 'True', Reason.RolloutStalled, rollout.message] : [Cond.Stalled, 'False', Reason.NotStalled, ''],
+      ]),
+      managedResources: { deployment: request.name, service: request.name },
+      rollout: rollout.summary,
+    };
+    await this.#writeStatus(ms, status, signal);
+    return {};
+  }
+
+  /**
+   * Creates a missing child (POST: fails with AlreadyExists if someone else created it since the
+   * cache was read, and the next attempt re-checks ownership) or updates it in place (PUT with
+   * the resourceVersion read: a Conflict re-reads and retries). Never delete-and-recreate.
+   */
+  async #write(child: Child, signal: AbortSignal): Promise<Deployment | Service> {
+    const opts = { fieldManager: MICROSERVICE_FIELD_MANAGER, signal };
+    if (child.kind === DeploymentKind) {
+      return child.current
+        ? this.#d.client.replace(DeploymentKind, this.#updateBody(child) as Deployment, opts)
+        : this.#d.client.create(DeploymentKind, child.desired as Deployment, opts);
+    }
+    return child.current
+      ? this.#d.client.replace(ServiceKind, this.#updateBody(child) as Service, opts)
+      : this.#d.client.create(ServiceKind, child.desired as Service, opts);
+  }
+
+  /** The in-place update of an existing child (see `update-body.ts`). */
+  #updateBody(child: Child): Deployment | Service {
+    return child.kind === DeploymentKind
+      ? deploymentUpdate(child.current as Deployment, child.desired as Deployment)
+      : serviceUpdate(child.current as Service, child.desired as Service);
+  }
+
+  /** Reports a failure that waits for a spec change: status `Failed`, a Warning Event, no retry. */
+  async #fail(ms: Microservice, reason: string, message: string, log: Logger, signal: AbortSignal): Promise<never> {
+    const generation = ms.metadata.generation ?? 0;
+    const status: MicroserviceStatus = {
+      phase: MicroservicePhase.Failed,
+      observedGeneration: generation,
+      reason,
+      message,
+      conditions: this.#conditions(ms, [
+        [Cond.Ready, 'False', reason, message],
+        [Cond.Progressing, 'False', reason, message],
+        [Cond.Stalled, 'True', reason, message],
+      ]),
+    };
+    const written = await this.#writeStatus(ms, status, signal);
+    if (written) {
+      log.warn({ reason }, message);
+      this.#d.events.warning(ms, reason, 'Reconcile', message);
+    }
+    throw new PermanentError(reason, message);
+  }
+
+  /**
+   * Writes status when it differs, to the very version read (UID and resourceVersion), and only
+   * if the cache still shows the same generation and no deletion: otherwise a newer event is
+   * already queued and this status would describe the past.
+   */
+  async #writeStatus(ms: Microservice, status: MicroserviceStatus, signal: AbortSignal): Promise<Microservice | undefined> {
+    const latest = this.#d.microservices.get({ namespace: ms.metadata.namespace ?? '', name: ms.metadata.name ?? '' });
+    if (!latest || latest.metadata.uid !== ms.metadata.uid || latest.metadata.generation !== ms.metadata.generation || latest.metadata.deletionTimestamp) {
+      throw new TemporaryError('Superseded', 'the Microservice changed while it was reconciled; looking again', { retryAfterMs: 0 });
+    }
+    this.#d.faultPoint?.('microservice:before-status');
+    try {
+      return await patchStatus(this.#d.client, MicroserviceKind, latest, status, { fieldManager: MICROSERVICE_FIELD_MANAGER, signal });
+    } catch (err) {
+      if (isNotFound(err)) throw new OwnerGone(`${MicroserviceKind.kind} ${ms.metadata.namespace}/${ms.metadata.name} was deleted`);
+      throw err;
+    }
+  }
+
+  /** Throws `OwnerGone` unless the API server has this very Microservice (same UID), not being deleted. */
+  async #confirmLive(ms: Microservice, signal: AbortSignal): Promise<void> {
+    const key = { namespace: ms.metadata.namespace ?? '', name: ms.metadata.name ?? '' };
+    let live: Microservice;
+    try {
+      live = await this.#d.client.get(MicroserviceKind, key, { signal });
+    } catch (err) {
+      if (isNotFound(err)) throw new OwnerGone(`${MicroserviceKind.kind} ${key.namespace}/${key.name} was deleted`);
+      throw err;
+    }
+    if (live.metadata.uid !== ms.metadata.uid || live.metadata.deletionTimestamp) {
+      throw new OwnerGone(`${MicroserviceKind.kind} ${key.namespace}/${key.name} (uid ${ms.metadata.uid}) is being deleted or was replaced`);
+    }
+  }
+
+  #conditions(ms: Microservice, entries: [string, Condition['status'], string, string][]): Condition[] {
+    const now = toRfc3339(new Date(this.#d.clock.now()));
+    let conditions = (ms.status?.conditions ?? []) as Condition[];
+    for (const [type, status, reason, message] of entries) {
+      conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: ms.metadata.generation ?? 0 }, now);
+    }
+    return conditions;
+  }
+
+  #readyEndpoints(namespace: string, service: string): number {
+    let ready = 0;
+    for (const slice of this.#d.endpointSlices.byIndex(SERVICE_NAME_INDEX, `${namespace}/${service}`)) {
+      for (const e of slice.endpoints ?? []) if (e.conditions?.ready !== false) ready += e.addresses?.length ? 1 : 0;
+    }
+    return ready;
+  }
+}
+
+/** The Microservice read from the cache no longer exists on the API server (or is being deleted). */
+class OwnerGone extends Error {}
+
+/** EndpointSlices indexed by `namespace/service-name`. */
+export const SERVICE_NAME_INDEX = 'service-name';
+export function endpointSliceServiceIndex(slice: EndpointSlice): string[] {
+  const service = slice.metadata.labels?.['kubernetes.io/service-name'];
+  return service ? [`${slice.metadata.namespace ?? ''}/${service}`] : [];
+}

@@ -1,0 +1,46 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Deployment, Service } from '@converge/runtime';
+import { deploymentUpdate, serviceUpdate } from './update-body.ts';
+
+const ours = { apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice', name: 'a', uid: 'u', controller: true, blockOwnerDeletion: true };
+
+test('a Deployment update replaces the spec, merges metadata and template annotations, keeps resourceVersion', () => {
+  const current: Deployment = {
+    metadata: { name: 'a', resourceVersion: '7', labels: { extra: 'x', app: 'old' }, ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x' }] },
+    spec: {
+      replicas: 5,
+      selector: { matchLabels: { app: 'a' } },
+      template: { metadata: { labels: { app: 'a' }, annotations: { 'kubectl.kubernetes.io/restartedAt': 'now' } }, spec: { containers: [{ name: 'app', image: 'hacked', env: [{ name: 'EXTRA', value: '1' }] }, { name: 'sidecar', image: 's' }] } },
+    },
+    status: { replicas: 5 },
+  };
+  const desired: Deployment = {
+    metadata: { name: 'a', labels: { app: 'a' }, annotations: { g: '2' }, ownerReferences: [ours] },
+    spec: { replicas: 2, selector: { matchLabels: { app: 'a' } }, template: { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'app', image: 'good' }] } } },
+  };
+  const out = deploymentUpdate(current, desired);
+  assert.equal(out.metadata.resourceVersion, '7');
+  assert.deepEqual(out.metadata.labels, { extra: 'x', app: 'a' });
+  assert.deepEqual(out.metadata.annotations, { g: '2' });
+  assert.deepEqual(out.metadata.ownerReferences?.map((r) => r.uid), ['x', 'u']);
+  assert.equal(out.spec?.replicas, 2);
+  assert.deepEqual(out.spec?.template.spec?.containers, [{ name: 'app', image: 'good' }]);
+  assert.deepEqual(out.spec?.template.metadata?.annotations, { 'kubectl.kubernetes.io/restartedAt': 'now' });
+  assert.equal(current.spec?.replicas, 5, 'input not mutated');
+});
+
+test('a Service update keeps allocated fields and replaces selector and ports', () => {
+  const current: Service = {
+    metadata: { name: 'a', resourceVersion: '3', annotations: { 'platform.example.io/handover-to': 'a' } },
+    spec: { clusterIP: '10.0.0.12', clusterIPs: ['10.0.0.12'], ipFamilies: ['IPv4'], type: 'ClusterIP', selector: { legacy: 'yes' }, ports: [{ port: 1234, targetPort: 1234 }] },
+  };
+  const desired: Service = { metadata: { name: 'a', ownerReferences: [ours] }, spec: { type: 'ClusterIP', selector: { app: 'a' }, ports: [{ name: 'http', port: 8080, targetPort: 8080, protocol: 'TCP' }] } };
+  const out = serviceUpdate(current, desired);
+  assert.equal(out.spec?.clusterIP, '10.0.0.12');
+  assert.deepEqual(out.spec?.ipFamilies, ['IPv4']);
+  assert.deepEqual(out.spec?.selector, { app: 'a' });
+  assert.deepEqual(out.spec?.ports?.map((p) => p.port), [8080]);
+  assert.deepEqual(out.metadata.ownerReferences, [ours]);
+  assert.equal(out.metadata.annotations?.['platform.example.io/handover-to'], 'a');
+});

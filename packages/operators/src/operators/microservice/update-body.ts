@@ -1,0 +1,56 @@
+/**
+ * The body of an in-place update (PUT) that makes a live Deployment or Service match the desired
+ * one: what the operator owns is replaced, what the API server or others own is kept.
+ *
+ * - Deployment: `spec` becomes the desired spec (so hand edits, extra containers, env vars or
+ *   ports disappear), except the pod template's annotations, which merge (`kubectl rollout
+ *   restart` keeps working).
+ * - Service: `type`, `selector` and `ports` become the desired ones; everything the API server
+ *   allocated (`clusterIP`, `clusterIPs`, `ipFamilies`, …) is kept.
+ * - Metadata: labels and annotations merge (desired wins); the controller ownerReference is set,
+ *   other ownerReferences are kept. `resourceVersion` stays, so the PUT is a compare-and-swap.
+ * Pure; inputs are not mutated. See ADR 0003 for why this is a PUT rather than Server-Side Apply.
+ * @module
+ */
+import type { Deployment, KubeObject, OwnerReference, Service } from '@converge/runtime';
+
+function mergeMetadata(current: KubeObject['metadata'], desired: KubeObject['metadata']): KubeObject['metadata'] {
+  const ours = desired.ownerReferences ?? [];
+  const others = (current.ownerReferences ?? []).filter((r: OwnerReference) => !r.controller && !ours.some((o) => o.uid === r.uid));
+  return {
+    ...current,
+    labels: { ...current.labels, ...desired.labels },
+    annotations: { ...current.annotations, ...desired.annotations },
+    ownerReferences: [...others, ...ours],
+  };
+}
+
+export function deploymentUpdate(current: Deployment, desired: Deployment): Deployment {
+  const spec = desired.spec!;
+  const templateAnnotations = { ...current.spec?.template.metadata?.annotations, ...spec.template.metadata?.annotations };
+  return {
+    ...current,
+    metadata: mergeMetadata(current.metadata, desired.metadata),
+    spec: {
+      ...spec,
+      template: {
+        ...spec.template,
+        metadata: { ...spec.template.metadata, ...(Object.keys(templateAnnotations).length ? { annotations: templateAnnotations } : {}) },
+      },
+    },
+  };
+}
+
+export function serviceUpdate(current: Service, desired: Service): Service {
+  const spec = desired.spec!;
+  return {
+    ...current,
+    metadata: mergeMetadata(current.metadata, desired.metadata),
+    spec: {
+      ...current.spec,
+      ...(spec.type ? { type: spec.type } : {}),
+      selector: spec.selector ?? {},
+      ports: spec.ports ?? [],
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * One operator process: the runtime manager with both operators registered, production
+ * defaults (JSON logs with secrets redacted, metrics, probes, Events, optional leader
+ * election), running until its signal aborts. `converge run` and `converge dev` start this;
+ * tests start it too, in-process or as `converge run` in a child process.
+ *
+ * Contract: `runOperatorProcess` resolves after a graceful stop (lease released, in-flight
+ * reconciles finished within the grace period) and rejects with `LeadershipLostError` when
+ * leadership is lost — the caller should exit non-zero so the process is restarted.
+ * @module
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  KubeClient,
+  LeaderElector,
+  Manager,
+  RuntimeMetrics,
+  createEventRecorder,
+  createLogger,
+  faultPointsFromEnv,
+} from '@converge/runtime';
+import type { Logger } from '@converge/runtime';
+import { registerMicroserviceOperator } from './microservice/index.ts';
+import type { OperatorConfig } from './operator-config.ts';
+import { registerProviderOperator } from './provider/index.ts';
+import { defaultOperatorConfig } from './operator-config.ts';
+
+export interface OperatorProcessOptions {
+  kubeConfig: KubeConfig;
+  /** Watch only these namespaces (namespace mode); all when empty. */
+  namespaces?: string[];
+  leaderElection?: { namespace: string; name?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number } | false;
+  metricsBindAddress?: string;
+  healthProbeBindAddress?: string;
+  config?: OperatorConfig;
+  /** Which operators to run (default both). */
+  operators?: ('microservice' | 'provider')[];
+  log?: Logger;
+  logLevel?: string;
+  /** Called once the manager is built (tests reach its metrics and client). */
+  onManager?: (manager: Manager) => void;
+}
+
+export async function runOperatorProcess(options: OperatorProcessOptions, signal: AbortSignal): Promise<void> {
+  const config = options.config ?? defaultOperatorConfig;
+  const log = options.log ?? createLogger({ level: options.logLevel ?? 'info', name: 'converge' });
+  const identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(3).toString('hex')}`;
+  const client = new KubeClient({ kubeConfig: options.kubeConfig, userAgent: 'converge-operator/0.1', qps: config.client.qps, burst: config.client.burst });
+  const metrics = new RuntimeMetrics({ defaultMetrics: true });
+  const le = options.leaderElection;
+  const elector = le
+    ? new LeaderElector({
+        client,
+        namespace: le.namespace,
+        name: le.name ?? 'converge-operators',
+        identity,
+        ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
+        ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
+        ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
+        log,
+        onLeaderChange: (leading) => metrics.setLeader('converge-operators', leading),
+      })
+    : undefined;
+  const manager = new Manager({
+    client,
+    log,
+    identity,
+    metrics,
+    ...(options.namespaces?.length ? { namespaces: options.namespaces } : {}),
+    ...(elector ? { elector } : {}),
+    ...(options.metricsBindAddress ? { metricsBindAddress: options.metricsBindAddress } : {}),
+    ...(options.healthProbeBindAddress ? { healthProbeBindAddress: options.healthProbeBindAddress } : {}),
+    shutdownGraceMs: config.shutdownGraceMs,
+  });
+  if (elector) metrics.setLeader('converge-operators', false);
+  const events = createEventRecorder({ client, reportingController: 'converge.dev/operators', reportingInstance: identity.slice(0, 128), log });
+  const faultPoint = faultPointsFromEnv();
+  const operators = options.operators ?? ['microservice', 'provider'];
+  if (operators.includes('microservice')) {
+    registerMicroserviceOperator(manager, {
+      events,
+      defaults: config.microservice.defaults,
+      resyncPeriodMs: config.microservice.resyncPeriodMs,
+      maxConcurrentReconciles: config.microservice.maxConcurrentReconciles,
+      faultPoint,
+    });
+  }
+  if (operators.includes('provider')) {
+    registerProviderOperator(manager, { events, config: config.provider, faultPoint });
+  }
+  options.onManager?.(manager);
+  log.info({ identity, namespaces: options.namespaces ?? 'all', operators, leaderElection: Boolean(elector) }, 'starting operators');
+  try {
+    await manager.start(signal);
+  } finally {
+    await events.close(2_000);
+    await client.close();
+  }
+}

@@ -1,0 +1,306 @@
+/**
+ * `createVendorClient`: typed calls to one vendor endpoint with one token, over HTTPS that
+ * verifies the server (system CAs plus an optional extra CA), through a shared endpoint limiter.
+ *
+ * @module
+ */
+import { createSecureContext, getCACertificates } from 'node:tls';
+import { Agent, request } from 'undici';
+import type { EndpointLimiter } from '@converge/runtime';
+import { VendorError, vendorErrorFromException, vendorErrorFromResponse, type VendorErrorKind } from './errors.ts';
+import {
+  VENDOR_OPERATION_NAMES,
+  type CreateInstanceInput,
+  type CreateInstanceResult,
+  type DeleteInstanceResult,
+  type UpdateInstanceInput,
+  type VendorHealth,
+  type VendorInstance,
+  type VendorOperationName,
+} from './types.ts';
+
+/** What the client needs from a limiter; the runtime's `EndpointLimiter` is one. */
+export type VendorLimiter = Pick<EndpointLimiter, 'schedule' | 'honourRetryAfter' | 'pausedForMs'>;
+
+/** One finished call, for metrics. `outcome` is 'ok', a `VendorErrorKind`, or 'Aborted' (the caller's signal). */
+export interface VendorCallEvent {
+  operation: VendorOperationName;
+  outcome: 'ok' | VendorErrorKind | 'Aborted';
+  /** HTTP status; 0 when there was no answer. */
+  status: number;
+  /** From the call's start, limiter wait included. */
+  durationMs: number;
+}
+
+export interface VendorOperationCounts {
+  calls: number;
+  ok: number;
+  /** Failed calls by outcome. */
+  failed: Partial<Record<VendorErrorKind | 'Aborted', number>>;
+}
+
+export type VendorCallCounts = Record<VendorOperationName, VendorOperationCounts>;
+
+export interface VendorClientOptions {
+  /** Base URL, `https://…` (a path prefix is kept: `https://h/api` → `https://h/api/v1/instances`). */
+  endpoint: string;
+  /** Bearer token. Never logged, never put in an error. */
+  token: string;
+  /** Extra trusted CA certificate(s), PEM. Added to the system and bundled CAs, never replacing them. */
+  ca?: string | Buffer;
+  /** Shared per endpoint (e.g. `createEndpointLimiters(...).get(endpoint)`). */
+  limiter: VendorLimiter;
+  /** Deadline for one HTTP exchange (send → whole body), measured after the limiter admits it. */
+  timeoutMs: number;
+  /**
+   * When the endpoint is paused (by a Retry-After) for longer than this, calls fail at once with
+   * `RateLimited` (retryAfterMs = the pause left) instead of holding the caller. Default 2000 ms.
+   */
+  maxPauseWaitMs?: number;
+  /** Called after every call (success or failure). Must not throw. */
+  onCall?: (event: VendorCallEvent) => void;
+}
+
+export interface CallOptions {
+  /** Aborting rejects with `signal.reason` (not a VendorError), whether waiting in the limiter or in flight. */
+  signal?: AbortSignal;
+}
+
+export interface VendorClient {
+  /** The endpoint as given (normalised: no trailing slash). */
+  readonly endpoint: string;
+  /**
+   * POST /v1/instances with `Idempotency-Key`. Safe to repeat with the same key: the vendor
+   * returns the existing live instance (`replayed: true`) instead of creating a second one.
+   */
+  createInstance(input: CreateInstanceInput, idempotencyKey: string, opts?: CallOptions): Promise<CreateInstanceResult>;
+  /** GET /v1/instances/{id}. Throws `VendorError` kind `NotFound` when it does not exist. */
+  getInstance(id: string, opts?: CallOptions): Promise<VendorInstance>;
+  /** GET /v1/instances?idempotencyKey=… → the live instance created with that key, or undefined. */
+  findByIdempotencyKey(idempotencyKey: string, opts?: CallOptions): Promise<VendorInstance | undefined>;
+  /** PATCH /v1/instances/{id} with the mutable fields only. */
+  updateInstance(id: string, patch: UpdateInstanceInput, opts?: CallOptions): Promise<VendorInstance>;
+  /** DELETE /v1/instances/{id}. A 404 is success with `alreadyGone: true`. */
+  deleteInstance(id: string, opts?: CallOptions): Promise<DeleteInstanceResult>;
+  /** GET /v1/instances/{id}/health. */
+  getHealth(id: string, opts?: CallOptions): Promise<VendorHealth>;
+  /** Counts of this client's calls, by operation. A copy. */
+  calls(): VendorCallCounts;
+  /** Closes pooled connections. Calls after close fail. */
+  close(): Promise<void>;
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  /** The wait a 429 (or a 5xx with Retry-After) asked for; the limiter has already paused for it. */
+  retryAfterMs: number | undefined;
+  requestId: string | undefined;
+}
+
+const emptyCounts = (): VendorCallCounts =>
+  Object.fromEntries(VENDOR_OPERATION_NAMES.map((op) => [op, { calls: 0, ok: 0, failed: {} }])) as unknown as VendorCallCounts;
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Trusted roots: Node's defaults (bundled + NODE_EXTRA_CA_CERTS), the OS store, and `extra`. */
+function trustedCas(extra: string | Buffer | undefined): string[] {
+  const set = new Set([...getCACertificates('default'), ...getCACertificates('system')]);
+  if (extra !== undefined) set.add(extra.toString());
+  return [...set];
+}
+
+/**
+ * Creates a client. Throws `VendorError` kind `Invalid` (operation `createClient`) when the
+ * endpoint is not an https URL or `timeoutMs` is not positive. Create one client per
+ * (endpoint, token, CA) and reuse it: it pools connections.
+ */
+export function createVendorClient(options: VendorClientOptions): VendorClient {
+  let base: URL;
+  try {
+    base = new URL(options.endpoint);
+  } catch {
+    throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'vendor endpoint is not a URL' });
+  }
+  if (base.protocol !== 'https:') {
+    throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: `vendor endpoint must use https, not ${base.protocol.replace(':', '')}` });
+  }
+  if (base.username || base.password) {
+    throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'vendor endpoint must not carry credentials' });
+  }
+  if (!(options.timeoutMs > 0)) throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'timeoutMs must be > 0' });
+  if (!options.token) throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'vendor token is empty' });
+
+  const endpoint = base.href.replace(/\/+$/, '');
+  const { token, limiter, timeoutMs } = options;
+  const maxPauseWaitMs = options.maxPauseWaitMs ?? 2000;
+  // One secure context for every connection: parsing ~hundreds of CA certificates per TLS
+  // handshake would otherwise cost milliseconds each.
+  const secureContext = createSecureContext({ ca: trustedCas(options.ca) });
+  const dispatcher = new Agent({
+    connect: { secureContext, rejectUnauthorized: true },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  const counts = emptyCounts();
+
+  const record = (operation: VendorOperationName, outcome: VendorCallEvent['outcome'], status: number, started: number): void => {
+    const c = counts[operation];
+    c.calls++;
+    if (outcome === 'ok') c.ok++;
+    else c.failed[outcome] = (c.failed[outcome] ?? 0) + 1;
+    try {
+      options.onCall?.({ operation, outcome, status, durationMs: performance.now() - started });
+    } catch {
+      // a metrics callback must never break a call
+    }
+  };
+
+  /** One HTTP exchange through the limiter. Resolves with any answer; rejects with VendorError or the caller's abort reason. */
+  async function exchange(operation: VendorOperationName, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, opts: CallOptions, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Answer> {
+    const paused = limiter.pausedForMs();
+    if (paused > maxPauseWaitMs) {
+      throw new VendorError({ kind: 'RateLimited', operation, message: `vendor ${operation}: endpoint paused by Retry-After for ${paused} ms more`, retryAfterMs: paused });
+    }
+    const answer = await limiter.schedule(async () => {
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(new Error('vendor call deadline')), timeoutMs);
+      const signal = opts.signal ? AbortSignal.any([opts.signal, deadline.signal]) : deadline.signal;
+      try {
+        const res = await request(`${endpoint}${path}`, {
+          method,
+          dispatcher,
+          signal,
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: 'application/json',
+            ...(body === undefined ? {} : { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' }),
+            ...extraHeaders,
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        const text = await res.body.text();
+        const retryAfter = header(res.headers['retry-after']);
+        // Pause the whole endpoint at once, before this permit is released to the next caller.
+        const retryAfterMs =
+          res.statusCode === 429 ? limiter.honourRetryAfter(retryAfter, 1000) : res.statusCode >= 500 ? limiter.honourRetryAfter(retryAfter) : undefined;
+        return { status: res.statusCode, text, retryAfterMs, requestId: header(res.headers['x-request-id']) };
+      } catch (err) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        throw vendorErrorFromException(operation, err, deadline.signal.aborted, timeoutMs, token);
+      } finally {
+        clearTimeout(timer);
+      }
+    }, opts.signal);
+    return answer;
+  }
+
+  /** Runs one operation: counts it, maps failures. `accept` lists the statuses that are not failures. */
+  async function call<T>(
+    operation: VendorOperationName,
+    opts: CallOptions | undefined,
+    run: () => Promise<Answer>,
+    accept: readonly number[],
+    read: (answer: Answer) => T,
+  ): Promise<T> {
+    const started = performance.now();
+    try {
+      const answer = await run();
+      if (!accept.includes(answer.status)) {
+        throw vendorErrorFromResponse(operation, answer.status, answer.text, { retryAfterMs: answer.retryAfterMs, requestId: answer.requestId, secret: token });
+      }
+      const result = read(answer);
+      record(operation, 'ok', answer.status, started);
+      return result;
+    } catch (err) {
+      if (err instanceof VendorError) record(operation, err.kind, err.status, started);
+      else if (opts?.signal?.aborted) record(operation, 'Aborted', 0, started);
+      throw err;
+    }
+  }
+
+  function json(operation: VendorOperationName, answer: Answer): unknown {
+    try {
+      return JSON.parse(answer.text);
+    } catch {
+      throw malformed(operation, answer, 'body is not JSON');
+    }
+  }
+
+  function malformed(operation: VendorOperationName, answer: Answer, why: string): VendorError {
+    return new VendorError({
+      kind: 'Server',
+      operation,
+      status: answer.status,
+      message: `vendor ${operation}: malformed answer (HTTP ${answer.status}): ${why}`,
+      ...(answer.requestId ? { requestId: answer.requestId } : {}),
+    });
+  }
+
+  function instanceFrom(operation: VendorOperationName, answer: Answer, value: unknown = json(operation, answer)): VendorInstance {
+    const v = value as Partial<VendorInstance> | null;
+    if (!v || typeof v.id !== 'string' || v.id === '' || typeof v.region !== 'string') throw malformed(operation, answer, 'not an instance');
+    return {
+      id: v.id,
+      region: v.region,
+      displayName: typeof v.displayName === 'string' ? v.displayName : '',
+      idempotencyKey: typeof v.idempotencyKey === 'string' ? v.idempotencyKey : null,
+      createdAt: String(v.createdAt ?? ''),
+      updatedAt: String(v.updatedAt ?? ''),
+    };
+  }
+
+  const idPath = (operation: VendorOperationName, id: string): string => {
+    if (!id) throw new VendorError({ kind: 'Invalid', operation, message: `vendor ${operation}: instance id is empty` });
+    return `/v1/instances/${encodeURIComponent(id)}`;
+  };
+
+  return {
+    endpoint,
+    createInstance(input, idempotencyKey, opts = {}) {
+      const body = { region: input.region, ...(input.displayName === undefined ? {} : { displayName: input.displayName }) };
+      return call(
+        'createInstance',
+        opts,
+        () => exchange('createInstance', 'POST', '/v1/instances', opts, body, { 'idempotency-key': idempotencyKey }),
+        [200, 201],
+        (a) => ({ instance: instanceFrom('createInstance', a), replayed: a.status === 200 }),
+      );
+    },
+    getInstance(id, opts = {}) {
+      return call('getInstance', opts, () => exchange('getInstance', 'GET', idPath('getInstance', id), opts), [200], (a) => instanceFrom('getInstance', a));
+    },
+    findByIdempotencyKey(idempotencyKey, opts = {}) {
+      const path = `/v1/instances?idempotencyKey=${encodeURIComponent(idempotencyKey)}`;
+      return call('findByIdempotencyKey', opts, () => exchange('findByIdempotencyKey', 'GET', path, opts), [200], (a) => {
+        const items = (json('findByIdempotencyKey', a) as { items?: unknown }).items;
+        if (!Array.isArray(items)) throw malformed('findByIdempotencyKey', a, 'no items list');
+        // The vendor filters by key; more than one live instance per key cannot happen by contract.
+        return items.length === 0 ? undefined : instanceFrom('findByIdempotencyKey', a, items[0]);
+      });
+    },
+    updateInstance(id, patch, opts = {}) {
+      const body = patch.displayName === undefined ? {} : { displayName: patch.displayName };
+      return call('updateInstance', opts, () => exchange('updateInstance', 'PATCH', idPath('updateInstance', id), opts, body), [200], (a) => instanceFrom('updateInstance', a));
+    },
+    deleteInstance(id, opts = {}) {
+      return call('deleteInstance', opts, () => exchange('deleteInstance', 'DELETE', idPath('deleteInstance', id), opts), [200, 202, 204, 404], (a) => ({ alreadyGone: a.status === 404 }));
+    },
+    getHealth(id, opts = {}) {
+      return call('getHealth', opts, () => exchange('getHealth', 'GET', `${idPath('getHealth', id)}/health`, opts), [200], (a) => {
+        const v = json('getHealth', a) as Partial<VendorHealth> | null;
+        if (!v || (v.status !== 'healthy' && v.status !== 'degraded' && v.status !== 'down')) throw malformed('getHealth', a, 'unknown health status');
+        return {
+          id: typeof v.id === 'string' ? v.id : id,
+          status: v.status,
+          ...(typeof v.message === 'string' ? { message: v.message } : {}),
+          checkedAt: String(v.checkedAt ?? ''),
+        };
+      });
+    },
+    calls: () => structuredClone(counts),
+    close: () => dispatcher.close(),
+  };
+}
