@@ -14,6 +14,8 @@
  *   controller manager runs; it listens on free 127.0.0.1 ports only.
  * - `stop()` is idempotent; components are also killed and temp dirs removed when this process
  *   exits or is interrupted, and components die with their parent even on SIGKILL.
+ * - `useControlPlane()` is what a test suite calls: an existing cluster named by
+ *   `$CONVERGE_ENVTEST_KUBECONFIG`, else a fresh local control plane.
  * - Run one control plane at a time per machine where possible: each costs ~0.5 GB and CPU.
  * @module
  */
@@ -21,6 +23,8 @@ export { ensureControlPlaneBinary, controlPlaneCacheDir, controlPlaneSourceDir, 
 export type { EnsureBinaryOptions } from './binary.ts';
 export { startControlPlane, freePorts } from './launcher.ts';
 export type { ControlPlane, ComponentName, StartControlPlaneOptions } from './launcher.ts';
+export { useControlPlane, EXISTING_CLUSTER_ENV } from './use-control-plane.ts';
+export type { UsedControlPlane } from './use-control-plane.ts';
 export { readAuditLog, auditLogSize, matchesAuditFilter, countBy, WRITE_VERBS } from './audit-log.ts';
 export type { AuditEvent, AuditFilter } from './audit-log.ts';
 export { serveControlEndpoint, callControlEndpoint } from './control-endpoint.ts';

@@ -18,6 +18,7 @@ const COMMANDS: Record<string, string> = {
   'vendor-sim': 'run the vendor API simulator',
   crds: 'print or apply the CustomResourceDefinitions',
   manifests: 'print or apply the deployment manifests (namespace or cluster mode)',
+  init: 'create a new operator project on @converge/runtime (schema, CRD, reconciler, tests)',
 };
 
 function usage(): string {

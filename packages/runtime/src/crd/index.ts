@@ -4,8 +4,8 @@
  * (a structural OpenAPI schema with CEL rules, printer columns and the status subresource).
  *
  * What a caller can rely on:
- * - Everything here is pure and synchronous; nothing talks to the API server. Installing a CRD is
- *   the caller's job (for instance with the runtime client or `kubectl apply`).
+ * - Everything here is pure and synchronous and talks to no API server, except
+ *   `installCustomResourceDefinitions`, which applies CRDs and waits until they are served.
  * - `defineCustomResource` throws at definition time when the API server would reject the CRD
  *   (non-structural schema, unknown keyword, bad names, not exactly one storage version), so a
  *   mistake fails on import and in unit tests, not at install time.
@@ -22,6 +22,8 @@ export type {
   CustomResourceOf,
   DefinedCustomResource,
 } from './define-custom-resource.ts';
+export { installCustomResourceDefinitions } from './install.ts';
+export type { InstallCrdsOptions } from './install.ts';
 export { toStructuralSchema, SchemaConversionError } from './structural-schema.ts';
 export { ConditionSchema, ConditionsSchema, celRule } from './common-schemas.ts';
 export type { TConditionSchema } from './common-schemas.ts';

@@ -20,7 +20,6 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   KubeClient,
   CustomResourceDefinitionKind,
@@ -46,10 +45,10 @@ import type { StatusDocument } from '../views/index.ts';
 import { commandsToTry, describeSamples, loadSamples, prepareSamples, renderDevScreen } from '../dev/index.ts';
 import type { DevInfo, SampleObject } from '../dev/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
+import { assetDir } from '../shared/package-assets.ts';
 
-const REPO_ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
-const DEV_DIR = join(REPO_ROOT, '.converge', 'dev');
-const SAMPLES_DIR = join(REPO_ROOT, 'deploy', 'samples');
+const DEV_DIR = join(process.cwd(), '.converge', 'dev');
+const SAMPLES_DIR = join(assetDir('deploy'), 'samples');
 
 const HELP = `Usage: converge dev [flags]      (npm start)
 

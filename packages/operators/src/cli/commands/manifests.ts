@@ -11,14 +11,14 @@
  * Exit codes: 0 done, 1 kubectl failed, 2 usage error.
  * @module
  */
-import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { parseCommandArgs } from '../shared/command-args.ts';
+import { assetDir } from '../shared/package-assets.ts';
 import { applyServerSide, processIO, runKubectl } from '../shared/kubectl.ts';
 import type { CommandIO } from '../shared/kubectl.ts';
 
 /** The repository's `deploy/` folder (also present in the container image). */
-export const DEPLOY_DIR = fileURLToPath(new URL('../../../../../deploy/', import.meta.url));
+export const DEPLOY_DIR = assetDir('deploy');
 
 /** The watched namespace written in `deploy/overlays/namespace-mode`; replaced when rendering for others. */
 export const PLACEHOLDER_NAMESPACE = 'default';
