@@ -1,22 +1,46 @@
-# syntax=docker/dockerfile:1.7
+# syntax=docker/dockerfile:1
 #
-# Converge operator image: `converge run` on Node.js 24, which runs the TypeScript sources directly
-# (type stripping), so there is no build step — only production dependencies are installed.
+# The Converge operator image: `converge run` on Node.js 24, from the same tarballs `npm run pack`
+# makes (compiled JavaScript; ADR 0011), with production dependencies only, as a non-root user on
+# a read-only root filesystem.
 #
-#   docker build -t converge:dev .
-#   converge manifests --image converge:dev --apply
+#   docker build -t converge:dev .                 # or: podman build --network host -t converge:dev .
+#   npm run image                                  # the same with podman, on a machine with no registry
 #
-# Pin NODE_IMAGE by digest in release builds (node:24-alpine@sha256:…).
-ARG NODE_IMAGE=node:24-alpine
+# NODE_IMAGE is an official Debian-based Node.js 24 image (`node:24-bookworm-slim`; pin it by
+# digest in release builds). Where no registry can be reached, `npm run image` builds an
+# equivalent base locally (Debian from debootstrap + the Node.js binary of the npm `node` package
+# + npm) and passes it here as NODE_IMAGE.
+ARG NODE_IMAGE=node:24-bookworm-slim
 
-# ---- dependencies: production only, exactly as locked, no install scripts ----
+# ---- build: the workspace's tarballs ----
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+COPY packages/runtime/package.json packages/runtime/
+COPY packages/envtest/package.json packages/envtest/
+COPY packages/operators/package.json packages/operators/
+COPY examples/configmap-mirror/package.json examples/configmap-mirror/
+# --ignore-scripts: the `node` dev dependency would fetch a second Node.js; the image's own runs the build.
+# Behind a TLS-intercepting proxy, pass its CA bundle as the build secret `ca` (`--secret id=ca,src=<file>`).
+RUN --mount=type=secret,id=ca,required=false \
+    if [ -s /run/secrets/ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca; fi; \
+    npm ci --no-audit --no-fund --ignore-scripts
+COPY . .
+RUN node scripts/pack.ts --out /tarballs
+
+# ---- deps: the tarballs installed with production dependencies only ----
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm \
-    npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY --from=build /tarballs/ /tarballs/
+RUN --mount=type=secret,id=ca,required=false \
+    if [ -s /run/secrets/ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca; fi; \
+    printf '{"name":"converge-image","version":"0.0.0","private":true,"type":"module"}\n' > package.json \
+ && npm install --omit=dev --no-audit --no-fund --ignore-scripts \
+      /tarballs/converge-runtime-*.tgz /tarballs/converge-envtest-*.tgz /tarballs/converge-operators-*.tgz \
+ && rm -rf /tarballs /root/.npm
 
-# ---- runtime: node, the sources, production node_modules; no npm, no shell tools needed ----
+# ---- runtime: node and the installed packages; no npm, no sources ----
 FROM ${NODE_IMAGE} AS runtime
 LABEL org.opencontainers.image.title="converge" \
       org.opencontainers.image.description="Kubernetes operators in TypeScript: Microservice and DigitalHumanProvider" \
@@ -28,14 +52,10 @@ RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack 
 ENV NODE_ENV=production
 WORKDIR /app
 # Files stay owned by root and read-only for the process; the pod runs with readOnlyRootFilesystem.
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json ./
-COPY src ./src
-# `converge manifests` renders from deploy/ (it also needs kubectl, which this image does not ship).
-COPY deploy ./deploy
+COPY --from=deps /app /app
 # Numeric non-root user, so the kubelet can verify runAsNonRoot without a passwd entry.
 USER 65532:65532
 # 8080: metrics, 8081: health probes (/healthz, /readyz).
 EXPOSE 8080 8081
-ENTRYPOINT ["node", "packages/operators/src/cli/main.ts"]
+ENTRYPOINT ["node", "/app/node_modules/@converge/operators/bin/converge.js"]
 CMD ["run"]
