@@ -17,7 +17,7 @@
  * - `useControlPlane()` is what a test suite calls: an existing cluster named by
  *   `$CONVERGE_ENVTEST_KUBECONFIG`, else a fresh local control plane.
  * - Run one control plane at a time per machine where possible: each costs ~0.5 GB and CPU.
- * @module
+ * @module @converge/envtest
  */
 export { ensureControlPlaneBinary, controlPlaneCacheDir, controlPlaneSourceDir, controlPlaneSourceHash } from './binary.ts';
 export type { EnsureBinaryOptions } from './binary.ts';

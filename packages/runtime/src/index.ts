@@ -13,7 +13,7 @@
  * (lifecycle), conditions, owners, finalizers, status, crd, metrics, external (limits for
  * calls to outside APIs), and the production pieces: leader-election, events, serving,
  * convergence, logging, tracing.
- * @module
+ * @module @converge/runtime
  */
 export * from './objects/index.ts';
 export * from './client/index.ts';
