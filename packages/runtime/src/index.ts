@@ -12,7 +12,7 @@
  * rate-limit, predicates, reconcile (the contract), controller (builder + workers), manager
  * (lifecycle), conditions, owners, finalizers, status, crd, metrics, external (limits for
  * calls to outside APIs), and the production pieces: leader-election, events, serving,
- * convergence, logging, tracing.
+ * convergence, logging, tracing, webhook (HTTPS for the API server: CRD conversion).
  * @module @converge/runtime
  */
 export * from './objects/index.ts';
@@ -47,5 +47,6 @@ export { ConvergenceTracker, defaultConvergencePredicate } from './convergence/i
 export type { ConvergencePredicate, UnconvergedEntry } from './convergence/index.ts';
 export { createLogger, redact, REDACTED } from './logging/index.ts';
 export type { LoggerOptions, LogLevel, Logger } from './logging/index.ts';
+export * from './webhook/index.ts';
 export { faultPointsFromEnv, parseFaultSpec } from './faults/index.ts';
 export type { FaultPoint } from './faults/index.ts';

@@ -1,0 +1,62 @@
+/**
+ * DigitalHumanProvider conversion between `v1alpha1` (a spoke) and `v1` (the hub), lossless both
+ * ways (ADR 0024): `credentialsSecretRef` ↔ `credentials.secretRef`; `limits`, which only v1 has,
+ * rides along in the annotation `V1_FIELDS_ANNOTATION` while an object is seen as v1alpha1.
+ * Pure functions; they never throw for any object the schemas admit (property-tested).
+ * @module
+ */
+import type { KindConversion } from '@converge/runtime';
+import type { DigitalHumanProvider } from './digital-human-provider.ts';
+import type { DigitalHumanProviderV1, ProviderLimits } from './digital-human-provider-v1.ts';
+import { PROVIDER_GROUP, PROVIDER_KIND } from './constants.ts';
+
+/** Where a v1alpha1 object keeps what only v1 can say (reserved; users must not set it). */
+export const V1_FIELDS_ANNOTATION = 'dhp.example.com/v1-fields';
+
+function otherAnnotations(annotations: Record<string, string> | undefined): Record<string, string> | undefined {
+  const { [V1_FIELDS_ANNOTATION]: _dropped, ...rest } = annotations ?? {};
+  return Object.keys(rest).length ? rest : undefined;
+}
+
+function readLimits(value: string | undefined): ProviderLimits | undefined {
+  if (!value) return undefined;
+  try {
+    const parsed = JSON.parse(value) as { limits?: unknown };
+    const limits = parsed?.limits;
+    return limits && typeof limits === 'object' && !Array.isArray(limits) ? (limits as ProviderLimits) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function providerToV1(obj: DigitalHumanProvider): DigitalHumanProviderV1 {
+  const { credentialsSecretRef, ...rest } = obj.spec ?? ({} as DigitalHumanProvider['spec']);
+  const limits = readLimits(obj.metadata.annotations?.[V1_FIELDS_ANNOTATION]);
+  const annotations = otherAnnotations(obj.metadata.annotations);
+  const { annotations: _a, ...metadata } = obj.metadata;
+  return {
+    ...obj,
+    metadata: { ...metadata, ...(annotations ? { annotations } : {}) },
+    spec: { ...rest, credentials: { secretRef: credentialsSecretRef }, ...(limits ? { limits } : {}) },
+  };
+}
+
+export function providerFromV1(obj: DigitalHumanProviderV1): DigitalHumanProvider {
+  const { credentials, limits, ...rest } = obj.spec ?? ({} as DigitalHumanProviderV1['spec']);
+  const others = otherAnnotations(obj.metadata.annotations);
+  const annotations = limits !== undefined ? { ...others, [V1_FIELDS_ANNOTATION]: JSON.stringify({ limits }) } : others;
+  const { annotations: _a, ...metadata } = obj.metadata;
+  return {
+    ...obj,
+    metadata: { ...metadata, ...(annotations ? { annotations } : {}) },
+    spec: { ...rest, credentialsSecretRef: credentials?.secretRef },
+  } as DigitalHumanProvider;
+}
+
+/** The registration for the runtime's `ConversionRegistry`. */
+export const providerConversion: KindConversion<DigitalHumanProviderV1> = {
+  group: PROVIDER_GROUP,
+  kind: PROVIDER_KIND,
+  hub: 'v1',
+  spokes: [{ version: 'v1alpha1', toHub: providerToV1, fromHub: providerFromV1 }],
+};

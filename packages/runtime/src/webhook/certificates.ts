@@ -1,0 +1,249 @@
+/**
+ * Serving certificates for the webhook server, from one of two sources:
+ *
+ * - `certDirCertificates(dir)`: `tls.crt` and `tls.key` in a folder, the layout cert-manager (and
+ *   a mounted `kubernetes.io/tls` Secret) gives; re-read when the files change, so a renewed
+ *   certificate is served without a restart.
+ * - `selfManagedCertificates(...)`: a CA this operator makes and keeps in a `CaStore` (a folder
+ *   for local runs, a Secret in the cluster, so every replica shares one CA), and a serving
+ *   certificate per process signed by it for the given DNS names and IPs, renewed before expiry.
+ *   The CA is what goes into the CRDs' `caBundle` (`injectCaBundle`).
+ *
+ * Guarantees: `start(signal, onCertificate)` calls `onCertificate` with a complete certificate
+ * before it does anything else that can wait, then again after each change, until the signal
+ * aborts. A folder that is missing or half-written is retried, never served. Keys are ECDSA P-256.
+ * Caveat: the X.509 library (`@peculiar/x509`) is loaded only by the self-managed source.
+ * @module
+ */
+import { readFile, mkdir, writeFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isIP } from 'node:net';
+import { X509Certificate } from 'node:crypto';
+import type { Clock } from '../clock/index.ts';
+import { systemClock } from '../clock/index.ts';
+import type { KubeClient } from '../client/index.ts';
+import { isAlreadyExists, isNotFound } from '../client/index.ts';
+import { SecretKind } from '../objects/index.ts';
+
+export interface ServingCertificate {
+  certPem: string;
+  keyPem: string;
+  /** The CA that signed it, when known (self-managed). */
+  caPem?: string;
+  /** Expiry, ms since the epoch. */
+  notAfter: number;
+}
+
+export interface CertificateSource {
+  start(signal: AbortSignal, onCertificate: (cert: ServingCertificate) => void): Promise<void>;
+}
+
+const DAY_MS = 86_400_000;
+
+function expiry(certPem: string): number {
+  return new X509Certificate(certPem).validToDate.getTime();
+}
+
+/** Certificates from `dir/tls.crt` and `dir/tls.key`, polled every `pollMs` (default 5 s). */
+export function certDirCertificates(dir: string, options: { pollMs?: number; clock?: Clock } = {}): CertificateSource {
+  const clock = options.clock ?? systemClock;
+  const pollMs = options.pollMs ?? 5_000;
+  return {
+    async start(signal, onCertificate) {
+      let last = '';
+      while (!signal.aborted) {
+        try {
+          const [certPem, keyPem] = await Promise.all([readFile(join(dir, 'tls.crt'), 'utf8'), readFile(join(dir, 'tls.key'), 'utf8')]);
+          const fingerprint = `${certPem}\n${keyPem}`;
+          if (fingerprint !== last) {
+            const notAfter = expiry(certPem); // throws on a half-written file: retried at the next poll
+            last = fingerprint;
+            onCertificate({ certPem, keyPem, notAfter });
+          }
+        } catch {
+          // missing or incomplete: keep serving the previous certificate, look again soon
+        }
+        await clock.sleep(pollMs, signal).catch(() => undefined);
+      }
+    },
+  };
+}
+
+/** Where the self-managed CA lives. `load` returns undefined when there is none yet. */
+export interface CaStore {
+  load(): Promise<{ certPem: string; keyPem: string } | undefined>;
+  /** Saves a new CA unless one exists already; returns the one that is stored (ours or theirs). */
+  saveIfAbsent(ca: { certPem: string; keyPem: string }): Promise<{ certPem: string; keyPem: string }>;
+}
+
+/** The CA in a folder (`ca.crt`, `ca.key`), shared by the processes that use the same folder. */
+export function directoryCaStore(dir: string): CaStore {
+  const certPath = join(dir, 'ca.crt');
+  const keyPath = join(dir, 'ca.key');
+  const load = async () => {
+    try {
+      const [certPem, keyPem] = await Promise.all([readFile(certPath, 'utf8'), readFile(keyPath, 'utf8')]);
+      return { certPem, keyPem };
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    load,
+    async saveIfAbsent(ca) {
+      await mkdir(dir, { recursive: true });
+      // The key first (exclusive create: of two processes racing, one wins), the certificate last,
+      // so a reader that finds ca.crt finds a complete pair.
+      try {
+        await writeFile(keyPath, ca.keyPem, { mode: 0o600, flag: 'wx' });
+      } catch {
+        for (let i = 0; i < 50; i++) {
+          const stored = await load();
+          if (stored) return stored;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        throw new Error(`${keyPath} exists but ${certPath} never appeared`);
+      }
+      await writeFile(`${certPath}.tmp`, ca.certPem);
+      await rename(`${certPath}.tmp`, certPath);
+      return ca;
+    },
+  };
+}
+
+/** The CA in a Secret (`ca.crt`, `ca.key`), shared by every replica; RBAC: get and create secrets. */
+export function secretCaStore(client: KubeClient, namespace: string, name: string): CaStore {
+  const key = { namespace, name };
+  const load = async () => {
+    try {
+      const secret = await client.get(SecretKind, key);
+      const crt = secret.data?.['ca.crt'];
+      const k = secret.data?.['ca.key'];
+      return crt && k ? { certPem: Buffer.from(crt, 'base64').toString('utf8'), keyPem: Buffer.from(k, 'base64').toString('utf8') } : undefined;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  };
+  return {
+    load,
+    async saveIfAbsent(ca) {
+      try {
+        await client.create(SecretKind, {
+          metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'converge', 'app.kubernetes.io/component': 'webhook-ca' } },
+          type: 'Opaque',
+          data: { 'ca.crt': Buffer.from(ca.certPem).toString('base64'), 'ca.key': Buffer.from(ca.keyPem).toString('base64') },
+        });
+        return ca;
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        const stored = await load();
+        if (!stored) throw new Error(`Secret ${namespace}/${name} exists but holds no CA (ca.crt, ca.key)`);
+        return stored;
+      }
+    },
+  };
+}
+
+export interface SelfManagedOptions {
+  store: CaStore;
+  /** Names the serving certificate is valid for (default `localhost`, `127.0.0.1`, `::1`). */
+  hosts?: string[];
+  /** Serving certificate lifetime (default 90 days); renewed when a third of it is left. */
+  validityMs?: number;
+  clock?: Clock;
+}
+
+/** A self-managed CA (made once, shared through the store) and per-process serving certificates. */
+export function selfManagedCertificates(options: SelfManagedOptions): CertificateSource {
+  const clock = options.clock ?? systemClock;
+  const validity = options.validityMs ?? 90 * DAY_MS;
+  const hosts = options.hosts ?? ['localhost', '127.0.0.1', '::1'];
+  return {
+    async start(signal, onCertificate) {
+      const x509 = await loadX509();
+      const caPair = (await options.store.load()) ?? (await options.store.saveIfAbsent(await x509.createCa()));
+      let renewAt = 0;
+      while (!signal.aborted) {
+        if (Date.now() >= renewAt) {
+          const cert = await x509.issue(caPair, hosts, validity);
+          onCertificate(cert);
+          renewAt = cert.notAfter - validity / 3;
+        }
+        // Wake at least every 6 h (timers cannot wait for weeks; the wall clock may jump).
+        await clock.sleep(Math.min(Math.max(60_000, renewAt - Date.now()), 6 * 3_600_000), signal).catch(() => undefined);
+      }
+    },
+  };
+}
+
+interface X509Helpers {
+  createCa(): Promise<{ certPem: string; keyPem: string }>;
+  issue(ca: { certPem: string; keyPem: string }, hosts: string[], validityMs: number): Promise<ServingCertificate>;
+}
+
+async function loadX509(): Promise<X509Helpers> {
+  await import('reflect-metadata');
+  const x509 = await import('@peculiar/x509');
+  const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+  const pem = (label: string, der: ArrayBuffer) => {
+    const b64 = Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n');
+    return `-----BEGIN ${label}-----\n${b64}${b64.endsWith('\n') ? '' : '\n'}-----END ${label}-----\n`;
+  };
+  const der = (text: string) => Buffer.from(text.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+  const serial = () => {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    bytes[0] = bytes[0]! & 0x7f;
+    return Buffer.from(bytes).toString('hex');
+  };
+  return {
+    async createCa() {
+      const keys = await crypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
+      const now = Date.now();
+      const cert = await x509.X509CertificateGenerator.createSelfSigned({
+        serialNumber: serial(),
+        name: 'CN=Converge webhook CA, O=Converge',
+        notBefore: new Date(now - 60_000),
+        notAfter: new Date(now + 3650 * DAY_MS),
+        keys,
+        signingAlgorithm: ALG,
+        extensions: [
+          new x509.BasicConstraintsExtension(true, 0, true),
+          new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+          await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+        ],
+      });
+      return { certPem: `${cert.toString('pem')}\n`, keyPem: pem('PRIVATE KEY', await crypto.subtle.exportKey('pkcs8', keys.privateKey)) };
+    },
+    async issue(ca, hosts, validityMs) {
+      const caCert = new x509.X509Certificate(ca.certPem);
+      const caKey = await crypto.subtle.importKey('pkcs8', der(ca.keyPem), ALG, false, ['sign']);
+      const keys = await crypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
+      const now = Date.now();
+      const names: { type: 'dns' | 'ip'; value: string }[] = hosts.map((h) => ({ type: isIP(h) ? 'ip' : 'dns', value: h }));
+      const cert = await x509.X509CertificateGenerator.create({
+        serialNumber: serial(),
+        subject: `CN=${hosts[0] ?? 'converge-webhook'}, O=Converge`,
+        issuer: caCert.subject,
+        notBefore: new Date(now - 60_000),
+        notAfter: new Date(now + validityMs),
+        signingKey: caKey,
+        publicKey: keys.publicKey,
+        signingAlgorithm: ALG,
+        extensions: [
+          new x509.BasicConstraintsExtension(false, undefined, true),
+          new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+          new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+          new x509.SubjectAlternativeNameExtension(names),
+          await x509.AuthorityKeyIdentifierExtension.create(caCert),
+        ],
+      });
+      return {
+        certPem: `${cert.toString('pem')}\n`,
+        keyPem: pem('PRIVATE KEY', await crypto.subtle.exportKey('pkcs8', keys.privateKey)),
+        caPem: ca.certPem,
+        notAfter: now + validityMs,
+      };
+    },
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * The webhook server: HTTPS on `bindAddress` (default `:9443`), JSON in and out, one handler per
+ * path (`/convert` for CRD conversion). Run by the manager on every replica, leader or not: the
+ * API server calls whichever replica its Service picks.
+ *
+ * Guarantees: `start(signal)` obtains a certificate from its `CertificateSource` before it
+ * listens (a server never answers with no or a stale certificate), swaps certificates in place
+ * when the source renews them (open connections keep theirs, new ones get the new one), and
+ * settles when the signal aborts, after closing the socket. It rejects when the address cannot be
+ * bound. `ready()` is true only while listening with a certificate (a manager readiness check).
+ * Requests: POST only (405 otherwise), `application/json` bodies up to 32 MiB (413 beyond), a
+ * handler that throws answers 500 with its message; unknown paths 404.
+ * @module
+ */
+import { createServer } from 'node:https';
+import type { Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { Counter, Histogram } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { parseBindAddress } from '../serving/index.ts';
+import type { CertificateSource, ServingCertificate } from './certificates.ts';
+import type { ConversionRegistry } from './conversion.ts';
+
+export type WebhookHandler = (body: unknown) => unknown | Promise<unknown>;
+
+export interface WebhookServerOptions {
+  /** `host:port` or `:port` (default `:9443`); `0` disables the server. */
+  bindAddress?: string;
+  certificates: CertificateSource;
+  log?: Logger;
+  /** Registers the webhook metrics here (the manager's registry). */
+  registry?: Registry;
+}
+
+const MAX_BODY = 32 * 1024 * 1024;
+
+export class WebhookServer {
+  readonly #opts: WebhookServerOptions;
+  readonly #handlers = new Map<string, WebhookHandler>();
+  readonly #listening: PromiseWithResolvers<AddressInfo | undefined> = Promise.withResolvers();
+  readonly #requests: Counter<'path' | 'code'> | undefined;
+  readonly #conversions: Counter<'kind' | 'from' | 'to' | 'result'> | undefined;
+  readonly #conversionTime: Histogram<'kind' | 'from' | 'to'> | undefined;
+  #certificate: ServingCertificate | undefined;
+  #server: Server | undefined;
+  #started = false;
+
+  constructor(options: WebhookServerOptions) {
+    this.#opts = options;
+    this.#listening.promise.catch(() => undefined);
+    const registers = options.registry ? [options.registry] : [];
+    if (options.registry) {
+      this.#requests = new Counter({ name: 'converge_webhook_requests_total', help: 'Webhook requests by path and HTTP status code', labelNames: ['path', 'code'], registers });
+      this.#conversions = new Counter({ name: 'converge_webhook_conversions_total', help: 'Objects converted by the conversion webhook, by kind, version pair and result', labelNames: ['kind', 'from', 'to', 'result'], registers });
+      this.#conversionTime = new Histogram({ name: 'converge_webhook_conversion_duration_seconds', help: 'Time to convert one object, by kind and version pair', labelNames: ['kind', 'from', 'to'], buckets: [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05], registers });
+    }
+  }
+
+  /** Serves `handler` at `path` (e.g. `/convert`). */
+  handle(path: string, handler: WebhookHandler): this {
+    if (this.#handlers.has(path)) throw new Error(`webhook path ${path} is already served`);
+    this.#handlers.set(path, handler);
+    return this;
+  }
+
+  /** Serves CRD conversion for every kind in `registry` at `path` (default `/convert`). */
+  serveConversion(registry: ConversionRegistry, path = '/convert'): this {
+    return this.handle(path, (body) =>
+      registry.review(body, (e) => {
+        this.#conversions?.inc({ kind: e.kind, from: e.from, to: e.to, result: e.ok ? 'success' : 'failure' });
+        this.#conversionTime?.observe({ kind: e.kind, from: e.from, to: e.to }, e.seconds);
+      }),
+    );
+  }
+
+  /** The bound address once listening (`undefined` when disabled); rejects when binding failed. */
+  listening(): Promise<AddressInfo | undefined> {
+    return this.#listening.promise;
+  }
+
+  /** The CA of the current certificate, when the source knows it (self-managed). */
+  caPem(): string | undefined {
+    return this.#certificate?.caPem;
+  }
+
+  ready(): { ok: boolean; detail?: string } {
+    if (this.#server?.listening && this.#certificate) return { ok: true };
+    return { ok: false, detail: this.#certificate ? 'not listening yet' : 'waiting for a serving certificate' };
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.#started) throw new Error('webhook server already started');
+    this.#started = true;
+    const bind = parseBindAddress(this.#opts.bindAddress ?? ':9443');
+    if (!bind) {
+      this.#listening.resolve(undefined);
+      await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+      return;
+    }
+    const first = Promise.withResolvers<void>();
+    const certificates = this.#opts.certificates.start(signal, (cert) => {
+      this.#certificate = cert;
+      this.#server?.setSecureContext({ cert: cert.certPem, key: cert.keyPem });
+      this.#opts.log?.info({ notAfter: new Date(cert.notAfter).toISOString() }, 'webhook serving certificate loaded');
+      first.resolve();
+    }).catch((err: unknown) => first.reject(err));
+    try {
+      await Promise.race([first.promise, new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))]);
+    } catch (err) {
+      this.#listening.reject(err);
+      if (signal.aborted) return;
+      throw err;
+    }
+    const cert = this.#certificate!;
+    const server = (this.#server = createServer({ cert: cert.certPem, key: cert.keyPem, minVersion: 'TLSv1.2', keepAliveTimeout: 30_000, requestTimeout: 30_000 }, (req, res) => void this.#serve(req, res)));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(bind.port, bind.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      this.#listening.reject(err);
+      throw err;
+    }
+    this.#listening.resolve(server.address() as AddressInfo);
+    this.#opts.log?.info({ address: server.address() }, 'webhook server listening');
+    await new Promise<void>((resolve) => {
+      const stop = () => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      };
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+    });
+    await certificates;
+  }
+
+  async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'https://localhost').pathname;
+    const answer = (code: number, body: unknown) => {
+      this.#requests?.inc({ path: this.#handlers.has(path) ? path : 'other', code: String(code) });
+      const text = typeof body === 'string' ? body : JSON.stringify(body);
+      res.writeHead(code, { 'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    };
+    const handler = this.#handlers.get(path);
+    if (!handler) return answer(404, `no webhook at ${path}\n`);
+    if (req.method !== 'POST') return answer(405, 'POST only\n');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY) return answer(413, 'request body too large\n');
+      chunks.push(chunk as Buffer);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return answer(400, 'the body is not JSON\n');
+    }
+    try {
+      answer(200, await handler(body));
+    } catch (err) {
+      this.#opts.log?.error({ err, path }, 'webhook handler failed');
+      answer(500, `${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  }
+}

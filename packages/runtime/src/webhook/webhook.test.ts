@@ -1,0 +1,134 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'node:https';
+import { Registry } from 'prom-client';
+import { WebhookServer } from './webhook-server.ts';
+import { ConversionRegistry } from './conversion.ts';
+import { certDirCertificates, directoryCaStore, selfManagedCertificates } from './certificates.ts';
+import type { KubeObject } from '../objects/index.ts';
+
+interface Answer { status: number; body: string; fingerprint: string }
+
+function post(port: number, path: string, ca: string, body: string, method = 'POST'): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, ca, headers: { 'content-type': 'application/json' }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), fingerprint: (res.socket as unknown as { getPeerCertificate(): { fingerprint256: string } }).getPeerCertificate().fingerprint256 }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A toy kind: v1 has `size`, v2 calls it `spec.dimensions.size`. */
+const registry = new ConversionRegistry().register({
+  group: 'toys.example.com',
+  kind: 'Box',
+  hub: 'v2',
+  spokes: [{
+    version: 'v1',
+    toHub: (o: KubeObject & { spec?: { size?: number } }) => ({ ...o, spec: { dimensions: { size: o.spec?.size } } }),
+    fromHub: (o: KubeObject & { spec?: { dimensions?: { size?: number } } }) => {
+      if (o.spec?.dimensions?.size === 13) throw new Error('13 is unlucky');
+      return { ...o, spec: { size: o.spec?.dimensions?.size } };
+    },
+  }],
+});
+
+test('serves conversion over HTTPS with a self-managed CA shared through its folder; metrics count every object', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-'));
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); rmSync(dir, { recursive: true, force: true }); });
+  const metrics = new Registry();
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir) }), registry: metrics }).serveConversion(registry);
+  assert.equal(server.ready().ok, false);
+  const running = server.start(stop.signal);
+  const { port } = (await server.listening())!;
+  assert.equal(server.ready().ok, true);
+  const ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+  assert.equal(server.caPem(), ca, 'the CA in the folder signs the serving certificate');
+
+  const review = (desiredAPIVersion: string, objects: unknown[]) => JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'abc', desiredAPIVersion, objects } });
+  const box = { apiVersion: 'toys.example.com/v1', kind: 'Box', metadata: { name: 'b', namespace: 'n', uid: 'u1' }, spec: { size: 3 } };
+  const ok = await post(port, '/convert', ca, review('toys.example.com/v2', [box]));
+  assert.equal(ok.status, 200);
+  const parsed = JSON.parse(ok.body) as { response: { uid: string; result: { status: string }; convertedObjects: { spec: unknown; apiVersion: string }[] } };
+  assert.equal(parsed.response.uid, 'abc');
+  assert.equal(parsed.response.result.status, 'Success');
+  assert.deepEqual(parsed.response.convertedObjects[0], { ...box, apiVersion: 'toys.example.com/v2', spec: { dimensions: { size: 3 } } });
+
+  const unlucky = { ...box, apiVersion: 'toys.example.com/v2', spec: { dimensions: { size: 13 } } };
+  const failed = JSON.parse((await post(port, '/convert', ca, review('toys.example.com/v1', [unlucky]))).body) as { response: { result: { status: string; message: string } } };
+  assert.equal(failed.response.result.status, 'Failure');
+  assert.match(failed.response.result.message, /Box n\/b: toys.example.com\/v2 → toys.example.com\/v1 failed: 13 is unlucky/);
+
+  assert.equal((await post(port, '/convert', ca, '{', 'POST')).status, 400);
+  assert.equal((await post(port, '/convert', ca, '', 'GET')).status, 405);
+  assert.equal((await post(port, '/nothing', ca, '{}')).status, 404);
+
+  const text = await metrics.metrics();
+  assert.match(text, /converge_webhook_conversions_total\{kind="Box",from="v1",to="v2",result="success"\} 1/);
+  assert.match(text, /converge_webhook_conversions_total\{kind="Box",from="v2",to="v1",result="failure"\} 1/);
+  assert.match(text, /converge_webhook_requests_total\{path="\/convert",code="200"\} 2/);
+
+  // A second server on the same folder reuses the CA (replicas share one caBundle).
+  const other = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir) }) }).serveConversion(registry);
+  const otherRunning = other.start(stop.signal);
+  const otherPort = (await other.listening())!.port;
+  assert.equal((await post(otherPort, '/convert', ca, review('toys.example.com/v2', [box]))).status, 200);
+  stop.abort();
+  await Promise.all([running, otherRunning]);
+  assert.equal(server.ready().ok, false);
+});
+
+test('a cert-manager style folder is served, and a renewed certificate is picked up without a restart', async (t) => {
+  const caDir = mkdtempSync(join(tmpdir(), 'converge-webhook-ca-'));
+  const certDir = mkdtempSync(join(tmpdir(), 'converge-webhook-certs-'));
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); rmSync(caDir, { recursive: true, force: true }); rmSync(certDir, { recursive: true, force: true }); });
+  // Issue two certificates from one CA, as cert-manager would on renewal.
+  const issued: { certPem: string; keyPem: string }[] = [];
+  const issuer = selfManagedCertificates({ store: directoryCaStore(caDir), validityMs: 90_000 });
+  const issuing = new AbortController();
+  await new Promise<void>((resolve) => void issuer.start(issuing.signal, (c) => { issued.push(c); issuing.abort(); resolve(); }));
+  const second = new AbortController();
+  await new Promise<void>((resolve) => void issuer.start(second.signal, (c) => { issued.push(c); second.abort(); resolve(); }));
+  const ca = readFileSync(join(caDir, 'ca.crt'), 'utf8');
+
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: certDirCertificates(certDir, { pollMs: 50 }) }).serveConversion(registry);
+  const running = server.start(stop.signal);
+  await new Promise((r) => setTimeout(r, 150));
+  assert.equal(server.ready().ok, false, 'no certificate yet: not ready, not listening');
+  writeFileSync(join(certDir, 'tls.crt'), issued[0]!.certPem);
+  writeFileSync(join(certDir, 'tls.key'), issued[0]!.keyPem);
+  const { port } = (await server.listening())!;
+  const body = JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'x', desiredAPIVersion: 'toys.example.com/v2', objects: [] } });
+  const first = await post(port, '/convert', ca, body);
+  writeFileSync(join(certDir, 'tls.key'), issued[1]!.keyPem);
+  writeFileSync(join(certDir, 'tls.crt'), issued[1]!.certPem);
+  let renewed = first;
+  for (let i = 0; i < 100 && renewed.fingerprint === first.fingerprint; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    renewed = await post(port, '/convert', ca, body);
+  }
+  assert.notEqual(renewed.fingerprint, first.fingerprint, 'the renewed certificate is served');
+  assert.equal(renewed.status, 200);
+  assert.ok(existsSync(join(certDir, 'tls.crt')));
+  stop.abort();
+  await running;
+});
+
+test('registry: identity and metadata other than labels and annotations come from the input', () => {
+  const sneaky = new ConversionRegistry().register({
+    group: 'toys.example.com', kind: 'Box', hub: 'v2',
+    spokes: [{ version: 'v1', toHub: (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, name: 'renamed', uid: 'other', labels: { a: 'b' } } }), fromHub: (o: KubeObject) => o }],
+  });
+  const out = sneaky.convert({ apiVersion: 'toys.example.com/v1', kind: 'Box', metadata: { name: 'b', uid: 'u', resourceVersion: '5' } }, 'toys.example.com/v2');
+  assert.deepEqual(out.metadata, { name: 'b', uid: 'u', resourceVersion: '5', labels: { a: 'b' } });
+  assert.throws(() => sneaky.register({ group: 'toys.example.com', kind: 'Box', hub: 'v2', spokes: [] }), /already registered/);
+  assert.throws(() => new ConversionRegistry().register({ group: 'g.io', kind: 'K', hub: 'v1', spokes: [{ version: 'v1', toHub: (o) => o, fromHub: (o) => o }] }), /differ from the hub/);
+});
