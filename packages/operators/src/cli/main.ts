@@ -19,6 +19,7 @@ const COMMANDS: Record<string, string> = {
   crds: 'print or apply the CustomResourceDefinitions',
   manifests: 'print or apply the deployment manifests (namespace or cluster mode)',
   init: 'create a new operator project on @converge/runtime (schema, CRD, reconciler, tests)',
+  'migrate-storage': 'rewrite stored objects in the storage version and prune status.storedVersions',
 };
 
 function usage(): string {
@@ -44,7 +45,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   // `run` lives in a pod: take SIGTERM as a graceful stop from now on, also while it loads.
-  if (command === 'run') stopSignal();
+  if (command === 'run' || command === 'migrate-storage') stopSignal();
   const module = (await import(`./commands/${command}.ts`)) as { run(argv: string[]): Promise<number> };
   return module.run(rest);
 }

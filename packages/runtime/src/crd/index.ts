@@ -5,7 +5,8 @@
  *
  * What a caller can rely on:
  * - Everything here is pure and synchronous and talks to no API server, except
- *   `installCustomResourceDefinitions`, which applies CRDs and waits until they are served.
+ *   `installCustomResourceDefinitions` (applies CRDs and waits until they are served) and
+ *   `migrateStorage` (rewrites stored objects in the storage version, then prunes storedVersions).
  * - `defineCustomResource` throws at definition time when the API server would reject the CRD
  *   (non-structural schema, unknown keyword, bad names, not exactly one storage version), so a
  *   mistake fails on import and in unit tests, not at install time.
@@ -23,6 +24,8 @@ export type {
   DefinedCustomResource,
 } from './define-custom-resource.ts';
 export { installCustomResourceDefinitions } from './install.ts';
+export { migrateStorage, StorageMigrationError, STORAGE_MIGRATION_ANNOTATION } from './storage-migration.ts';
+export type { StorageMigrationOptions, StorageMigrationProgress, StorageMigrationResult } from './storage-migration.ts';
 export type { InstallCrdsOptions } from './install.ts';
 export { toStructuralSchema, SchemaConversionError } from './structural-schema.ts';
 export { ConditionSchema, ConditionsSchema, celRule } from './common-schemas.ts';

@@ -1,0 +1,105 @@
+/**
+ * `converge migrate-storage`: after an upgrade that changed a CRD's storage version, rewrite
+ * every stored Microservice and DigitalHumanProvider in it and drop the old versions from
+ * `status.storedVersions` (the runtime's `migrateStorage`: paginated, rate limited, idempotent,
+ * resumable, safe while the operator runs). Ctrl-C stops after the current object; run again to
+ * resume. Exit codes: 0 done, 1 refused or failed (the message says why), 2 usage, 130 stopped.
+ * @module
+ */
+import { KubeClient, StorageMigrationError, migrateStorage } from '@converge/runtime';
+import type { StorageMigrationProgress } from '@converge/runtime';
+import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
+import { parseCommandArgs } from '../shared/command-args.ts';
+import { stopSignal } from '../shared/stop-signal.ts';
+
+const CRDS: Record<string, string> = {
+  microservices: 'microservices.platform.example.io',
+  digitalhumanproviders: 'digitalhumanproviders.dhp.example.com',
+};
+const ALIASES: Record<string, string> = { ms: 'microservices', microservice: 'microservices', dhp: 'digitalhumanproviders', digitalhumanprovider: 'digitalhumanproviders' };
+
+const HELP = `Usage: converge migrate-storage [--kind microservices|digitalhumanproviders|all] [--to <version>] [flags]
+
+Rewrite every stored object of the Converge CRDs in their storage version, then remove the other
+versions from status.storedVersions. Run it after applying CRDs with a new storage version (and
+with the operator, which serves the conversion webhook, running). Idempotent and resumable: the
+progress is kept in the CRD's annotation converge.dev/storage-migration; Ctrl-C and run again.
+
+Flags:
+  --kind <kind>          microservices (ms), digitalhumanproviders (dhp) or all (default all; repeatable)
+  --to <version>         refuse unless this is the storage version (default v1)
+  --page-size <n>        objects per list page (default 100)
+  --qps <n>              requests per second towards the API server (default 20; burst 2×)
+  --kubeconfig <path>    kubeconfig (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)
+  --context <name>       kubeconfig context
+  -h, --help             show this help
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  const parsed = parseCommandArgs('migrate-storage', HELP, argv, {
+    kind: { type: 'string', multiple: true },
+    to: { type: 'string', default: 'v1' },
+    'page-size': { type: 'string', default: '100' },
+    qps: { type: 'string', default: '20' },
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+    'max-pages': { type: 'string' },
+  });
+  if (parsed.exitCode !== undefined) return parsed.exitCode;
+  const { values } = parsed;
+  const kinds = (values.kind?.length ? values.kind : ['all']).flatMap((k) => (k === 'all' ? Object.keys(CRDS) : [ALIASES[k] ?? k]));
+  const unknown = kinds.filter((k) => !CRDS[k]);
+  if (unknown.length) {
+    process.stderr.write(`converge migrate-storage: unknown kind ${unknown.join(', ')} (microservices, digitalhumanproviders or all)\n`);
+    return 2;
+  }
+  const pageSize = Number(values['page-size']);
+  const qps = Number(values.qps);
+  if (!(pageSize >= 1 && pageSize <= 1000) || !(qps > 0)) {
+    process.stderr.write('converge migrate-storage: --page-size must be 1–1000 and --qps positive\n');
+    return 2;
+  }
+  let client: KubeClient;
+  try {
+    const kubeConfig = kubeConfigFrom(values.kubeconfig);
+    if (values.context) kubeConfig.setCurrentContext(values.context);
+    client = new KubeClient({ kubeConfig, userAgent: 'converge-migrate-storage/0.1', qps, burst: Math.ceil(qps * 2) });
+  } catch (err) {
+    process.stderr.write(`converge migrate-storage: cannot load the kubeconfig: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const signal = stopSignal();
+  const line = (p: StorageMigrationProgress) => `${p.crd}: ${p.seen} objects read, ${p.rewritten} rewritten in ${p.version}, ${p.skipped} changed or deleted meanwhile${p.resumed ? ' (resumed)' : ''}`;
+  try {
+    for (const k of [...new Set(kinds)]) {
+      const name = CRDS[k]!;
+      const started = performance.now();
+      const result = await migrateStorage(client, name, {
+        pageSize,
+        expectStorageVersion: values.to,
+        signal,
+        ...(values['max-pages'] ? { maxPages: Number(values['max-pages']) } : {}),
+        onProgress: (p) => process.stderr.write(`${line(p)}\n`),
+      });
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      if (!result.complete) {
+        process.stdout.write(`${line(result)}; stopped early after ${seconds} s: run again to resume\n`);
+        return 1;
+      }
+      process.stdout.write(`${line(result)} in ${seconds} s; storedVersions ${JSON.stringify(result.storedVersionsBefore)} → ${JSON.stringify(result.storedVersionsAfter)}\n`);
+    }
+    return 0;
+  } catch (err) {
+    if (signal.aborted) {
+      process.stderr.write('converge migrate-storage: stopped; the progress is recorded, run again to resume\n');
+      return 130;
+    }
+    if (err instanceof StorageMigrationError) {
+      process.stderr.write(`converge migrate-storage: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * Storage migration for a CRD: rewrite every stored object in the storage version, then drop the
+ * other versions from `status.storedVersions` — what kube-storage-version-migrator does, for one
+ * CRD at a time, with the state kept on the CRD itself so that a stopped run resumes.
+ *
+ * Expected flow: after a new storage version is rolled out (and its conversion webhook serves),
+ * `migrateStorage` lists the objects page by page in the storage version and writes each one back
+ * unchanged with its resourceVersion (an update the API server stores in the storage version),
+ * records progress in the CRD annotation `STORAGE_MIGRATION_ANNOTATION` after every page, and, when
+ * every page is done, sets `status.storedVersions` to `[storage version]`.
+ *
+ * Guarantees:
+ * - idempotent: an object already stored in the storage version is written back byte-identical,
+ *   which the API server turns into no etcd write; running it again changes nothing;
+ * - safe while controllers run: a Conflict means someone else wrote the object since it was read,
+ *   which stored it in the storage version already: counted as migrated, never retried over their
+ *   change; an object deleted meanwhile is skipped;
+ * - resumable: a run that stops (signal, crash) resumes from the last recorded page; an expired
+ *   continue token restarts the listing (idempotent, so only time is lost);
+ * - never drops a version that may still be stored: storedVersions changes only after a complete
+ *   pass with no failed object, and only if the storage version is still the one migrated to.
+ *   Otherwise it throws `StorageMigrationError` saying which objects or what changed.
+ * Caveats: rate limits are the client's (`qps`/`burst` of the `KubeClient` given); RBAC: list and
+ * update on the resource, get/patch on the CRD and patch on `customresourcedefinitions/status`.
+ * @module
+ */
+import { CustomResourceDefinitionKind, defineKind } from '../objects/index.ts';
+import type { KubeObject } from '../objects/index.ts';
+import type { KubeClient } from '../client/index.ts';
+import { isConflict, isGone, isNotFound } from '../client/index.ts';
+
+export const STORAGE_MIGRATION_ANNOTATION = 'converge.dev/storage-migration';
+
+export interface StorageMigrationProgress {
+  crd: string;
+  /** The storage version objects are being rewritten in. */
+  version: string;
+  /** Objects listed so far in this pass. */
+  seen: number;
+  /** Objects written back (including no-op writes of objects already in the storage version). */
+  rewritten: number;
+  /** Objects someone else wrote meanwhile (409) or deleted (404): already in the storage version or gone. */
+  skipped: number;
+  /** True when this call resumed a recorded run. */
+  resumed: boolean;
+}
+
+export interface StorageMigrationOptions {
+  /** Objects per list page (default 100). */
+  pageSize?: number;
+  onProgress?: (progress: StorageMigrationProgress) => void;
+  /** Refuse unless the CRD's storage version is this one (e.g. `v1` after an upgrade). */
+  expectStorageVersion?: string;
+  /** Stop after this many pages (tests of resumption); the state stays recorded. */
+  maxPages?: number;
+  signal?: AbortSignal;
+  fieldManager?: string;
+}
+
+export interface StorageMigrationResult extends StorageMigrationProgress {
+  /** `status.storedVersions` before and after. */
+  storedVersionsBefore: string[];
+  storedVersionsAfter: string[];
+  /** False when stopped early (`maxPages`, signal): run again to finish. */
+  complete: boolean;
+}
+
+export class StorageMigrationError extends Error {
+  override readonly name = 'StorageMigrationError';
+}
+
+interface RecordedState {
+  version: string;
+  continue?: string;
+  seen: number;
+  rewritten: number;
+  skipped: number;
+  startedAt: string;
+}
+
+interface CrdShape {
+  spec: { group: string; names: { kind: string; plural: string }; scope: string; versions: { name: string; storage: boolean; served: boolean }[] };
+  status?: { storedVersions?: string[] };
+}
+
+function readState(crd: KubeObject, version: string): RecordedState | undefined {
+  const raw = crd.metadata.annotations?.[STORAGE_MIGRATION_ANNOTATION];
+  if (!raw) return undefined;
+  try {
+    const state = JSON.parse(raw) as RecordedState;
+    return state.version === version ? state : undefined; // a record for another target is stale
+  } catch {
+    return undefined;
+  }
+}
+
+async function recordState(client: KubeClient, name: string, state: RecordedState | null, fieldManager: string): Promise<void> {
+  await client.patch(CustomResourceDefinitionKind, { namespace: '', name }, {
+    type: 'merge',
+    body: { metadata: { annotations: { [STORAGE_MIGRATION_ANNOTATION]: state === null ? null : JSON.stringify(state) } } },
+  }, { fieldManager });
+}
+
+/** Rewrites every object of CRD `name` in its storage version, then prunes `storedVersions`. */
+export async function migrateStorage(client: KubeClient, name: string, options: StorageMigrationOptions = {}): Promise<StorageMigrationResult> {
+  const fieldManager = options.fieldManager ?? 'converge-migrate-storage';
+  const crd = await client.get(CustomResourceDefinitionKind, { namespace: '', name });
+  const shape = crd as unknown as CrdShape;
+  const storage = shape.spec.versions.find((v) => v.storage);
+  if (!storage) throw new StorageMigrationError(`CRD ${name} has no storage version`);
+  if (options.expectStorageVersion && storage.name !== options.expectStorageVersion) {
+    throw new StorageMigrationError(`the storage version of ${name} is ${storage.name}, not ${options.expectStorageVersion}: apply the CRD that makes ${options.expectStorageVersion} the storage version first; nothing was changed`);
+  }
+  const storedVersionsBefore = shape.status?.storedVersions ?? [];
+  const kind = defineKind<KubeObject>({ group: shape.spec.group, version: storage.name, kind: shape.spec.names.kind, plural: shape.spec.names.plural, namespaced: shape.spec.scope === 'Namespaced' });
+
+  const recorded = readState(crd, storage.name);
+  const state: RecordedState = recorded ?? { version: storage.name, seen: 0, rewritten: 0, skipped: 0, startedAt: new Date().toISOString() };
+  const progress = (): StorageMigrationProgress => ({ crd: name, version: storage.name, seen: state.seen, rewritten: state.rewritten, skipped: state.skipped, resumed: recorded !== undefined });
+  if (!recorded) await recordState(client, name, state, fieldManager);
+
+  let pages = 0;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    if (options.maxPages !== undefined && pages >= options.maxPages) {
+      return { ...progress(), storedVersionsBefore, storedVersionsAfter: storedVersionsBefore, complete: false };
+    }
+    let page;
+    try {
+      page = await client.list(kind, { limit: options.pageSize ?? 100, ...(state.continue ? { continue: state.continue } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    } catch (err) {
+      if (!(isGone(err) && state.continue)) throw err;
+      delete state.continue; // the token expired: list again from the start (idempotent)
+      continue;
+    }
+    for (const item of page.items) {
+      options.signal?.throwIfAborted();
+      state.seen++;
+      try {
+        await client.replace(kind, { ...item, apiVersion: kind.apiVersion, kind: kind.kind }, { fieldManager, ...(options.signal ? { signal: options.signal } : {}) });
+        state.rewritten++;
+      } catch (err) {
+        if (isConflict(err) || isNotFound(err)) state.skipped++;
+        else throw new StorageMigrationError(`${kind.kind} ${item.metadata.namespace ? `${item.metadata.namespace}/` : ''}${item.metadata.name} could not be rewritten (${err instanceof Error ? err.message : String(err)}); nothing was dropped from storedVersions; fix the cause and run again (it resumes)`);
+      }
+    }
+    pages++;
+    const token = page.metadata.continue || undefined;
+    if (token) state.continue = token;
+    else delete state.continue;
+    options.onProgress?.(progress());
+    if (!token) break;
+    await recordState(client, name, state, fieldManager);
+  }
+
+  // Every object was rewritten in `storage`. Drop the others, unless the storage version moved.
+  for (let attempt = 0; ; attempt++) {
+    const after = await client.get(CustomResourceDefinitionKind, { namespace: '', name });
+    const now = (after as unknown as CrdShape).spec.versions.find((v) => v.storage)?.name;
+    if (now !== storage.name) {
+      await recordState(client, name, null, fieldManager);
+      throw new StorageMigrationError(`the storage version of ${name} changed from ${storage.name} to ${now} during the migration: objects written since may be stored in ${now}; storedVersions kept as ${JSON.stringify((after as unknown as CrdShape).status?.storedVersions ?? [])}; run again to migrate to ${now}`);
+    }
+    try {
+      await client.request('PATCH', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}/status`, {
+        body: { metadata: { resourceVersion: after.metadata.resourceVersion }, status: { storedVersions: [storage.name] } },
+        contentType: 'application/merge-patch+json',
+        query: new URLSearchParams({ fieldManager }),
+      });
+      break;
+    } catch (err) {
+      if (!isConflict(err) || attempt >= 5) throw err; // the CRD changed since it was read: look again
+    }
+  }
+  await recordState(client, name, null, fieldManager);
+  return { ...progress(), storedVersionsBefore, storedVersionsAfter: [storage.name], complete: true };
+}
