@@ -94,7 +94,7 @@ describe('tallyRequests', () => {
         ev('watch', 'ResponseComplete', 'deployments', t(0)),
         ev('create', 'ResponseComplete', 'deployments', t(1)),
         ev('patch', 'ResponseComplete', 'microservices', t(2), 'status'),
-        ev('patch', 'ResponseComplete', 'microservices', t(3), 'status'),
+        { ...ev('patch', 'ResponseComplete', 'microservices', t(3), 'status'), responseStatus: { code: 409 } },
         ev('get', 'ResponseComplete', 'services', t(4)),
         ev('patch', 'ResponseComplete', 'microservices', t(9), 'status'),
       ],
@@ -105,6 +105,7 @@ describe('tallyRequests', () => {
       writes: 3,
       reads: 1,
       watches: 1,
+      conflicts: 1,
       byVerb: { 'watch deployments': 1, 'create deployments': 1, 'patch microservices/status': 2, 'get services': 1 },
     });
   });

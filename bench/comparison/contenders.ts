@@ -170,15 +170,22 @@ export async function readProcess(pid: number): Promise<ProcessStats & { cpuMs: 
   return { ...parseProcStatus(status), cpuMs: parseProcStat(stat) };
 }
 
+export interface ContenderRequests extends RequestCounts {
+  /** Writes answered 409 (Conflict, AlreadyExists): a stale read costs a request. */
+  conflicts: number;
+}
+
 /** Counts requests (one per request: watches when they start, the rest when they complete). */
-export function tallyRequests(events: Iterable<AuditEvent>, untilMs = Number.POSITIVE_INFINITY): RequestCounts {
-  const counts: RequestCounts = { total: 0, writes: 0, reads: 0, watches: 0, byVerb: {} };
+export function tallyRequests(events: Iterable<AuditEvent>, untilMs = Number.POSITIVE_INFINITY): ContenderRequests {
+  const counts: ContenderRequests = { total: 0, writes: 0, reads: 0, watches: 0, conflicts: 0, byVerb: {} };
   for (const e of events) {
     if (e.verb === 'watch' ? e.stage !== 'ResponseStarted' : e.stage !== 'ResponseComplete') continue;
     if (Date.parse(e.requestReceivedTimestamp) > untilMs) continue;
     counts.total += 1;
-    if (WRITE_VERBS.includes(e.verb)) counts.writes += 1;
-    else if (e.verb === 'watch') counts.watches += 1;
+    if (WRITE_VERBS.includes(e.verb)) {
+      counts.writes += 1;
+      if (e.responseStatus?.code === 409) counts.conflicts += 1;
+    } else if (e.verb === 'watch') counts.watches += 1;
     else if (e.verb === 'get' || e.verb === 'list') counts.reads += 1;
     const resource = e.objectRef?.resource ?? e.requestURI.split('?')[0];
     const key = `${e.verb} ${resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
@@ -187,7 +194,7 @@ export function tallyRequests(events: Iterable<AuditEvent>, untilMs = Number.POS
   return counts;
 }
 
-export async function countContenderRequests(auditLogPath: string, fromOffset: number, contender: ContenderName, untilMs?: number): Promise<RequestCounts> {
+export async function countContenderRequests(auditLogPath: string, fromOffset: number, contender: ContenderName, untilMs?: number): Promise<ContenderRequests> {
   const events = await readAuditLog(auditLogPath, { fromOffset, stage: null, userAgent: USER_AGENTS[contender] });
   return tallyRequests(events, untilMs);
 }

@@ -28,9 +28,8 @@ import {
   runNamespace,
   spawnProcess,
 } from '../comparison/contenders.ts';
-import type { ContenderName, ContenderRun, SettingName } from '../comparison/contenders.ts';
+import type { ContenderName, ContenderRequests, ContenderRun, SettingName } from '../comparison/contenders.ts';
 import { auditMark } from '../support/audit.ts';
-import type { RequestCounts } from '../support/audit.ts';
 import { createMicroservices, pool } from '../support/fixtures.ts';
 import { trackDeployments, trackMicroservices } from '../support/observer.ts';
 import { startOperator } from '../support/operator.ts';
@@ -52,7 +51,7 @@ interface RunResult {
   readyMs?: number;
   appliedTimes?: number[];
   readyTimes?: number[];
-  requests?: RequestCounts;
+  requests?: ContenderRequests;
   rssBytes?: number;
   peakRssBytes?: number;
   cpuMs?: number;
@@ -272,6 +271,7 @@ export const compare: Scenario = {
           ['all Ready (s)', (r) => (r.readyMs === undefined ? null : seconds(r.readyMs))],
           ['API writes per Microservice', (r) => round(r.requests!.writes / n)],
           ['API reads (get/list) in all', (r) => r.requests!.reads],
+          ['of the writes: 409 Conflict / AlreadyExists', (r) => r.requests!.conflicts],
           ['watches opened', (r) => r.requests!.watches],
           ['RSS 3 s after convergence (MB)', (r) => mb(r.rssBytes)],
           ['peak RSS (MB)', (r) => mb(r.peakRssBytes)],
@@ -307,9 +307,9 @@ export const compare: Scenario = {
     if (failed.length > 0) {
       throw new Error(`compare: ${failed.length} of ${results.length} runs failed: ${failed.map((r) => `${r.run.setting}/${r.run.contender}: ${r.error}`).join('; ')}`);
     }
-    const d = (c: ContenderName) => find(chartSetting, c);
+    const headlineRuns = results.filter((r) => r.run.setting === chartSetting);
     return {
-      headline: `${n} Microservices, ${SETTING_TITLES[chartSetting]}: all ResourcesApplied in ${contenders.map((c) => `${CONTENDER_TITLES[c]} ${d(c) ? seconds(d(c)!.appliedMs!) : '—'} s`).join(', ')}`,
+      headline: `${n} Microservices, ${SETTING_TITLES[chartSetting]}: all ResourcesApplied in ${headlineRuns.map((r) => `${CONTENDER_TITLES[r.run.contender]} ${seconds(r.appliedMs!)} s`).join(', ')}`,
       figures,
       tables,
       charts: series.length ? [{ title: `Compare (${SETTING_TITLES[chartSetting]}): objects converged over time (N = ${n})`, xLabel: 'seconds since start', yLabel: 'Microservices', series }] : [],
