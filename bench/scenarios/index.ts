@@ -1,7 +1,8 @@
 /**
  * The benchmark scenarios, in the order they run. Cold start, idle cost, repair and churn share
  * one fleet of converged Microservices (each leaves it converged for the next, churn last);
- * memory and providers start operators of their own.
+ * memory and providers start operators of their own; compare (only when asked for) runs its own
+ * contenders on namespaces of its own.
  * @module
  */
 import type { ScenarioName } from '../support/options.ts';
@@ -11,6 +12,7 @@ import { repair } from './repair.ts';
 import { churn } from './churn.ts';
 import { memory } from './memory.ts';
 import { providers } from './providers.ts';
+import { compare } from './compare.ts';
 import type { Scenario } from './types.ts';
 
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
@@ -20,6 +22,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
   churn,
   memory,
   providers,
+  compare,
 };
 
 /** Scenarios that use the shared fleet. */

@@ -4,9 +4,14 @@
  * @module
  */
 import { parseArgs } from 'node:util';
+import { CONTENDER_NAMES, SETTING_NAMES } from '../comparison/names.ts';
+import type { ContenderName, SettingName } from '../comparison/names.ts';
 
 export const SCENARIO_NAMES = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers'] as const;
-export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+/** Run only when named in --scenarios: `compare` runs four operators 13 times (≈ 40 min at 500). */
+export const OPT_IN_SCENARIO_NAMES = ['compare'] as const;
+export type ScenarioName = (typeof SCENARIO_NAMES)[number] | (typeof OPT_IN_SCENARIO_NAMES)[number];
+const ALL_SCENARIO_NAMES: readonly ScenarioName[] = [...SCENARIO_NAMES, ...OPT_IN_SCENARIO_NAMES];
 
 export interface BenchOptions {
   /** The preset's name or the number given to --size. */
@@ -33,6 +38,9 @@ export interface BenchOptions {
   burst: number;
   resyncSeconds: number;
   profile: boolean;
+  /** The compare scenario's settings rows and contenders (bench/comparison/contenders.ts). */
+  compareSettings: SettingName[];
+  compareContenders: ContenderName[];
   /** Output directory (default bench/out/<timestamp>). */
   out?: string;
   /** Copy the report to bench/reports/latest (default: only for the default run). */
@@ -64,7 +72,7 @@ Runs the benchmarks on a local control plane of their own and writes
 bench/out/<timestamp>/{report.json,report.md,chart.svg}.
 
 Flags:
-  --scenarios <list>        comma-separated, from: ${SCENARIO_NAMES.join(', ')} (default: all)
+  --scenarios <list>        comma-separated, from: ${ALL_SCENARIO_NAMES.join(', ')} (default: all but ${OPT_IN_SCENARIO_NAMES.join(', ')})
   --size <preset|N>         tiny | small | default, or a number of Microservices (e.g. 1000, 5000, 10000)
   --microservices <n>       Microservices in the fleet (cold start, idle cost, repair, churn)
   --churn-rates <list>      spec changes per second to try, ascending (e.g. 2,5,10,20)
@@ -77,6 +85,8 @@ Flags:
   --workers <n>             concurrent reconciles, also used by the ceiling (default 4)
   --qps <n> --burst <n>     client-side rate limit towards the API server, operator and ceiling (default 50/100; --qps 0: none)
   --resync-seconds <s>      the operator's periodic check (default 10)
+  --compare-settings <list> the compare scenario's rows, from: ${SETTING_NAMES.join(', ')} (default: all)
+  --compare-contenders <list> from: ${CONTENDER_NAMES.join(', ')} (default: all)
   --profile                 write CPU profiles of the operator processes (.cpuprofile, open in Chrome DevTools)
   --out <dir>               output directory (default bench/out/<timestamp>)
   --latest / --no-latest    copy the report to bench/reports/latest (default: only for a default run)
@@ -107,6 +117,16 @@ function list(flag: string, v: string | undefined): number[] | undefined {
   return items;
 }
 
+/** A comma-separated subset of `known`, in `known`'s order (all of it when the flag is absent). */
+function names<T extends string>(flag: string, v: string | undefined, known: readonly T[]): T[] {
+  if (v === undefined) return [...known];
+  const asked = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = asked.filter((s) => !(known as readonly string[]).includes(s));
+  if (unknown.length) throw new BenchUsageError(`--${flag}: unknown ${unknown.join(', ')}; choose from ${known.join(', ')}`);
+  if (asked.length === 0) throw new BenchUsageError(`--${flag} needs at least one name`);
+  return known.filter((k) => asked.includes(k));
+}
+
 /** Parses argv; returns undefined for --help. */
 export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   let values;
@@ -128,6 +148,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         qps: { type: 'string' },
         burst: { type: 'string' },
         'resync-seconds': { type: 'string' },
+        'compare-settings': { type: 'string' },
+        'compare-contenders': { type: 'string' },
         profile: { type: 'boolean', default: false },
         out: { type: 'string' },
         latest: { type: 'boolean' },
@@ -156,16 +178,16 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   let scenarios: ScenarioName[] = [...SCENARIO_NAMES];
   if (values.scenarios !== undefined) {
     const asked = values.scenarios.split(',').map((s) => s.trim()).filter(Boolean);
-    const unknown = asked.filter((s) => !(SCENARIO_NAMES as readonly string[]).includes(s));
-    if (unknown.length) throw new BenchUsageError(`unknown scenario(s) ${unknown.join(', ')}; choose from ${SCENARIO_NAMES.join(', ')}`);
+    const unknown = asked.filter((s) => !(ALL_SCENARIO_NAMES as readonly string[]).includes(s));
+    if (unknown.length) throw new BenchUsageError(`unknown scenario(s) ${unknown.join(', ')}; choose from ${ALL_SCENARIO_NAMES.join(', ')}`);
     if (asked.length === 0) throw new BenchUsageError('--scenarios needs at least one scenario');
     // Always run in the canonical order (the fleet scenarios share state in that order).
-    scenarios = SCENARIO_NAMES.filter((s) => asked.includes(s));
+    scenarios = ALL_SCENARIO_NAMES.filter((s) => asked.includes(s));
   }
 
   const churnRates = list('churn-rates', values['churn-rates']) ?? preset.churnRates;
   const vendorRps = positive('vendor-rps', values['vendor-rps']) ?? 5;
-  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds'] as const;
+  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders'] as const;
   const isDefaultRun = !values.profile && sizeFlags.every((f) => values[f] === undefined || (f === 'size' && values.size === DEFAULT_SIZE));
   if (values.latest && values['no-latest']) throw new BenchUsageError('--latest and --no-latest exclude each other');
   return {
@@ -187,6 +209,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     burst: positiveInt('burst', values.burst) ?? 100,
     resyncSeconds: positive('resync-seconds', values['resync-seconds']) ?? 10,
     profile: values.profile,
+    compareSettings: names('compare-settings', values['compare-settings'], SETTING_NAMES),
+    compareContenders: names('compare-contenders', values['compare-contenders'], CONTENDER_NAMES),
     ...(values.out ? { out: values.out } : {}),
     latest: values.latest ?? (values['no-latest'] ? false : isDefaultRun),
     isDefaultRun,

@@ -1,0 +1,267 @@
+/**
+ * The contenders of the `compare` benchmark and what the scenario needs to run and measure them,
+ * whatever language they are written in:
+ *
+ * - `comparisonPlan`: which contender runs with which settings (each framework's defaults;
+ *   a client limit with the same workers; no client-side limit), in the order they run. Pure.
+ * - `USER_AGENTS`: how each contender's requests are told apart in the audit log.
+ * - `spawnProcess`: a child process of any kind (Go binary, Kopf's Python, Node) with its output
+ *   in a log file, SIGTERM-then-SIGKILL `stop()`, killed when the benchmark exits.
+ * - `parseProcStatus` / `parseProcStat` (pure) and `readProcess`: resident memory now and at its
+ *   peak (VmRSS, VmHWM) and CPU time (utime + stime) of a process, from /proc.
+ * - `tallyRequests` (pure) and `countContenderRequests`: one contender's API requests between an
+ *   audit-log offset and a wall-clock time, by verb and resource.
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { readAuditLog, WRITE_VERBS } from '../../src/control-plane/index.ts';
+import type { AuditEvent } from '../../src/control-plane/index.ts';
+import type { RequestCounts } from '../support/audit.ts';
+
+import { CONTENDER_NAMES, SETTING_NAMES } from './names.ts';
+import type { ContenderName, SettingName } from './names.ts';
+
+export { CONTENDER_NAMES, SETTING_NAMES };
+export type { ContenderName, SettingName };
+
+export const MINIMAL_CLIENT_USER_AGENT = 'bench-minimal-client/0.1';
+
+/** User-Agent of each contender's requests (a prefix, or a pattern for Kopf's two clients). */
+export const USER_AGENTS: Record<ContenderName, string | RegExp> = {
+  converge: 'converge-operator',
+  'controller-runtime': 'bench-controller-runtime',
+  'controller-runtime-shared': 'bench-controller-runtime',
+  // Kopf's own aiohttp client (watches, its annotation and finalizer patches) and the seed's
+  // kubernetes client (its reads and writes), whose User-Agent operator.py sets.
+  kopf: /^(kopf\/|bench-kopf)/,
+  'minimal-client': MINIMAL_CLIENT_USER_AGENT,
+};
+
+export const CONTENDER_TITLES: Record<ContenderName, string> = {
+  converge: 'Converge',
+  'controller-runtime': 'controller-runtime',
+  'controller-runtime-shared': 'controller-runtime, one shared bucket',
+  kopf: 'Kopf (seed)',
+  'minimal-client': 'plain client (3 writes)',
+};
+
+export const SETTING_TITLES: Record<SettingName, string> = {
+  defaults: "each framework's defaults",
+  limited: 'client limit with the same workers',
+  unlimited: 'no client-side limit',
+};
+
+export interface ContenderRun {
+  setting: SettingName;
+  contender: ContenderName;
+  /** Concurrent reconciles / threads / requests in flight; undefined: the framework's default. */
+  workers?: number;
+  /** Client-side limit: undefined keeps the framework's default, 0 removes it. */
+  qps?: number;
+  burst?: number;
+  /** One token bucket for every kind (controller-runtime only; its stock limiter has one per kind). */
+  sharedLimiter?: boolean;
+  /** What the settings amount to, for the report. */
+  describe: string;
+}
+
+export interface PlanOptions {
+  settings: readonly SettingName[];
+  contenders: readonly ContenderName[];
+  workers: number;
+  /** The limit of the `limited` setting (a qps of 0 falls back to 50/s burst 100, Converge's default). */
+  qps: number;
+  burst: number;
+  /** CPUs of the machine (Kopf's default thread pool is min(32, CPUs + 4)). */
+  cpus?: number;
+}
+
+/** The runs in order: by setting, then contender; controller-runtime-shared only with a limit. */
+export function comparisonPlan(o: PlanOptions): ContenderRun[] {
+  const kopfThreads = Math.min(32, (o.cpus ?? cpus().length) + 4);
+  const qps = o.qps > 0 ? o.qps : 50;
+  const burst = o.qps > 0 ? o.burst : 100;
+  const w = o.workers;
+  const runs: ContenderRun[] = [];
+  for (const setting of SETTING_NAMES.filter((s) => o.settings.includes(s))) {
+    for (const contender of CONTENDER_NAMES.filter((c) => o.contenders.includes(c))) {
+      const r = ((): Omit<ContenderRun, 'setting' | 'contender'> | undefined => {
+        switch (setting) {
+          case 'defaults':
+            switch (contender) {
+              case 'converge':
+                return { describe: '4 workers, 50/s burst 100 shared by all requests (converge run defaults)' };
+              case 'controller-runtime':
+                return { describe: '4 workers (the brief; the library default is 1), no client-side limit (ctrl.GetConfig sets QPS −1)' };
+              case 'controller-runtime-shared':
+                return undefined;
+              case 'kopf':
+                return { describe: `${kopfThreads} handler threads (min(32, CPUs + 4)), no client-side limiter` };
+              case 'minimal-client':
+                return { workers: w, qps: 0, describe: `${w} in flight, no client-side limit` };
+            }
+            break;
+          case 'limited':
+            switch (contender) {
+              case 'converge':
+                return { workers: w, qps, burst, describe: `${w} workers, ${qps}/s burst ${burst}, one bucket for all requests` };
+              case 'controller-runtime':
+                return { workers: w, qps, burst, describe: `${w} workers, ${qps}/s burst ${burst} per kind (client-go's bucket per REST client)` };
+              case 'controller-runtime-shared':
+                return { workers: w, qps, burst, sharedLimiter: true, describe: `${w} workers, ${qps}/s burst ${burst}, one bucket shared by all kinds` };
+              case 'kopf':
+                return { workers: w, describe: `${w} handler threads; Kopf has no client-side limiter` };
+              case 'minimal-client':
+                return { workers: w, qps, burst, describe: `${w} in flight, ${qps}/s burst ${burst}` };
+            }
+            break;
+          case 'unlimited':
+            if (contender === 'controller-runtime-shared') return undefined;
+            return { workers: w, qps: 0, describe: `${w} ${contender === 'kopf' ? 'handler threads' : contender === 'minimal-client' ? 'in flight' : 'workers'}, no client-side limit` };
+        }
+        return undefined;
+      })();
+      if (r) runs.push({ setting, contender, ...r });
+    }
+  }
+  return runs;
+}
+
+/** Namespace of one run: a DNS label of at most 63 characters. */
+export function runNamespace(run: Pick<ContenderRun, 'setting' | 'contender'>): string {
+  const short: Record<ContenderName, string> = { converge: 'converge', 'controller-runtime': 'cr', 'controller-runtime-shared': 'cr-shared', kopf: 'kopf', 'minimal-client': 'minimal' };
+  return `bench-cmp-${run.setting}-${short[run.contender]}`;
+}
+
+export interface ProcessStats {
+  /** VmRSS: resident now. */
+  rssBytes: number;
+  /** VmHWM: the peak resident set since the process started. */
+  peakRssBytes: number;
+}
+
+/** Reads VmRSS and VmHWM (kB) from the text of /proc/<pid>/status. */
+export function parseProcStatus(text: string): ProcessStats {
+  const kb = (field: string) => {
+    const m = new RegExp(`^${field}:\\s+(\\d+)\\s*kB`, 'm').exec(text);
+    if (!m) throw new Error(`/proc status has no ${field}`);
+    return Number(m[1]) * 1024;
+  };
+  return { rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
+}
+
+/** CPU time (user + system, ms) from the text of /proc/<pid>/stat, with `ticksPerSecond` clock ticks. */
+export function parseProcStat(text: string, ticksPerSecond = 100): number {
+  // Fields after the command name, which is in parentheses and may itself hold spaces or ')'.
+  const rest = text.slice(text.lastIndexOf(')') + 2).trim().split(/\s+/);
+  // rest[0] is field 3 (state); utime and stime are fields 14 and 15.
+  const utime = Number(rest[11]);
+  const stime = Number(rest[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error('cannot read utime/stime from /proc stat');
+  return ((utime + stime) * 1000) / ticksPerSecond;
+}
+
+export async function readProcess(pid: number): Promise<ProcessStats & { cpuMs: number }> {
+  const [status, stat] = await Promise.all([readFile(`/proc/${pid}/status`, 'utf8'), readFile(`/proc/${pid}/stat`, 'utf8')]);
+  return { ...parseProcStatus(status), cpuMs: parseProcStat(stat) };
+}
+
+export interface ContenderRequests extends RequestCounts {
+  /** Writes answered 409 (Conflict, AlreadyExists): a stale read costs a request. */
+  conflicts: number;
+}
+
+/** Counts requests (one per request: watches when they start, the rest when they complete). */
+export function tallyRequests(events: Iterable<AuditEvent>, untilMs = Number.POSITIVE_INFINITY): ContenderRequests {
+  const counts: ContenderRequests = { total: 0, writes: 0, reads: 0, watches: 0, conflicts: 0, byVerb: {} };
+  for (const e of events) {
+    if (e.verb === 'watch' ? e.stage !== 'ResponseStarted' : e.stage !== 'ResponseComplete') continue;
+    if (Date.parse(e.requestReceivedTimestamp) > untilMs) continue;
+    counts.total += 1;
+    if (WRITE_VERBS.includes(e.verb)) {
+      counts.writes += 1;
+      if (e.responseStatus?.code === 409) counts.conflicts += 1;
+    } else if (e.verb === 'watch') counts.watches += 1;
+    else if (e.verb === 'get' || e.verb === 'list') counts.reads += 1;
+    const resource = e.objectRef?.resource ?? e.requestURI.split('?')[0];
+    const key = `${e.verb} ${resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
+    counts.byVerb[key] = (counts.byVerb[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
+export async function countContenderRequests(auditLogPath: string, fromOffset: number, contender: ContenderName, untilMs?: number): Promise<ContenderRequests> {
+  const events = await readAuditLog(auditLogPath, { fromOffset, stage: null, userAgent: USER_AGENTS[contender] });
+  return tallyRequests(events, untilMs);
+}
+
+export interface SpawnedProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly logPath: string;
+  /** Resolves with the exit code (or signal name) once the process has exited and its log is flushed. */
+  readonly exited: Promise<number | string>;
+  /** Resolves with the first line the process prints to stdout. */
+  readonly firstLine: Promise<string>;
+  /** SIGTERM, wait up to graceMs, then SIGKILL. Idempotent. */
+  stop(graceMs?: number): Promise<number | string>;
+}
+
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
+
+export function spawnProcess(options: { name: string; command: string; args: string[]; env?: NodeJS.ProcessEnv; logPath: string }): SpawnedProcess {
+  const child = spawn(options.command, options.args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  const log = createWriteStream(options.logPath);
+  child.stdout!.pipe(log, { end: false });
+  child.stderr!.pipe(log, { end: false });
+  let spawnError: Error | undefined;
+  child.once('error', (err) => {
+    spawnError = err;
+  });
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('close', (code, signal) => {
+      live.delete(child);
+      log.end(() => resolve(spawnError ? `spawn error: ${spawnError.message}` : (code ?? signal ?? -1)));
+    }),
+  );
+  const firstLine = new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const nl = buffered.indexOf('\n');
+      if (nl >= 0) {
+        child.stdout!.off('data', onData);
+        resolve(buffered.slice(0, nl));
+      }
+    };
+    child.stdout!.on('data', onData);
+    void exited.then((code) => reject(new Error(`${options.name} exited (${code}) before printing a line; see ${options.logPath}`)));
+  });
+  firstLine.catch(() => undefined);
+  let stopping: Promise<number | string> | undefined;
+  return {
+    name: options.name,
+    pid: child.pid ?? -1,
+    logPath: options.logPath,
+    exited,
+    firstLine,
+    stop(graceMs = 15_000) {
+      stopping ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        const code = await exited;
+        clearTimeout(timer);
+        return code;
+      })();
+      return stopping;
+    },
+  };
+}

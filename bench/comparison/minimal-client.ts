@@ -1,0 +1,70 @@
+/**
+ * The plain client of the `compare` benchmark, run as a child process: for every Microservice
+ * that already exists in the namespace it does exactly the minimal writes — create the
+ * Deployment, create the Service (the operator's own renderDesiredState), and one status write
+ * marking `ResourcesApplied` for the generation — with N Microservices in flight and nothing
+ * else: no watch, no cache, no retry, no Ready status. It is the floor any operator is compared
+ * with: 3 writes per Microservice and one list.
+ *
+ *   node bench/comparison/minimal-client.ts --kubeconfig <path> --namespace <ns> [--in-flight 4] [--qps 0 --burst 100]
+ *
+ * `--qps 0` (the default) means no client-side limit. Prints one JSON line
+ * `{ done: true, microservices, writes, cpuMs, maxRssBytes }` and exits 0 when every status is written.
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { DeploymentKind, KubeClient, ServiceKind, loadKubeConfig } from '../../src/runtime/index.ts';
+import { MicroserviceKind, renderDesiredState } from '../../src/operators/microservice/index.ts';
+import { pool } from '../support/fixtures.ts';
+
+import { MINIMAL_CLIENT_USER_AGENT } from './contenders.ts';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      kubeconfig: { type: 'string' },
+      namespace: { type: 'string' },
+      'in-flight': { type: 'string', default: '4' },
+      qps: { type: 'string', default: '0' },
+      burst: { type: 'string', default: '100' },
+    },
+  });
+  const inFlight = Number(values['in-flight']);
+  const qps = Number(values.qps);
+  const burst = Number(values.burst);
+  if (!values.kubeconfig || !values.namespace || !(inFlight >= 1) || !(qps >= 0) || !(burst >= 1)) {
+    process.stderr.write('usage: minimal-client.ts --kubeconfig <path> --namespace <ns> [--in-flight n] [--qps n (0: no limit)] [--burst n]\n');
+    process.exit(2);
+  }
+  const namespace = values.namespace;
+  const client = new KubeClient({ kubeConfig: loadKubeConfig(values.kubeconfig), userAgent: MINIMAL_CLIENT_USER_AGENT, qps, burst, fieldManager: 'bench-minimal-client' });
+  let writes = 0;
+  client.observe({ onRequest: (r) => { if (!['get', 'list', 'watch'].includes(r.verb)) writes += 1; } });
+  process.stdout.write(`minimal client started: namespace=${namespace} in-flight=${inFlight} client-limit=${qps > 0 ? `${qps}/s burst ${burst}` : 'none'}\n`);
+
+  const { items } = await client.listAll(MicroserviceKind, { namespace });
+  await pool(items, inFlight, async (ms) => {
+    const { deployment, service } = renderDesiredState(ms);
+    await client.create(DeploymentKind, deployment);
+    await client.create(ServiceKind, service);
+    const body = {
+      status: {
+        phase: 'ResourcesApplied',
+        observedGeneration: ms.metadata.generation ?? 0,
+        managedResources: { deployment: ms.metadata.name!, service: ms.metadata.name! },
+      },
+    };
+    await client.patch(MicroserviceKind, { namespace, name: ms.metadata.name! }, { type: 'merge', body }, { subresource: 'status' });
+  });
+  const cpu = process.cpuUsage();
+  process.stdout.write(`${JSON.stringify({ done: true, microservices: items.length, writes, cpuMs: (cpu.user + cpu.system) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
+  await client.close();
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`minimal client: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,319 @@
+/**
+ * Compare (issue 17): Converge side by side with a controller-runtime implementation of the same
+ * reconcile (bench/comparison/controller-runtime), the seed's Kopf operator
+ * (bench/comparison/kopf) and a plain client doing only the minimal writes
+ * (bench/comparison/minimal-client.ts), on the same control plane.
+ *
+ * Each run of the plan (bench/comparison/contenders.ts: each framework's defaults; a client limit
+ * with the same workers; no client-side limit) gets a fresh namespace with the same N
+ * Microservices, created before its contender starts. Timed from the spawn of the contender's
+ * process: all ResourcesApplied, all Deployments available, all Ready (not for the plain client,
+ * which writes no Ready). Then, after a short settle: the process's resident memory now and at
+ * its peak and its CPU time (/proc), and its API requests up to convergence by verb and resource
+ * (audit log, by User-Agent). The contender is stopped, and its namespace deleted and waited
+ * for before the next run, so every run starts from the same empty cluster.
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
+import { ensureControllerRuntimeBinary, ensureKopfEnvironment, kopfOperatorPath } from '../comparison/build.ts';
+import {
+  CONTENDER_TITLES,
+  SETTING_TITLES,
+  comparisonPlan,
+  countContenderRequests,
+  readProcess,
+  runNamespace,
+  spawnProcess,
+} from '../comparison/contenders.ts';
+import type { ContenderName, ContenderRequests, ContenderRun, SettingName } from '../comparison/contenders.ts';
+import { auditMark } from '../support/audit.ts';
+import { createMicroservices, pool } from '../support/fixtures.ts';
+import { trackDeployments, trackMicroservices } from '../support/observer.ts';
+import { startOperator } from '../support/operator.ts';
+import { round, seconds } from '../support/stats.ts';
+import { curve } from './cold-start.ts';
+import { convergenceTimeoutMs } from './fleet.ts';
+import type { BenchContext, Cell, ChartSeries, Scenario, Table } from './types.ts';
+
+const MINIMAL_CLIENT = fileURLToPath(new URL('../comparison/minimal-client.ts', import.meta.url));
+/** Wait after convergence before memory is read (what stays resident, not the last burst). */
+const SETTLE_MS = 3_000;
+
+interface RunResult {
+  run: ContenderRun;
+  ok: boolean;
+  error?: string;
+  appliedMs?: number;
+  deploymentsAvailableMs?: number;
+  readyMs?: number;
+  appliedTimes?: number[];
+  readyTimes?: number[];
+  requests?: ContenderRequests;
+  rssBytes?: number;
+  peakRssBytes?: number;
+  cpuMs?: number;
+  namespaceDeletionMs?: number;
+}
+
+interface Started {
+  pid: number;
+  exited: Promise<number | string>;
+  logPath: string;
+  /** Whether exiting with 0 is the contender's normal end (the plain client). */
+  exitsWhenDone: boolean;
+  stop(): Promise<unknown>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const mb = (bytes: number | undefined) => (bytes === undefined ? null : round(bytes / 1e6, 0));
+
+async function startContender(ctx: BenchContext, run: ContenderRun, ns: string, paths: { crBinary?: string; kopf?: string }): Promise<Started> {
+  const { session } = ctx;
+  const name = `compare-${run.setting}-${run.contender}`;
+  const logPath = join(session.outDir, `${name}.log`);
+  switch (run.contender) {
+    case 'converge': {
+      const config: Record<string, unknown> = {};
+      if (run.workers !== undefined) config.microservice = { maxConcurrentReconciles: run.workers };
+      if (run.qps !== undefined) config.client = { qps: run.qps, burst: run.burst ?? 100 };
+      const op = await startOperator({ name, kubeconfigPath: session.kubeconfigPath, namespace: ns, operators: ['microservice'], config, outDir: session.outDir });
+      return { pid: op.pid, exited: op.exited, logPath: op.logPath, exitsWhenDone: false, stop: () => op.stop(15_000) };
+    }
+    case 'controller-runtime':
+    case 'controller-runtime-shared': {
+      const args = ['--kubeconfig', session.kubeconfigPath, '--namespace', ns, '--metrics-bind-address', '0'];
+      if (run.workers !== undefined) args.push('--workers', String(run.workers));
+      if (run.qps !== undefined) args.push('--qps', String(run.qps), '--burst', String(run.burst ?? 100));
+      if (run.sharedLimiter) args.push('--shared-limiter');
+      const p = spawnProcess({ name, command: paths.crBinary!, args, logPath });
+      return { pid: p.pid, exited: p.exited, logPath, exitsWhenDone: false, stop: () => p.stop() };
+    }
+    case 'kopf': {
+      const env: NodeJS.ProcessEnv = { KUBECONFIG: session.kubeconfigPath, PYTHONUNBUFFERED: '1' };
+      if (run.workers !== undefined) env.BENCH_KOPF_WORKERS = String(run.workers);
+      const p = spawnProcess({ name, command: paths.kopf!, args: ['run', '--standalone', '--namespace', ns, kopfOperatorPath], env, logPath });
+      return { pid: p.pid, exited: p.exited, logPath, exitsWhenDone: false, stop: () => p.stop() };
+    }
+    case 'minimal-client': {
+      const args = ['--kubeconfig', session.kubeconfigPath, '--namespace', ns, '--in-flight', String(run.workers ?? ctx.options.workers), '--qps', String(run.qps ?? 0), '--burst', String(run.burst ?? 100)];
+      const p = spawnProcess({ name, command: process.execPath, args: [MINIMAL_CLIENT, ...args], logPath });
+      return { pid: p.pid, exited: p.exited, logPath, exitsWhenDone: true, stop: () => p.stop() };
+    }
+  }
+}
+
+/** Removes finalizers left on the Microservices (Kopf's), so that deleting the namespace does not wait for an operator. */
+async function releaseFinalizers(ctx: BenchContext, ns: string): Promise<number> {
+  const { client } = ctx.session;
+  const { items } = await client.listAll(MicroserviceKind, { namespace: ns });
+  const held = items.filter((ms) => (ms.metadata.finalizers ?? []).length > 0);
+  await pool(held, 16, async (ms) => {
+    await client.patch(MicroserviceKind, { namespace: ns, name: ms.metadata.name! }, { type: 'merge', body: { metadata: { finalizers: null } } });
+  });
+  return held.length;
+}
+
+async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: string; kopf?: string }, last: boolean): Promise<RunResult> {
+  const { session, options } = ctx;
+  const n = options.microservices;
+  const ns = runNamespace(run);
+  const what = `compare: ${run.setting}: ${run.contender}`;
+  await session.createNamespace(ns);
+  await createMicroservices(session.client, ns, n);
+  const ms = await trackMicroservices(session.client, ns);
+  const deployments = await trackDeployments(session.client, ns);
+  const wantsReady = run.contender !== 'minimal-client';
+  const progress = setInterval(
+    () => session.log(`${what}: ${ms.appliedCount()}/${n} ResourcesApplied, ${deployments.availableCount()}/${n} Deployments available${wantsReady ? `, ${ms.readyCount()}/${n} Ready` : ''}`),
+    10_000,
+  );
+  const result: RunResult = { run, ok: false };
+  let started: Started | undefined;
+  try {
+    const mark = await auditMark(session.auditLogPath);
+    session.log(`${what}: starting (${run.describe})`);
+    const t0 = performance.now();
+    started = await startContender(ctx, run, ns, paths);
+    const s = started;
+    const timeout = convergenceTimeoutMs(n);
+    const applied = ms.until(() => ms.appliedCount() >= n, timeout, `${what}: ${n} ResourcesApplied`);
+    const available = deployments.until(() => deployments.availableCount() >= n, timeout, `${what}: ${n} Deployments available`);
+    const ready = wantsReady ? ms.until(() => ms.readyCount() >= n, timeout, `${what}: ${n} Ready`) : Promise.resolve(Number.NaN);
+    const [a, d, r] = await Promise.race([
+      Promise.all([applied, available, ready]),
+      s.exited.then(async (code) => {
+        if (code === 0 && s.exitsWhenDone) return new Promise<never>(() => {}); // done writing; the observers decide
+        throw new Error(`${run.contender} exited with ${code} before converging; see ${s.logPath}`);
+      }),
+    ]);
+    const convergedAt = Date.now();
+    const times = [...ms.times.values()];
+    Object.assign(result, {
+      appliedMs: a - t0,
+      deploymentsAvailableMs: d - t0,
+      ...(wantsReady ? { readyMs: r - t0 } : {}),
+      appliedTimes: times.map((t) => (t.appliedAt ?? Number.NaN) - t0).sort((x, y) => x - y),
+      readyTimes: wantsReady ? times.map((t) => (t.readyAt ?? Number.NaN) - t0).sort((x, y) => x - y) : [],
+    });
+    if (s.exitsWhenDone) {
+      const code = await Promise.race([s.exited, sleep(30_000).then(() => 'timeout')]);
+      if (code !== 0) throw new Error(`${run.contender} did not exit cleanly (${String(code)}); see ${s.logPath}`);
+      const done = JSON.parse(readFileSync(s.logPath, 'utf8').split('\n').filter((l) => l.startsWith('{"done"')).at(-1) ?? '{}') as { cpuMs?: number; maxRssBytes?: number };
+      if (done.maxRssBytes !== undefined) result.peakRssBytes = done.maxRssBytes;
+      if (done.cpuMs !== undefined) result.cpuMs = done.cpuMs;
+    } else {
+      await sleep(SETTLE_MS);
+      const p = await readProcess(s.pid);
+      Object.assign(result, p);
+    }
+    // Requests received up to convergence (a contender's periodic work after it is not counted).
+    result.requests = await countContenderRequests(session.auditLogPath, mark, run.contender, convergedAt);
+    result.ok = true;
+    session.log(
+      `${what}: all ResourcesApplied in ${seconds(result.appliedMs!)} s${wantsReady ? `, all Ready in ${seconds(result.readyMs!)} s` : ''}; ${round(result.requests.writes / n)} writes per Microservice; RSS ${mb(result.rssBytes) ?? '—'} MB (peak ${mb(result.peakRssBytes) ?? '—'} MB)`,
+    );
+  } catch (err) {
+    result.error = err instanceof Error ? err.message : String(err);
+    session.log(`${what}: FAILED: ${result.error}`);
+  } finally {
+    clearInterval(progress);
+    await started?.stop();
+    await Promise.all([ms.stop(), deployments.stop()]);
+  }
+  // The next run starts from an empty cluster; the last one leaves its objects to the session's teardown.
+  if (!last || !result.ok) {
+    const released = await releaseFinalizers(ctx, ns);
+    if (released) session.log(`${what}: removed the finalizers of ${released} Microservices (the operator is stopped)`);
+    result.namespaceDeletionMs = await session.deleteNamespace(ns, { wait: true });
+  }
+  return result;
+}
+
+function byContenderTable(title: string, results: RunResult[], rows: [string, (r: RunResult) => Cell][]): Table {
+  return {
+    title,
+    columns: ['', ...results.map((r) => CONTENDER_TITLES[r.run.contender])],
+    rows: rows.map(([label, f]) => [label, ...results.map((r) => (r.ok || label === 'settings' ? f(r) : label === 'all ResourcesApplied (s)' ? `failed: ${r.error}` : null))]),
+  };
+}
+
+export const compare: Scenario = {
+  name: 'compare',
+  title: 'Compare with controller-runtime, Kopf and a plain client',
+  description:
+    'Converge, a controller-runtime v0.25 implementation of the same reconcile, the seed’s Kopf operator and a plain client doing only the minimal writes (create Deployment, create Service, one status write), one after another on the same control plane, each on a fresh namespace holding the same N Microservices created before it starts, under three settings: each framework’s defaults, a client limit with the same workers, and no client-side limit. Times run from the spawn of the contender’s process (start-up and cache sync included). Requests are counted in the audit log by User-Agent up to convergence; memory is the process’s resident set (VmRSS) 3 s after convergence and its peak (VmHWM), from /proc. Each namespace is deleted and waited for before the next run.',
+  async run(ctx) {
+    const { session, options } = ctx;
+    const n = options.microservices;
+    const plan = comparisonPlan({ settings: options.compareSettings, contenders: options.compareContenders, workers: options.workers, qps: options.qps, burst: options.burst });
+    if (plan.length === 0) throw new Error('compare: nothing to run for the settings and contenders given');
+    const paths: { crBinary?: string; kopf?: string } = {};
+    const notes: string[] = [];
+    if (plan.some((r) => r.contender.startsWith('controller-runtime'))) {
+      paths.crBinary = await ensureControllerRuntimeBinary({ onProgress: (m) => session.log(`compare: ${m}`) });
+      notes.push(`controller-runtime v0.25.2 (k8s.io/* v0.37.0), binary ${paths.crBinary}.`);
+    }
+    if (plan.some((r) => r.contender === 'kopf')) {
+      const kopf = await ensureKopfEnvironment({ onProgress: (m) => session.log(`compare: ${m}`) });
+      paths.kopf = kopf.kopf;
+      notes.push(`Kopf ${kopf.versions.kopf}, kubernetes (Python client) ${kopf.versions.kubernetes}, Python ${kopf.versions.python}.`);
+    }
+    session.log(`compare: ${plan.length} runs of ${n} Microservices: ${plan.map((r) => `${r.setting}/${r.contender}`).join(', ')}`);
+    const results: RunResult[] = [];
+    for (const [i, run] of plan.entries()) results.push(await runOne(ctx, run, paths, i === plan.length - 1));
+
+    const figures: Record<string, number | string | boolean | null> = { microservices: n, runs: plan.length, failedRuns: results.filter((r) => !r.ok).length };
+    for (const r of results) {
+      const k = `${r.run.setting}.${r.run.contender}`;
+      figures[`${k}.ok`] = r.ok;
+      if (!r.ok) continue;
+      figures[`${k}.appliedSeconds`] = seconds(r.appliedMs!);
+      figures[`${k}.deploymentsAvailableSeconds`] = seconds(r.deploymentsAvailableMs!);
+      figures[`${k}.readySeconds`] = r.readyMs === undefined ? null : seconds(r.readyMs);
+      figures[`${k}.writesPerMicroservice`] = round(r.requests!.writes / n);
+      figures[`${k}.reads`] = r.requests!.reads;
+      figures[`${k}.rssMB`] = mb(r.rssBytes);
+      figures[`${k}.peakRssMB`] = mb(r.peakRssBytes);
+      figures[`${k}.cpuSeconds`] = r.cpuMs === undefined ? null : seconds(r.cpuMs);
+    }
+
+    const settings = [...new Set(results.map((r) => r.run.setting))];
+    const contenders = [...new Set(results.map((r) => r.run.contender))];
+    const find = (s: SettingName, c: ContenderName) => results.find((r) => r.run.setting === s && r.run.contender === c);
+    const summaryCell = (r: RunResult | undefined): Cell => {
+      if (!r) return null;
+      if (!r.ok) return 'failed';
+      return r.readyMs === undefined ? `${seconds(r.appliedMs!)} s` : `${seconds(r.appliedMs!)} s (Ready ${seconds(r.readyMs)} s)`;
+    };
+    const tables: Table[] = [
+      {
+        title: `All ResourcesApplied (all Ready) for ${n} Microservices, seconds from the contender's start`,
+        columns: ['setting', ...contenders.map((c) => CONTENDER_TITLES[c])],
+        rows: settings.map((s) => [SETTING_TITLES[s], ...contenders.map((c) => summaryCell(find(s, c)))]),
+      },
+      {
+        title: 'API writes per Microservice (reads in all) up to convergence',
+        columns: ['setting', ...contenders.map((c) => CONTENDER_TITLES[c])],
+        rows: settings.map((s) => [SETTING_TITLES[s], ...contenders.map((c) => {
+          const r = find(s, c);
+          return r?.ok ? `${round(r.requests!.writes / n)} (${r.requests!.reads})` : r ? 'failed' : null;
+        })]),
+      },
+      ...settings.map((s) => {
+        const rs = results.filter((r) => r.run.setting === s);
+        return byContenderTable(`${SETTING_TITLES[s]}: ${n} Microservices`, rs, [
+          ['settings', (r) => r.run.describe],
+          ['all ResourcesApplied (s)', (r) => seconds(r.appliedMs!)],
+          ['all Deployments available (s)', (r) => seconds(r.deploymentsAvailableMs!)],
+          ['all Ready (s)', (r) => (r.readyMs === undefined ? null : seconds(r.readyMs))],
+          ['API writes per Microservice', (r) => round(r.requests!.writes / n)],
+          ['API reads (get/list) in all', (r) => r.requests!.reads],
+          ['of the writes: 409 Conflict / AlreadyExists', (r) => r.requests!.conflicts],
+          ['watches opened', (r) => r.requests!.watches],
+          ['RSS 3 s after convergence (MB)', (r) => mb(r.rssBytes)],
+          ['peak RSS (MB)', (r) => mb(r.peakRssBytes)],
+          ['CPU time of the process (s)', (r) => (r.cpuMs === undefined ? null : seconds(r.cpuMs))],
+        ]);
+      }),
+      ...settings.map((s) => {
+        const rs = results.filter((r) => r.run.setting === s && r.ok);
+        const keys = [...new Set(rs.flatMap((r) => Object.keys(r.requests!.byVerb)))].sort((x, y) => {
+          const total = (k: string) => rs.reduce((sum, r) => sum + (r.requests!.byVerb[k] ?? 0), 0);
+          return total(y) - total(x) || (x < y ? -1 : 1);
+        });
+        return {
+          title: `${SETTING_TITLES[s]}: API requests per Microservice up to convergence, by verb and resource`,
+          columns: ['request', ...rs.map((r) => CONTENDER_TITLES[r.run.contender])],
+          rows: keys.map((k) => [k, ...rs.map((r) => (r.requests!.byVerb[k] === undefined ? null : round(r.requests!.byVerb[k]! / n, 3)))]),
+        };
+      }),
+    ];
+
+    const series: ChartSeries[] = [];
+    const chartSetting = settings[0]!;
+    for (const r of results.filter((x) => x.ok && x.run.setting === chartSetting)) {
+      series.push(curve(`${CONTENDER_TITLES[r.run.contender]} ResourcesApplied`, r.appliedTimes!));
+      if (r.readyMs !== undefined) series.push(curve(`${CONTENDER_TITLES[r.run.contender]} Ready`, r.readyTimes!));
+    }
+    notes.push(
+      'controller-runtime is this repository’s port of the Microservice reconcile (same Deployment, Service and status content; no Events, no live owner check before re-creating a child, no 10 s periodic check); Kopf is the seed’s operator, whose health report (Ready) is added in the seed’s style and runs on its 10 s timer, so its Ready times include up to two timer periods.',
+      'The plain client writes no Ready status: its "all Ready" is empty, and its memory is its own peak (it exits when done).',
+      `Deleting a run's namespace (${n} Deployments, ReplicaSets, Services, ${2 * n} pods) took ${results.filter((r) => r.namespaceDeletionMs !== undefined).map((r) => seconds(r.namespaceDeletionMs!)).join(', ')} s; each finished before the next run started.`,
+    );
+    const failed = results.filter((r) => !r.ok);
+    if (failed.length > 0) {
+      throw new Error(`compare: ${failed.length} of ${results.length} runs failed: ${failed.map((r) => `${r.run.setting}/${r.run.contender}: ${r.error}`).join('; ')}`);
+    }
+    const headlineRuns = results.filter((r) => r.run.setting === chartSetting);
+    return {
+      headline: `${n} Microservices, ${SETTING_TITLES[chartSetting]}: all ResourcesApplied in ${headlineRuns.map((r) => `${CONTENDER_TITLES[r.run.contender]} ${seconds(r.appliedMs!)} s`).join(', ')}`,
+      figures,
+      tables,
+      charts: series.length ? [{ title: `Compare (${SETTING_TITLES[chartSetting]}): objects converged over time (N = ${n})`, xLabel: 'seconds since start', yLabel: 'Microservices', series }] : [],
+      notes,
+    };
+  },
+};
