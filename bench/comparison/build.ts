@@ -1,6 +1,6 @@
 /**
  * Builds and caches what the `compare` benchmark runs besides Converge, outside the repository
- * and the way src/control-plane/binary.ts caches the control plane:
+ * and the way packages/envtest/src/binary.ts caches the control plane:
  *
  * - the controller-runtime comparison operator (`bench/comparison/controller-runtime/`, its own
  *   Go module): `go build` into `<cache>/bench-cr-<hash>`, the hash taken over the Go sources,
@@ -19,7 +19,7 @@ import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, open, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { controlPlaneCacheDir } from '../../src/control-plane/index.ts';
+import { controlPlaneCacheDir } from '@converge/envtest';
 
 export const controllerRuntimeSourceDir = resolve(fileURLToPath(new URL('./controller-runtime/', import.meta.url)));
 export const kopfOperatorPath = resolve(fileURLToPath(new URL('./kopf/operator.py', import.meta.url)));

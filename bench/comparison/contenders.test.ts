@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AuditEvent } from '../../src/control-plane/index.ts';
+import type { AuditEvent } from '@converge/envtest';
 import { parseBenchArgs, BenchUsageError, SCENARIO_NAMES } from '../support/options.ts';
 import { contentHash, isGoBuildInput } from './build.ts';
 import { CONTENDER_NAMES, SETTING_NAMES, USER_AGENTS, comparisonPlan, parseProcStat, parseProcStatus, runNamespace, tallyRequests } from './contenders.ts';

@@ -18,8 +18,8 @@ import type { ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
-import { readAuditLog, WRITE_VERBS } from '../../src/control-plane/index.ts';
-import type { AuditEvent } from '../../src/control-plane/index.ts';
+import { readAuditLog, WRITE_VERBS } from '@converge/envtest';
+import type { AuditEvent } from '@converge/envtest';
 import type { RequestCounts } from '../support/audit.ts';
 
 import { CONTENDER_NAMES, SETTING_NAMES } from './names.ts';

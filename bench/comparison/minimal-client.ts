@@ -13,8 +13,8 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { DeploymentKind, KubeClient, ServiceKind, loadKubeConfig } from '../../src/runtime/index.ts';
-import { MicroserviceKind, renderDesiredState } from '../../src/operators/microservice/index.ts';
+import { DeploymentKind, KubeClient, ServiceKind, loadKubeConfig } from '@converge/runtime';
+import { MicroserviceKind, renderDesiredState } from '../../packages/operators/src/operators/microservice/index.ts';
 import { pool } from '../support/fixtures.ts';
 
 import { MINIMAL_CLIENT_USER_AGENT } from './contenders.ts';

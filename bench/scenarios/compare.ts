@@ -17,7 +17,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MicroserviceKind } from '../../src/operators/microservice/index.ts';
+import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
 import { ensureControllerRuntimeBinary, ensureKopfEnvironment, kopfOperatorPath } from '../comparison/build.ts';
 import {
   CONTENDER_TITLES,

@@ -1,6 +1,6 @@
 // The Deployment and Service a Microservice should have, as controllerutil.CreateOrUpdate mutate
 // functions, and where its rollout stands: the Go counterparts of Converge's
-// src/operators/microservice/desired-state.ts and rollout.ts, with the same content.
+// packages/operators/src/operators/microservice/desired-state.ts and rollout.ts, with the same content.
 //
 // A mutate function sets only the fields the operator owns, on the object as read (or on an
 // empty one before a create), and keeps everything the API server defaulted (probe timeouts,
@@ -33,7 +33,7 @@ const (
 	sliceServiceIndex    = "serviceName"
 )
 
-// PlatformDefaults are Converge's defaultPlatformDefaults (src/operators/microservice/platform-defaults.ts).
+// PlatformDefaults are Converge's defaultPlatformDefaults (packages/operators/src/operators/microservice/platform-defaults.ts).
 type PlatformDefaults struct {
 	Replicas      int32
 	OtlpEndpoint  string

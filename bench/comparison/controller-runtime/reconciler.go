@@ -1,5 +1,5 @@
 // The Microservice reconciler of the controller-runtime comparison operator: the steps of
-// Converge's src/operators/microservice/reconciler.ts in controller-runtime's idiom.
+// Converge's packages/operators/src/operators/microservice/reconciler.ts in controller-runtime's idiom.
 //
 //  1. Skip objects that are gone or being deleted (garbage collection removes the children).
 //  2. Invalid spec → status Failed/InvalidSpec, no retry (reconcile.TerminalError).

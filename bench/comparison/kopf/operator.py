@@ -21,7 +21,7 @@ Behaviour kept from the seed:
 Added, because the seed articles stop before it (the article on rollout and endpoints is not
 among them): `report_health`, run by the same timer after `reconcile`, reads the Deployment and
 the Service's EndpointSlices and writes the Ready/Progressing/Stalled conditions and
-status.rollout the way Converge judges them (src/operators/microservice/rollout.ts), only when
+status.rollout the way Converge judges them (packages/operators/src/operators/microservice/rollout.ts), only when
 they change. status.observedGeneration is written by `write_phase` (the seed marks statuses
 with the generation they describe).
 
@@ -257,7 +257,7 @@ def reconcile(body, logger, **_):
 
 
 def assess_rollout(deployment: Json, generation: int, ready_endpoints: int) -> tuple[str, str, Json]:
-    """Converge's assessRollout (src/operators/microservice/rollout.ts)."""
+    """Converge's assessRollout (packages/operators/src/operators/microservice/rollout.ts)."""
     desired = (deployment.get("spec") or {}).get("replicas", 1)
     st = deployment.get("status") or {}
     summary = {"replicas": desired, "updatedReplicas": st.get("updatedReplicas", 0),
