@@ -27,7 +27,7 @@
 import { CustomResourceDefinitionKind, defineKind } from '../objects/index.ts';
 import type { KubeObject } from '../objects/index.ts';
 import type { KubeClient } from '../client/index.ts';
-import { isConflict, isGone, isNotFound } from '../client/index.ts';
+import { ApiError, isConflict, isGone, isNotFound } from '../client/index.ts';
 
 export const STORAGE_MIGRATION_ANNOTATION = 'converge.dev/storage-migration';
 
@@ -83,6 +83,22 @@ interface CrdShape {
   status?: { storedVersions?: string[] };
 }
 
+/**
+ * Runs `fn` again while the API server answers 429 (it does, "storage is (re)initializing", for a
+ * while after a CRD changes), waiting its Retry-After (default 1 s), at most about a minute.
+ */
+async function patiently<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof ApiError && err.reason === 'TooManyRequests') || attempt >= 60) throw err;
+      await new Promise((resolve) => setTimeout(resolve, err.retryAfterMs ?? 1_000));
+      signal?.throwIfAborted();
+    }
+  }
+}
+
 function readState(crd: KubeObject, version: string): RecordedState | undefined {
   const raw = crd.metadata.annotations?.[STORAGE_MIGRATION_ANNOTATION];
   if (!raw) return undefined;
@@ -127,7 +143,7 @@ export async function migrateStorage(client: KubeClient, name: string, options: 
     }
     let page;
     try {
-      page = await client.list(kind, { limit: options.pageSize ?? 100, ...(state.continue ? { continue: state.continue } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+      page = await patiently(() => client.list(kind, { limit: options.pageSize ?? 100, ...(state.continue ? { continue: state.continue } : {}), ...(options.signal ? { signal: options.signal } : {}) }), options.signal);
     } catch (err) {
       if (!(isGone(err) && state.continue)) throw err;
       delete state.continue; // the token expired: list again from the start (idempotent)
@@ -137,7 +153,7 @@ export async function migrateStorage(client: KubeClient, name: string, options: 
       options.signal?.throwIfAborted();
       state.seen++;
       try {
-        await client.replace(kind, { ...item, apiVersion: kind.apiVersion, kind: kind.kind }, { fieldManager, ...(options.signal ? { signal: options.signal } : {}) });
+        await patiently(() => client.replace(kind, { ...item, apiVersion: kind.apiVersion, kind: kind.kind }, { fieldManager, ...(options.signal ? { signal: options.signal } : {}) }), options.signal);
         state.rewritten++;
       } catch (err) {
         if (isConflict(err) || isNotFound(err)) state.skipped++;
