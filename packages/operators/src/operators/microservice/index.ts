@@ -31,7 +31,8 @@ export interface MicroserviceOperatorOptions {
   /** The periodic check (default 10 s, ±10 % jitter). */
   resyncPeriodMs?: number;
   maxConcurrentReconciles?: number;
-  faultPoint?: (name: string) => void;
+  /** Test-only hook at named points (see `MicroserviceReconcilerDeps.faultPoint`). */
+  faultPoint?: (name: string) => void | Promise<void>;
 }
 
 export function registerMicroserviceOperator(manager: Manager, options: MicroserviceOperatorOptions): Controller {

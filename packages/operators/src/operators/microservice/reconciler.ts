@@ -72,8 +72,11 @@ export interface MicroserviceReconcilerDeps {
   defaults: PlatformDefaults;
   events: EventSink;
   clock: Clock;
-  /** Test-only fault hook: called at named points; may throw or kill the process. */
-  faultPoint?: (name: string) => void;
+  /**
+   * Test-only fault hook: called (and awaited) at named points; may throw, kill the process, or
+   * hold the reconcile there while a test changes the world (an in-process test provoking a race).
+   */
+  faultPoint?: (name: string) => void | Promise<void>;
 }
 
 type Child = { kind: ResourceKind<Deployment> | ResourceKind<Service>; current: Deployment | Service | undefined; desired: Deployment | Service };
@@ -168,11 +171,11 @@ export class MicroserviceReconciler {
       // the write decides whether one is needed, so they can never disagree (e.g. about other
       // writers' ownerReferences or labels, which the update keeps).
       if (child.current && !adopt.includes(child) && containsDesired(child.current, this.#updateBody(child))) continue;
-      this.#d.faultPoint?.(`microservice:before-apply-${child.kind.kind.toLowerCase()}`);
+      await this.#d.faultPoint?.(`microservice:before-apply-${child.kind.kind.toLowerCase()}`);
       const existed = child.current !== undefined;
       const before = child.current;
       child.current = await this.#write(child, signal);
-      this.#d.faultPoint?.(`microservice:after-apply-${child.kind.kind.toLowerCase()}`);
+      await this.#d.faultPoint?.(`microservice:after-apply-${child.kind.kind.toLowerCase()}`);
       const action = adopt.includes(child) ? Reason.Adopted : existed ? Reason.Updated : Reason.Created;
       log.info({ child: child.kind.kind, action, ...(existed && !adopt.includes(child) ? { differences: describeDifferences(before, this.#updateBody({ ...child, current: before })).slice(0, 10) } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
       this.#d.events.normal(ms, action, 'Apply', `${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
@@ -255,7 +258,7 @@ export class MicroserviceReconciler {
     if (!latest || latest.metadata.uid !== ms.metadata.uid || latest.metadata.generation !== ms.metadata.generation || latest.metadata.deletionTimestamp) {
       throw new TemporaryError('Superseded', 'the Microservice changed while it was reconciled; looking again', { retryAfterMs: 0 });
     }
-    this.#d.faultPoint?.('microservice:before-status');
+    await this.#d.faultPoint?.('microservice:before-status');
     try {
       return await patchStatus(this.#d.client, MicroserviceKind, latest, status, { fieldManager: MICROSERVICE_FIELD_MANAGER, signal });
     } catch (err) {
