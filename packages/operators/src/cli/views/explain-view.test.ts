@@ -44,10 +44,10 @@ function liveChildren(ms: Microservice): { deployment: Deployment; service: Serv
   return { deployment, service };
 }
 
-const slice = (ready: boolean[]): EndpointSlice => ({
-  metadata: { name: 'todo-api-abc', namespace: 'demo', labels: { 'kubernetes.io/service-name': 'todo-api' } },
+const slice = (ready: boolean[], subnet = 0): EndpointSlice => ({
+  metadata: { name: `todo-api-${subnet}`, namespace: 'demo', labels: { 'kubernetes.io/service-name': 'todo-api' } },
   addressType: 'IPv4',
-  endpoints: ready.map((r, i) => ({ addresses: [`10.0.0.${i + 1}`], conditions: { ready: r } })),
+  endpoints: ready.map((r, i) => ({ addresses: [`10.0.${subnet}.${i + 1}`], conditions: { ready: r } })),
 });
 
 const event = (reason: string, time: string, regarding = { kind: 'Microservice', name: 'todo-api', uid: 'ms-uid' }, extra: Partial<KubeEvent> = {}): KubeEvent => ({
@@ -132,7 +132,9 @@ test('a Microservice the operator has not seen yet', () => {
 });
 
 test('endpoints are counted as the operator counts them', () => {
-  assert.deepEqual(countEndpoints([slice([true, false]), slice([true])]), { slices: 2, ready: 2, notReady: 1 });
+  assert.deepEqual(countEndpoints([slice([true, false]), slice([true], 1)]), { slices: 2, ready: 2, notReady: 1 });
+  // The same endpoints again in a second slice (another address family): counted once.
+  assert.deepEqual(countEndpoints([slice([true, false]), slice([true, false])]), { slices: 2, ready: 1, notReady: 1 });
   const noAddress: EndpointSlice = { metadata: {}, addressType: 'IPv4', endpoints: [{ addresses: [], conditions: { ready: true } }] };
   assert.deepEqual(countEndpoints([noAddress]), { slices: 1, ready: 0, notReady: 0 });
 });

@@ -44,6 +44,7 @@ import {
   MICROSERVICE_API_VERSION,
   MICROSERVICE_KIND,
   assessRollout,
+  countEndpoints as countDistinctEndpoints,
   describeDifferences,
   findDifferences,
   renderDesiredState,
@@ -284,17 +285,9 @@ export interface MicroserviceFacts {
 }
 
 /** Ready endpoints counted as the operator counts them: an address whose `ready` is not false. */
+/** Endpoints counted as the operator counts them (each once, across address families), and the slices. */
 export function countEndpoints(slices: readonly EndpointSlice[]): { slices: number; ready: number; notReady: number } {
-  let ready = 0;
-  let notReady = 0;
-  for (const s of slices) {
-    for (const e of s.endpoints ?? []) {
-      if (!e.addresses?.length) continue;
-      if (e.conditions?.ready === false) notReady += 1;
-      else ready += 1;
-    }
-  }
-  return { slices: slices.length, ready, notReady };
+  return { slices: slices.length, ...countDistinctEndpoints(slices) };
 }
 
 export function ownershipOfChild(child: KubeObject | undefined, ms: Microservice): { ownership: Ownership; controller: ChildExplanation['controller']; handoverTo: string | null } {
@@ -354,7 +347,8 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
 
   generationFindings(header, conditions, findings);
   if (ms.status?.phase === 'Failed') {
-    findings.push({ severity: 'error', message: `phase Failed (${ms.status.reason ?? 'no reason'}): ${ms.status.message ?? ''}; not retried until the spec changes` });
+    const until = ms.status.reason === 'InvalidSpec' ? 'the spec changes' : 'the spec or the object in the way changes';
+    findings.push({ severity: 'error', message: `phase Failed (${ms.status.reason ?? 'no reason'}): ${ms.status.message ?? ''}; not retried until ${until}` });
   }
   const ready = conditions.find((c) => c.type === 'Ready');
   readyFinding(ready, findings);
@@ -410,7 +404,11 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
         });
         break;
       case 'handover':
-        findings.push({ severity: 'info', message: `${what} carries ${HANDOVER_ANNOTATION}=${name}: the operator adopts it` });
+        findings.push(
+          ms.status?.reason === 'ApplyRejected' && ms.status.phase === 'Failed'
+            ? { severity: 'error', message: `${what} carries ${HANDOVER_ANNOTATION}=${name}, but the API server refused to adopt it (ApplyRejected, above)` }
+            : { severity: 'info', message: `${what} carries ${HANDOVER_ANNOTATION}=${name}: the operator adopts it` },
+        );
         break;
       case 'previous-owner':
         findings.push({ severity: 'warning', message: `${what} belongs to an earlier Microservice of the same name (uid ${own.controller!.uid}); garbage collection is removing it, then the operator creates a new one` });
@@ -430,7 +428,7 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
 
   const endpoints = countEndpoints(facts.endpointSlices);
   const assessed = facts.deployment ? assessRollout(facts.deployment, generation, endpoints.ready) : null;
-  if (assessed && children[0]!.ownership === 'controlled' && assessed.state !== 'Available') {
+  if (assessed && children[0]!.ownership === 'controlled' && assessed.state !== 'Available' && assessed.state !== 'ScaledToZero') {
     findings.push({ severity: assessed.state === 'Stalled' ? 'error' : 'warning', message: `live rollout: ${assessed.message}` });
   }
 

@@ -16,9 +16,9 @@ import type { EventSink } from '@converge/runtime';
 import { defaultPlatformDefaults } from './platform-defaults.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';
 
-export { MicroserviceReconciler, SERVICE_NAME_INDEX } from './reconciler.ts';
+export { MicroserviceReconciler, SERVICE_NAME_INDEX, rejectionMessage } from './reconciler.ts';
 export type { MicroserviceReconcilerDeps } from './reconciler.ts';
-export { assessRollout } from './rollout.ts';
+export { assessRollout, countEndpoints } from './rollout.ts';
 export type { RolloutAssessment, RolloutState, RolloutSummary } from './rollout.ts';
 export * from './api/index.ts';
 export * from './desired-state.ts';
