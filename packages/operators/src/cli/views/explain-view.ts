@@ -30,7 +30,7 @@
  *                  differences: [{ path, expected, actual }], differenceText: string[] }] },
  *   provider?: {                                       // kind DigitalHumanProvider
  *     spec: { endpoint, region, displayName|null, credentialsSecretRef: { name, key } },
- *     providerID|null, finalizer: { name, present }, deleting,
+ *     providerID|null, instanceEndpoint|null, createRequestedAt|null, finalizer: { name, present }, deleting,
  *     credentials: { secret, key, secretExists: boolean|null, keyPresent: boolean|null, error|null } } }
  * ```
  * Secret values never enter an Explanation: the caller passes only whether the Secret and its key exist.
@@ -52,7 +52,7 @@ import {
 } from '../../operators/microservice/index.ts';
 import type { Microservice, PlatformDefaults, RolloutAssessment, Difference } from '../../operators/microservice/index.ts';
 import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
-import { DEFAULT_CREDENTIALS_KEY, PROVIDER_API_VERSION, PROVIDER_FINALIZER, PROVIDER_KIND } from '../../operators/provider/api/index.ts';
+import { ABANDON_ANNOTATION, DEFAULT_CREDENTIALS_KEY, PROVIDER_API_VERSION, PROVIDER_FINALIZER, PROVIDER_KIND } from '../../operators/provider/api/index.ts';
 import { VIEW_API_VERSION, conditionView, type ConditionView } from './status-view.ts';
 import { formatAge } from './age.ts';
 import { renderTable, cell } from './table.ts';
@@ -133,6 +133,9 @@ export interface MicroserviceExplanation {
 export interface ProviderExplanation {
   spec: { endpoint: string; region: string; displayName: string | null; credentialsSecretRef: { name: string; key: string } };
   providerID: string | null;
+  /** Where the instance lives (or a create was sent), and when a create was last requested. */
+  instanceEndpoint: string | null;
+  createRequestedAt: string | null;
   finalizer: { name: string; present: boolean };
   deleting: boolean;
   credentials: { secret: string; key: string; secretExists: boolean | null; keyPresent: boolean | null; error: string | null };
@@ -504,8 +507,21 @@ export function explainProvider(facts: ProviderFacts): Explanation {
   if (!deleting && !finalizer && header.observedGeneration !== null) {
     findings.push({ severity: 'warning', message: `the finalizer ${PROVIDER_FINALIZER} is missing: the operator adds it before any vendor call` });
   }
-  if (!deleting && !providerID) findings.push({ severity: 'warning', message: 'no vendor instance recorded yet (status.providerID is empty)' });
-  else if (providerID) findings.push({ severity: 'ok', message: `vendor instance ${providerID}` });
+  const instanceEndpoint = p.status?.instanceEndpoint ?? null;
+  const createRequestedAt = p.status?.createRequestedAt ?? null;
+  if (providerID) {
+    findings.push({ severity: 'ok', message: `vendor instance ${providerID}${instanceEndpoint ? ` at ${instanceEndpoint}` : ''}` });
+  } else if (createRequestedAt) {
+    findings.push({ severity: 'warning', message: `a create was sent to ${instanceEndpoint ?? p.spec?.endpoint} at ${createRequestedAt}, no instance recorded yet: deletion asks the vendor before the finalizer goes` });
+  } else if (!deleting) {
+    findings.push({ severity: 'warning', message: 'no vendor instance recorded yet (status.providerID is empty); no create was sent' });
+  } else {
+    findings.push({ severity: 'info', message: 'no create was ever sent: the deletion needs no vendor call' });
+  }
+  const abandon = p.metadata.annotations?.[ABANDON_ANNOTATION];
+  if (abandon !== undefined) {
+    findings.push({ severity: 'warning', message: `${ABANDON_ANNOTATION}=${abandon}: on deletion the instance named is given up without cleanup (if it names status.providerID, or the UID when none is recorded)` });
+  }
 
   const converged = !deleting && ready?.status === 'True' && ready.current && header.observedGeneration === generation && finalizer && providerID !== null;
   return {
@@ -513,6 +529,8 @@ export function explainProvider(facts: ProviderFacts): Explanation {
     provider: {
       spec: { endpoint: p.spec?.endpoint ?? '', region: p.spec?.region ?? '', displayName: p.spec?.displayName ?? null, credentialsSecretRef: { name: secret, key } },
       providerID,
+      instanceEndpoint,
+      createRequestedAt,
       finalizer: { name: PROVIDER_FINALIZER, present: finalizer },
       deleting,
       credentials: { secret, key, secretExists: creds.secretExists, keyPresent: creds.keyPresent, error: creds.error ?? null },
@@ -579,6 +597,7 @@ export function renderExplanationText(e: Explanation, options: { style?: Style; 
     out.push('', style.paint('Spec and status', 'bold'));
     out.push(`  endpoint ${p.spec.endpoint}, region ${p.spec.region}${p.spec.displayName ? `, displayName ${JSON.stringify(p.spec.displayName)}` : ''}`);
     out.push(`  providerID ${p.providerID ?? '-'}, observedGeneration ${o.observedGeneration ?? '-'}/${o.generation}`);
+    out.push(`  instance lives at ${p.instanceEndpoint ?? '- (no create sent)'}${p.createRequestedAt ? `, last create requested ${p.createRequestedAt}` : ''}`);
     out.push(`  finalizer ${p.finalizer.name}: ${p.finalizer.present ? 'present' : 'absent'}${p.deleting ? ' (deleting)' : ''}`);
     const c = p.credentials;
     const secretText = c.secretExists === null ? `unknown (${c.error ?? 'not checked'})` : c.secretExists ? (c.keyPresent ? `present, key "${c.key}" present` : `present, key "${c.key}" MISSING`) : 'MISSING';
