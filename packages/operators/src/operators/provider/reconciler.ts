@@ -60,7 +60,7 @@ import {
 import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/index.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
-import { isNoAnswer } from './vendor/index.ts';
+import { isNoAnswer, isVendorError } from './vendor/index.ts';
 import type { VendorRecovery } from './vendor-recovery.ts';
 import { readAbandonment, describeRequester, abandonCommand } from './abandonment.ts';
 import type { Abandonment } from './abandonment.ts';
@@ -120,6 +120,7 @@ export class ProviderReconciler {
     try {
       instance = await this.#ensure(guarded, vendor, request, signal);
     } catch (err) {
+      if (!isVendorError(err)) throw err; // the intent write (a conflict, a deletion), an abort
       return this.#vendorFailed(guarded, request, asVendorFailure(err), 'ensure', signal);
     }
     let health: string;
@@ -209,9 +210,10 @@ export class ProviderReconciler {
     try {
       await this.#deleteAll(dhp, vendor, request, signal);
     } catch (err) {
+      if (!isVendorError(err) && !(err instanceof TemporaryError)) throw err; // an abort
       const failure = asVendorFailure(err);
       if (!mayExist) return this.#nothingToClean(dhp, request, signal, `the vendor did not confirm (${failure.message}), but no create was ever sent`);
-      this.#blockedOnVendor(dhp, request, failure);
+      this.#blockedOnVendor(dhp, request, failure, endpoint);
       await this.#status(dhp, 'False', Reason.DeletionBlocked, `cannot confirm that the vendor instance${known ? ` ${known}` : ''} at ${endpoint} is gone yet: ${failure.message}; retrying${giveUp}`, signal, known);
       throw new TemporaryError(Reason.DeletionBlocked, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
     }
@@ -221,7 +223,8 @@ export class ProviderReconciler {
     const sinceRequest = requestedAt === undefined ? Infinity : this.#d.clock.now() - Date.parse(requestedAt);
     if (sinceRequest < settleMs) {
       const waitMs = Math.max(1, Math.ceil(settleMs - sinceRequest));
-      await this.#status(dhp, 'False', Reason.DeletionBlocked, `no instance found at ${endpoint}, but a create was sent at ${requestedAt}; looking again in ${Math.ceil(waitMs / 1000)} s before releasing the finalizer${giveUp}`, signal, known);
+      const again = new Date(Date.parse(requestedAt!) + settleMs).toISOString();
+      await this.#status(dhp, 'False', Reason.DeletionBlocked, `no instance found at ${endpoint}, but a create was sent there at ${requestedAt} and may still be in progress; looking again at ${again} before releasing the finalizer${giveUp}`, signal, known);
       return { requeueAfterMs: waitMs };
     }
     return this.#release(dhp, request, signal);
@@ -288,8 +291,8 @@ export class ProviderReconciler {
   }
 
   /** A failure that says the vendor did not answer: wait for it to answer again (see vendor-recovery.ts). */
-  #blockedOnVendor(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure): void {
-    if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(dhp.spec.endpoint, request.key);
+  #blockedOnVendor(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, endpoint = dhp.spec.endpoint): void {
+    if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(endpoint, request.key);
   }
 
   async #vendorFailed(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, step: string, signal: AbortSignal, providerID?: string): Promise<Result> {
