@@ -106,9 +106,11 @@ const cells: Cell[] = [
     },
   },
   {
-    point: 'provider:before-create', what: 'finalizer added, before the vendor create call', kind: 'dhp', trigger: createDhp, final: dhpSpec,
+    point: 'provider:before-create', what: 'finalizer added and the create request recorded, before the vendor create call', kind: 'dhp', trigger: createDhp, final: dhpSpec,
     afterCrash: async (env) => {
-      assert.ok((await provider(env)).metadata.finalizers?.includes(PROVIDER_FINALIZER), 'finalizer added first');
+      const p = await provider(env);
+      assert.ok(p.metadata.finalizers?.includes(PROVIDER_FINALIZER), 'finalizer added first');
+      assert.ok(p.status?.createRequestedAt && p.status.instanceEndpoint === env.sim.baseUrl, 'the create request recorded before the call');
       assert.equal(env.sim.instances().length, 0, 'no instance yet');
     },
   },
@@ -122,7 +124,10 @@ const cells: Cell[] = [
   {
     point: 'provider:before-status', at: 1, what: 'after create and health check, before the first status write', kind: 'dhp', trigger: createDhp, final: dhpSpec,
     afterCrash: async (env) => {
-      assert.equal((await provider(env)).status, undefined, 'no status at all');
+      const status = (await provider(env)).status;
+      assert.equal(status?.providerID, undefined, 'no providerID');
+      assert.equal(status?.conditions, undefined, 'no condition');
+      assert.equal(status?.instanceEndpoint, env.sim.baseUrl, 'only the create request, recorded before it was sent');
       assert.equal(env.sim.instances().length, 1);
     },
   },

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ServiceKind, createEventRecorder, SecretKind } from '@converge/runtime';
+import { DeploymentKind, ServiceKind, createEventRecorder, SecretKind } from '@converge/runtime';
 import { registerMicroserviceOperator, MicroserviceKind, MicroserviceCrd, HANDOVER_ANNOTATION } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { DigitalHumanProviderKind, DigitalHumanProviderCrd } from '../../../packages/operators/src/operators/provider/api/index.ts';
 import type { CustomResourceDefinition, KubeClient } from '@converge/runtime';
@@ -172,6 +172,29 @@ test('an OwnershipConflict is explained, with the handover command', { timeout: 
   assert.match(text.stdout, /Service\s+taken\s+no controller/);
   assert.match(text.stdout, /Deployment taken: missing/);
   assert.match(text.stdout, /Warning\s+OwnershipConflict\s+Microservice\/taken/);
+});
+
+test('an update the API server refuses is explained: Failed/ApplyRejected, the field, what to do, the Warning Event', { timeout: 120_000 }, async (t) => {
+  const { client, ns } = await setup(t);
+  await client.create(DeploymentKind, {
+    metadata: { name: 'legacy', namespace: ns, annotations: { [HANDOVER_ANNOTATION]: 'legacy' } },
+    spec: { replicas: 1, selector: { matchLabels: { tier: 'legacy' } }, template: { metadata: { labels: { tier: 'legacy' } }, spec: { containers: [{ name: 'app', image: 'example.com/legacy:1' }] } } },
+  });
+  await client.create(MicroserviceKind, microservice(ns, 'legacy', IMAGE, 8080));
+  await startOperator(t, ns);
+  await eventually(async () => (await getMs(client, ns, 'legacy')).status?.phase === 'Failed', { what: 'Failed' });
+
+  const e = await json<Explanation>('explain', 'ms/legacy', '-n', ns, '-o', 'json');
+  assert.equal(e.converged, false);
+  assert.match(e.verdict, /phase Failed \(ApplyRejected\)/);
+  assert.ok(e.findings.some((f) => f.severity === 'error' && /spec\.selector: field is immutable/.test(f.message) && /delete Deployment legacy/.test(f.message)), JSON.stringify(e.findings));
+  const text = await eventually(async () => {
+    const r = await converge('explain', 'ms/legacy', '-n', ns);
+    assert.equal(r.code, 0, r.stderr);
+    return /Warning\s+ApplyRejected/.test(r.stdout) ? r : undefined;
+  }, { what: 'explain shows the ApplyRejected Event', timeoutMs: 30_000 });
+  assert.match(text.stdout, /^Not converged: phase Failed \(ApplyRejected\)/m);
+  assert.match(text.stdout, /refused to adopt/);
 });
 
 test('explain a DigitalHumanProvider that no operator has seen: no status, Secret missing, never Secret data', { timeout: 60_000 }, async (t) => {

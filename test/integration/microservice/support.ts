@@ -28,7 +28,7 @@ export async function setup(t: TestContext): Promise<{ client: KubeClient; ns: s
   return { client, ns };
 }
 
-export async function startOperator(t: TestContext, ns: string, options: { defaults?: Partial<PlatformDefaults>; resyncPeriodMs?: number; client?: KubeClient } = {}): Promise<OperatorUnderTest> {
+export async function startOperator(t: TestContext, ns: string, options: { defaults?: Partial<PlatformDefaults>; resyncPeriodMs?: number; client?: KubeClient; faultPoint?: (name: string) => void | Promise<void> } = {}): Promise<OperatorUnderTest> {
   const events: RecordedEvent[] = [];
   const writeLog: { verb: string; resource: string }[] = [];
   const sink = {
@@ -44,6 +44,7 @@ export async function startOperator(t: TestContext, ns: string, options: { defau
         events: sink,
         defaults: { ...defaultPlatformDefaults, ...options.defaults },
         resyncPeriodMs: options.resyncPeriodMs ?? 10_000,
+        ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
       });
     },
   });

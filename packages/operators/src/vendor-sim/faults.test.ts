@@ -12,8 +12,10 @@ describe('fault validation', () => {
       hang: {},
       outage: { mode: 'reset' },
       loseCreateResponses: { count: 1 },
+      slowCreates: { ms: 1500 },
     });
     assert.deepEqual(faults.latency, { ms: 100, jitterMs: 10, ops: ['get'] });
+    assert.deepEqual(faults.slowCreates, { ms: 1500 });
     assert.deepEqual(faults.hang, {});
   });
 
@@ -28,6 +30,8 @@ describe('fault validation', () => {
       [{ rateLimit: { requestsPerSecond: 0 } }, 'rateLimit.requestsPerSecond'],
       [{ outage: { mode: 'explode' } }, 'outage.mode'],
       [{ hang: { ops: ['fly'] } }, 'hang.ops'],
+      [{ slowCreates: { ms: -1 } }, 'slowCreates.ms'],
+      [{ slowCreates: {} }, 'slowCreates.ms'],
       [{ latency: 'slow' }, 'latency'],
       [[], 'faults'],
       [{ latency: null }, 'latency'],

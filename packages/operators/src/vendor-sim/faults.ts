@@ -57,6 +57,14 @@ export interface LoseCreateResponsesFault {
   /** The next `count` creates happen but the connection is destroyed instead of answering. */
   count: number;
 }
+export interface SlowCreatesFault {
+  /**
+   * Every create takes this long before it is applied and answered, and is applied even when the
+   * client has given up by then (a vendor that keeps working on a request whose client timed
+   * out). Until then a lookup by its Idempotency-Key finds nothing.
+   */
+  ms: number;
+}
 
 /** Every fault that can be active at once. An absent field is off. */
 export interface Faults {
@@ -67,12 +75,13 @@ export interface Faults {
   hang?: HangFault;
   outage?: OutageFault;
   loseCreateResponses?: LoseCreateResponsesFault;
+  slowCreates?: SlowCreatesFault;
 }
 
 /** A change to the active faults: a field set to `null` is cleared, an absent one is kept. */
 export type FaultsPatch = { [K in keyof Faults]?: Faults[K] | null };
 
-const FAULT_KEYS = ['latency', 'errors', 'burst429', 'rateLimit', 'hang', 'outage', 'loseCreateResponses'] as const;
+const FAULT_KEYS = ['latency', 'errors', 'burst429', 'rateLimit', 'hang', 'outage', 'loseCreateResponses', 'slowCreates'] as const;
 
 export class FaultValidationError extends Error {
   override readonly name = 'FaultValidationError';
@@ -164,6 +173,9 @@ function parseOne(key: (typeof FAULT_KEYS)[number], v: unknown): Faults[typeof k
     case 'loseCreateResponses':
       onlyKeys(v, path, ['count']);
       return { count: num(v, 'count', path, { min: 0, int: true, required: true })! };
+    case 'slowCreates':
+      onlyKeys(v, path, ['ms']);
+      return { ms: num(v, 'ms', path, { min: 0, max: 600_000, required: true })! };
   }
 }
 
@@ -191,7 +203,8 @@ const applies = (fault: { ops?: VendorOperation[] } | undefined, op: VendorOpera
 /**
  * The active faults and their running state (error accumulator, rate-limit bucket, counters).
  * The server asks it one question per stage of a request, in this order: outage, hang,
- * latency, (authentication), burst429, rate limit, errors, and for creates, lose-response.
+ * latency, (authentication), burst429, rate limit, errors, and for creates, slow-create (after
+ * the body is read and validated) and lose-response.
  */
 export class FaultState {
   #faults: Faults = {};
@@ -290,6 +303,11 @@ export class FaultState {
     if (this.#errorCredit + 1e-9 < 1) return undefined;
     this.#errorCredit -= 1;
     return f!.status ?? 500;
+  }
+
+  /** How long a create takes before it is applied (0 when `slowCreates` is off). */
+  slowCreateMs(): number {
+    return this.#faults.slowCreates?.ms ?? 0;
   }
 
   /** True when this create's response must be lost; counts down. */

@@ -14,7 +14,8 @@
  *   has the body `{ error: { code, message, field?, requestId } }`.
  * - Faults (`Faults`, set through `/admin/faults` or the `VendorSimulator` methods) strike /v1
  *   only, in this order per request: outage → hang → latency → auth → burst429 → rate limit →
- *   errors → handler (→ lose the create response). Counted faults (burst429, lost creates) and
+ *   errors → handler (→ a slow create, applied even after its client gave up → lose the create
+ *   response). Counted faults (burst429, lost creates) and
  *   the error share are deterministic; only latency jitter is random.
  * - With `stateFile` the instances survive a restart (rewritten atomically after each change);
  *   the CA in `dir` is reused, so clients keep trusting the restarted server. Faults and
@@ -39,6 +40,7 @@ export {
   type HangFault,
   type OutageFault,
   type LoseCreateResponsesFault,
+  type SlowCreatesFault,
 } from './faults.ts';
 export type { SimStats } from './stats.ts';
 export type { Instance, HealthStatus } from './store.ts';

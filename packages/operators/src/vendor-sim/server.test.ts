@@ -210,6 +210,16 @@ describe('vendor simulator over HTTPS', () => {
     assert.equal(sim.stats().injected.outages, 2);
   });
 
+  it('a slow create is applied after its delay, even when the client gave up', async () => {
+    sim.setFaults({ slowCreates: { ms: 300 } });
+    const aborted = http('POST', '/v1/instances', { body: { region: 'eu' }, headers: { 'idempotency-key': 'late' }, signal: AbortSignal.timeout(100) });
+    await assert.rejects(aborted);
+    assert.equal((await http('GET', '/v1/instances?idempotencyKey=late')).body.items.length, 0, 'not there while the vendor works on it');
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal((await http('GET', '/v1/instances?idempotencyKey=late')).body.items.length, 1, 'there once the vendor finished');
+    sim.clearFaults();
+  });
+
   it('hanging requests wait until the fault is cleared, then complete', async () => {
     sim.setFaults({ hang: { ops: ['create'] } });
     const pending = create('hung');
@@ -269,7 +279,7 @@ describe('vendor simulator over HTTPS', () => {
     }
     assert.equal(ops.length, 16);
     // The fault schema lists exactly the faults the server accepts.
-    assert.deepEqual(Object.keys(doc.components.schemas.Faults.properties).sort(), ['burst429', 'errors', 'hang', 'latency', 'loseCreateResponses', 'outage', 'rateLimit']);
+    assert.deepEqual(Object.keys(doc.components.schemas.Faults.properties).sort(), ['burst429', 'errors', 'hang', 'latency', 'loseCreateResponses', 'outage', 'rateLimit', 'slowCreates']);
   });
 });
 

@@ -321,6 +321,12 @@ export async function startVendorSimulator(options: VendorSimulatorOptions): Pro
         const body = await readJson(req);
         onlyFields(body, ['region', 'displayName']);
         const input = { region: checkRegion(body.region), displayName: checkDisplayName(body.displayName) ?? '' };
+        const slow = faults.slowCreateMs();
+        if (slow > 0) {
+          // Unlike latency, this is not cut short when the client leaves: the create still happens.
+          counters.injected.delayed++;
+          await new Promise((done) => setTimeout(done, slow));
+        }
         const outcome = store.create(input, key);
         if (outcome.kind === 'key-conflict') {
           throw new HttpFailure(409, 'IdempotencyKeyReused', `Idempotency-Key already used for an instance in region ${outcome.instance.region}`, 'Idempotency-Key');

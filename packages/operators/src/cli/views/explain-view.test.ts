@@ -44,10 +44,10 @@ function liveChildren(ms: Microservice): { deployment: Deployment; service: Serv
   return { deployment, service };
 }
 
-const slice = (ready: boolean[]): EndpointSlice => ({
-  metadata: { name: 'todo-api-abc', namespace: 'demo', labels: { 'kubernetes.io/service-name': 'todo-api' } },
+const slice = (ready: boolean[], subnet = 0): EndpointSlice => ({
+  metadata: { name: `todo-api-${subnet}`, namespace: 'demo', labels: { 'kubernetes.io/service-name': 'todo-api' } },
   addressType: 'IPv4',
-  endpoints: ready.map((r, i) => ({ addresses: [`10.0.0.${i + 1}`], conditions: { ready: r } })),
+  endpoints: ready.map((r, i) => ({ addresses: [`10.0.${subnet}.${i + 1}`], conditions: { ready: r } })),
 });
 
 const event = (reason: string, time: string, regarding = { kind: 'Microservice', name: 'todo-api', uid: 'ms-uid' }, extra: Partial<KubeEvent> = {}): KubeEvent => ({
@@ -132,7 +132,9 @@ test('a Microservice the operator has not seen yet', () => {
 });
 
 test('endpoints are counted as the operator counts them', () => {
-  assert.deepEqual(countEndpoints([slice([true, false]), slice([true])]), { slices: 2, ready: 2, notReady: 1 });
+  assert.deepEqual(countEndpoints([slice([true, false]), slice([true], 1)]), { slices: 2, ready: 2, notReady: 1 });
+  // The same endpoints again in a second slice (another address family): counted once.
+  assert.deepEqual(countEndpoints([slice([true, false]), slice([true, false])]), { slices: 2, ready: 1, notReady: 1 });
   const noAddress: EndpointSlice = { metadata: {}, addressType: 'IPv4', endpoints: [{ addresses: [], conditions: { ready: true } }] };
   assert.deepEqual(countEndpoints([noAddress]), { slices: 1, ready: 0, notReady: 0 });
 });
@@ -181,4 +183,17 @@ test('a provider with a missing Secret, and one blocked in deletion', () => {
   assert.match(blocked.findings[0]!.message, /finalizer dhp.example.com\/provider-cleanup stays until the vendor instance inst-9 is deleted \(blocked: vendor unreachable\)/);
   const text = stripAnsi(renderExplanationText(blocked, { now, style: createStyle(true) }));
   assert.equal(text, renderExplanationText(blocked, { now }));
+});
+
+test('a provider with a create sent but no instance recorded, and one with the abandon annotation', () => {
+  const sent = explainProvider({ provider: provider({ observedGeneration: 1, instanceEndpoint: 'https://vendor.example', createRequestedAt: '2026-01-01T00:00:00.123Z', conditions: [cond('Ready', 'False', 'EnsureFailed', 1, 'timeout')] }), credentials: { secretExists: true, keyPresent: true }, events: [] });
+  assert.equal(sent.provider!.instanceEndpoint, 'https://vendor.example');
+  assert.equal(sent.provider!.createRequestedAt, '2026-01-01T00:00:00.123Z');
+  assert.ok(sent.findings.some((f) => f.message.startsWith('a create was sent to https://vendor.example at 2026-01-01T00:00:00.123Z')));
+  assert.match(renderExplanationText(sent, { now }), /instance lives at https:\/\/vendor\.example, last create requested 2026-01-01T00:00:00\.123Z/);
+  const p = provider({ observedGeneration: 1, providerID: 'inst-1', instanceEndpoint: 'https://vendor.example', conditions: [cond('Ready', 'True', 'ProviderReady', 1, 'healthy')] });
+  p.metadata.annotations = { 'dhp.example.com/abandon-instance': 'inst-1' };
+  const marked = explainProvider({ provider: p, credentials: { secretExists: true, keyPresent: true }, events: [] });
+  assert.ok(marked.findings.some((f) => f.message === 'vendor instance inst-1 at https://vendor.example'));
+  assert.ok(marked.findings.some((f) => f.severity === 'warning' && f.message.startsWith('dhp.example.com/abandon-instance=inst-1: on deletion')));
 });

@@ -30,7 +30,7 @@
  *                  differences: [{ path, expected, actual }], differenceText: string[] }] },
  *   provider?: {                                       // kind DigitalHumanProvider
  *     spec: { endpoint, region, displayName|null, credentialsSecretRef: { name, key } },
- *     providerID|null, finalizer: { name, present }, deleting,
+ *     providerID|null, instanceEndpoint|null, createRequestedAt|null, finalizer: { name, present }, deleting,
  *     credentials: { secret, key, secretExists: boolean|null, keyPresent: boolean|null, error|null } } }
  * ```
  * Secret values never enter an Explanation: the caller passes only whether the Secret and its key exist.
@@ -44,6 +44,7 @@ import {
   MICROSERVICE_API_VERSION,
   MICROSERVICE_KIND,
   assessRollout,
+  countEndpoints as countDistinctEndpoints,
   describeDifferences,
   findDifferences,
   renderDesiredState,
@@ -51,7 +52,7 @@ import {
 } from '../../operators/microservice/index.ts';
 import type { Microservice, PlatformDefaults, RolloutAssessment, Difference } from '../../operators/microservice/index.ts';
 import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
-import { DEFAULT_CREDENTIALS_KEY, PROVIDER_API_VERSION, PROVIDER_FINALIZER, PROVIDER_KIND } from '../../operators/provider/api/index.ts';
+import { ABANDON_ANNOTATION, DEFAULT_CREDENTIALS_KEY, PROVIDER_API_VERSION, PROVIDER_FINALIZER, PROVIDER_KIND } from '../../operators/provider/api/index.ts';
 import { VIEW_API_VERSION, conditionView, type ConditionView } from './status-view.ts';
 import { formatAge } from './age.ts';
 import { renderTable, cell } from './table.ts';
@@ -132,6 +133,9 @@ export interface MicroserviceExplanation {
 export interface ProviderExplanation {
   spec: { endpoint: string; region: string; displayName: string | null; credentialsSecretRef: { name: string; key: string } };
   providerID: string | null;
+  /** Where the instance lives (or a create was sent), and when a create was last requested. */
+  instanceEndpoint: string | null;
+  createRequestedAt: string | null;
   finalizer: { name: string; present: boolean };
   deleting: boolean;
   credentials: { secret: string; key: string; secretExists: boolean | null; keyPresent: boolean | null; error: string | null };
@@ -284,17 +288,9 @@ export interface MicroserviceFacts {
 }
 
 /** Ready endpoints counted as the operator counts them: an address whose `ready` is not false. */
+/** Endpoints counted as the operator counts them (each once, across address families), and the slices. */
 export function countEndpoints(slices: readonly EndpointSlice[]): { slices: number; ready: number; notReady: number } {
-  let ready = 0;
-  let notReady = 0;
-  for (const s of slices) {
-    for (const e of s.endpoints ?? []) {
-      if (!e.addresses?.length) continue;
-      if (e.conditions?.ready === false) notReady += 1;
-      else ready += 1;
-    }
-  }
-  return { slices: slices.length, ready, notReady };
+  return { slices: slices.length, ...countDistinctEndpoints(slices) };
 }
 
 export function ownershipOfChild(child: KubeObject | undefined, ms: Microservice): { ownership: Ownership; controller: ChildExplanation['controller']; handoverTo: string | null } {
@@ -354,7 +350,8 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
 
   generationFindings(header, conditions, findings);
   if (ms.status?.phase === 'Failed') {
-    findings.push({ severity: 'error', message: `phase Failed (${ms.status.reason ?? 'no reason'}): ${ms.status.message ?? ''}; not retried until the spec changes` });
+    const until = ms.status.reason === 'InvalidSpec' ? 'the spec changes' : 'the spec or the object in the way changes';
+    findings.push({ severity: 'error', message: `phase Failed (${ms.status.reason ?? 'no reason'}): ${ms.status.message ?? ''}; not retried until ${until}` });
   }
   const ready = conditions.find((c) => c.type === 'Ready');
   readyFinding(ready, findings);
@@ -410,7 +407,11 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
         });
         break;
       case 'handover':
-        findings.push({ severity: 'info', message: `${what} carries ${HANDOVER_ANNOTATION}=${name}: the operator adopts it` });
+        findings.push(
+          ms.status?.reason === 'ApplyRejected' && ms.status.phase === 'Failed'
+            ? { severity: 'error', message: `${what} carries ${HANDOVER_ANNOTATION}=${name}, but the API server refused to adopt it (ApplyRejected, above)` }
+            : { severity: 'info', message: `${what} carries ${HANDOVER_ANNOTATION}=${name}: the operator adopts it` },
+        );
         break;
       case 'previous-owner':
         findings.push({ severity: 'warning', message: `${what} belongs to an earlier Microservice of the same name (uid ${own.controller!.uid}); garbage collection is removing it, then the operator creates a new one` });
@@ -430,7 +431,7 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
 
   const endpoints = countEndpoints(facts.endpointSlices);
   const assessed = facts.deployment ? assessRollout(facts.deployment, generation, endpoints.ready) : null;
-  if (assessed && children[0]!.ownership === 'controlled' && assessed.state !== 'Available') {
+  if (assessed && children[0]!.ownership === 'controlled' && assessed.state !== 'Available' && assessed.state !== 'ScaledToZero') {
     findings.push({ severity: assessed.state === 'Stalled' ? 'error' : 'warning', message: `live rollout: ${assessed.message}` });
   }
 
@@ -506,8 +507,21 @@ export function explainProvider(facts: ProviderFacts): Explanation {
   if (!deleting && !finalizer && header.observedGeneration !== null) {
     findings.push({ severity: 'warning', message: `the finalizer ${PROVIDER_FINALIZER} is missing: the operator adds it before any vendor call` });
   }
-  if (!deleting && !providerID) findings.push({ severity: 'warning', message: 'no vendor instance recorded yet (status.providerID is empty)' });
-  else if (providerID) findings.push({ severity: 'ok', message: `vendor instance ${providerID}` });
+  const instanceEndpoint = p.status?.instanceEndpoint ?? null;
+  const createRequestedAt = p.status?.createRequestedAt ?? null;
+  if (providerID) {
+    findings.push({ severity: 'ok', message: `vendor instance ${providerID}${instanceEndpoint ? ` at ${instanceEndpoint}` : ''}` });
+  } else if (createRequestedAt) {
+    findings.push({ severity: 'warning', message: `a create was sent to ${instanceEndpoint ?? p.spec?.endpoint} at ${createRequestedAt}, no instance recorded yet: deletion asks the vendor before the finalizer goes` });
+  } else if (!deleting) {
+    findings.push({ severity: 'warning', message: 'no vendor instance recorded yet (status.providerID is empty); no create was sent' });
+  } else {
+    findings.push({ severity: 'info', message: 'no create was ever sent: the deletion needs no vendor call' });
+  }
+  const abandon = p.metadata.annotations?.[ABANDON_ANNOTATION];
+  if (abandon !== undefined) {
+    findings.push({ severity: 'warning', message: `${ABANDON_ANNOTATION}=${abandon}: on deletion the instance named is given up without cleanup (if it names status.providerID, or the UID when none is recorded)` });
+  }
 
   const converged = !deleting && ready?.status === 'True' && ready.current && header.observedGeneration === generation && finalizer && providerID !== null;
   return {
@@ -515,6 +529,8 @@ export function explainProvider(facts: ProviderFacts): Explanation {
     provider: {
       spec: { endpoint: p.spec?.endpoint ?? '', region: p.spec?.region ?? '', displayName: p.spec?.displayName ?? null, credentialsSecretRef: { name: secret, key } },
       providerID,
+      instanceEndpoint,
+      createRequestedAt,
       finalizer: { name: PROVIDER_FINALIZER, present: finalizer },
       deleting,
       credentials: { secret, key, secretExists: creds.secretExists, keyPresent: creds.keyPresent, error: creds.error ?? null },
@@ -581,6 +597,7 @@ export function renderExplanationText(e: Explanation, options: { style?: Style; 
     out.push('', style.paint('Spec and status', 'bold'));
     out.push(`  endpoint ${p.spec.endpoint}, region ${p.spec.region}${p.spec.displayName ? `, displayName ${JSON.stringify(p.spec.displayName)}` : ''}`);
     out.push(`  providerID ${p.providerID ?? '-'}, observedGeneration ${o.observedGeneration ?? '-'}/${o.generation}`);
+    out.push(`  instance lives at ${p.instanceEndpoint ?? '- (no create sent)'}${p.createRequestedAt ? `, last create requested ${p.createRequestedAt}` : ''}`);
     out.push(`  finalizer ${p.finalizer.name}: ${p.finalizer.present ? 'present' : 'absent'}${p.deleting ? ' (deleting)' : ''}`);
     const c = p.credentials;
     const secretText = c.secretExists === null ? `unknown (${c.error ?? 'not checked'})` : c.secretExists ? (c.keyPresent ? `present, key "${c.key}" present` : `present, key "${c.key}" MISSING`) : 'MISSING';

@@ -16,9 +16,9 @@ import type { EventSink } from '@converge/runtime';
 import { defaultPlatformDefaults } from './platform-defaults.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';
 
-export { MicroserviceReconciler, SERVICE_NAME_INDEX } from './reconciler.ts';
+export { MicroserviceReconciler, SERVICE_NAME_INDEX, rejectionMessage } from './reconciler.ts';
 export type { MicroserviceReconcilerDeps } from './reconciler.ts';
-export { assessRollout } from './rollout.ts';
+export { assessRollout, countEndpoints } from './rollout.ts';
 export type { RolloutAssessment, RolloutState, RolloutSummary } from './rollout.ts';
 export * from './api/index.ts';
 export * from './desired-state.ts';
@@ -31,7 +31,8 @@ export interface MicroserviceOperatorOptions {
   /** The periodic check (default 10 s, ±10 % jitter). */
   resyncPeriodMs?: number;
   maxConcurrentReconciles?: number;
-  faultPoint?: (name: string) => void;
+  /** Test-only hook at named points (see `MicroserviceReconcilerDeps.faultPoint`). */
+  faultPoint?: (name: string) => void | Promise<void>;
 }
 
 export function registerMicroserviceOperator(manager: Manager, options: MicroserviceOperatorOptions): Controller {

@@ -24,7 +24,7 @@ test('a missing section gives the defaults; given fields override, the rest is k
 
 test('every problem is reported, with its path', () => {
   assert.throws(
-    () => parsePlatformDefaults({ replicas: 0, otlpEndpoint: 'collector:4317', probes: { readinesPath: '/x' } }),
+    () => parsePlatformDefaults({ replicas: -1, otlpEndpoint: 'collector:4317', probes: { readinesPath: '/x' } }),
     (e: unknown) =>
       e instanceof PlatformDefaultsError &&
       e.problems.some((p) => p.startsWith('replicas:')) &&
@@ -61,7 +61,7 @@ test('loadPlatformDefaults reads microservice.defaults of a YAML or JSON file', 
     const broken = join(dir, 'broken.yaml');
     await writeFile(broken, 'microservice: [\n');
     const invalid = join(dir, 'invalid.yaml');
-    await writeFile(invalid, 'microservice:\n  defaults:\n    replicas: 0\n');
+    await writeFile(invalid, 'microservice:\n  defaults:\n    replicas: -1\n');
     await assert.rejects(loadPlatformDefaults(invalid), /invalid platform defaults in .*invalid\.yaml \(microservice\.defaults\):\n  - replicas: /);
     await assert.rejects(loadPlatformDefaults(broken), PlatformDefaultsError);
     await assert.rejects(loadPlatformDefaults(join(dir, 'missing.yaml')), /cannot read the file/);

@@ -32,7 +32,7 @@ import { ManagedLabel } from './api/index.ts';
 import { canonicalQuantity } from './quantity.ts';
 
 export interface PlatformDefaults {
-  /** Deployment replicas. */
+  /** Deployment replicas; 0 scales every Microservice to zero (Ready as `ScaledToZero`). */
   readonly replicas: number;
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` of every workload. */
   readonly otlpEndpoint: string;
@@ -62,7 +62,7 @@ const HttpPath = Type.String({ pattern: '^/[^\\s]*$', maxLength: 1024 });
 
 export const PlatformDefaultsConfigSchema = Type.Object(
   {
-    replicas: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    replicas: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
     otlpEndpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048 })),
     containerName: Type.Optional(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 })),
     resources: Type.Optional(

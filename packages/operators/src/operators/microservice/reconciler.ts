@@ -13,19 +13,24 @@
  *    the handover annotation naming this CR.
  * 5. Each child whose live state does not already contain the desired state is written: created
  *    when missing (after confirming the owner still exists: by the Accepted write, or one live
- *    read), else updated in place with the resourceVersion that was read (ADR 0003).
+ *    read), else updated in place with the resourceVersion that was read (ADR 0003). A write the
+ *    API server refuses as invalid (422: an immutable field, a value it rejects) is a permanent
+ *    failure, `Failed`/`ApplyRejected` naming the fields and what to do, and is not sent again
+ *    until the Microservice or that child changes.
  * 6. Status: `ResourcesApplied` plus Ready/Progressing/Stalled for this generation, written only
- *    when it differs, and only to the same UID and resourceVersion that was read.
+ *    when it differs, and only to the same UID and resourceVersion that was read; the conditions
+ *    are set on that version's conditions, so other writers' condition types are kept.
  * @module
  */
 import type { Logger } from 'pino';
 import {
   DeploymentKind,
   ServiceKind,
-  EndpointSliceKind,
   PermanentError,
   TemporaryError,
   isNotFound,
+  isInvalid,
+  ApiError,
   ownershipOf,
   controllerOf,
   setCondition,
@@ -60,7 +65,7 @@ import { renderDesiredState, InvalidSpecError } from './desired-state.ts';
 import type { DesiredState } from './desired-state.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';
 import { containsDesired, describeDifferences } from './contains.ts';
-import { assessRollout } from './rollout.ts';
+import { assessRollout, countEndpoints } from './rollout.ts';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
 
 export interface MicroserviceReconcilerDeps {
@@ -72,14 +77,29 @@ export interface MicroserviceReconcilerDeps {
   defaults: PlatformDefaults;
   events: EventSink;
   clock: Clock;
-  /** Test-only fault hook: called at named points; may throw or kill the process. */
-  faultPoint?: (name: string) => void;
+  /**
+   * Test-only fault hook: called (and awaited) at named points; may throw, kill the process, or
+   * hold the reconcile there while a test changes the world (an in-process test provoking a race).
+   */
+  faultPoint?: (name: string) => void | Promise<void>;
 }
 
 type Child = { kind: ResourceKind<Deployment> | ResourceKind<Service>; current: Deployment | Service | undefined; desired: Deployment | Service };
+/** A condition the operator sets: type, status, reason, message (observedGeneration is added). */
+type ConditionEntry = [string, Condition['status'], string, string];
+/** The status fields the operator writes; conditions are merged into whatever the object has. */
+type OwnStatus = Omit<MicroserviceStatus, 'conditions'>;
 
 export class MicroserviceReconciler {
   readonly #d: MicroserviceReconcilerDeps;
+  /**
+   * Writes the API server refused as invalid (422), per Microservice key: what was refused (the
+   * Microservice generation and the child's UID and resourceVersion) and the explanation. The
+   * same write is not sent again until one of them changes (a spec edit, the child edited or
+   * deleted); a restart sends it once more. In memory only: it saves refused requests, it decides
+   * nothing the status does not already say.
+   */
+  readonly #refused = new Map<string, { fingerprint: string; message: string }>();
 
   constructor(deps: MicroserviceReconcilerDeps) {
     this.#d = deps;
@@ -100,7 +120,10 @@ export class MicroserviceReconciler {
   async #reconcile(request: Request, signal: AbortSignal): Promise<Result> {
     const log = request.log;
     let ms = this.#d.microservices.get(request.key);
-    if (!ms || ms.metadata.deletionTimestamp) return {};
+    if (!ms || ms.metadata.deletionTimestamp) {
+      this.#refused.delete(request.key);
+      return {};
+    }
     const generation = ms.metadata.generation ?? 0;
 
     const problems = [...checkMicroserviceSpec(ms.spec)];
@@ -112,15 +135,11 @@ export class MicroserviceReconciler {
     let confirmedLive = false;
     if (ms.status?.observedGeneration !== generation) {
       log.info(`Accepted ${request.key}: image=${ms.spec.image} port=${ms.spec.port}`);
-      const accepted = await this.#writeStatus(ms, {
-        phase: MicroservicePhase.Accepted,
-        observedGeneration: generation,
-        conditions: this.#conditions(ms, [
-          [Cond.Ready, 'False', Reason.RolloutInProgress, 'spec accepted; applying resources'],
-          [Cond.Progressing, 'True', Reason.RolloutInProgress, 'spec accepted; applying resources'],
-          [Cond.Stalled, 'False', Reason.NotStalled, ''],
-        ]),
-      }, signal);
+      const accepted = await this.#writeStatus(ms, { phase: MicroservicePhase.Accepted, observedGeneration: generation }, [
+        [Cond.Ready, 'False', Reason.RolloutInProgress, 'spec accepted; applying resources'],
+        [Cond.Progressing, 'True', Reason.RolloutInProgress, 'spec accepted; applying resources'],
+        [Cond.Stalled, 'False', Reason.NotStalled, ''],
+      ], signal);
       confirmedLive = accepted !== undefined && !accepted.metadata.deletionTimestamp;
       ms = accepted ?? ms;
     }
@@ -168,34 +187,52 @@ export class MicroserviceReconciler {
       // the write decides whether one is needed, so they can never disagree (e.g. about other
       // writers' ownerReferences or labels, which the update keeps).
       if (child.current && !adopt.includes(child) && containsDesired(child.current, this.#updateBody(child))) continue;
-      this.#d.faultPoint?.(`microservice:before-apply-${child.kind.kind.toLowerCase()}`);
+      // A write the API server refused as invalid is not sent again unchanged (see #refused).
+      const fingerprint = `${ms.metadata.uid}/${generation}/${child.kind.kind}/${child.current?.metadata.uid ?? '-'}/${child.current?.metadata.resourceVersion ?? '-'}`;
+      const refused = this.#refused.get(request.key);
+      if (refused?.fingerprint === fingerprint) return this.#fail(ms, Reason.ApplyRejected, refused.message, log, signal);
+      await this.#d.faultPoint?.(`microservice:before-apply-${child.kind.kind.toLowerCase()}`);
       const existed = child.current !== undefined;
       const before = child.current;
-      child.current = await this.#write(child, signal);
-      this.#d.faultPoint?.(`microservice:after-apply-${child.kind.kind.toLowerCase()}`);
+      try {
+        child.current = await this.#write(child, signal);
+      } catch (err) {
+        if (!isInvalid(err)) throw err;
+        const message = rejectionMessage(err as ApiError, child.kind.kind, request.name, existed, adopt.includes(child));
+        this.#refused.set(request.key, { fingerprint, message });
+        return this.#fail(ms, Reason.ApplyRejected, message, log, signal);
+      }
+      this.#refused.delete(request.key);
+      await this.#d.faultPoint?.(`microservice:after-apply-${child.kind.kind.toLowerCase()}`);
       const action = adopt.includes(child) ? Reason.Adopted : existed ? Reason.Updated : Reason.Created;
       log.info({ child: child.kind.kind, action, ...(existed && !adopt.includes(child) ? { differences: describeDifferences(before, this.#updateBody({ ...child, current: before })).slice(0, 10) } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
       this.#d.events.normal(ms, action, 'Apply', `${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
     }
 
     const deployment = children[0]!.current as Deployment;
-    const rollout = assessRollout(deployment, generation, this.#readyEndpoints(request.namespace, request.name));
-    const ready: Condition['status'] = rollout.state === 'Available' ? 'True' : 'False';
-    const readyReason = { Available: Reason.Available, InProgress: Reason.RolloutInProgress, Stalled: Reason.RolloutStalled, EndpointsNotReady: Reason.EndpointsNotReady }[rollout.state];
-    const status: MicroserviceStatus = {
+    const slices = this.#d.endpointSlices.byIndex(SERVICE_NAME_INDEX, `${request.namespace}/${request.name}`);
+    const rollout = assessRollout(deployment, generation, countEndpoints(slices).ready);
+    const ready: Condition['status'] = rollout.state === 'Available' || rollout.state === 'ScaledToZero' ? 'True' : 'False';
+    const readyReason = {
+      Available: Reason.Available,
+      ScaledToZero: Reason.ScaledToZero,
+      InProgress: Reason.RolloutInProgress,
+      Stalled: Reason.RolloutStalled,
+      EndpointsNotReady: Reason.EndpointsNotReady,
+    }[rollout.state];
+    const status: OwnStatus = {
       phase: MicroservicePhase.ResourcesApplied,
       observedGeneration: generation,
-      conditions: this.#conditions(ms, [
-        [Cond.Ready, ready, readyReason, rollout.message],
-        rollout.state === 'InProgress'
-          ? [Cond.Progressing, 'True', Reason.RolloutInProgress, rollout.message]
-          : [Cond.Progressing, 'False', rollout.state === 'Stalled' ? Reason.RolloutStalled : Reason.RolloutComplete, rollout.message],
-        rollout.state === 'Stalled' ? [Cond.Stalled, 'True', Reason.RolloutStalled, rollout.message] : [Cond.Stalled, 'False', Reason.NotStalled, ''],
-      ]),
       managedResources: { deployment: request.name, service: request.name },
       rollout: rollout.summary,
     };
-    await this.#writeStatus(ms, status, signal);
+    await this.#writeStatus(ms, status, [
+      [Cond.Ready, ready, readyReason, rollout.message],
+      rollout.state === 'InProgress'
+        ? [Cond.Progressing, 'True', Reason.RolloutInProgress, rollout.message]
+        : [Cond.Progressing, 'False', rollout.state === 'Stalled' ? Reason.RolloutStalled : Reason.RolloutComplete, rollout.message],
+      rollout.state === 'Stalled' ? [Cond.Stalled, 'True', Reason.RolloutStalled, rollout.message] : [Cond.Stalled, 'False', Reason.NotStalled, ''],
+    ], signal);
     return {};
   }
 
@@ -226,18 +263,12 @@ export class MicroserviceReconciler {
   /** Reports a failure that waits for a spec change: status `Failed`, a Warning Event, no retry. */
   async #fail(ms: Microservice, reason: string, message: string, log: Logger, signal: AbortSignal): Promise<never> {
     const generation = ms.metadata.generation ?? 0;
-    const status: MicroserviceStatus = {
-      phase: MicroservicePhase.Failed,
-      observedGeneration: generation,
-      reason,
-      message,
-      conditions: this.#conditions(ms, [
-        [Cond.Ready, 'False', reason, message],
-        [Cond.Progressing, 'False', reason, message],
-        [Cond.Stalled, 'True', reason, message],
-      ]),
-    };
-    const written = await this.#writeStatus(ms, status, signal);
+    const status: OwnStatus = { phase: MicroservicePhase.Failed, observedGeneration: generation, reason, message };
+    const written = await this.#writeStatus(ms, status, [
+      [Cond.Ready, 'False', reason, message],
+      [Cond.Progressing, 'False', reason, message],
+      [Cond.Stalled, 'True', reason, message],
+    ], signal);
     if (written) {
       log.warn({ reason }, message);
       this.#d.events.warning(ms, reason, 'Reconcile', message);
@@ -249,13 +280,19 @@ export class MicroserviceReconciler {
    * Writes status when it differs, to the very version read (UID and resourceVersion), and only
    * if the cache still shows the same generation and no deletion: otherwise a newer event is
    * already queued and this status would describe the past.
+   *
+   * The conditions are set on the conditions of that very version (the one the patch is
+   * conditional on), not on the copy the reconcile started from: a condition type another writer
+   * added meanwhile is kept, and a write that would drop one cannot land (its resourceVersion
+   * would not match).
    */
-  async #writeStatus(ms: Microservice, status: MicroserviceStatus, signal: AbortSignal): Promise<Microservice | undefined> {
+  async #writeStatus(ms: Microservice, own: OwnStatus, conditions: ConditionEntry[], signal: AbortSignal): Promise<Microservice | undefined> {
     const latest = this.#d.microservices.get({ namespace: ms.metadata.namespace ?? '', name: ms.metadata.name ?? '' });
     if (!latest || latest.metadata.uid !== ms.metadata.uid || latest.metadata.generation !== ms.metadata.generation || latest.metadata.deletionTimestamp) {
       throw new TemporaryError('Superseded', 'the Microservice changed while it was reconciled; looking again', { retryAfterMs: 0 });
     }
-    this.#d.faultPoint?.('microservice:before-status');
+    const status: MicroserviceStatus = { ...own, conditions: this.#conditions(latest, conditions) };
+    await this.#d.faultPoint?.('microservice:before-status');
     try {
       return await patchStatus(this.#d.client, MicroserviceKind, latest, status, { fieldManager: MICROSERVICE_FIELD_MANAGER, signal });
     } catch (err) {
@@ -279,7 +316,8 @@ export class MicroserviceReconciler {
     }
   }
 
-  #conditions(ms: Microservice, entries: [string, Condition['status'], string, string][]): Condition[] {
+  /** `entries` set on `ms`'s conditions (other condition types kept as they are). */
+  #conditions(ms: Microservice, entries: ConditionEntry[]): Condition[] {
     const now = toRfc3339(new Date(this.#d.clock.now()));
     let conditions = (ms.status?.conditions ?? []) as Condition[];
     for (const [type, status, reason, message] of entries) {
@@ -288,13 +326,32 @@ export class MicroserviceReconciler {
     return conditions;
   }
 
-  #readyEndpoints(namespace: string, service: string): number {
-    let ready = 0;
-    for (const slice of this.#d.endpointSlices.byIndex(SERVICE_NAME_INDEX, `${namespace}/${service}`)) {
-      for (const e of slice.endpoints ?? []) if (e.conditions?.ready !== false) ready += e.addresses?.length ? 1 : 0;
-    }
-    return ready;
-  }
+}
+
+/**
+ * The explanation of a write the API server refused as invalid (422): which object, which fields
+ * and why (from the answer's causes), and what the user can do about it.
+ */
+export function rejectionMessage(err: ApiError, kind: string, name: string, existed: boolean, adopting: boolean): string {
+  const causes = err.causes.filter((c) => c.field || c.message);
+  const fields = [...new Set(causes.map((c) => c.field).filter((f): f is string => !!f))];
+  const details = causes.length
+    ? causes.map((c) => `${c.field ? `${c.field}: ` : ''}${shortCause(c.message ?? c.reason ?? '')}`).join('; ')
+    : err.message;
+  const immutable = causes.some((c) => /immutable/i.test(c.message ?? '')) || /immutable/i.test(err.message);
+  const what = `${kind} ${name}`;
+  const verb = existed ? (adopting ? 'adopt (update)' : 'update') : 'create';
+  const advice = immutable && existed
+    ? `The operator cannot change ${fields.length ? fields.join(', ') : 'it'} in place: delete ${what} and the operator creates it anew with the desired state${adopting ? `, or remove the ${HANDOVER_ANNOTATION} annotation from it and give the Microservice another name` : ''}`
+    : `The operator tries again when the Microservice or ${what} changes`;
+  return `the API server refused to ${verb} ${what}: ${details}. ${advice}`;
+}
+
+/** "Invalid value: v1.LabelSelector{…}: field is immutable" → "field is immutable" (values can be long). */
+function shortCause(message: string): string {
+  const m = /^Invalid value: .*: ([^:]+)$/s.exec(message);
+  const text = m ? m[1]!.trim() : message;
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
 /** The Microservice read from the cache no longer exists on the API server (or is being deleted). */

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Deployment } from '@converge/runtime';
+import type { Deployment, EndpointSlice } from '@converge/runtime';
 import { GENERATION_ANNOTATION } from './api/index.ts';
-import { assessRollout } from './rollout.ts';
+import { assessRollout, countEndpoints } from './rollout.ts';
 
 function dep(opts: { stamp?: string; generation?: number; observed?: number; replicas?: number; updated?: number; available?: number; current?: number; progressing?: { status: string; reason: string } }): Deployment {
   return {
@@ -36,4 +36,34 @@ test('an old generation, an unobserved spec or old pods never read as success', 
 test('ProgressDeadlineExceeded is a stall', () => {
   const a = assessRollout(dep({ stamp: '1', available: 0, progressing: { status: 'False', reason: 'ProgressDeadlineExceeded' } }), 1, 0);
   assert.equal(a.state, 'Stalled');
+});
+
+test('zero replicas: Ready (ScaledToZero) once the controller observed the spec and no pod is left', () => {
+  const zero = (extra: Parameters<typeof dep>[0] = {}) => dep({ stamp: '1', replicas: 0, updated: 0, available: 0, current: 0, ...extra });
+  const a = assessRollout(zero(), 1, 0);
+  assert.equal(a.state, 'ScaledToZero');
+  assert.deepEqual(a.summary, { replicas: 0, updatedReplicas: 0, availableReplicas: 0, readyEndpoints: 0 });
+  assert.equal(assessRollout(zero({ current: 1, available: 1 }), 1, 1).state, 'InProgress', 'an old pod is still there');
+  assert.equal(assessRollout(zero({ generation: 2, observed: 1 }), 1, 0).state, 'InProgress', 'scale-down not observed yet');
+  assert.equal(assessRollout(zero({ stamp: '0' }), 1, 0).state, 'InProgress', 'written for another generation');
+});
+
+const slice = (family: string, endpoints: EndpointSlice['endpoints']): EndpointSlice =>
+  ({ metadata: { name: `s-${family}`, namespace: 'ns' }, addressType: family, endpoints }) as EndpointSlice;
+const pod = (name: string, address: string, ready?: boolean) => ({
+  addresses: [address],
+  targetRef: { kind: 'Pod', namespace: 'ns', name, uid: `uid-${name}` },
+  ...(ready === undefined ? {} : { conditions: { ready } }),
+});
+
+test('endpoints are counted once per pod, not once per address family', () => {
+  const v4 = slice('IPv4', [pod('a', '10.0.0.1', true), pod('b', '10.0.0.2', true), pod('c', '10.0.0.3', false)]);
+  const v6 = slice('IPv6', [pod('a', 'fd00::1', true), pod('b', 'fd00::2'), pod('c', 'fd00::3', false)]);
+  assert.deepEqual(countEndpoints([v4]), { ready: 2, notReady: 1 });
+  assert.deepEqual(countEndpoints([v4, v6]), { ready: 2, notReady: 1 });
+  // Ready in one slice, not (yet) in the other: ready, counted once.
+  assert.deepEqual(countEndpoints([slice('IPv4', [pod('a', '10.0.0.1', true)]), slice('IPv6', [pod('a', 'fd00::1', false)])]), { ready: 1, notReady: 0 });
+  // No address: not an endpoint; no targetRef: identified by hostname, else by address.
+  assert.deepEqual(countEndpoints([slice('IPv4', [{ addresses: [] }, { addresses: ['10.0.0.9'] }, { addresses: ['10.0.0.8'], hostname: 'h' }]), slice('IPv6', [{ addresses: ['fd00::8'], hostname: 'h' }])]), { ready: 2, notReady: 0 });
+  assert.deepEqual(countEndpoints([]), { ready: 0, notReady: 0 });
 });

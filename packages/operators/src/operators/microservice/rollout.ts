@@ -7,12 +7,19 @@
  * controller must have observed its latest spec, and every replica (not just enough of them)
  * must be updated and available — so availability left over from an old ReplicaSet never reads
  * as success of a new spec.
+ *
+ * At **zero replicas** (a platform default of `replicas: 0`) there is nothing to serve and no
+ * endpoint to wait for: the rollout is done (`ScaledToZero`, Ready) once the controller has
+ * observed the spec and no pod of any ReplicaSet is left.
+ *
+ * Ready endpoints are counted once per endpoint (`countEndpoints`): a dual-stack Service has an
+ * EndpointSlice per address family, each listing the same pods.
  * @module
  */
-import type { Deployment } from '@converge/runtime';
+import type { Deployment, EndpointSlice } from '@converge/runtime';
 import { GENERATION_ANNOTATION } from './api/index.ts';
 
-export type RolloutState = 'Available' | 'InProgress' | 'Stalled' | 'EndpointsNotReady';
+export type RolloutState = 'Available' | 'ScaledToZero' | 'InProgress' | 'Stalled' | 'EndpointsNotReady';
 
 export interface RolloutSummary {
   replicas: number;
@@ -45,6 +52,12 @@ export function assessRollout(deployment: Deployment, crGeneration: number, read
   if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
     return { state: 'Stalled', message: `rollout stalled: ${progressing.message ?? 'progress deadline exceeded'}`, summary };
   }
+  if (desired === 0) {
+    const left = status.replicas ?? 0;
+    return left === 0
+      ? { state: 'ScaledToZero', message: 'scaled to zero: 0 replicas desired and no pod left; the Service has no endpoints by design', summary }
+      : { state: 'InProgress', message: `scaling to zero: ${left} pod${left === 1 ? '' : 's'} left`, summary };
+  }
   const complete =
     summary.updatedReplicas === desired &&
     summary.availableReplicas === desired &&
@@ -61,4 +74,33 @@ export function assessRollout(deployment: Deployment, crGeneration: number, read
     return { state: 'EndpointsNotReady', message: 'pods are available but the Service has no ready endpoint yet', summary };
   }
   return { state: 'Available', message: `${desired}/${desired} replicas available, ${readyEndpoints} ready endpoints`, summary };
+}
+
+/**
+ * Ready and not-ready endpoints of a Service's EndpointSlices, each endpoint counted once however
+ * many slices list it (one slice per address family on a dual-stack Service; a pod may also move
+ * between slices of one family while the controller rebalances them). An endpoint is identified
+ * by its target (the pod), else its hostname, else its first address. Endpoints without an
+ * address are not counted; `ready` absent means ready (the EndpointSlice API's rule). An endpoint
+ * ready in one slice and not in another (a transition being written) counts as ready.
+ */
+export function countEndpoints(slices: readonly EndpointSlice[]): { ready: number; notReady: number } {
+  const ready = new Set<string>();
+  const notReady = new Set<string>();
+  for (const slice of slices) {
+    for (const e of slice.endpoints ?? []) {
+      if (!e.addresses?.length) continue;
+      const ref = e.targetRef;
+      const id = ref?.uid
+        ? `uid:${ref.uid}`
+        : ref?.name
+          ? `ref:${ref.kind ?? ''}/${ref.namespace ?? slice.metadata.namespace ?? ''}/${ref.name}`
+          : e.hostname
+            ? `host:${e.hostname}`
+            : `addr:${e.addresses[0]}`;
+      (e.conditions?.ready === false ? notReady : ready).add(id);
+    }
+  }
+  for (const id of ready) notReady.delete(id);
+  return { ready: ready.size, notReady: notReady.size };
 }

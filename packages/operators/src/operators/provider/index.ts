@@ -7,7 +7,8 @@
  * they name) and its controller; the periodic check doubles as the health check
  * (`healthIntervalSeconds`, default 10 s, jittered).
  *
- * Files: `reconciler.ts` (one CR, one pass), `vendor-api.ts` (the vendor in the reconciler's
+ * Files: `reconciler.ts` (one CR, one pass), `abandonment.ts` (the manual way out when a vendor
+ * is gone for good), `vendor-api.ts` (the vendor in the reconciler's
  * terms, one limiter per endpoint), `vendor/` (the HTTP client and its error taxonomy),
  * `vendor-recovery.ts` (wakes CRs waiting on an endpoint when it answers again),
  * `vendor-metrics.ts`, `provider-config.ts`, `api/` (schema, CRD, constants).
@@ -57,6 +58,8 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
     events: options.events,
     recovery,
     clock: manager.clock,
+    // A create we sent is in flight for up to one call timeout; the vendor may finish it later still.
+    createSettleMs: 2 * config.vendor.timeoutMs,
     ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
   });
   const controller = manager

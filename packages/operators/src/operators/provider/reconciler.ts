@@ -7,18 +7,33 @@
  *   idempotency key (the CR's UID), and created — with that key — only when neither finds it.
  *   A lost create response, a crash between create and status write, or a stale cache therefore
  *   never makes a second instance.
+ * - **Where it lives is recorded before anything can exist.** Before a create request is sent,
+ *   `status.instanceEndpoint` and `status.createRequestedAt` are written (conditional on the
+ *   version read: a CR being deleted meanwhile gets no create). Once either is set the CRD refuses
+ *   a change of `spec.endpoint` (ADR 0018), and every lookup, update and delete goes to the
+ *   recorded endpoint.
+ * - **The finalizer is released only when nothing can be left behind** (ADR 0018): after the
+ *   vendor has confirmed that no instance exists for the CR (the recorded one deleted — a 404
+ *   counts — and a lookup by idempotency key answered "none", no sooner than `createSettleMs`
+ *   after the last create request, which the vendor may still be working on); or without a vendor
+ *   call when no create was ever sent (nothing recorded: an endpoint that never answered, missing
+ *   credentials from the start); or when a person gives the instance up with
+ *   `dhp.example.com/abandon-instance` (ADR 0019; who, what and when go to a Warning Event and
+ *   the log). Nothing else skips cleanup: while the vendor cannot confirm, the finalizer stays,
+ *   Ready says `DeletionBlocked` (with the command that abandons the instance), and deletion
+ *   completes by itself once the vendor answers.
  * - **The spec is never written.** Status goes through the status subresource as a merge patch
  *   of the fields the operator owns, to the exact version read; the finalizer is a patch of
  *   `metadata.finalizers` with the read resourceVersion. A spec edit made meanwhile wins (409 →
  *   re-read), it is never reverted.
- * - **Never stuck Terminating because the instance is gone.** A vendor 404 on delete counts as
- *   deleted. While the vendor is unreachable the finalizer stays, Ready says `DeletionBlocked`,
- *   and deletion completes by itself once the vendor answers again.
  * - Tokens come from the referenced Secret and appear in no log, Event or status.
  *
- * Caveat: deleting the CR's Secret before the CR leaves the operator without a token for the
+ * Caveats: deleting the CR's Secret before the CR leaves the operator without a token for the
  * vendor delete; it uses the last token it saw for that Secret (kept in memory only), so a
- * restart in between leaves the CR in `DeletionBlocked` until the Secret is restored.
+ * restart in between leaves the CR in `DeletionBlocked` until the Secret is restored. A token
+ * for another vendor account in the same Secret is indistinguishable from the instance having
+ * been deleted at the vendor (404 either way): the operator creates a replacement and says so in
+ * a Warning Event naming the old instance.
  * @module
  */
 import {
@@ -31,6 +46,7 @@ import {
   removeFinalizer,
   hasFinalizer,
   toRfc3339,
+  isNotFound,
 } from '@converge/runtime';
 import type { Clock, EventSink, KubeClient, Request, Result, Secret, Store, FaultPoint } from '@converge/runtime';
 import {
@@ -38,13 +54,16 @@ import {
   PROVIDER_FINALIZER,
   PROVIDER_FIELD_MANAGER,
   DEFAULT_CREDENTIALS_KEY,
+  ABANDON_ANNOTATION,
   ProviderReason as Reason,
 } from './api/index.ts';
 import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/index.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
-import { isNoAnswer } from './vendor/index.ts';
+import { isNoAnswer, isVendorError } from './vendor/index.ts';
 import type { VendorRecovery } from './vendor-recovery.ts';
+import { readAbandonment, describeRequester, abandonCommand } from './abandonment.ts';
+import type { Abandonment } from './abandonment.ts';
 
 export interface ProviderReconcilerDeps {
   client: KubeClient;
@@ -55,6 +74,12 @@ export interface ProviderReconcilerDeps {
   /** Told which CRs wait on an unreachable vendor endpoint, so they can be woken when it answers. */
   recovery?: Pick<VendorRecovery, 'blocked' | 'settled'>;
   clock: Clock;
+  /**
+   * How long after a create request a vendor's "no instance for this key" is not yet trusted by
+   * a deletion (the create may still be in flight or in progress at the vendor). Default 20 s
+   * (twice the default vendor call timeout).
+   */
+  createSettleMs?: number;
   faultPoint?: FaultPoint;
 }
 
@@ -83,11 +108,19 @@ export class ProviderReconciler {
       await this.#status(guarded, 'False', Reason.CredentialsMissing, this.#credentialsMessage(dhp), signal);
       return {}; // the Secret watch brings it back here when the Secret appears
     }
+    const recorded = guarded.status?.instanceEndpoint;
+    if (recorded !== undefined && recorded !== guarded.spec.endpoint) {
+      // The CRD refuses this edit; only a cluster whose CRD lacks the rule gets here.
+      const message = `spec.endpoint is ${guarded.spec.endpoint}, but the vendor instance${guarded.status?.providerID ? ` ${guarded.status.providerID}` : ''} lives at ${recorded}: nothing is created at the new endpoint. Set spec.endpoint back to ${recorded}, or delete this DigitalHumanProvider (its instance is deleted there) and create a new one`;
+      await this.#status(guarded, 'False', Reason.EndpointChanged, message, signal);
+      throw new PermanentError(Reason.EndpointChanged, message);
+    }
     const vendor = this.#d.vendors.forEndpoint(dhp.spec.endpoint, token);
     let instance: VendorInstance;
     try {
       instance = await this.#ensure(guarded, vendor, request, signal);
     } catch (err) {
+      if (!isVendorError(err)) throw err; // the intent write (a conflict, a deletion), an abort
       return this.#vendorFailed(guarded, request, asVendorFailure(err), 'ensure', signal);
     }
     let health: string;
@@ -120,12 +153,13 @@ export class ProviderReconciler {
     if (known) instance = await vendor.getInstance(known, signal);
     if (!instance) instance = await vendor.findByIdempotencyKey(key, signal);
     if (!instance) {
+      await this.#recordCreateRequest(dhp, signal);
       this.#d.faultPoint?.('provider:before-create');
       instance = await vendor.createInstance({ region: dhp.spec.region, ...(dhp.spec.displayName ? { displayName: dhp.spec.displayName } : {}) }, key, signal);
       this.#d.faultPoint?.('provider:after-create');
       request.log.info({ providerID: instance.id, region: dhp.spec.region }, 'vendor instance created');
       this.#d.events.normal(dhp, Reason.Created, 'CreateInstance', `vendor instance ${instance.id} created in ${dhp.spec.region}`);
-      if (known) this.#d.events.warning(dhp, Reason.Created, 'CreateInstance', `instance ${known} was gone; replaced by ${instance.id}`);
+      if (known) this.#d.events.warning(dhp, Reason.Created, 'CreateInstance', `instance ${known} was not found at ${dhp.spec.endpoint}; replaced by ${instance.id} (if the credentials now belong to another vendor account, ${known} may still exist there)`);
     } else if (dhp.spec.displayName !== undefined && instance.displayName !== dhp.spec.displayName) {
       instance = await vendor.updateInstance(instance.id, { displayName: dhp.spec.displayName }, signal);
       request.log.info({ providerID: instance.id }, 'vendor instance updated');
@@ -134,40 +168,131 @@ export class ProviderReconciler {
     return instance;
   }
 
-  async #delete(dhp: DigitalHumanProvider, request: Request, signal: AbortSignal): Promise<Result> {
+  /**
+   * Deletion: the finalizer goes only when nothing can be left behind (see the module header).
+   * The instance is looked for where it lives (`status.instanceEndpoint`), by ID and by key.
+   */
+  async #delete(cached: DigitalHumanProvider, request: Request, signal: AbortSignal): Promise<Result> {
+    let dhp = cached;
     if (!hasFinalizer(dhp, PROVIDER_FINALIZER)) return {};
-    const token = this.#token(dhp) ?? this.#lastTokens.get(this.#secretKey(dhp));
-    const known = dhp.status?.providerID;
-    if (token) {
-      const vendor = this.#d.vendors.forEndpoint(dhp.spec.endpoint, token);
+    let abandonment = readAbandonment(dhp);
+    if (abandonment?.confirmed) {
+      // Skipping cleanup is decided on the live object (the cache may be behind, and it keeps no
+      // managedFields, which say who set the annotation).
+      let live: DigitalHumanProvider;
       try {
-        // The instance may exist without a recorded providerID (crash between create and status write).
-        const id = known ?? (await vendor.findByIdempotencyKey(dhp.metadata.uid!, signal))?.id;
-        if (id) {
-          this.#d.faultPoint?.('provider:before-delete');
-          const existed = await vendor.deleteInstance(id, signal);
-          request.log.info({ providerID: id, existed }, existed ? 'vendor instance deleted' : 'vendor instance already gone');
-          this.#d.events.normal(dhp, Reason.Deleted, 'DeleteInstance', existed ? `vendor instance ${id} deleted` : `vendor instance ${id} was already gone`);
-        }
+        live = await this.#d.client.get(DigitalHumanProviderKind, { namespace: request.namespace, name: request.name }, { signal });
       } catch (err) {
-        const failure = asVendorFailure(err);
-        this.#blockedOnVendor(dhp, request, failure);
-        await this.#status(dhp, 'False', Reason.DeletionBlocked, `cannot delete the vendor instance yet: ${failure.message}; retrying`, signal, known);
-        throw new TemporaryError(Reason.DeletionBlocked, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
+        if (isNotFound(err)) return {};
+        throw err;
       }
-    } else if (known) {
-      await this.#status(dhp, 'False', Reason.DeletionBlocked, `${this.#credentialsMessage(dhp)}; the vendor instance ${known} cannot be deleted without it`, signal, known);
+      if (live.metadata.uid !== dhp.metadata.uid || !hasFinalizer(live, PROVIDER_FINALIZER)) return {};
+      abandonment = readAbandonment(live);
+      if (abandonment?.confirmed) return this.#abandon(live, abandonment, request, signal);
+      dhp = live;
+    }
+    if (abandonment) {
+      this.#d.events.warning(dhp, Reason.AbandonRejected, 'AbandonInstance', `${ABANDON_ANNOTATION}=${abandonment.value} does not name what would be abandoned (${abandonment.expected}); cleanup goes on`);
+    }
+    const known = dhp.status?.providerID;
+    const requestedAt = dhp.status?.createRequestedAt;
+    // Something may exist only if a create was ever sent (recorded before sending) or an instance was seen.
+    const mayExist = known !== undefined || requestedAt !== undefined || dhp.status?.instanceEndpoint !== undefined;
+    const endpoint = dhp.status?.instanceEndpoint ?? dhp.spec.endpoint;
+    const token = this.#token(dhp) ?? this.#lastTokens.get(this.#secretKey(dhp));
+    const giveUp = `; to give the instance up without cleanup: ${abandonCommand(dhp)}`;
+    if (!token) {
+      if (!mayExist) return this.#nothingToClean(dhp, request, signal, 'no credentials, and no create was ever sent');
+      await this.#status(dhp, 'False', Reason.DeletionBlocked, `${this.#credentialsMessage(dhp)}; the vendor instance${known ? ` ${known}` : ''} at ${endpoint} cannot be deleted without it${giveUp}`, signal, known);
       throw new TemporaryError(Reason.DeletionBlocked, 'credentials missing for deletion');
     }
+    const vendor = this.#d.vendors.forEndpoint(endpoint, token);
+    try {
+      await this.#deleteAll(dhp, vendor, request, signal);
+    } catch (err) {
+      if (!isVendorError(err) && !(err instanceof TemporaryError)) throw err; // an abort
+      const failure = asVendorFailure(err);
+      if (!mayExist) return this.#nothingToClean(dhp, request, signal, `the vendor did not confirm (${failure.message}), but no create was ever sent`);
+      this.#blockedOnVendor(dhp, request, failure, endpoint);
+      await this.#status(dhp, 'False', Reason.DeletionBlocked, `cannot confirm that the vendor instance${known ? ` ${known}` : ''} at ${endpoint} is gone yet: ${failure.message}; retrying${giveUp}`, signal, known);
+      throw new TemporaryError(Reason.DeletionBlocked, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
+    }
+    // A create sent a moment ago may not show in a lookup yet: look once more after it settled.
+    const settleMs = this.#d.createSettleMs ?? 20_000;
+    // Wall clock on purpose: the request may have been sent by another process (before a crash).
+    const sinceRequest = requestedAt === undefined ? Infinity : this.#d.clock.now() - Date.parse(requestedAt);
+    if (sinceRequest < settleMs) {
+      const waitMs = Math.max(1, Math.ceil(settleMs - sinceRequest));
+      const again = new Date(Date.parse(requestedAt!) + settleMs).toISOString();
+      await this.#status(dhp, 'False', Reason.DeletionBlocked, `no instance found at ${endpoint}, but a create was sent there at ${requestedAt} and may still be in progress; looking again at ${again} before releasing the finalizer${giveUp}`, signal, known);
+      return { requeueAfterMs: waitMs };
+    }
+    return this.#release(dhp, request, signal);
+  }
+
+  /** Gives the instance up without cleanup, as a person asked (ADR 0019): audit record first, then the finalizer. */
+  async #abandon(dhp: DigitalHumanProvider, abandonment: Abandonment, request: Request, signal: AbortSignal): Promise<Result> {
+    const what = abandonment.providerID ? `vendor instance ${abandonment.providerID}` : `any vendor instance created with key ${dhp.metadata.uid}`;
+    const endpoint = dhp.status?.instanceEndpoint ?? dhp.spec.endpoint;
+    request.log.warn(
+      { providerID: abandonment.providerID, idempotencyKey: dhp.metadata.uid, endpoint, abandonedBy: abandonment.by, annotationSetBy: abandonment.setBy, at: new Date(this.#d.clock.now()).toISOString() },
+      'vendor instance abandoned without cleanup; releasing the finalizer',
+    );
+    this.#d.events.warning(dhp, Reason.InstanceAbandoned, 'AbandonInstance', `${what} at ${endpoint} abandoned without cleanup, confirmed by ${describeRequester(abandonment)}; it may still exist at the vendor and is no longer managed`);
+    return this.#release(dhp, request, signal);
+  }
+
+  /**
+   * Deletes the recorded instance, then every instance the vendor lists under the CR's key, until
+   * the lookup answers "none" (a recorded ID can be stale: a replacement created just before a
+   * crash is found only by its key). Throws when the vendor fails, or still lists one after 3 rounds.
+   */
+  async #deleteAll(dhp: DigitalHumanProvider, vendor: VendorApi, request: Request, signal: AbortSignal): Promise<void> {
+    const deleteOne = async (id: string) => {
+      this.#d.faultPoint?.('provider:before-delete');
+      const existed = await vendor.deleteInstance(id, signal);
+      request.log.info({ providerID: id, existed }, existed ? 'vendor instance deleted' : 'vendor instance already gone');
+      this.#d.events.normal(dhp, Reason.Deleted, 'DeleteInstance', existed ? `vendor instance ${id} deleted` : `vendor instance ${id} was already gone`);
+    };
+    const known = dhp.status?.providerID;
+    if (known) await deleteOne(known);
+    for (let round = 0; round < 3; round++) {
+      const found = await vendor.findByIdempotencyKey(dhp.metadata.uid!, signal);
+      if (!found) return;
+      await deleteOne(found.id);
+    }
+    throw new TemporaryError(Reason.DeletionBlocked, `the vendor still lists an instance with key ${dhp.metadata.uid} after deleting it 3 times`);
+  }
+
+  /** Releases the finalizer without a vendor call: nothing was ever sent that could have created an instance. */
+  async #nothingToClean(dhp: DigitalHumanProvider, request: Request, signal: AbortSignal, why: string): Promise<Result> {
+    request.log.info({ endpoint: dhp.spec.endpoint }, `no vendor instance can exist (${why}); releasing the finalizer`);
+    this.#d.events.normal(dhp, Reason.NothingToClean, 'DeleteInstance', `no vendor instance to delete: ${why}`);
+    return this.#release(dhp, request, signal);
+  }
+
+  async #release(dhp: DigitalHumanProvider, request: Request, signal: AbortSignal): Promise<Result> {
     this.#d.faultPoint?.('provider:before-finalizer-removal');
     await removeFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
     this.#d.recovery?.settled(request.key);
     return {};
   }
 
+  /**
+   * Records, before a create request is sent, where an instance may appear from now on. The write
+   * is conditional on the version read, so a CR deleted or edited meanwhile gets no create.
+   */
+  async #recordCreateRequest(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<void> {
+    const latest = this.#latest(dhp);
+    // Milliseconds: the settle wait of a deletion is measured from it.
+    const status: DigitalHumanProviderStatus = { ...latest.status, instanceEndpoint: dhp.spec.endpoint, createRequestedAt: new Date(this.#d.clock.now()).toISOString() };
+    const written = await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
+    if (written?.metadata.deletionTimestamp) throw new TemporaryError('Superseded', 'the object is being deleted; no create', { retryAfterMs: 0 });
+  }
+
   /** A failure that says the vendor did not answer: wait for it to answer again (see vendor-recovery.ts). */
-  #blockedOnVendor(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure): void {
-    if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(dhp.spec.endpoint, request.key);
+  #blockedOnVendor(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, endpoint = dhp.spec.endpoint): void {
+    if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(endpoint, request.key);
   }
 
   async #vendorFailed(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, step: string, signal: AbortSignal, providerID?: string): Promise<Result> {
@@ -183,20 +308,28 @@ export class ProviderReconciler {
 
   /** Writes the Ready condition, providerID and observedGeneration when they changed, to the very version read. */
   async #status(dhp: DigitalHumanProvider, ready: ReadyStatus, reason: string, message: string, signal: AbortSignal, providerID?: string): Promise<void> {
-    const latest = this.#d.providers.get({ namespace: dhp.metadata.namespace ?? '', name: dhp.metadata.name ?? '' });
-    if (!latest || latest.metadata.uid !== dhp.metadata.uid || latest.metadata.generation !== dhp.metadata.generation) {
-      throw new TemporaryError('Superseded', 'the object changed while it was reconciled; looking again', { retryAfterMs: 0 });
-    }
+    const latest = this.#latest(dhp);
     const generation = latest.metadata.generation ?? 0;
     const id = providerID ?? latest.status?.providerID;
     const status: DigitalHumanProviderStatus = {
       ...latest.status,
       observedGeneration: generation,
       ...(id ? { providerID: id } : {}),
+      // An instance without a recorded endpoint (written by an earlier version) lives at the spec's.
+      ...(id && !latest.status?.instanceEndpoint ? { instanceEndpoint: latest.spec.endpoint } : {}),
       conditions: setCondition(latest.status?.conditions, { type: 'Ready', status: ready, reason, message, observedGeneration: generation }, toRfc3339(new Date(this.#d.clock.now()))),
     };
     this.#d.faultPoint?.('provider:before-status');
     await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
+  }
+
+  /** The cached version of `dhp`, when it is still the same object at the same generation. */
+  #latest(dhp: DigitalHumanProvider): DigitalHumanProvider {
+    const latest = this.#d.providers.get({ namespace: dhp.metadata.namespace ?? '', name: dhp.metadata.name ?? '' });
+    if (!latest || latest.metadata.uid !== dhp.metadata.uid || latest.metadata.generation !== dhp.metadata.generation) {
+      throw new TemporaryError('Superseded', 'the object changed while it was reconciled; looking again', { retryAfterMs: 0 });
+    }
+    return latest;
   }
 
   #secretKey(dhp: DigitalHumanProvider): string {

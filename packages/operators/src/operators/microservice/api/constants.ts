@@ -5,10 +5,11 @@
  * Conditions follow the Kubernetes API conventions and kstatus:
  * - `Ready` (normal-true): True only when the Deployment has rolled out the pod template written for
  *   the CR's current generation (observedGeneration caught up, updated = available = desired
- *   replicas) and the Service has at least one ready endpoint.
+ *   replicas) and the Service has at least one ready endpoint — or, at 0 desired replicas, when no
+ *   pod is left (`ScaledToZero`).
  * - `Progressing` (abnormal-true, like kstatus `Reconciling`): True while that rollout is under way.
  * - `Stalled` (abnormal-true): True when progress needs a person: `RolloutStalled`
- *   (ProgressDeadlineExceeded), `InvalidSpec`, `OwnershipConflict`.
+ *   (ProgressDeadlineExceeded), `InvalidSpec`, `OwnershipConflict`, `ApplyRejected`.
  * @module
  */
 
@@ -24,7 +25,7 @@ export const MicroservicePhase = {
   Accepted: 'Accepted',
   /** Deployment and Service are written for the current generation; configuration submitted, nothing more. */
   ResourcesApplied: 'ResourcesApplied',
-  /** The operator cannot apply this spec (`InvalidSpec`, `OwnershipConflict`); not retried until the spec changes. */
+  /** The operator cannot apply this spec (`InvalidSpec`, `OwnershipConflict`, `ApplyRejected`); not retried until the spec (or the conflicting object) changes. */
   Failed: 'Failed',
 } as const;
 export type MicroservicePhase = (typeof MicroservicePhase)[keyof typeof MicroservicePhase];
@@ -40,6 +41,8 @@ export type MicroserviceConditionType = (typeof MicroserviceConditionType)[keyof
 export const MicroserviceReason = {
   /** Ready=True: the current generation's pods are available and the Service has ready endpoints. */
   Available: 'Available',
+  /** Ready=True: 0 replicas are desired (platform default) and no pod is left; no endpoint is expected. */
+  ScaledToZero: 'ScaledToZero',
   /** Ready=False, Progressing=True: the Deployment is rolling out the current generation. */
   RolloutInProgress: 'RolloutInProgress',
   /** Progressing=False: the rollout of the current generation finished. */
@@ -52,6 +55,12 @@ export const MicroserviceReason = {
   InvalidSpec: 'InvalidSpec',
   /** Phase Failed, Stalled=True: a same-named Deployment or Service belongs to someone else. */
   OwnershipConflict: 'OwnershipConflict',
+  /**
+   * Phase Failed, Stalled=True: the API server refused to write a child as invalid (422), e.g. an
+   * immutable field of a handed-over Deployment; the message names the fields and what to do.
+   * Not retried until the Microservice or the child changes.
+   */
+  ApplyRejected: 'ApplyRejected',
   /** Ready=Unknown: a transient error (permission, conflict, connection); retried with backoff. */
   ApplyFailed: 'ApplyFailed',
   /** Stalled=False: nothing needs a person. */

@@ -10,8 +10,25 @@ export const PROVIDER_API_VERSION = `${PROVIDER_GROUP}/${PROVIDER_VERSION}`;
 export const PROVIDER_KIND = 'DigitalHumanProvider';
 export const PROVIDER_PLURAL = 'digitalhumanproviders';
 
-/** Added before any vendor call; removed only once the vendor instance is gone (a vendor 404 counts as gone). */
+/**
+ * Added before any vendor call; removed only once the vendor has confirmed that no instance exists
+ * for the object (a vendor 404 counts as gone), when no create was ever sent for it, or when a
+ * person gives the instance up with `ABANDON_ANNOTATION`.
+ */
 export const PROVIDER_FINALIZER = 'dhp.example.com/provider-cleanup';
+
+/**
+ * Put on a DigitalHumanProvider to give up its vendor instance without cleanup (manual takeover,
+ * e.g. when the vendor is gone for good). The value must name what is given up: the instance's
+ * ID (`status.providerID`), or, when no ID was ever recorded, the object's UID (the Idempotency-Key
+ * a create may have used). Honoured only while the object is being deleted; the operator records
+ * who, what and when in a Warning Event and its log, then releases the finalizer. Nothing else
+ * ever skips cleanup.
+ */
+export const ABANDON_ANNOTATION = 'dhp.example.com/abandon-instance';
+
+/** Optional, with `ABANDON_ANNOTATION`: who gives the instance up, and why (free text, shown in the Event and the log). */
+export const ABANDONED_BY_ANNOTATION = 'dhp.example.com/abandoned-by';
 
 /** Server-Side Apply field manager for the operator's writes (status, finalizer). */
 export const PROVIDER_FIELD_MANAGER = 'converge-digitalhumanprovider';
@@ -42,9 +59,21 @@ export const ProviderReason = {
   Unauthorized: 'Unauthorized',
   /** Ready=False while deleting: the vendor could not confirm deletion; the finalizer stays. */
   DeletionBlocked: 'DeletionBlocked',
+  /**
+   * Ready=False: `spec.endpoint` differs from `status.instanceEndpoint`, where the instance lives
+   * (only possible when the cluster's CRD lacks the rule that refuses such an edit); nothing is
+   * created at the new endpoint. Waits for the spec to change back.
+   */
+  EndpointChanged: 'EndpointChanged',
   /** Events. */
   Created: 'Created',
   Updated: 'Updated',
   Deleted: 'Deleted',
+  /** Warning Event: the instance was given up without cleanup (`ABANDON_ANNOTATION`), with who, what and when. */
+  InstanceAbandoned: 'InstanceAbandoned',
+  /** Warning Event: `ABANDON_ANNOTATION` names something else than the instance; ignored, cleanup goes on. */
+  AbandonRejected: 'AbandonRejected',
+  /** Normal Event: the finalizer was released without a vendor call, because no create was ever sent. */
+  NothingToClean: 'NothingToClean',
 } as const;
 export type ProviderReason = (typeof ProviderReason)[keyof typeof ProviderReason];

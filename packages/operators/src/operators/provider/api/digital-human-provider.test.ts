@@ -29,9 +29,20 @@ test('spec: https endpoint, immutable non-empty region, credentials reference', 
 
 test('status and printer columns', () => {
   const status = version.schema.openAPIV3Schema.properties!.status!;
-  assert.deepEqual(Object.keys(status.properties!), ['observedGeneration', 'providerID', 'conditions']);
+  assert.deepEqual(Object.keys(status.properties!), ['observedGeneration', 'providerID', 'instanceEndpoint', 'createRequestedAt', 'conditions']);
   assert.deepEqual(
     version.additionalPrinterColumns!.filter((c) => !c.priority).map((c) => c.name),
     ['Region', 'ProviderID', 'Ready', 'Age'],
   );
+});
+
+test('spec.endpoint is immutable once an instance may live at it (a root CEL transition rule)', () => {
+  const rules = version.schema.openAPIV3Schema['x-kubernetes-validations'] ?? [];
+  const rule = rules.find((r) => r.fieldPath === '.spec.endpoint');
+  assert.ok(rule, JSON.stringify(rules));
+  assert.match(rule.rule, /oldSelf\.status\.providerID/);
+  assert.match(rule.rule, /oldSelf\.status\.instanceEndpoint/);
+  assert.match(rule.rule, /self\.spec\.endpoint == oldSelf\.spec\.endpoint/);
+  assert.equal(rule.reason, 'FieldValueForbidden');
+  assert.match(rule.message ?? '', /Delete this DigitalHumanProvider/);
 });

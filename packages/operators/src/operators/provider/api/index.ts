@@ -20,6 +20,7 @@ export {
   ProviderSpecSchema,
   ProviderStatusSchema,
   CredentialsSecretRefSchema,
+  ENDPOINT_IMMUTABLE_RULE,
 } from './digital-human-provider.ts';
 export type { DigitalHumanProvider, DigitalHumanProviderSpec, DigitalHumanProviderStatus } from './digital-human-provider.ts';
 export * from './constants.ts';

@@ -1,0 +1,113 @@
+/**
+ * Deletion releases the finalizer exactly when nothing can be left behind:
+ * - a provider whose endpoint never answered (connection refused, unknown host, a CA the
+ *   operator does not trust) got no create, so its deletion completes without the vendor;
+ * - a create the vendor finishes after the operator's call timed out (a slow vendor) is found and
+ *   deleted, not orphaned, even when the CR is deleted while the vendor is still working on it;
+ * - when the vendor is gone for good, a person gives the instance up with an explicit annotation
+ *   naming it; the operator records who, what and when (Event, log), then releases the finalizer.
+ *   A wrong value is refused and cleanup goes on.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { EventKind, isNotFound } from '@converge/runtime';
+import { DigitalHumanProviderKind, ABANDON_ANNOTATION, ABANDONED_BY_ANNOTATION } from '../../../packages/operators/src/operators/provider/index.ts';
+import type { DigitalHumanProvider } from '../../../packages/operators/src/operators/provider/index.ts';
+import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
+import { eventually, kubeconfigPath, sleep } from '../../support/operator-harness.ts';
+import { setupProviders, provider, waitFor, isReady, ready, instancesOf } from './support.ts';
+import type { ProviderEnv } from './support.ts';
+
+const execFileAsync = promisify(execFile);
+
+const gone = (env: ProviderEnv, name: string, timeoutMs = 30_000) =>
+  eventually(async () => {
+    try { await env.client.get(DigitalHumanProviderKind, { namespace: env.ns, name }); return false; } catch (err) { return isNotFound(err); }
+  }, { timeoutMs, what: `${name} deleted` });
+
+test('a provider whose endpoint never answered is deleted without the vendor: refused, unknown host, untrusted CA', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t);
+  // A real vendor, but with a CA the operator does not trust.
+  const untrusted = await startVendorSimulator({ token: env.token });
+  t.after(() => untrusted.stop());
+  const endpoints = { refused: 'https://127.0.0.1:1', unknown: 'https://vendor.invalid', untrusted: untrusted.baseUrl };
+  for (const [name, endpoint] of Object.entries(endpoints)) await env.client.create(DigitalHumanProviderKind, provider(env.ns, name, endpoint));
+  for (const name of Object.keys(endpoints)) {
+    const failed = await waitFor(env.client, env.ns, name, (d) => ready(d)?.reason === 'EnsureFailed', `${name} EnsureFailed`);
+    assert.equal(failed.status?.createRequestedAt, undefined, `${name}: no create was ever sent`);
+    assert.equal(failed.status?.instanceEndpoint, undefined);
+  }
+  for (const name of Object.keys(endpoints)) await env.client.delete(DigitalHumanProviderKind, { namespace: env.ns, name });
+  for (const name of Object.keys(endpoints)) await gone(env, name);
+  assert.equal(untrusted.stats().creates, 0);
+  assert.ok(env.logs.some((l) => l.includes('no vendor instance can exist')), 'the log says why no vendor call was needed');
+});
+
+test('a create the vendor finishes after the call timed out is found and deleted, not orphaned', { timeout: 120_000 }, async (t) => {
+  // Calls time out after 1 s; the vendor applies each create 1.5 s after it arrived.
+  const env = await setupProviders(t, { vendor: { timeoutSeconds: 1 } });
+  env.sim.setFaults({ slowCreates: { ms: 1_500 } });
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'slow', env.sim.baseUrl));
+  const requested = await env.client.get(DigitalHumanProviderKind, { namespace: env.ns, name: 'slow' });
+  await eventually(() => (env.sim.stats().requests['POST /v1/instances'] ?? 0) >= 1, { what: 'a create sent to the vendor', timeoutMs: 10_000 });
+  // Deleted while the vendor is still working on the create: a lookup now finds nothing.
+  await env.client.delete(DigitalHumanProviderKind, { namespace: env.ns, name: 'slow' });
+  await gone(env, 'slow');
+  await sleep(2_000); // any create still in progress at the vendor is applied by now
+  assert.ok(env.sim.stats().creates >= 1, 'the vendor did create an instance');
+  assert.deepEqual(instancesOf(env.sim, requested).map((i) => i.id), [], 'and it was deleted, not left behind');
+});
+
+test('vendor gone for good: the abandon annotation, naming the instance, releases the finalizer with an audit record', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t);
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'orphan', env.sim.baseUrl));
+  const live = await waitFor(env.client, env.ns, 'orphan', isReady, 'Ready');
+  const id = live.status!.providerID!;
+  env.sim.patchFaults({ outage: { mode: 'status', status: 503 } });
+  await env.client.delete(DigitalHumanProviderKind, { namespace: env.ns, name: 'orphan' });
+  const blocked = await waitFor(env.client, env.ns, 'orphan', (d) => ready(d)?.reason === 'DeletionBlocked', 'DeletionBlocked');
+  const command = `kubectl annotate dhp orphan -n ${env.ns} ${ABANDON_ANNOTATION}=${id} ${ABANDONED_BY_ANNOTATION}="<who and why>"`;
+  assert.ok(ready(blocked)?.message.includes(command), `the blocked condition shows the command: ${ready(blocked)?.message}`);
+
+  const kubectl = (...args: string[]) => execFileAsync('kubectl', ['--kubeconfig', kubeconfigPath(), '-n', env.ns, ...args]);
+  const events = async () => (await env.client.list(EventKind, { namespace: env.ns })).items.filter((e) => e.regarding?.name === 'orphan');
+  // A value that does not name the instance is refused: nothing is skipped.
+  await kubectl('annotate', 'dhp', 'orphan', `${ABANDON_ANNOTATION}=true`);
+  await eventually(async () => (await events()).some((e) => e.reason === 'AbandonRejected' && e.note?.includes(id)), { what: 'AbandonRejected Event' });
+  await sleep(1_000);
+  const still = await env.client.get(DigitalHumanProviderKind, { namespace: env.ns, name: 'orphan' });
+  assert.ok(still.metadata.finalizers?.length, 'the finalizer stays');
+
+  await kubectl('annotate', '--overwrite', 'dhp', 'orphan', `${ABANDON_ANNOTATION}=${id}`, `${ABANDONED_BY_ANNOTATION}=alice@example.com: vendor shut down (OPS-42)`);
+  await gone(env, 'orphan');
+  const abandoned = await eventually(async () => (await events()).find((e) => e.reason === 'InstanceAbandoned'), { what: 'InstanceAbandoned Event' });
+  assert.equal(abandoned.type, 'Warning');
+  for (const part of [id, env.sim.baseUrl, 'alice@example.com: vendor shut down (OPS-42)', 'kubectl-annotate', 'abandoned without cleanup']) {
+    assert.ok(abandoned.note?.includes(part), `the Event names ${part}: ${abandoned.note}`);
+  }
+  const line = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'vendor instance abandoned without cleanup; releasing the finalizer');
+  assert.ok(line, 'a log line records it');
+  assert.equal(line.providerID, id);
+  assert.equal(line.abandonedBy, 'alice@example.com: vendor shut down (OPS-42)');
+  assert.equal((line.annotationSetBy as { manager?: string }).manager, 'kubectl-annotate');
+  assert.equal(typeof line.at, 'string');
+  env.sim.clearFaults();
+  assert.equal(env.sim.instances().filter((i) => i.id === id).length, 1, 'the instance is left at the vendor, as asked');
+});
+
+test('the abandon annotation on a live provider changes nothing', { timeout: 60_000 }, async (t) => {
+  const env = await setupProviders(t);
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'kept', env.sim.baseUrl));
+  const live: DigitalHumanProvider = await waitFor(env.client, env.ns, 'kept', isReady, 'Ready');
+  await env.client.patch(DigitalHumanProviderKind, { namespace: env.ns, name: 'kept' }, { type: 'merge', body: { metadata: { annotations: { [ABANDON_ANNOTATION]: live.status!.providerID! } } } });
+  await sleep(1_500);
+  assert.ok(isReady(await env.client.get(DigitalHumanProviderKind, { namespace: env.ns, name: 'kept' })));
+  // Deleting it now gives the instance up (the annotation was meant), without a vendor delete.
+  const deletes = env.sim.stats().deletes;
+  await env.client.delete(DigitalHumanProviderKind, { namespace: env.ns, name: 'kept' });
+  await gone(env, 'kept');
+  assert.equal(env.sim.stats().deletes, deletes);
+  assert.equal(instancesOf(env.sim, live).length, 1);
+});
