@@ -42,6 +42,10 @@ const POLICY: Record<string, Policy> = {
   'kubectl apply -k deploy/overlays/namespace-mode': { run: 'exit-0' },
   'npx converge run --kubeconfig ~/.kube/config': { run: 'until-working', ready: /"msg":"starting workers"/, stopped: /"msg":"manager stopped"/ },
   'npx converge run --kubeconfig ~/.kube/config --namespace team-a --leader-elect': { run: 'until-working', ready: /"msg":"starting workers"/, stopped: /"msg":"manager stopped"/ },
+  'npm run pack': { run: 'exit-0' },
+  'npx converge init my-operator --kind Widget --group example.com': { skip: 'writes a project into the working directory; test/packaging/packages.test.ts runs converge init from the installed tarball and the scaffold\'s own npm install, typecheck, test and start' },
+  'docker build -t converge:dev .': { skip: 'no Docker engine on these machines; test/image/image.test.ts builds the same Dockerfile with podman and runs it' },
+  'npm run image': { skip: 'test/image/image.test.ts calls the same buildImage() and runs the image it builds' },
   'kubectl annotate dhp studio dhp.example.com/abandon-instance=inst-621cbce6d7eacaeb dhp.example.com/abandoned-by="alice@example.com: vendor account closed (OPS-123)"': {
     skip: 'needs a provider named studio blocked in deletion with that instance; test/integration/provider/deletion.test.ts runs this command against one',
   },
