@@ -29,6 +29,7 @@ import {
   defineKind,
   directoryCaStore,
   injectCaBundle,
+  withConversionWebhookUrl,
   installCustomResourceDefinitions,
   migrateStorage,
   selfManagedCertificates,
@@ -49,6 +50,7 @@ function boxCrd(storage: 'v1' | 'v2'): CustomResourceDefinitionV1 {
     kind: 'Box',
     plural: 'boxes',
     scope: 'Namespaced',
+    conversionWebhook: { service: { namespace: 'unused', name: 'unused' } },
     versions: [
       { name: 'v2', served: true, storage: storage === 'v2', schema: Type.Object({ spec: Type.Object({ dimensions: Type.Object({ size: Type.Integer() }) }) }) },
       { name: 'v1', served: true, storage: storage === 'v1', schema: Type.Object({ spec: Type.Object({ size: Type.Integer() }) }) },
@@ -101,9 +103,7 @@ async function startWebhook(caDir: string): Promise<{ url: string; caPem: string
 }
 
 async function installBoxCrd(client: KubeClient, storage: 'v1' | 'v2', url: string, caPem: string): Promise<void> {
-  await installCustomResourceDefinitions(client, [boxCrd(storage)], { fieldManager: 'converge-tests' });
-  await injectCaBundle(client, { crds: [CRD], caPem, url });
-  // The API server picks up the new conversion config asynchronously: wait until v1 reads work.
+  await installCustomResourceDefinitions(client, [withConversionWebhookUrl(boxCrd(storage), url, caPem)], { fieldManager: 'converge-tests' });
 }
 
 test('conversion webhook on the real API server: stored as the hub, served as both, failures explained, outage measured, storage migrated', { timeout: 240_000 }, async (t) => {

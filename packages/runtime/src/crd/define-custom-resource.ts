@@ -44,6 +44,13 @@ export interface CustomResourceInput<S extends TObject> {
   scope: 'Namespaced' | 'Cluster';
   /** The first version's schema types the returned `kind`; list the version operators use first. */
   versions: readonly [CustomResourceVersionInput<S>, ...CustomResourceVersionInput[]];
+  /**
+   * How the API server converts between versions: through the webhook Service named here (path
+   * default `/convert`, port default 443; the `caBundle` is injected at install time by
+   * `injectCaBundle` or cert-manager). Required when more than one version is served, because
+   * `None` only rewrites `apiVersion` and is wrong as soon as the schemas differ.
+   */
+  conversionWebhook?: { service: { namespace: string; name: string; path?: string; port?: number } };
   /** Labels and annotations for the CRD object itself. */
   labels?: Readonly<Record<string, string>>;
   annotations?: Readonly<Record<string, string>>;
@@ -88,6 +95,9 @@ export function defineCustomResource<S extends TObject>(input: CustomResourceInp
   if (input.versions.filter((v) => v.storage).length !== 1) throw new Error(`${where}: exactly one version must be the storage version`);
   if (!input.versions.some((v) => v.served)) throw new Error(`${where}: at least one version must be served`);
 
+  if (input.versions.filter((v) => v.served).length > 1 && !input.conversionWebhook) {
+    throw new Error(`${where}: several versions are served, so a conversion webhook is needed (conversionWebhook)`);
+  }
   const versions = input.versions.map((v) => versionFor(v, where));
   const crd: CustomResourceDefinitionV1 = {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -109,6 +119,17 @@ export function defineCustomResource<S extends TObject>(input: CustomResourceInp
       },
       scope: input.scope,
       versions,
+      ...(input.conversionWebhook
+        ? {
+            conversion: {
+              strategy: 'Webhook' as const,
+              webhook: {
+                conversionReviewVersions: ['v1'],
+                clientConfig: { service: { path: '/convert', port: 443, ...input.conversionWebhook.service } },
+              },
+            },
+          }
+        : {}),
     },
   };
 

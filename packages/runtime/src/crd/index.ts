@@ -33,6 +33,7 @@ export type { TConditionSchema } from './common-schemas.ts';
 export type {
   CustomResourceDefinitionV1,
   CustomResourceDefinitionSpec,
+  CustomResourceConversion,
   CustomResourceDefinitionVersion,
   CustomResourceDefinitionNames,
   JSONSchemaProps,

@@ -94,11 +94,23 @@ export type CustomResourceDefinitionVersion = {
   additionalPrinterColumns?: PrinterColumn[];
 };
 
+/** `spec.conversion`: `None`, or a webhook reached by URL or through a Service. */
+export type CustomResourceConversion =
+  | { strategy: 'None' }
+  | {
+      strategy: 'Webhook';
+      webhook: {
+        conversionReviewVersions: string[];
+        clientConfig: { url?: string; caBundle?: string; service?: { namespace: string; name: string; path?: string; port?: number } };
+      };
+    };
+
 export type CustomResourceDefinitionSpec = {
   group: string;
   names: CustomResourceDefinitionNames;
   scope: 'Namespaced' | 'Cluster';
   versions: CustomResourceDefinitionVersion[];
+  conversion?: CustomResourceConversion;
 };
 
 /** A complete `apiextensions.k8s.io/v1` CustomResourceDefinition, ready to apply. */

@@ -14,6 +14,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { CustomResourceDefinitionKind } from '../objects/index.ts';
 import type { KubeClient } from '../client/index.ts';
 import { isConflict, isInvalid } from '../client/index.ts';
+import type { CustomResourceDefinitionV1 } from '../crd/index.ts';
 
 export interface WebhookClientConfig {
   caBundle: string;
@@ -29,6 +30,21 @@ export interface InjectCaBundleOptions {
   /** The webhook's URL (local runs); without it the CRD's existing `service` is kept. */
   url?: string;
   signal?: AbortSignal;
+}
+
+/**
+ * A copy of `crd` whose conversion webhook is reached at `url` with `caPem` as its CA: what to
+ * install for local runs (a webhook on 127.0.0.1), so that installing and re-installing the CRD
+ * never leaves a Service reference beside the URL. Pure.
+ */
+export function withConversionWebhookUrl<T extends CustomResourceDefinitionV1>(crd: T, url: string, caPem: string): T {
+  return {
+    ...crd,
+    spec: {
+      ...crd.spec,
+      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url, caBundle: Buffer.from(caPem).toString('base64') } } },
+    },
+  };
 }
 
 /** Returns the names of the CRDs it wrote. */
