@@ -121,7 +121,7 @@ export class Controller {
     const reconcileId = randomBytes(6).toString('hex');
     const log = this.#deps.log.child({ controller: this.name, namespace, name, reconcileID: reconcileId });
     const request: Request = { namespace, name, key, log, reconcileId };
-    const started = this.#clock.now();
+    const started = this.#clock.monotonic();
     this.#deps.metrics?.activeWorkers(this.name, 1);
     let outcome: ReconcileOutcome = 'success';
     try {
@@ -131,7 +131,7 @@ export class Controller {
       outcome = this.#onError(key, err, log, signal);
     } finally {
       this.#deps.metrics?.activeWorkers(this.name, -1);
-      this.#deps.metrics?.reconciled(this.name, outcome, Math.max(0, this.#clock.now() - started));
+      this.#deps.metrics?.reconciled(this.name, outcome, Math.max(0, this.#clock.monotonic() - started));
     }
   }
 

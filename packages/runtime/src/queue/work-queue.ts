@@ -97,7 +97,7 @@ export class WorkQueue {
       this.#insert(key);
       return;
     }
-    const at = this.#clock.now() + delayMs;
+    const at = this.#clock.monotonic() + delayMs;
     const current = this.#delayed.get(key);
     if (current && current.at <= at) return;
     const entry: Delayed = { key, at, seq: this.#seq++ };
@@ -160,7 +160,7 @@ export class WorkQueue {
     const started = this.#processing.get(key);
     if (started === undefined) return;
     this.#processing.delete(key);
-    this.#emit('workDuration', Math.max(0, this.#clock.now() - started));
+    this.#emit('workDuration', Math.max(0, this.#clock.monotonic() - started));
     if (this.#dirty.has(key)) this.#makeReady(key);
     if (this.#processing.size === 0 && this.#drained) {
       this.#drained.resolve();
@@ -220,7 +220,7 @@ export class WorkQueue {
 
   /** Sum of how long each in-flight key has been processing, in ms. */
   unfinishedWorkMs(): number {
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     let sum = 0;
     for (const started of this.#processing.values()) sum += Math.max(0, now - started);
     return sum;
@@ -228,7 +228,7 @@ export class WorkQueue {
 
   /** How long the longest-running in-flight key has been processing, in ms (0 when idle). */
   longestRunningMs(): number {
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     let longest = 0;
     for (const started of this.#processing.values()) longest = Math.max(longest, now - started);
     return longest;
@@ -237,7 +237,7 @@ export class WorkQueue {
   #insert(key: string): void {
     if (this.#dirty.has(key)) return;
     this.#dirty.add(key);
-    this.#addedAt.set(key, this.#clock.now());
+    this.#addedAt.set(key, this.#clock.monotonic());
     this.#emit('adds');
     if (this.#processing.has(key)) return;
     this.#makeReady(key);
@@ -257,7 +257,7 @@ export class WorkQueue {
   }
 
   #startProcessing(key: string): void {
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     this.#dirty.delete(key);
     const added = this.#addedAt.get(key) ?? now;
     this.#addedAt.delete(key);
@@ -287,14 +287,14 @@ export class WorkQueue {
     if (this.#timer && this.#timerAt <= top.at) return;
     this.#timer?.cancel();
     this.#timerAt = top.at;
-    this.#timer = this.#clock.setTimer(top.at - this.#clock.now(), () => this.#onTimer());
+    this.#timer = this.#clock.setTimer(top.at - this.#clock.monotonic(), () => this.#onTimer());
   }
 
   #onTimer(): void {
     this.#timer = undefined;
     this.#timerAt = Infinity;
     if (this.#shuttingDown) return;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     for (let top = this.#peekDelayed(); top && top.at <= now; top = this.#peekDelayed()) {
       this.#heap.pop();
       this.#delayed.delete(top.key);
