@@ -38,7 +38,7 @@ export type { ReconcileOutcome } from './metrics/index.ts';
 export * from './crd/index.ts';
 export * from './external/index.ts';
 export { LeaderElector } from './leader-election/index.ts';
-export type { LeaderElectorOptions } from './leader-election/index.ts';
+export type { LeaderElectorOptions, LeaseClient } from './leader-election/index.ts';
 export { createEventRecorder } from './events/index.ts';
 export type { EventRecorder, EventRecorderOptions, EventSink, EventSubject } from './events/index.ts';
 export { createProbeServer, createMetricsServer, parseBindAddress } from './serving/index.ts';
