@@ -71,6 +71,33 @@ test('errors back off exponentially; permanent errors wait for a change; tempora
   await h.running;
 });
 
+test('TemporaryError (or Retry-After) of 0 ms is a rate-limited retry, never "now": no tight loop', async () => {
+  // Each key fails its first 50 reconciles (bounded, so the old tight loop ends and the test reports it).
+  const count = (key: string) => h.calls.filter((k) => k === key).length;
+  const h = harness(async (req) => {
+    if (req.key === 'ns/zero' && count('ns/zero') <= 50) throw new TemporaryError('Superseded', 'looking again', { retryAfterMs: 0 });
+    if (req.key === 'ns/api' && count('ns/api') <= 50) throw new ApiError({ reason: 'TooManyRequests', code: 429, message: 'slow down', retryAfterMs: 0 });
+  }, { resyncPeriodMs: 0 });
+  h.controller.enqueue('ns/zero');
+  for (let i = 0; i < 20; i++) await tick();
+  assert.equal(h.calls.length, 1, `reconciled ${h.calls.length} times without the clock moving: a tight loop`);
+  await h.clock.advanceAsync(5);
+  await tick();
+  assert.equal(h.calls.length, 2, 'first retry after the per-key backoff (5 ms)');
+  await h.clock.advanceAsync(9);
+  await tick();
+  assert.equal(h.calls.length, 2);
+  await h.clock.advanceAsync(1);
+  await tick();
+  assert.equal(h.calls.length, 3, 'then 10 ms: exponential');
+  assert.equal(h.controller.queue.numRequeues('ns/zero'), 3);
+  h.controller.enqueue('ns/api');
+  for (let i = 0; i < 20; i++) await tick();
+  assert.equal(count('ns/api'), 1, 'Retry-After: 0 is rate limited too');
+  h.stop.abort();
+  await h.running;
+});
+
 test('conflicts requeue at once (with the small per-key backoff); requeueAfter is honoured', async () => {
   const h = harness(async (req, n) => {
     if (req.key === 'ns/c' && n === 0) throw new ApiError({ reason: 'Conflict', code: 409, message: 'stale' });

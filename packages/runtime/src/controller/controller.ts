@@ -167,12 +167,15 @@ export class Controller {
       this.queue.addRateLimited(key);
       return 'requeue';
     }
+    // An explicit delay is honoured as given; 0 (or less) means "retry soon", which is the
+    // rate-limited retry (per-key backoff and the overall bucket), never an immediate one: a
+    // condition that persists (an eventually consistent vendor, a stale cache) must not spin.
     if (err instanceof TemporaryError && err.retryAfterMs !== undefined) {
-      this.queue.addAfter(key, err.retryAfterMs);
-      log.info({ reason: err.reason, err: err.message, retryInMs: err.retryAfterMs }, 'reconcile will retry');
+      const retryInMs = err.retryAfterMs > 0 ? (this.queue.addAfter(key, err.retryAfterMs), err.retryAfterMs) : this.queue.addRateLimited(key);
+      log.info({ reason: err.reason, err: err.message, retryInMs: Math.round(retryInMs) }, 'reconcile will retry');
       return 'error';
     }
-    if (err instanceof ApiError && err.retryAfterMs !== undefined) {
+    if (err instanceof ApiError && err.retryAfterMs !== undefined && err.retryAfterMs > 0) {
       this.queue.addAfter(key, err.retryAfterMs);
     } else {
       this.queue.addRateLimited(key);

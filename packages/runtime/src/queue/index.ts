@@ -17,7 +17,7 @@
  *   `FakeClock` makes them deterministic): a wall-clock step neither holds keys back nor
  *   releases them early. With the
  *   system clock the pending timer keeps the process alive until it fires or `shutDown()`.
- * - `addRateLimited(key)` = `addAfter(key, rateLimiter.when(key))`; the default limiter is
+ * - `addRateLimited(key)` = `addAfter(key, rateLimiter.when(key))` (returns that delay); the default limiter is
  *   controller-runtime's: max(per-key exponential 5 ms·2^n capped at 1000 s, overall token
  *   bucket 10 qps / burst 100). Forgetting a key after success (`forget`) is the caller's job;
  *   per-key counters live until then.

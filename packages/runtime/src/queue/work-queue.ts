@@ -106,12 +106,16 @@ export class WorkQueue {
     this.#arm();
   }
 
-  /** `addAfter(key, rateLimiter.when(key))`, counting a retry. No-op (and no count) after shutdown. */
-  addRateLimited(key: string): void {
-    if (this.#shuttingDown) return;
+  /**
+   * `addAfter(key, rateLimiter.when(key))`, counting a retry; returns the delay chosen. No-op
+   * (and no count; returns 0) after shutdown.
+   */
+  addRateLimited(key: string): number {
+    if (this.#shuttingDown) return 0;
     const delay = this.#limiter.when(key);
     this.#emit('retries');
     this.addAfter(key, delay);
+    return delay;
   }
 
   /** Resets the key's retry count (`rateLimiter.forget`). Call it after a success. */
