@@ -5,7 +5,7 @@ import { FakeClock } from '../clock/index.ts';
 import { PermanentError, TemporaryError } from '../reconcile/index.ts';
 import type { Request, Result } from '../reconcile/index.ts';
 import { ApiError } from '../client/index.ts';
-import { Controller } from './controller.ts';
+import { Controller, LeadershipLostError } from './controller.ts';
 
 const log = pino({ level: 'silent' });
 const tick = () => new Promise((r) => setImmediate(r));
@@ -175,4 +175,42 @@ test('shutdown stops intake and lets in-flight work finish within the grace peri
   await h3clock.advanceAsync(1_000);
   await running;
   assert.equal(sawAbort, true);
+});
+
+test('abortNow during the grace period: in-flight reconciles are aborted at once and no further key is taken', async () => {
+  const clock = new FakeClock(0);
+  const started: string[] = [];
+  const aborted: string[] = [];
+  const c = new Controller(
+    {
+      name: 'drain',
+      log,
+      clock,
+      reconciler: {
+        reconcile: (req, signal) => {
+          started.push(req.key);
+          return new Promise<void>((resolve) => {
+            const timer = clock.setTimer(10_000, resolve);
+            signal.addEventListener('abort', () => { timer.cancel(); aborted.push(req.key); resolve(); }, { once: true });
+          });
+        },
+      },
+    },
+    { shutdownGraceMs: 30_000, resyncPeriodMs: 0 },
+  );
+  const stop = new AbortController();
+  const now = new AbortController();
+  const running = c.start(stop.signal, now.signal);
+  for (let i = 0; i < 10; i++) c.enqueue(`ns/k${i}`);
+  await tick();
+  stop.abort(new Error('SIGTERM')); // graceful: the in-flight reconcile may finish within 30 s
+  await clock.advanceAsync(1_000);
+  await tick();
+  assert.deepEqual([started, aborted, c.inFlightKeys()], [['ns/k0'], [], ['ns/k0']]);
+  now.abort(new LeadershipLostError('leadership lost')); // the lease is gone: stop now
+  await tick();
+  assert.deepEqual(aborted, ['ns/k0'], 'the in-flight reconcile saw its signal abort at once');
+  await running;
+  assert.deepEqual(started, ['ns/k0'], 'no key taken after the cut');
+  assert.equal(clock.pendingTimers(), 0);
 });

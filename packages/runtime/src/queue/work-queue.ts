@@ -182,6 +182,11 @@ export class WorkQueue {
     return this.#processing.size;
   }
 
+  /** The keys in flight, oldest first. */
+  inFlightKeys(): string[] {
+    return [...this.#processing.keys()];
+  }
+
   /** Keys waiting on a delay (addAfter / addRateLimited). */
   delayedLen(): number {
     return this.#delayed.size;
