@@ -70,6 +70,7 @@ export class Controller {
       rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(this.#clock),
       ...(deps.metrics ? { metrics: deps.metrics.queue(deps.name, () => this.queue) } : {}),
     });
+    deps.metrics?.controllerRegistered(deps.name, this.#opts.maxConcurrentReconciles);
   }
 
   /** How long in-flight reconciles may run on after a graceful stop begins. */

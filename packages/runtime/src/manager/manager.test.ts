@@ -269,3 +269,45 @@ describe('readyChecksFor', () => {
     assert.deepEqual(healthy, { name: 'watches-healthy', ok: false, detail: 'Pod: 503 Service Unavailable (4 failures in a row, retrying)' });
   });
 });
+
+describe('Manager: metrics from the start', () => {
+  it('a freshly started manager shows every documented series of its controllers and queues before any reconcile', async () => {
+    const m = await manager();
+    m.controller('widgets').for(ConfigMapKind).complete(async () => ({}));
+    const stop = new AbortController();
+    const running = m.start(stop.signal);
+    try {
+      await sleep(50);
+      const text = await m.metrics.registry.metrics();
+      const has = (series: string) => text.split('\n').some((line) => line.startsWith(series));
+      for (const result of ['success', 'error', 'requeue', 'requeue_after']) {
+        assert.ok(has(`controller_runtime_reconcile_total{controller="widgets",result="${result}"} 0`), `reconcile_total result=${result}`);
+      }
+      for (const series of [
+        'controller_runtime_reconcile_errors_total{controller="widgets"} 0',
+        'controller_runtime_reconcile_time_seconds_count{controller="widgets"} 0',
+        'controller_runtime_max_concurrent_reconciles{controller="widgets"} 1',
+        'controller_runtime_active_workers{controller="widgets"} 0',
+        'workqueue_depth{name="widgets"} 0',
+        'workqueue_adds_total{name="widgets"} 0',
+        'workqueue_queue_duration_seconds_count{name="widgets"} 0',
+        'workqueue_work_duration_seconds_count{name="widgets"} 0',
+        'workqueue_retries_total{name="widgets"} 0',
+        'workqueue_unfinished_work_seconds{name="widgets"} 0',
+        'workqueue_longest_running_processor_seconds{name="widgets"} 0',
+        'converge_longest_unconverged_seconds{controller="widgets"} 0',
+        'converge_watch_healthy{kind="ConfigMap",namespace=""} 0',
+        'converge_watch_last_event_age_seconds{kind="ConfigMap",namespace=""}',
+        'converge_watch_relists_total{kind="ConfigMap"} 0',
+      ]) {
+        assert.ok(has(series), `missing: ${series}`);
+      }
+      for (const reason of ['quiet', 'error', 'gone', 'closed']) {
+        assert.ok(has(`converge_watch_restarts_total{kind="ConfigMap",reason="${reason}"}`), `watch_restarts_total reason=${reason}`);
+      }
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+});
