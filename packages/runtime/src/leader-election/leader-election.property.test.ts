@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { FakeClock } from '../clock/index.ts';
 import { LeaderElector } from './index.ts';
-import { InMemoryLeases, clockView, type Hop, type LeaseWrite } from './in-memory-leases.ts';
+import { InMemoryLeases, clockView, type Hop, type LeaseWrite } from './in-memory-leases.test-support.ts';
 
 const LONG = process.env.CONVERGE_RELIABILITY_LONG === '1';
 const quiet = pino({ level: 'silent' });

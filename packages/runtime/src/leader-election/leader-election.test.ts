@@ -5,7 +5,7 @@ import { FakeClock, type Clock } from '../clock/index.ts';
 import { assessLease, candidateDelayMs, leaseSpecFor, releasedLeaseSpec, LeadershipTerm, LeaderElector, Leases } from './index.ts';
 import type { LeaderElectorOptions, LeaseObject, Observation } from './index.ts';
 import type { KubeClient } from '../client/index.ts';
-import { InMemoryLeases, clockView, type Hop } from './in-memory-leases.ts';
+import { InMemoryLeases, clockView, type Hop } from './in-memory-leases.test-support.ts';
 
 function lease(rv: string, holder: string | undefined, seconds = 15): LeaseObject {
   return {

@@ -1,9 +1,10 @@
 /**
- * Test support for this folder's pure unit tests: one Lease held in memory with the API
- * server's compare-and-swap on `resourceVersion`, reached by each elector over a link whose
- * latency and failures a test scripts, and per-replica views of one `FakeClock` (each with its
- * own wall-clock offset and monotonic origin). Not a fake API server: integration tests run the
- * electors against a real Lease on the local control plane.
+ * Test support for this folder's pure unit tests (named `*.test-support.ts`: the package's
+ * files rule for `.test.` names keeps it out of the published build): one Lease held in memory with
+ * the API server's compare-and-swap on `resourceVersion`, reached by each elector over a link
+ * whose latency and failures a test scripts, and per-replica views of one `FakeClock` (each
+ * with its own wall-clock offset and monotonic origin). Not a fake API server: integration
+ * tests run the electors against a real Lease on the local control plane.
  * @module
  */
 import { ApiError } from '../client/index.ts';
