@@ -26,6 +26,7 @@
  *   it expires, by when this process has exited), stops the caches and servers, and `start`
  *   rejects with `DrainTimeoutError`. The caller must then exit the process (the stuck
  *   reconcile may still hold the event loop): `converge run` exits 1.
+ * - Why these choices (and not controller-runtime's release on stop): ADR 0015.
  * - Rejections are in this order of precedence: `DrainTimeoutError`, `LeadershipLostError`,
  *   `RunnableFailedError`; a plain abort resolves.
  * - Readiness (`/readyz`): `caches-synced` and `watches-healthy` (see `readiness.ts`: a watch
