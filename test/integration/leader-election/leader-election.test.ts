@@ -1,7 +1,8 @@
 /**
  * Leader election on the real control plane: exclusivity, failover after a crash (no release),
  * SIGKILL of a leader in another process, graceful handover, a stolen lease, and a partitioned
- * leader giving up at its renew deadline. Durations are the defaults (15 s / 10 s / 2 s) where
+ * leader giving up at its renew deadline, wall-clock steps on both replicas, and the end of a run
+ * after a lost term. Durations are the defaults (15 s / 10 s / 2 s) where
  * the figure matters; the measured handover times are printed as `measured:` diagnostics.
  */
 import { describe, it, type TestContext } from 'node:test';
@@ -9,7 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { KubeClient, loadKubeConfig, type KubeClient as Client } from '@converge/runtime';
+import { KubeClient, loadKubeConfig, systemClock, type Clock, type KubeClient as Client } from '@converge/runtime';
 import { LeaderElector, Leases, type LeaderElectorOptions } from '../../../packages/runtime/src/leader-election/index.ts';
 import { kubeconfigPath, testClient, testNamespace, eventually, sleep } from '../../support/operator-harness.ts';
 import { startTcpProxy } from './tcp-proxy.ts';
@@ -19,6 +20,8 @@ const LEASE = 'converge-test-leader';
 interface Running {
   elector: LeaderElector;
   stop: () => Promise<void>;
+  /** Settles when `run` does. */
+  done: Promise<void>;
   changes: { leader: boolean; holder?: string; at: number }[];
 }
 
@@ -39,7 +42,7 @@ function startElector(t: TestContext, client: Client, namespace: string, identit
     await done;
   };
   t.after(stop);
-  return { elector, stop, changes };
+  return { elector, stop, done, changes };
 }
 
 /** Polls fast (20 ms) so measured handover times are accurate to a few ms. */
@@ -160,10 +163,17 @@ describe('leader election', { concurrency: false }, () => {
     assert.match((lost.reason as Error).message, /taken by intruder/);
     assert.equal(a.elector.isLeader(), false);
     assert.deepEqual(a.changes.map((c) => [c.leader, c.holder]), [[true, 'victim'], [false, 'intruder']]);
-    // The intruder never renews: after its lease runs out, the victim leads again (a new term).
-    await waitLeader(a.elector, 10_000);
-    assert.notEqual(a.elector.leadership(), lost);
-    assert.equal(a.elector.leadership().aborted, false);
+    // A lost term ends the run: no new campaign, no release, even once the intruder's lease ran out.
+    await a.done;
+    const after = await client.get(Leases, { namespace: ns, name: LEASE });
+    await sleep(timings.leaseDurationMs + 1_000);
+    const later = await client.get(Leases, { namespace: ns, name: LEASE });
+    assert.equal(later.metadata.resourceVersion, after.metadata.resourceVersion, 'nobody wrote the Lease after the loss');
+    assert.equal(later.spec?.holderIdentity, 'intruder');
+    // A new run campaigns again and takes the expired lease (a new term).
+    const again = startElector(t, client, ns, 'victim', timings);
+    await waitLeader(again.elector, 10_000);
+    assert.equal(again.elector.leadership().aborted, false);
   });
 
   it('a leader cut off from the API server gives up at its renew deadline; the standby takes over', { timeout: 40_000 }, async (t) => {
@@ -196,4 +206,61 @@ describe('leader election', { concurrency: false }, () => {
     assert.ok(tookOver - cutAt > gaveUp);
     assert.equal(a.elector.isLeader(), false);
   });
+
+  it('wall-clock steps change nothing: a leader stepped back still gives up, a standby stepped forward does not take a live lease', { timeout: 40_000 }, async (t) => {
+    const direct = testClient();
+    t.after(() => direct.close());
+    const ns = await testNamespace(t, direct, 'le');
+    const proxy = await startTcpProxy(direct.server);
+    t.after(() => proxy.close());
+    const kc = loadKubeConfig(kubeconfigPath());
+    const current = kc.getCurrentCluster()!;
+    kc.clusters = kc.clusters.map((c) => (c.name === current.name ? { ...c, server: proxy.url } : c));
+    const partitioned = new KubeClient({ kubeConfig: kc, userAgent: 'converge-test-partitioned', qps: 0 });
+    t.after(() => partitioned.close());
+    const timings = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 500 };
+    const aClock = steppingClock();
+    const bClock = steppingClock();
+    const a = startElector(t, partitioned, ns, 'stepped-back', { ...timings, clock: aClock.clock });
+    await waitLeader(a.elector, 10_000);
+    const b = startElector(t, direct, ns, 'stepped-forward', { ...timings, clock: bClock.clock });
+    await sleep(1_000);
+    aClock.step(-3_600_000); // the leader's wall clock goes back an hour; it keeps renewing
+    await sleep(1_200);
+    const renewed = await direct.get(Leases, { namespace: ns, name: LEASE });
+    assert.ok(Date.parse(renewed.spec!.renewTime!) < Date.now() - 3_500_000, 'renewTime is the (stepped) wall clock');
+    let both = 0;
+    const watch = setInterval(() => { if (a.elector.isLeader() && b.elector.isLeader()) both++; }, 10);
+    t.after(() => clearInterval(watch));
+    const lost = a.elector.leadership();
+    const cutAt = Date.now();
+    proxy.partition();
+    await sleep(1_500); // the standby has seen the last renewal by now
+    bClock.step(3_600_000); // the standby's wall clock jumps an hour forward
+    await eventually(() => lost.aborted, { timeoutMs: 10_000, intervalMs: 10, what: 'the partitioned leader gives up' });
+    const gaveUp = Date.now() - cutAt;
+    note(t, 'partitioned leader with its wall clock stepped back an hour gave up (renew deadline 4 s)', gaveUp);
+    assert.ok(gaveUp <= 4_000 + 200, `gave up after ${gaveUp} ms`);
+    const tookOver = await waitLeader(b.elector, 15_000);
+    note(t, 'standby with its wall clock stepped forward an hour took over (lease 6 s)', tookOver - cutAt);
+    assert.ok(tookOver - cutAt >= 5_500, `the standby took over ${tookOver - cutAt} ms after the cut: before the lease could expire`);
+    clearInterval(watch);
+    assert.equal(both, 0, 'two electors believed they led at once');
+  });
 });
+
+/** The system clock with a wall clock that a test can step; monotonic time and timers are the real ones. */
+function steppingClock(): { clock: Clock; step(deltaMs: number): void } {
+  let offset = 0;
+  return {
+    clock: {
+      now: () => Date.now() + offset,
+      monotonic: () => systemClock.monotonic(),
+      setTimer: (ms, fn) => systemClock.setTimer(ms, fn),
+      sleep: (ms, signal) => systemClock.sleep(ms, signal),
+    },
+    step(deltaMs) {
+      offset += deltaMs;
+    },
+  };
+}

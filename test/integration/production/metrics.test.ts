@@ -1,13 +1,16 @@
 /**
- * Observability of a running operator process: /metrics counters and gauges move as reconciles
- * succeed, fail and retry; the longest-unconverged gauge (and /debug/unconverged) rises for an
- * object that cannot converge and falls when it does; /readyz passes once caches are synced.
+ * Observability of a running operator process: every documented series is on /metrics from the
+ * start, before any object exists; counters and gauges move as reconciles succeed, fail and
+ * retry; the longest-unconverged gauge (and /debug/unconverged) rises for an object that cannot
+ * converge and falls when it does; /readyz passes once caches are synced.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ServiceKind, loadKubeConfig } from '@converge/runtime';
 import type { Manager } from '@converge/runtime';
-import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
+import type { CustomResourceDefinition } from '@converge/runtime';
+import { MicroserviceCrd, MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { DigitalHumanProviderCrd } from '../../../packages/operators/src/operators/provider/index.ts';
 import { runOperatorProcess } from '../../../packages/operators/src/operators/operator-process.ts';
 import { defaultOperatorConfig } from '../../../packages/operators/src/operators/operator-config.ts';
 import { eventually, kubeconfigPath, testClient, testNamespace, testLogger } from '../../support/operator-harness.ts';
@@ -22,6 +25,59 @@ function metric(text: string, name: string, labels: Record<string, string> = {})
   }
   return total;
 }
+
+/** The series the README's "Operating it" section documents, per controller / queue / watched kind. */
+const DOCUMENTED = [
+  ...['success', 'error', 'requeue', 'requeue_after'].map((result) => `controller_runtime_reconcile_total{controller="microservice",result="${result}"}`),
+  'controller_runtime_reconcile_errors_total{controller="microservice"}',
+  'controller_runtime_reconcile_time_seconds_count{controller="microservice"}',
+  'controller_runtime_max_concurrent_reconciles{controller="microservice"}',
+  'controller_runtime_active_workers{controller="microservice"}',
+  ...['depth', 'adds_total', 'queue_duration_seconds_count', 'work_duration_seconds_count', 'retries_total', 'unfinished_work_seconds', 'longest_running_processor_seconds']
+    .flatMap((s) => [`workqueue_${s}{name="microservice"}`, `workqueue_${s}{name="digitalhumanprovider"}`]),
+  'leader_election_master_status{name="converge-operators"}',
+  'rest_client_requests_total{',
+  'converge_watch_last_event_age_seconds{kind="Microservice"',
+  'converge_watch_healthy{kind="Microservice"',
+  ...['quiet', 'error', 'gone', 'closed'].map((reason) => `converge_watch_restarts_total{kind="Microservice",reason="${reason}"}`),
+  'converge_watch_relists_total{kind="Microservice"}',
+  'converge_longest_unconverged_seconds{controller="microservice"}',
+  'converge_longest_unconverged_seconds{controller="digitalhumanprovider"}',
+  'converge_vendor_requests_total{operation="createInstance",outcome="ok"}',
+  'converge_vendor_request_duration_seconds_count{operation="createInstance"}',
+  'converge_vendor_endpoints_down ',
+  'converge_vendor_waiting_objects ',
+  'converge_vendor_recovery_wakes_total ',
+];
+
+test('a freshly started operator process shows every documented series before any reconcile', { timeout: 120_000 }, async (t) => {
+  const client = testClient();
+  t.after(() => client.close());
+  await ensureCrds(client, [MicroserviceCrd, DigitalHumanProviderCrd] as CustomResourceDefinition[]);
+  const ns = await testNamespace(t, client, 'fresh-metrics');
+  let manager: Manager | undefined;
+  const abort = new AbortController();
+  const running = runOperatorProcess(
+    {
+      kubeConfig: loadKubeConfig(kubeconfigPath()),
+      namespaces: [ns],
+      leaderElection: { namespace: ns },
+      metricsBindAddress: '127.0.0.1:0',
+      healthProbeBindAddress: '127.0.0.1:0',
+      log: testLogger(),
+      onManager: (m) => { manager = m; },
+    },
+    abort.signal,
+  );
+  t.after(async () => { abort.abort(); await running; });
+  await eventually(() => manager, { what: 'manager built' });
+  const [metricsAddr, probeAddr] = await manager!.serverAddresses();
+  await eventually(async () => (await fetch(`http://${probeAddr}/readyz`)).status === 200, { what: '/readyz ok once synced' });
+  const text = await (await fetch(`http://${metricsAddr}/metrics`)).text();
+  assert.equal(metric(text, 'controller_runtime_reconcile_total'), 0, 'no reconcile yet: the namespace is empty');
+  const missing = DOCUMENTED.filter((series) => !text.split('\n').some((line) => line.startsWith(series)));
+  assert.deepEqual(missing, [], 'documented series missing from /metrics at start');
+});
 
 test('metrics move with reconciles, errors and retries; longest-unconverged rises and falls', { timeout: 180_000 }, async (t) => {
   const client = testClient();

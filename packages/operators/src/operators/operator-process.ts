@@ -6,7 +6,10 @@
  *
  * Contract: `runOperatorProcess` resolves after a graceful stop (lease released, in-flight
  * reconciles finished within the grace period) and rejects with `LeadershipLostError` when
- * leadership is lost — the caller should exit non-zero so the process is restarted.
+ * leadership is lost, `RunnableFailedError` when a part cannot start (a busy metrics or probe
+ * port), and `DrainTimeoutError` when reconciles could not be stopped (the Lease is then kept
+ * until it expires) — the caller should exit non-zero so the process is restarted, at once in
+ * the last case (see `Manager.start`).
  * @module
  */
 import { hostname } from 'node:os';

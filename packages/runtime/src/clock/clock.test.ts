@@ -71,6 +71,20 @@ describe('FakeClock', () => {
     assert.equal(clock.pendingTimers(), 0);
   });
 
+  it('stepWall jumps the wall clock both ways; monotonic time and timers do not move', () => {
+    const clock = new FakeClock(1_000);
+    const fired: number[] = [];
+    clock.setTimer(100, () => fired.push(clock.monotonic()));
+    assert.equal(clock.monotonic(), 1_000);
+    clock.stepWall(3_600_000);
+    assert.deepEqual([clock.now(), clock.monotonic(), fired], [3_601_000, 1_000, []]);
+    clock.stepWall(-7_200_000);
+    assert.deepEqual([clock.now(), clock.monotonic(), fired], [-3_599_000, 1_000, []]);
+    clock.advance(100);
+    assert.deepEqual([clock.now(), clock.monotonic(), fired], [-3_598_900, 1_100, [1_100]]);
+    assert.throws(() => clock.stepWall(Number.NaN), RangeError);
+  });
+
   it('rejects negative and NaN moves and NaN delays', () => {
     const clock = new FakeClock();
     assert.throws(() => clock.advance(-1), RangeError);
@@ -159,10 +173,13 @@ describe('FakeClock', () => {
 });
 
 describe('systemClock', () => {
-  it('now() is the wall clock', () => {
+  it('now() is the wall clock; monotonic() is performance.now()', () => {
     const before = Date.now();
     const now = systemClock.now();
     assert.ok(now >= before && now <= Date.now());
+    const m0 = performance.now();
+    const m = systemClock.monotonic();
+    assert.ok(m >= m0 && m <= performance.now());
   });
 
   it('setTimer fires once after the delay, never synchronously, even for ms <= 0', async () => {

@@ -9,11 +9,23 @@ export interface Timer {
   cancel(): void;
 }
 
-/** Time as the runtime sees it. Inject one wherever code waits or measures time. */
+/**
+ * Time as the runtime sees it. Inject one wherever code waits or measures time.
+ *
+ * Two readings, for two purposes:
+ * - `now()` is the wall clock: what a timestamp written to the API or shown to a person says.
+ *   It can jump (NTP steps, a VM resumed, someone setting the date), both ways.
+ * - `monotonic()` only moves forward, at the rate of real time, whatever the wall clock does.
+ *   Every duration, deadline and "how long since" is measured on it; its origin is arbitrary
+ *   (compare readings of one clock, never with `now()` or with another process's readings).
+ * Timers (`setTimer`, `sleep`) run on monotonic time.
+ */
 export interface Clock {
-  /** Milliseconds since the Unix epoch. */
+  /** Wall-clock milliseconds since the Unix epoch. May jump; use it for timestamps only. */
   now(): number;
-  /** Calls `fn` once after `ms` (`ms <= 0`: as soon as possible, never synchronously). */
+  /** Monotonic milliseconds from an arbitrary origin: never goes back, unaffected by wall-clock steps. */
+  monotonic(): number;
+  /** Calls `fn` once after `ms` of monotonic time (`ms <= 0`: as soon as possible, never synchronously). */
   setTimer(ms: number, fn: () => void): Timer;
   /**
    * Resolves after `ms`. Rejects with `signal.reason` when the signal aborts first (also when it

@@ -1,5 +1,6 @@
 /**
- * A manual clock for deterministic tests: time moves only when the test calls `advance`.
+ * A manual clock for deterministic tests: time moves only when the test calls `advance`, and
+ * the wall clock can be stepped on its own (`stepWall`) to test code against clock jumps.
  *
  * @module
  */
@@ -21,18 +22,25 @@ function realMacrotask(): Promise<void> {
 /**
  * A clock that stands still until told to move.
  *
- * - Timers fire only inside `advance`/`advanceAsync`, never on their own, in deadline order;
- *   timers with the same deadline fire in the order they were set.
- * - A timer set with `ms <= 0` is due at `now()` and fires on the next `advance` (even `advance(0)`).
- * - While a timer's callback runs, `now()` equals that timer's deadline. A callback that sets a
- *   new timer due within the advanced window sees it fire in the same `advance`.
+ * - `advance(ms)` moves monotonic and wall time together. `stepWall(ms)` moves only the wall
+ *   clock (`now()`), forwards or backwards, as an NTP step or a resumed VM does; monotonic time
+ *   and timers are unaffected. Without `stepWall`, `now() === monotonic()` (both start at
+ *   `startMs`).
+ * - Timers run on monotonic time. They fire only inside `advance`/`advanceAsync`, never on their
+ *   own, in deadline order; timers with the same deadline fire in the order they were set.
+ * - A timer set with `ms <= 0` is due at once and fires on the next `advance` (even `advance(0)`).
+ * - While a timer's callback runs, `monotonic()` equals that timer's deadline (and `now()` is
+ *   that plus the wall offset). A callback that sets a new timer due within the advanced window
+ *   sees it fire in the same `advance`.
  * - `advance` is synchronous: promise continuations of a fired timer (e.g. code after
  *   `await clock.sleep()`) run only after it returns. Use `advanceAsync` when such code sets
  *   further timers that should fire within the same window.
  * - A throwing callback does not stop the others: `advance` finishes, then rethrows the first error.
  */
 export class FakeClock implements Clock {
+  /** Monotonic time; the wall clock is this plus `#wallOffset`. */
   #now: number;
+  #wallOffset = 0;
   #seq = 0;
   #live = 0;
   readonly #timers = new DeadlineHeap<FakeTimer>();
@@ -42,7 +50,20 @@ export class FakeClock implements Clock {
   }
 
   now(): number {
+    return this.#now + this.#wallOffset;
+  }
+
+  monotonic(): number {
     return this.#now;
+  }
+
+  /**
+   * Steps the wall clock by `deltaMs` (negative: backwards) without moving monotonic time: no
+   * timer fires, `monotonic()` does not change, `now()` jumps.
+   */
+  stepWall(deltaMs: number): void {
+    if (!Number.isFinite(deltaMs)) throw new RangeError(`FakeClock cannot step the wall clock by ${deltaMs} ms`);
+    this.#wallOffset += deltaMs;
   }
 
   setTimer(ms: number, fn: () => void): Timer {
@@ -68,7 +89,7 @@ export class FakeClock implements Clock {
     return this.#live;
   }
 
-  /** Deadline of the earliest pending timer, or undefined when none is pending. */
+  /** Deadline (monotonic) of the earliest pending timer, or undefined when none is pending. */
   nextTimerAt(): number | undefined {
     return this.#peekLive()?.at;
   }
@@ -109,9 +130,9 @@ export class FakeClock implements Clock {
     if (errors.length > 0) throw errors[0];
   }
 
-  /** Sets the time to `ms` (not before now), firing due timers: `advance(ms - now())`. */
+  /** Sets the wall time to `ms` (not before now) by advancing, firing due timers: `advance(ms - now())`. */
   setTime(ms: number): void {
-    this.advance(ms - this.#now);
+    this.advance(ms - this.now());
   }
 
   #target(ms: number): number {

@@ -5,7 +5,7 @@ import { FakeClock } from '../clock/index.ts';
 import { PermanentError, TemporaryError } from '../reconcile/index.ts';
 import type { Request, Result } from '../reconcile/index.ts';
 import { ApiError } from '../client/index.ts';
-import { Controller } from './controller.ts';
+import { Controller, LeadershipLostError } from './controller.ts';
 
 const log = pino({ level: 'silent' });
 const tick = () => new Promise((r) => setImmediate(r));
@@ -67,6 +67,33 @@ test('errors back off exponentially; permanent errors wait for a change; tempora
   await h.clock.advanceAsync(1);
   await tick();
   assert.equal(h.calls.filter((k) => k === 'ns/temp').length, 2);
+  h.stop.abort();
+  await h.running;
+});
+
+test('TemporaryError (or Retry-After) of 0 ms is a rate-limited retry, never "now": no tight loop', async () => {
+  // Each key fails its first 50 reconciles (bounded, so the old tight loop ends and the test reports it).
+  const count = (key: string) => h.calls.filter((k) => k === key).length;
+  const h = harness(async (req) => {
+    if (req.key === 'ns/zero' && count('ns/zero') <= 50) throw new TemporaryError('Superseded', 'looking again', { retryAfterMs: 0 });
+    if (req.key === 'ns/api' && count('ns/api') <= 50) throw new ApiError({ reason: 'TooManyRequests', code: 429, message: 'slow down', retryAfterMs: 0 });
+  }, { resyncPeriodMs: 0 });
+  h.controller.enqueue('ns/zero');
+  for (let i = 0; i < 20; i++) await tick();
+  assert.equal(h.calls.length, 1, `reconciled ${h.calls.length} times without the clock moving: a tight loop`);
+  await h.clock.advanceAsync(5);
+  await tick();
+  assert.equal(h.calls.length, 2, 'first retry after the per-key backoff (5 ms)');
+  await h.clock.advanceAsync(9);
+  await tick();
+  assert.equal(h.calls.length, 2);
+  await h.clock.advanceAsync(1);
+  await tick();
+  assert.equal(h.calls.length, 3, 'then 10 ms: exponential');
+  assert.equal(h.controller.queue.numRequeues('ns/zero'), 3);
+  h.controller.enqueue('ns/api');
+  for (let i = 0; i < 20; i++) await tick();
+  assert.equal(count('ns/api'), 1, 'Retry-After: 0 is rate limited too');
   h.stop.abort();
   await h.running;
 });
@@ -148,4 +175,42 @@ test('shutdown stops intake and lets in-flight work finish within the grace peri
   await h3clock.advanceAsync(1_000);
   await running;
   assert.equal(sawAbort, true);
+});
+
+test('abortNow during the grace period: in-flight reconciles are aborted at once and no further key is taken', async () => {
+  const clock = new FakeClock(0);
+  const started: string[] = [];
+  const aborted: string[] = [];
+  const c = new Controller(
+    {
+      name: 'drain',
+      log,
+      clock,
+      reconciler: {
+        reconcile: (req, signal) => {
+          started.push(req.key);
+          return new Promise<void>((resolve) => {
+            const timer = clock.setTimer(10_000, resolve);
+            signal.addEventListener('abort', () => { timer.cancel(); aborted.push(req.key); resolve(); }, { once: true });
+          });
+        },
+      },
+    },
+    { shutdownGraceMs: 30_000, resyncPeriodMs: 0 },
+  );
+  const stop = new AbortController();
+  const now = new AbortController();
+  const running = c.start(stop.signal, now.signal);
+  for (let i = 0; i < 10; i++) c.enqueue(`ns/k${i}`);
+  await tick();
+  stop.abort(new Error('SIGTERM')); // graceful: the in-flight reconcile may finish within 30 s
+  await clock.advanceAsync(1_000);
+  await tick();
+  assert.deepEqual([started, aborted, c.inFlightKeys()], [['ns/k0'], [], ['ns/k0']]);
+  now.abort(new LeadershipLostError('leadership lost')); // the lease is gone: stop now
+  await tick();
+  assert.deepEqual(aborted, ['ns/k0'], 'the in-flight reconcile saw its signal abort at once');
+  await running;
+  assert.deepEqual(started, ['ns/k0'], 'no key taken after the cut');
+  assert.equal(clock.pendingTimers(), 0);
 });

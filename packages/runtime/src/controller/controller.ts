@@ -70,6 +70,12 @@ export class Controller {
       rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(this.#clock),
       ...(deps.metrics ? { metrics: deps.metrics.queue(deps.name, () => this.queue) } : {}),
     });
+    deps.metrics?.controllerRegistered(deps.name, this.#opts.maxConcurrentReconciles);
+  }
+
+  /** How long in-flight reconciles may run on after a graceful stop begins. */
+  get shutdownGraceMs(): number {
+    return this.#opts.shutdownGraceMs;
   }
 
   /** Asks for a reconcile of this key (deduplicated with any pending one). */
@@ -80,33 +86,56 @@ export class Controller {
   /**
    * Runs the workers until `signal` aborts, then stops intake, lets in-flight reconciles finish
    * for up to the grace period (none when the reason is `LeadershipLostError`), aborts what is
-   * still running, and settles.
+   * still running, and settles once every worker has returned.
+   *
+   * `abortNow` cuts that short whenever it aborts, also in the middle of the grace period (the
+   * manager aborts it when leadership is lost): in-flight reconciles get their signal aborted
+   * at once and no worker takes another key. A reconcile that ignores its signal keeps `start`
+   * from settling; bounding that wait is the caller's job (the manager's drain bound).
    */
-  async start(signal: AbortSignal): Promise<void> {
+  async start(signal: AbortSignal, abortNow?: AbortSignal): Promise<void> {
     if (this.#started) throw new Error(`controller ${this.name} already started`);
     this.#started = true;
     const hard = new AbortController();
+    const cut = (reason: unknown): void => {
+      if (hard.signal.aborted) return;
+      hard.abort(reason);
+      this.queue.shutDown();
+    };
+    if (abortNow?.aborted) cut(abortNow.reason);
+    else abortNow?.addEventListener('abort', () => cut(abortNow.reason), { once: true });
     const n = this.#opts.maxConcurrentReconciles;
     this.#deps.metrics?.setMaxConcurrentReconciles(this.name, n);
     this.#deps.log.info({ controller: this.name, workers: n }, 'starting workers');
     const workers = Array.from({ length: n }, () => this.#worker(hard.signal));
     await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
+      if (signal.aborted || hard.signal.aborted) resolve();
+      else {
+        signal.addEventListener('abort', () => resolve(), { once: true });
+        hard.signal.addEventListener('abort', () => resolve(), { once: true });
+      }
     });
-    const grace = signal.reason instanceof LeadershipLostError ? 0 : this.#opts.shutdownGraceMs;
+    const immediate = hard.signal.aborted || signal.reason instanceof LeadershipLostError;
+    const grace = immediate ? 0 : this.#opts.shutdownGraceMs;
     this.#deps.log.info({ controller: this.name, graceMs: grace, inFlight: this.queue.inFlight() }, 'stopping workers');
     const drained = this.queue.shutDownWithDrain();
-    const timer = this.#clock.setTimer(grace, () => hard.abort(signal.reason));
-    await drained;
+    if (immediate) cut(hard.signal.aborted ? hard.signal.reason : signal.reason);
+    const timer = this.#clock.setTimer(grace, () => cut(signal.reason));
+    await Promise.race([drained, new Promise<void>((resolve) => hard.signal.addEventListener('abort', () => resolve(), { once: true }))]);
     timer.cancel();
-    hard.abort(signal.reason);
+    cut(signal.reason ?? hard.signal.reason);
     await Promise.all(workers);
+  }
+
+  /** Keys being reconciled right now (for the manager's report of what did not stop). */
+  inFlightKeys(): string[] {
+    return this.queue.inFlightKeys();
   }
 
   async #worker(hard: AbortSignal): Promise<void> {
     for (;;) {
-      const key = await this.queue.get();
+      if (hard.aborted) return;
+      const key = await this.queue.get(hard);
       if (key === undefined) return;
       try {
         await this.#process(key, hard);
@@ -121,7 +150,7 @@ export class Controller {
     const reconcileId = randomBytes(6).toString('hex');
     const log = this.#deps.log.child({ controller: this.name, namespace, name, reconcileID: reconcileId });
     const request: Request = { namespace, name, key, log, reconcileId };
-    const started = this.#clock.now();
+    const started = this.#clock.monotonic();
     this.#deps.metrics?.activeWorkers(this.name, 1);
     let outcome: ReconcileOutcome = 'success';
     try {
@@ -131,7 +160,7 @@ export class Controller {
       outcome = this.#onError(key, err, log, signal);
     } finally {
       this.#deps.metrics?.activeWorkers(this.name, -1);
-      this.#deps.metrics?.reconciled(this.name, outcome, Math.max(0, this.#clock.now() - started));
+      this.#deps.metrics?.reconciled(this.name, outcome, Math.max(0, this.#clock.monotonic() - started));
     }
   }
 
@@ -167,12 +196,15 @@ export class Controller {
       this.queue.addRateLimited(key);
       return 'requeue';
     }
+    // An explicit delay is honoured as given; 0 (or less) means "retry soon", which is the
+    // rate-limited retry (per-key backoff and the overall bucket), never an immediate one: a
+    // condition that persists (an eventually consistent vendor, a stale cache) must not spin.
     if (err instanceof TemporaryError && err.retryAfterMs !== undefined) {
-      this.queue.addAfter(key, err.retryAfterMs);
-      log.info({ reason: err.reason, err: err.message, retryInMs: err.retryAfterMs }, 'reconcile will retry');
+      const retryInMs = err.retryAfterMs > 0 ? (this.queue.addAfter(key, err.retryAfterMs), err.retryAfterMs) : this.queue.addRateLimited(key);
+      log.info({ reason: err.reason, err: err.message, retryInMs: Math.round(retryInMs) }, 'reconcile will retry');
       return 'error';
     }
-    if (err instanceof ApiError && err.retryAfterMs !== undefined) {
+    if (err instanceof ApiError && err.retryAfterMs !== undefined && err.retryAfterMs > 0) {
       this.queue.addAfter(key, err.retryAfterMs);
     } else {
       this.queue.addRateLimited(key);

@@ -18,8 +18,11 @@ import {
   type Observation,
 } from './lease-record.ts';
 
+/** The three calls leader election makes: a `KubeClient` satisfies it. */
+export type LeaseClient = Pick<KubeClient, 'get' | 'create' | 'replace'>;
+
 export interface LeaderElectorOptions {
-  client: KubeClient;
+  client: LeaseClient;
   /** Namespace and name of the Lease (created when missing). */
   namespace: string;
   name: string;
@@ -35,6 +38,7 @@ export interface LeaderElectorOptions {
   jitterFactor?: number;
   /** Release the Lease when `run`'s signal aborts, so a standby takes over at once (default true). */
   releaseOnCancel?: boolean;
+  /** Durations on `clock.monotonic()`; `clock.now()` only for the times written into the Lease. */
   clock?: Clock;
   log?: Logger;
   /** Called when this replica starts or stops leading, or the observed holder changes. Must not throw. */
@@ -45,8 +49,9 @@ export interface LeaderElectorOptions {
 
 interface AttemptResult {
   acquired: boolean;
+  /** Monotonic time the attempt's first request was sent. */
   sentAtMs: number;
-  /** Another replica holds a valid lease until then. */
+  /** Another replica holds a valid lease until then (monotonic). */
   expiresAtMs?: number;
   error?: unknown;
 }
@@ -58,7 +63,7 @@ export class LeaderElector {
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
-  readonly #client: KubeClient;
+  readonly #client: LeaseClient;
   readonly #key: { namespace: string; name: string };
   readonly #jitterFactor: number;
   readonly #releaseOnCancel: boolean;
@@ -72,6 +77,8 @@ export class LeaderElector {
   #observation: Observation | undefined;
   #reported: { leader: boolean; holder: string | undefined } = { leader: false, holder: undefined };
   #running = false;
+  /** `abandon()` was called during this run: stop without releasing. */
+  #abandoned: AbortController | undefined;
 
   constructor(options: LeaderElectorOptions) {
     this.identity = options.identity;
@@ -95,7 +102,11 @@ export class LeaderElector {
     this.#random = options.random ?? Math.random;
   }
 
-  /** True while this replica holds the Lease and has renewed it within the renew deadline. */
+  /**
+   * True while this replica holds the Lease and its renew deadline (monotonic) has not passed.
+   * Checked against the clock on every call, so it turns false at the deadline even when the
+   * event loop is too busy to run the term's timer.
+   */
   isLeader(): boolean {
     return this.#term?.active ?? false;
   }
@@ -142,43 +153,65 @@ export class LeaderElector {
   }
 
   /**
-   * Campaigns for the Lease and, once leading, keeps renewing it, until `signal` aborts. After a
-   * lost term it campaigns again. On abort it ends the term and (with `releaseOnCancel`) releases
-   * the Lease, then settles. Never rejects because of API errors (they are logged and retried).
+   * Campaigns for the Lease and, once leading, keeps renewing it, until `signal` aborts or the
+   * term ends. A lost term ends the run (as in client-go): it does not campaign again, so a
+   * process never holds the Lease while its work is being torn down; call `run` again to
+   * campaign anew. On abort it ends the term and (with `releaseOnCancel`) releases the Lease,
+   * then settles. After a loss or `abandon()` nothing is released: the Lease is someone else's,
+   * or it expires for the standbys in `leaseDuration`. Never rejects because of API errors
+   * (they are logged and retried).
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.#running) throw new Error('LeaderElector.run is already running');
     this.#running = true;
+    const abandoned = (this.#abandoned = new AbortController());
+    const stop = AbortSignal.any([signal, abandoned.signal]);
+    let lost = false;
     try {
-      while (!signal.aborted) {
+      while (!stop.aborted) {
         const term = this.#term;
-        if (term?.active) {
-          if (!(await this.#sleep(this.retryPeriodMs, signal))) break;
-          if (!term.active) continue;
-          const result = await this.#attempt(AbortSignal.any([signal, term.signal]));
-          if (signal.aborted) break;
+        if (term) {
+          term.expireIfDue();
+          if (!term.active) {
+            lost = true;
+            break;
+          }
+          if (!(await this.#sleep(this.retryPeriodMs, AbortSignal.any([stop, term.signal])))) continue;
+          const result = await this.#attempt(AbortSignal.any([stop, term.signal]));
+          if (stop.aborted) break;
           if (result.acquired) term.renewed(result.sentAtMs);
           else if (result.expiresAtMs !== undefined) this.#lose(term, `lease taken by ${this.#observation?.holder}`);
           continue;
         }
-        if (term) this.#term = undefined;
-        const result = await this.#attempt(signal);
-        if (signal.aborted) break;
+        const result = await this.#attempt(stop);
+        if (stop.aborted) break;
         if (result.acquired) {
           this.#begin(result.sentAtMs);
           continue;
         }
-        const delay = candidateDelayMs(jitter(this.retryPeriodMs, this.#jitterFactor, this.#random), result.expiresAtMs, this.#clock.now());
-        if (!(await this.#sleep(delay, signal))) break;
+        const delay = candidateDelayMs(jitter(this.retryPeriodMs, this.#jitterFactor, this.#random), result.expiresAtMs, this.#clock.monotonic());
+        if (!(await this.#sleep(delay, stop))) break;
       }
     } finally {
       const term = this.#term;
       this.#term = undefined;
-      if (term?.active) term.end(new Error('leader election stopped'));
+      if (term && !term.signal.aborted) term.end(new Error(abandoned.signal.aborted ? 'leadership abandoned' : 'leader election stopped'));
       this.#report();
-      if (this.#releaseOnCancel) await this.#release();
+      if (this.#releaseOnCancel && !lost && !abandoned.signal.aborted) await this.#release();
+      this.#abandoned = undefined;
       this.#running = false;
     }
+  }
+
+  /**
+   * Stops at once without releasing the Lease: the term ends now, `run` settles, and standbys
+   * take over only once the Lease has expired by their clocks (`leaseDuration` after the last
+   * renewal they saw). For a process that cannot stop its work: handing the Lease over while a
+   * reconcile may still be running would let two replicas act at once. No-op when not running.
+   */
+  abandon(): void {
+    if (this.#term?.active) this.#lose(this.#term, 'abandoned: this process could not stop its work');
+    this.#abandoned?.abort();
   }
 
   #begin(sentAtMs: number): void {
@@ -212,15 +245,19 @@ export class LeaderElector {
     }
   }
 
-  /** One try to acquire or renew. Resolves with the outcome; rejects only when `signal` aborted. */
+  /**
+   * One try to acquire or renew. Resolves with the outcome (never rejects). `sentAtMs` is
+   * monotonic; the Lease gets the wall-clock time, as the API expects.
+   */
   async #attempt(signal: AbortSignal): Promise<AttemptResult> {
-    const sentAtMs = this.#clock.now();
+    const sentAtMs = this.#clock.monotonic();
+    const wallNow = microTime(this.#clock.now());
     const seconds = Math.ceil(this.leaseDurationMs / 1000);
     try {
       // Fast path: a leader renews its own last-written version without reading first.
       if (this.#term?.active && this.#lease?.spec?.holderIdentity === this.identity) {
         try {
-          await this.#write(this.#lease, leaseSpecFor(this.#lease.spec, this.identity, seconds, microTime(sentAtMs)), signal);
+          await this.#write(this.#lease, leaseSpecFor(this.#lease.spec, this.identity, seconds, wallNow), signal);
           return { acquired: true, sentAtMs };
         } catch (err) {
           if (!(err instanceof ApiError && (err.reason === 'Conflict' || err.reason === 'NotFound'))) throw err;
@@ -234,7 +271,7 @@ export class LeaderElector {
         try {
           const created = await this.#client.create(
             Leases,
-            { metadata: { ...this.#key }, spec: leaseSpecFor(undefined, this.identity, seconds, microTime(sentAtMs)) },
+            { metadata: { ...this.#key }, spec: leaseSpecFor(undefined, this.identity, seconds, wallNow) },
             { signal },
           );
           this.#saw(created);
@@ -244,13 +281,13 @@ export class LeaderElector {
           throw createErr;
         }
       }
-      const verdict = assessLease(lease, this.#observation, this.identity, this.#clock.now(), this.leaseDurationMs);
+      const verdict = assessLease(lease, this.#observation, this.identity, this.#clock.monotonic(), this.leaseDurationMs);
       this.#observation = verdict.observation;
       this.#lease = lease;
       this.#report();
       if (verdict.action === 'wait') return { acquired: false, sentAtMs, expiresAtMs: verdict.expiresAtMs };
       try {
-        await this.#write(lease, leaseSpecFor(lease.spec, this.identity, seconds, microTime(sentAtMs)), signal);
+        await this.#write(lease, leaseSpecFor(lease.spec, this.identity, seconds, wallNow), signal);
       } catch (err) {
         if (err instanceof ApiError && err.reason === 'Conflict') return { acquired: false, sentAtMs };
         throw err;
@@ -272,13 +309,14 @@ export class LeaderElector {
     return written;
   }
 
+  /** Records a Lease this process wrote: observed now, by the monotonic clock. */
   #saw(lease: LeaseObject): void {
     this.#lease = lease;
     this.#observation = {
       resourceVersion: lease.metadata.resourceVersion ?? '',
       holder: lease.spec?.holderIdentity ?? '',
       leaseDurationMs: (lease.spec?.leaseDurationSeconds ?? 0) * 1000 || this.leaseDurationMs,
-      observedAtMs: this.#clock.now(),
+      observedAtMs: this.#clock.monotonic(),
     };
   }
 

@@ -1,6 +1,7 @@
 /**
  * The pure part of leader election: reading a Lease, deciding whether to take it, and the Lease
- * spec to write. No I/O, no clock of its own: every function takes `now`.
+ * spec to write. No I/O, no clock of its own: every function takes `now` (monotonic for
+ * decisions, a wall-clock RFC 3339 string for what is written).
  * @module
  */
 import type { KubeObject, ResourceKind } from '../objects/index.ts';
@@ -26,13 +27,15 @@ export const Leases = LeaseKind as unknown as ResourceKind<LeaseObject>;
 
 /**
  * What a candidate knows about the Lease: the version it last saw and *when it saw it change*,
- * by its own clock. Expiry is judged from that local time, never from the holder's `renewTime`,
- * so clock skew between replicas does not matter (client-go does the same).
+ * by its own monotonic clock (client-go's observedRecord + observedTime). Expiry is judged from
+ * that local reading, never from the holder's `renewTime` nor from the wall clock, so neither
+ * clock skew between replicas nor a wall-clock step on either of them matters.
  */
 export interface Observation {
   resourceVersion: string;
   holder: string;
   leaseDurationMs: number;
+  /** Monotonic time (`Clock.monotonic`) this process first saw `resourceVersion`. */
   observedAtMs: number;
 }
 
@@ -44,6 +47,7 @@ export type Verdict =
 /**
  * Decides what to do with an existing Lease: `renew` it (we hold it), `take` it (free: released,
  * or not renewed within its duration since we saw it change), or `wait` until `expiresAtMs`.
+ * `now` and every time in the result are monotonic readings of this process's clock.
  * `defaultDurationMs` applies when the Lease names no duration.
  */
 export function assessLease(

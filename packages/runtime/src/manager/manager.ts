@@ -7,11 +7,30 @@
  * they can start at once) → controllers and other leader-only runnables.
  *
  * Stop (the start signal aborts, e.g. on SIGTERM): controllers stop taking keys and in-flight
- * reconciles get `shutdownGraceMs` to finish → the lease is released → watches stop →
- * servers close. `start` settles then.
+ * reconciles get `shutdownGraceMs` to finish, then their signals abort → the lease is released →
+ * watches stop → servers close. `start` settles then.
  *
- * Leadership lost: controllers are aborted at once (no grace) and `start` rejects with
- * `LeadershipLostError`; the process should exit and be restarted, as controller-runtime does.
+ * What `start` promises (controller-runtime's semantics, made strict):
+ * - **Leadership lost** — at any time, a graceful shutdown included — aborts every in-flight
+ *   reconcile at once and no worker takes another key; `start` rejects with
+ *   `LeadershipLostError`. The elector does not campaign again; the process should exit and be
+ *   restarted.
+ * - **A runnable fails** (rejects without being asked to stop: a server that cannot bind its
+ *   port, a controller, leader election, the cache): the manager logs it, stops everything as
+ *   on a graceful stop, and `start` rejects with `RunnableFailedError` (the message names the
+ *   runnable and the cause). Nothing keeps running half-broken.
+ * - **Bounded drain**: once told to stop, the leader-only work has `shutdownGraceMs +
+ *   abortTimeoutMs` (after a loss: `abortTimeoutMs`) to return. A reconcile that ignores its
+ *   abort signal is not waited for beyond that: the manager logs what is still running, stops
+ *   renewing the Lease *without* releasing it (`Elector.abandon`: standbys take over only when
+ *   it expires, by when this process has exited), stops the caches and servers, and `start`
+ *   rejects with `DrainTimeoutError`. The caller must then exit the process (the stuck
+ *   reconcile may still hold the event loop): `converge run` exits 1.
+ * - Why these choices (and not controller-runtime's release on stop): ADR 0015.
+ * - Rejections are in this order of precedence: `DrainTimeoutError`, `LeadershipLostError`,
+ *   `RunnableFailedError`; a plain abort resolves.
+ * - Readiness (`/readyz`): `caches-synced` and `watches-healthy` (see `readiness.ts`: a watch
+ *   that has never listed, or keeps failing, is not healthy).
  * @module
  */
 import { hostname } from 'node:os';
@@ -21,8 +40,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../client/index.ts';
 import type { KubeClientOptions } from '../client/index.ts';
 import { Cache } from '../cache/index.ts';
-import type { WatchHealth } from '../cache/index.ts';
-import type { Clock } from '../clock/index.ts';
+import type { Clock, Timer } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import { RuntimeMetrics } from '../metrics/index.ts';
 import { Controller, ControllerBuilder, LeadershipLostError } from '../controller/index.ts';
@@ -32,9 +50,16 @@ import { createMetricsServer, createProbeServer } from '../serving/index.ts';
 import type { EndpointServer } from '../serving/index.ts';
 import { apiCallObserver } from '../tracing/index.ts';
 import { createLogger } from '../logging/index.ts';
+import { readyChecksFor, type ReadyCheck } from './readiness.ts';
+import { DrainTimeoutError, RunnableFailedError } from './lifecycle-errors.ts';
 
-/** Anything the manager runs. `start` settles only once the runnable has stopped. */
+/**
+ * Anything the manager runs. `start` settles only once the runnable has stopped; rejecting
+ * before its signal aborted is a failure that stops the whole manager.
+ */
 export interface Runnable {
+  /** For logs and errors (e.g. `metrics`, `controller microservice`). */
+  readonly name?: string;
   start(signal: AbortSignal): Promise<void>;
 }
 
@@ -45,13 +70,11 @@ export interface Elector {
   /** Aborts the moment leadership is lost. Valid once leading. */
   leadership(): AbortSignal;
   isLeader(): boolean;
+  /** Stop renewing at once without releasing the Lease (the work could not be stopped). */
+  abandon(): void;
 }
 
-export interface ReadyCheck {
-  name: string;
-  ok: boolean;
-  detail?: string;
-}
+export type { ReadyCheck } from './readiness.ts';
 
 export interface ManagerOptions {
   /** A client to use; otherwise one is made from `kubeConfig`. */
@@ -67,6 +90,12 @@ export interface ManagerOptions {
   elector?: Elector;
   /** How long in-flight reconciles may finish after shutdown begins (default 30 000 ms). */
   shutdownGraceMs?: number;
+  /**
+   * How long reconciles whose signal was aborted (after the grace period, or at once on a loss
+   * of leadership) may take to return before the manager gives up on them and `start` rejects
+   * with `DrainTimeoutError` (default 10 000 ms).
+   */
+  abortTimeoutMs?: number;
   /** Watches that deliver nothing for this long are restarted (default 180 000 ms). */
   watchQuietTimeoutMs?: number;
   /** Defaults for every controller built by this manager. */
@@ -93,6 +122,10 @@ export class Manager implements ControllerHost {
   readonly #elector: Elector | undefined;
   readonly #trackers = new Map<string, ConvergenceTracker>();
   readonly #servers: EndpointServer[] = [];
+  readonly #abortTimeoutMs: number;
+  /** Leader-only runnables (controllers aside) still running, for the drain report. */
+  readonly #running = new Map<number, string>();
+  #runSeq = 0;
   #started = false;
 
   constructor(options: ManagerOptions) {
@@ -117,6 +150,7 @@ export class Manager implements ControllerHost {
     this.metrics.watchHealthFrom(() => this.cache.health(), () => this.clock.now());
     this.#elector = options.elector;
     this.controllerDefaults = { shutdownGraceMs: options.shutdownGraceMs ?? 30_000, ...options.controllerDefaults };
+    this.#abortTimeoutMs = options.abortTimeoutMs ?? 10_000;
     if (options.metricsBindAddress && options.metricsBindAddress !== '0') {
       const server = createMetricsServer({
         address: options.metricsBindAddress,
@@ -124,7 +158,7 @@ export class Manager implements ControllerHost {
         debug: { unconverged: (params) => this.unconverged(Number(params.get('limit') ?? 20)) },
       });
       this.#servers.push(server);
-      this.add(server, { needLeaderElection: false });
+      this.add({ name: 'metrics server', start: (s) => server.start(s) }, { needLeaderElection: false });
     }
     if (options.healthProbeBindAddress && options.healthProbeBindAddress !== '0') {
       const checks = Object.fromEntries(
@@ -135,7 +169,7 @@ export class Manager implements ControllerHost {
       );
       const server = createProbeServer({ address: options.healthProbeBindAddress, checks });
       this.#servers.push(server);
-      this.add(server, { needLeaderElection: false });
+      this.add({ name: 'probe server', start: (s) => server.start(s) }, { needLeaderElection: false });
     }
   }
 
@@ -177,50 +211,54 @@ export class Manager implements ControllerHost {
     (options.needLeaderElection === false ? this.#alwaysRunnables : this.#leaderRunnables).push(runnable);
   }
 
-  /** Readiness: caches synced and every watch healthy. */
+  /** Readiness: caches synced and every watch healthy (one that never listed is not). */
   readyChecks(): ReadyCheck[] {
-    const health: WatchHealth[] = this.cache.health();
-    const unsynced = health.filter((h) => !h.synced);
-    const unhealthy = health.filter((h) => h.synced && !h.healthy);
-    return [
-      { name: 'caches-synced', ok: unsynced.length === 0, ...(unsynced.length ? { detail: `waiting for ${unsynced.map(describe).join(', ')}` } : {}) },
-      { name: 'watches-healthy', ok: unhealthy.length === 0, ...(unhealthy.length ? { detail: unhealthy.map((h) => `${describe(h)}: ${h.lastError ?? 'failing'}`).join('; ') } : {}) },
-    ];
+    return readyChecksFor(this.cache.health());
   }
 
   get isLeader(): boolean {
     return this.#elector ? this.#elector.isLeader() : true;
   }
 
-  /** Runs until `signal` aborts (then stops gracefully and resolves) or leadership is lost (rejects). */
-  async start(signal: AbortSignal): Promise<void> {
+  /**
+   * Runs until `outer` aborts (then stops gracefully and resolves). Rejects with
+   * `LeadershipLostError`, `RunnableFailedError` or `DrainTimeoutError`: see the contract above.
+   */
+  async start(outer: AbortSignal): Promise<void> {
     if (this.#started) throw new Error('manager already started');
     this.#started = true;
+    // "Stop" is the caller's signal or a failed runnable; every wait below honours both.
+    const failure = new AbortController();
+    const signal = AbortSignal.any([outer, failure.signal]);
     const infraStop = new AbortController();
     const cacheStop = new AbortController();
     const electorStop = new AbortController();
     const workStop = new AbortController();
-    const always = this.#alwaysRunnables.map((r) => this.#run(r, infraStop.signal));
-    const cacheDone = this.cache.start(cacheStop.signal);
+    const abortNow = new AbortController();
+    const always = this.#alwaysRunnables.map((r) => this.#run(r, infraStop.signal, failure));
+    const cacheDone = this.#run({ name: 'cache', start: (s) => this.cache.start(s) }, cacheStop.signal, failure);
     let electorDone: Promise<void> = Promise.resolve();
     let lost = false;
     let stopping = false;
+    let stuck: DrainTimeoutError | undefined;
     try {
       this.log.info({ identity: this.identity }, 'waiting for caches to sync');
       await this.cache.waitForSync(signal);
       this.log.info('caches synced');
       if (this.#elector) {
         const elector = this.#elector;
-        electorDone = this.#run({ start: (s) => elector.run(s) }, electorStop.signal);
+        electorDone = this.#run({ name: 'leader election', start: (s) => elector.run(s) }, electorStop.signal, failure);
         this.log.info({ identity: this.identity }, 'waiting for leadership');
         await elector.whenLeader(signal);
         this.log.info({ identity: this.identity }, 'leading; starting controllers');
         const leadership = elector.leadership();
         const onLost = () => {
-          if (stopping || signal.aborted) return; // releasing the lease on shutdown is not a loss
+          if (stopping) return; // the lease released (or abandoned) after the work stopped is no loss
           lost = true;
-          this.log.error('leadership lost; stopping all reconciles now');
-          workStop.abort(new LeadershipLostError('leadership lost'));
+          this.log.error({ identity: this.identity, shuttingDown: workStop.signal.aborted }, 'leadership lost; stopping all reconciles now');
+          const reason = new LeadershipLostError('leadership lost');
+          abortNow.abort(reason);
+          workStop.abort(reason);
         };
         if (leadership.aborted) onLost();
         else leadership.addEventListener('abort', onLost, { once: true });
@@ -228,17 +266,23 @@ export class Manager implements ControllerHost {
       const onStop = () => workStop.abort(signal.reason);
       if (signal.aborted) onStop();
       else signal.addEventListener('abort', onStop, { once: true });
-      await Promise.all([
-        ...this.#controllers.map((c) => this.#run(c, workStop.signal)),
-        ...this.#leaderRunnables.map((r) => this.#run(r, workStop.signal)),
-        // Run until told to stop, even with nothing leader-only to run (caches and servers only).
-        new Promise<void>((resolve) => workStop.signal.addEventListener('abort', () => resolve(), { once: true })),
+      const work = Promise.all([
+        ...this.#controllers.map((c) => this.#run({ name: `controller ${c.name}`, start: (s) => c.start(s, abortNow.signal) }, workStop.signal, failure)),
+        ...this.#leaderRunnables.map((r) => this.#run(r, AbortSignal.any([workStop.signal, abortNow.signal]), failure, true)),
       ]);
+      // Run until told to stop, even with nothing leader-only to run (caches and servers only).
+      await new Promise<void>((resolve) => {
+        if (workStop.signal.aborted) resolve();
+        else workStop.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      stuck = await this.#drain(work, abortNow.signal, lost ? abortNow.signal.reason : undefined);
     } catch (err) {
       if (!signal.aborted) throw err;
     } finally {
       stopping = true;
       workStop.abort();
+      // Work that cannot be stopped must not be handed over: keep the Lease until it expires.
+      if (stuck) this.#elector?.abandon();
       electorStop.abort();
       await electorDone;
       cacheStop.abort();
@@ -247,18 +291,63 @@ export class Manager implements ControllerHost {
       await Promise.all(always);
       this.log.info('manager stopped');
     }
+    if (stuck) throw stuck;
     if (lost) throw new LeadershipLostError('leadership lost');
+    if (failure.signal.aborted) throw failure.signal.reason;
   }
 
-  async #run(r: Runnable, signal: AbortSignal): Promise<void> {
+  /**
+   * Waits for the leader-only work after it was told to stop: at most the longest grace period
+   * plus the abort timeout, or the abort timeout alone from the moment `abortNow` fires.
+   * Resolves `undefined` once the work returned, or the error describing what did not.
+   */
+  async #drain(work: Promise<unknown>, abortNow: AbortSignal, cause: unknown): Promise<DrainTimeoutError | undefined> {
+    const grace = Math.max(this.controllerDefaults.shutdownGraceMs ?? 30_000, ...this.#controllers.map((c) => c.shutdownGraceMs));
+    const started = this.clock.monotonic();
+    let deadline = Infinity;
+    let timer: Timer | undefined;
+    let expire!: () => void;
+    const expired = new Promise<'expired'>((resolve) => (expire = () => resolve('expired')));
+    const arm = (ms: number): void => {
+      const at = this.clock.monotonic() + ms;
+      if (at >= deadline) return;
+      deadline = at;
+      timer?.cancel();
+      timer = this.clock.setTimer(ms, expire);
+    };
+    arm(abortNow.aborted ? this.#abortTimeoutMs : grace + this.#abortTimeoutMs);
+    const onAbortNow = (): void => arm(this.#abortTimeoutMs);
+    abortNow.addEventListener('abort', onAbortNow, { once: true });
+    try {
+      const outcome = await Promise.race([work.then(() => 'done' as const), expired]);
+      if (outcome === 'done') return undefined;
+      const reconciling = this.#controllers.flatMap((c) => c.inFlightKeys().map((key) => `${c.name}/${key}`));
+      const others = [...this.#running.values()];
+      const err = new DrainTimeoutError(this.clock.monotonic() - started, [...reconciling, ...others], abortNow.aborted ? (cause ?? abortNow.reason) : undefined);
+      this.log.error({ stuck: err.stuck, boundMs: Math.round(this.clock.monotonic() - started) }, err.message);
+      return err;
+    } finally {
+      timer?.cancel();
+      abortNow.removeEventListener('abort', onAbortNow);
+    }
+  }
+
+  /** Runs one runnable; a rejection before `signal` aborted aborts `failure` (the whole manager stops). */
+  async #run(r: Runnable, signal: AbortSignal, failure: AbortController, leaderOnly = false): Promise<void> {
+    const name = r.name ?? 'runnable';
+    const id = this.#runSeq++;
+    if (leaderOnly) this.#running.set(id, name);
     try {
       await r.start(signal);
     } catch (err) {
-      if (!signal.aborted) this.log.error({ err }, 'runnable failed');
+      if (signal.aborted) {
+        this.log.debug({ err, runnable: name }, 'runnable failed while stopping');
+        return;
+      }
+      this.log.error({ err, runnable: name }, `${name} failed; stopping the manager`);
+      if (!failure.signal.aborted) failure.abort(new RunnableFailedError(name, err));
+    } finally {
+      this.#running.delete(id);
     }
   }
-}
-
-function describe(h: WatchHealth): string {
-  return h.namespace ? `${h.kind} in ${h.namespace}` : h.kind;
 }

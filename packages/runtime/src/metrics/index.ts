@@ -6,6 +6,15 @@
  * One `RuntimeMetrics` per manager, on its own registry (tests can run many managers in one
  * process). Recording is synchronous and cheap; gauges that describe current state (queue
  * depth, in-flight work, watch age, unconverged age) are computed at scrape time.
+ *
+ * Every documented series exists from the start, at zero, as controller-runtime does: per
+ * controller (`controllerRegistered`) `reconcile_total` for each result, `reconcile_errors_total`,
+ * `reconcile_time_seconds`, `max_concurrent_reconciles`, `active_workers`; per queue (`queue`)
+ * every `workqueue_*` series, `retries_total` included; per watched kind the
+ * `converge_watch_*` series, `restarts_total` for each reason. A dashboard or an alert on a
+ * counter never sees "no data" before the first increment. Caveat: series labelled by what a
+ * request returned (`rest_client_requests_total{code,method}`) appear with the first request —
+ * the first list, at start.
  * @module
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -14,6 +23,9 @@ import type { QueueMetrics } from '../queue/index.ts';
 import type { WatchHealth } from '../cache/index.ts';
 
 export type ReconcileOutcome = 'success' | 'error' | 'requeue' | 'requeue_after';
+export const RECONCILE_OUTCOMES: readonly ReconcileOutcome[] = ['success', 'error', 'requeue', 'requeue_after'];
+/** Why a watch restarted (the watcher's `onRestart` reasons). */
+export const WATCH_RESTART_REASONS = ['quiet', 'error', 'gone', 'closed'] as const;
 
 export interface QueueProbe {
   len(): number;
@@ -73,9 +85,15 @@ export class RuntimeMetrics {
     this.#leader = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', labelNames: ['name'], registers });
     this.#restClient = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code and method', labelNames: ['code', 'method'], registers });
     this.#restLatency = new Histogram({ name: 'rest_client_request_duration_seconds', help: 'Request latency in seconds, by verb and resource', labelNames: ['verb', 'resource'], buckets: DURATION_BUCKETS, registers });
-    this.#watchRestarts = new Counter({ name: 'converge_watch_restarts_total', help: 'Watch restarts per kind and reason (quiet, error, gone, closed)', labelNames: ['kind', 'reason'], registers });
-    this.#watchRelists = new Counter({ name: 'converge_watch_relists_total', help: 'Full relists per kind (first list included)', labelNames: ['kind'], registers });
     const self = this;
+    this.#watchRestarts = new Counter({
+      name: 'converge_watch_restarts_total', help: 'Watch restarts per kind and reason (quiet, error, gone, closed)', labelNames: ['kind', 'reason'], registers,
+      collect() { for (const kind of self.#watchedKinds()) for (const reason of WATCH_RESTART_REASONS) this.inc({ kind, reason }, 0); },
+    });
+    this.#watchRelists = new Counter({
+      name: 'converge_watch_relists_total', help: 'Full relists per kind (first list included)', labelNames: ['kind'], registers,
+      collect() { for (const kind of self.#watchedKinds()) this.inc({ kind }, 0); },
+    });
     new Gauge({
       name: 'converge_watch_last_event_age_seconds', help: 'Seconds since the last list, event or bookmark of a watch', labelNames: ['kind', 'namespace'], registers,
       collect() {
@@ -97,7 +115,10 @@ export class RuntimeMetrics {
     });
   }
 
-  /** Queue hooks for one controller's work queue; its depth and in-flight gauges are read from `probe` at scrape time. */
+  /**
+   * Queue hooks for one controller's work queue; its depth and in-flight gauges are read from
+   * `probe` at scrape time. Every `workqueue_*` series of `name` exists from now on, at zero.
+   */
   queue(name: string, probe: () => QueueProbe | undefined): QueueMetrics {
     const self = this;
     this.#queues.set(name, {
@@ -105,12 +126,25 @@ export class RuntimeMetrics {
       unfinishedWorkMs: () => probe()?.unfinishedWorkMs() ?? 0,
       longestRunningMs: () => probe()?.longestRunningMs() ?? 0,
     });
+    this.#queueAdds.inc({ name }, 0);
+    this.#retries.inc({ name }, 0);
+    this.#queueLatency.zero({ name });
+    this.#workDuration.zero({ name });
     return {
       adds: () => self.#queueAdds.inc({ name }),
       queueLatency: (ms: number) => self.#queueLatency.observe({ name }, ms / 1000),
       workDuration: (ms: number) => self.#workDuration.observe({ name }, ms / 1000),
       retries: () => self.#retries.inc({ name }),
     };
+  }
+
+  /** A controller exists: its series exist from now on, at zero (`max_concurrent_reconciles` at `maxConcurrent`). */
+  controllerRegistered(controller: string, maxConcurrent: number): void {
+    for (const result of RECONCILE_OUTCOMES) this.#reconcileTotal.inc({ controller, result }, 0);
+    this.#reconcileErrors.inc({ controller }, 0);
+    this.#reconcileTime.zero({ controller });
+    this.#maxConcurrent.set({ controller }, maxConcurrent);
+    this.#activeWorkers.set({ controller }, 0);
   }
 
   reconciled(controller: string, outcome: ReconcileOutcome, durationMs: number): void {
@@ -138,6 +172,11 @@ export class RuntimeMetrics {
 
   watchRelisted(kind: string): void {
     this.#watchRelists.inc({ kind });
+  }
+
+  /** The kinds the cache watches (one entry per kind, however many namespaces). */
+  #watchedKinds(): Set<string> {
+    return new Set((this.#cacheHealth?.() ?? []).map((h) => h.kind));
   }
 
   /** Watch-health gauges read from this source at scrape time. */

@@ -12,10 +12,12 @@
  *   Delayed keys become ready in deadline order (ties: the order of the winning addAfter call).
  * - `get(signal)` never rejects. It resolves `undefined` when the queue is shut down and nothing
  *   is ready, or when `signal` aborts; `undefined` means no key was handed out (no `done()`).
- * - `addAfter` keeps one pending deadline per key, the earliest. Delays run on the injected
- *   `Clock` (one timer for the whole queue; `FakeClock` makes them deterministic). With the
+ * - `addAfter` keeps one pending deadline per key, the earliest. Delays, latencies and work
+ *   durations run on the injected `Clock`'s monotonic time (one timer for the whole queue;
+ *   `FakeClock` makes them deterministic): a wall-clock step neither holds keys back nor
+ *   releases them early. With the
  *   system clock the pending timer keeps the process alive until it fires or `shutDown()`.
- * - `addRateLimited(key)` = `addAfter(key, rateLimiter.when(key))`; the default limiter is
+ * - `addRateLimited(key)` = `addAfter(key, rateLimiter.when(key))` (returns that delay); the default limiter is
  *   controller-runtime's: max(per-key exponential 5 ms·2^n capped at 1000 s, overall token
  *   bucket 10 qps / burst 100). Forgetting a key after success (`forget`) is the caller's job;
  *   per-key counters live until then.

@@ -247,6 +247,42 @@ describe('WorkQueue: delayed adds', () => {
     assert.equal(await g, 'a');
   });
 
+  it('delays run on monotonic time: wall-clock steps neither hold keys back nor release them early', async () => {
+    const { clock, queue } = fakeQueue();
+    queue.addAfter('back', 1_000);
+    queue.addAfter('forward', 60_000);
+    clock.stepWall(-3_600_000); // an NTP step back by an hour
+    clock.advance(1_000);
+    assert.deepEqual(await settled(queue.get()), { done: true, value: 'back' }, 'a step back must not hold a due key for an hour');
+    queue.done('back');
+    clock.stepWall(7_200_000); // and forward by two
+    queue.addAfter('soon', 10);
+    clock.advance(10);
+    assert.deepEqual(await settled(queue.get()), { done: true, value: 'soon' }, 'a key added after a step forward fires on time');
+    queue.done('soon');
+    assert.equal(queue.len(), 0, 'the 60 s key is not released early by the step forward');
+    assert.equal(queue.delayedLen(), 1);
+    clock.advance(60_000 - 1_010);
+    assert.equal(await queue.get(), 'forward');
+    queue.done('forward');
+  });
+
+  it('durations (latency, work, unfinished work) ignore wall-clock steps', async () => {
+    const latencies: number[] = [];
+    const work: number[] = [];
+    const { clock, queue } = fakeQueue({ metrics: { queueLatency: (ms) => latencies.push(ms), workDuration: (ms) => work.push(ms) } });
+    queue.add('a');
+    clock.advance(20);
+    clock.stepWall(3_600_000);
+    assert.equal(await queue.get(), 'a');
+    clock.advance(30);
+    clock.stepWall(-7_200_000);
+    assert.equal(queue.longestRunningMs(), 30);
+    assert.equal(queue.unfinishedWorkMs(), 30);
+    queue.done('a');
+    assert.deepEqual([latencies, work], [[20], [30]]);
+  });
+
   it('works with the system clock', async () => {
     const queue = new WorkQueue();
     const start = performance.now();

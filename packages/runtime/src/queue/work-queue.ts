@@ -97,7 +97,7 @@ export class WorkQueue {
       this.#insert(key);
       return;
     }
-    const at = this.#clock.now() + delayMs;
+    const at = this.#clock.monotonic() + delayMs;
     const current = this.#delayed.get(key);
     if (current && current.at <= at) return;
     const entry: Delayed = { key, at, seq: this.#seq++ };
@@ -106,12 +106,16 @@ export class WorkQueue {
     this.#arm();
   }
 
-  /** `addAfter(key, rateLimiter.when(key))`, counting a retry. No-op (and no count) after shutdown. */
-  addRateLimited(key: string): void {
-    if (this.#shuttingDown) return;
+  /**
+   * `addAfter(key, rateLimiter.when(key))`, counting a retry; returns the delay chosen. No-op
+   * (and no count; returns 0) after shutdown.
+   */
+  addRateLimited(key: string): number {
+    if (this.#shuttingDown) return 0;
     const delay = this.#limiter.when(key);
     this.#emit('retries');
     this.addAfter(key, delay);
+    return delay;
   }
 
   /** Resets the key's retry count (`rateLimiter.forget`). Call it after a success. */
@@ -160,7 +164,7 @@ export class WorkQueue {
     const started = this.#processing.get(key);
     if (started === undefined) return;
     this.#processing.delete(key);
-    this.#emit('workDuration', Math.max(0, this.#clock.now() - started));
+    this.#emit('workDuration', Math.max(0, this.#clock.monotonic() - started));
     if (this.#dirty.has(key)) this.#makeReady(key);
     if (this.#processing.size === 0 && this.#drained) {
       this.#drained.resolve();
@@ -176,6 +180,11 @@ export class WorkQueue {
   /** Keys handed out by get() and not yet done(). */
   inFlight(): number {
     return this.#processing.size;
+  }
+
+  /** The keys in flight, oldest first. */
+  inFlightKeys(): string[] {
+    return [...this.#processing.keys()];
   }
 
   /** Keys waiting on a delay (addAfter / addRateLimited). */
@@ -220,7 +229,7 @@ export class WorkQueue {
 
   /** Sum of how long each in-flight key has been processing, in ms. */
   unfinishedWorkMs(): number {
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     let sum = 0;
     for (const started of this.#processing.values()) sum += Math.max(0, now - started);
     return sum;
@@ -228,7 +237,7 @@ export class WorkQueue {
 
   /** How long the longest-running in-flight key has been processing, in ms (0 when idle). */
   longestRunningMs(): number {
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     let longest = 0;
     for (const started of this.#processing.values()) longest = Math.max(longest, now - started);
     return longest;
@@ -237,7 +246,7 @@ export class WorkQueue {
   #insert(key: string): void {
     if (this.#dirty.has(key)) return;
     this.#dirty.add(key);
-    this.#addedAt.set(key, this.#clock.now());
+    this.#addedAt.set(key, this.#clock.monotonic());
     this.#emit('adds');
     if (this.#processing.has(key)) return;
     this.#makeReady(key);
@@ -257,7 +266,7 @@ export class WorkQueue {
   }
 
   #startProcessing(key: string): void {
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     this.#dirty.delete(key);
     const added = this.#addedAt.get(key) ?? now;
     this.#addedAt.delete(key);
@@ -287,14 +296,14 @@ export class WorkQueue {
     if (this.#timer && this.#timerAt <= top.at) return;
     this.#timer?.cancel();
     this.#timerAt = top.at;
-    this.#timer = this.#clock.setTimer(top.at - this.#clock.now(), () => this.#onTimer());
+    this.#timer = this.#clock.setTimer(top.at - this.#clock.monotonic(), () => this.#onTimer());
   }
 
   #onTimer(): void {
     this.#timer = undefined;
     this.#timerAt = Infinity;
     if (this.#shuttingDown) return;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     for (let top = this.#peekDelayed(); top && top.at <= now; top = this.#peekDelayed()) {
       this.#heap.pop();
       this.#delayed.delete(top.key);

@@ -4,6 +4,7 @@
  *
  * What a caller can rely on:
  * - `TokenBucket` is pure given its `Clock`: same calls at the same clock times, same answers.
+ *   It measures on `clock.monotonic()`: wall-clock steps neither refill nor drain it.
  *   It starts full (`burst` tokens) and refills at `qps` tokens per second up to `burst`.
  * - `reserve()` never blocks: it takes a token now, possibly going into debt, and returns the
  *   whole milliseconds (rounded up) to wait before using it. Reservations are honoured in the

@@ -38,19 +38,19 @@ export class TokenBucket {
     this.burst = burst;
     this.#clock = clock;
     this.#tokens = burst;
-    this.#last = clock.now();
+    this.#last = clock.monotonic();
     this.#lastEvent = this.#last;
   }
 
   /** Reserve one token; returns how long (ms) the caller must wait before using it (0 = now). Never blocks. */
   reserve(): number {
-    return this.#reserve(this.#clock.now()).waitMs;
+    return this.#reserve(this.#clock.monotonic()).waitMs;
   }
 
   /** Takes a token only if one is available right now; never goes into debt. */
   tryTake(): boolean {
     if (this.qps === Infinity) return true;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     this.#refill(now);
     if (this.#tokens < 1) return false;
     this.#tokens -= 1;
@@ -60,7 +60,7 @@ export class TokenBucket {
   /** Tokens available now; negative while reservations are outstanding (debt). */
   available(): number {
     if (this.qps === Infinity) return this.burst;
-    this.#refill(this.#clock.now());
+    this.#refill(this.#clock.monotonic());
     return this.#tokens;
   }
 
@@ -71,7 +71,7 @@ export class TokenBucket {
    */
   async take(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw signal.reason;
-    const r = this.#reserve(this.#clock.now());
+    const r = this.#reserve(this.#clock.monotonic());
     if (r.waitMs === 0) return;
     try {
       await this.#clock.sleep(r.waitMs, signal);
@@ -83,7 +83,7 @@ export class TokenBucket {
 
   #refill(now: number): void {
     if (now <= this.#last) {
-      this.#last = Math.min(this.#last, now); // the wall clock went back: restart from here
+      this.#last = Math.min(this.#last, now); // a clock that went back (tests): restart from here
       return;
     }
     this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#last) * this.qps) / 1000);
@@ -105,7 +105,7 @@ export class TokenBucket {
   /** Gives back a reservation's token, minus what later reservations already counted on. */
   #cancel(r: Reservation): void {
     if (this.qps === Infinity) return;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     if (r.timeToAct <= now) return;
     const restore = 1 - ((this.#lastEvent - r.timeToAct) * this.qps) / 1000;
     if (restore <= 0) return;

@@ -11,7 +11,8 @@
  * - resolves `requeueAfter(ms)`: success, look again after `ms`;
  * - resolves `{ requeue: true }`: look again soon, with the key's backoff;
  * - throws `PermanentError`: bad input; no retry until the object changes (its next watch event);
- * - throws `TemporaryError`: retried after its own delay (`retryAfterMs`), or with backoff;
+ * - throws `TemporaryError`: retried after its own delay (`retryAfterMs` > 0), or with the key's
+ *   backoff (no delay, or 0: "soon" is rate limited, never a tight loop);
  * - throws an `ApiError` with reason `Conflict`: re-read and retried at once, logged quietly;
  * - throws anything else: retried with per-key exponential backoff (5 ms … 1000 s).
  * The signal aborts when the manager shuts down or loses leadership: stop early and throw.
@@ -62,7 +63,10 @@ export class PermanentError extends Error {
   }
 }
 
-/** A failure expected to clear by itself (vendor down, dependency missing). Retried after `retryAfterMs` or with backoff. */
+/**
+ * A failure expected to clear by itself (vendor down, dependency missing). Retried after
+ * `retryAfterMs` when that is > 0; otherwise (absent or 0) with the key's rate-limited backoff.
+ */
 export class TemporaryError extends Error {
   override readonly name = 'TemporaryError';
   readonly reason: string;

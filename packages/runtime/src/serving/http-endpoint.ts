@@ -9,8 +9,34 @@ import { parseBindAddress, type BindAddress } from './bind-address.ts';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
 
-/** What the manager runs: `start` settles when stopped (or rejects when the port cannot be bound). */
+/** Binding the server's address failed (the port is taken, the host is not local, no permission). */
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+  /** Which server: `metrics` or `probe`. */
+  readonly server: string;
+  /** The bind address as configured. */
+  readonly address: string;
+  /** The system error code, e.g. `EADDRINUSE`, `EACCES`, `EADDRNOTAVAIL`. */
+  readonly code: string | undefined;
+
+  constructor(server: string, address: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    const why =
+      code === 'EADDRINUSE' ? 'the address is already in use (EADDRINUSE)'
+        : code === 'EACCES' ? 'permission denied (EACCES)'
+          : code === 'EADDRNOTAVAIL' ? 'no such local address (EADDRNOTAVAIL)'
+            : cause instanceof Error ? cause.message : String(cause);
+    super(`${server} server cannot listen on ${address}: ${why}`, { cause });
+    this.server = server;
+    this.address = address;
+    this.code = code;
+  }
+}
+
+/** What the manager runs: `start` settles when stopped (or rejects with a `ListenError` when the address cannot be bound). */
 export interface EndpointServer {
+  /** `metrics` or `probe`, for logs and errors. */
+  readonly name: string;
   start(signal: AbortSignal): Promise<void>;
   /**
    * Resolves with the bound address once listening (useful with port 0), or `undefined` when the
@@ -22,15 +48,21 @@ export interface EndpointServer {
 export class HttpEndpoint implements EndpointServer {
   readonly #bind: BindAddress | undefined;
   readonly #name: string;
+  readonly #address: string;
   readonly #handler: Handler;
   readonly #listening: PromiseWithResolvers<AddressInfo | undefined> = Promise.withResolvers();
   #started = false;
 
   constructor(name: string, address: string, handler: Handler) {
     this.#name = name;
+    this.#address = address;
     this.#bind = parseBindAddress(address);
     this.#handler = handler;
     this.#listening.promise.catch(() => {}); // observed through start() as well
+  }
+
+  get name(): string {
+    return this.#name;
   }
 
   listening(): Promise<AddressInfo | undefined> {
@@ -52,7 +84,8 @@ export class HttpEndpoint implements EndpointServer {
     const server = createServer({ keepAliveTimeout: 5_000, requestTimeout: 30_000 }, (req, res) => {
       void this.#serve(req, res);
     });
-    await listen(server, this.#bind).catch((err: unknown) => {
+    await listen(server, this.#bind).catch((cause: unknown) => {
+      const err = new ListenError(this.#name, this.#address, cause);
       this.#listening.reject(err);
       throw err;
     });

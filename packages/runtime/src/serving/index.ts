@@ -4,8 +4,9 @@
  *
  * Guarantees:
  * - `create*Server` does no I/O; `start(signal)` binds, serves until the signal aborts, then
- *   closes the listening socket and every open connection, and settles. It rejects when the
- *   address cannot be bound (e.g. EADDRINUSE). An address of `0` disables the server: `start`
+ *   closes the listening socket and every open connection, and settles. It rejects with a
+ *   `ListenError` (server, address, code; a message a person can act on) when the address
+ *   cannot be bound (e.g. EADDRINUSE); the manager then fails as a whole. An address of `0` disables the server: `start`
  *   then just waits for the signal. `listening()` gives the bound address (port 0 picks one).
  * - `/healthz` (alias `/livez`) passes while the event loop is not blocked: the largest event-loop
  *   delay over the last one or two windows (default 10 s each) must stay under the threshold
@@ -29,6 +30,7 @@ export { createProbeServer, runChecks } from './probe-server.ts';
 export type { ProbeServer, ProbeServerOptions, HealthCheck, CheckOutcome, CheckReport } from './probe-server.ts';
 export { createMetricsServer } from './metrics-server.ts';
 export type { MetricsServer, MetricsServerOptions, DebugProvider } from './metrics-server.ts';
+export { ListenError } from './http-endpoint.ts';
 export type { EndpointServer } from './http-endpoint.ts';
 export { EventLoopMonitor } from './event-loop-monitor.ts';
 export type { EventLoopMonitorOptions } from './event-loop-monitor.ts';

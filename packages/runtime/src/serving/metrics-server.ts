@@ -45,6 +45,7 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
     }
   });
   return {
+    name: endpoint.name,
     start: (signal) => endpoint.start(signal),
     listening: () => endpoint.listening(),
     addDebug(name, provider) {

@@ -87,6 +87,7 @@ export function createProbeServer(options: ProbeServerOptions): ProbeServer {
   });
 
   return {
+    name: endpoint.name,
     async start(signal: AbortSignal): Promise<void> {
       monitor.start();
       try {

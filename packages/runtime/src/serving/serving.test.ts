@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { Registry, Counter } from 'prom-client';
-import { createProbeServer, createMetricsServer, parseBindAddress, type EndpointServer } from './index.ts';
+import { createProbeServer, createMetricsServer, parseBindAddress, ListenError, type EndpointServer } from './index.ts';
 
 async function running<T extends EndpointServer>(server: T, fn: (base: string) => Promise<void>): Promise<void> {
   const ac = new AbortController();
@@ -153,7 +153,9 @@ describe('metrics server', () => {
     const addr = (await server.listening())!;
     await (await fetch(`http://127.0.0.1:${addr.port}/metrics`)).text(); // leaves a keep-alive connection
     const busy = createProbeServer({ address: `127.0.0.1:${addr.port}` });
-    await assert.rejects(busy.start(new AbortController().signal), /EADDRINUSE/);
+    await assert.rejects(busy.start(new AbortController().signal), (err: unknown) =>
+      err instanceof ListenError && err.server === 'probe' && err.code === 'EADDRINUSE' && err.address === `127.0.0.1:${addr.port}` &&
+      err.message === `probe server cannot listen on 127.0.0.1:${addr.port}: the address is already in use (EADDRINUSE)`);
     await assert.rejects(busy.listening(), /EADDRINUSE/);
     ac.abort();
     await done;

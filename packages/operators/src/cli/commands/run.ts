@@ -1,11 +1,14 @@
 /**
  * `converge run`: runs the Microservice and DigitalHumanProvider operators against a cluster,
  * in-cluster or with `--kubeconfig`, until SIGINT/SIGTERM (graceful: the lease is released and
- * in-flight reconciles finish). Exits 1 when leadership is lost, so the pod is restarted.
+ * in-flight reconciles finish). Exits 1, with one line on stderr saying why, when leadership is
+ * lost, when a part cannot start (a busy metrics or probe port), or when reconciles cannot be
+ * stopped (then at once, even if a stuck reconcile still holds the event loop), so that the pod
+ * is restarted.
  * @module
  */
 import { readFileSync, existsSync } from 'node:fs';
-import { LeadershipLostError } from '@converge/runtime';
+import { DrainTimeoutError, LeadershipLostError, ListenError, RunnableFailedError } from '@converge/runtime';
 import { runOperatorProcess } from '../../operators/operator-process.ts';
 import { loadOperatorConfig, defaultOperatorConfig } from '../../operators/operator-config.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
@@ -75,8 +78,30 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write('converge run: leadership lost; exiting so that this replica restarts\n');
       return 1;
     }
+    if (err instanceof DrainTimeoutError) {
+      process.stderr.write(`converge run: ${err.message}\n`);
+      exitSoon(1); // the stuck reconcile may keep the event loop alive for ever
+      return 1;
+    }
+    if (err instanceof RunnableFailedError) {
+      process.stderr.write(`converge run: ${err.message}${hintFor(err.cause)}\n`);
+      return 1;
+    }
     throw err;
   }
+}
+
+/** The flag that fixes a failed server, for the error line. */
+function hintFor(cause: unknown): string {
+  if (!(cause instanceof ListenError)) return '';
+  const flag = cause.server === 'metrics' ? '--metrics-bind-address' : cause.server === 'probe' ? '--health-probe-bind-address' : undefined;
+  return flag ? `; choose another address with ${flag} (or 0 to disable it)` : '';
+}
+
+/** Exits with `code` once the current turn of the event loop is done, whatever still holds it. */
+function exitSoon(code: number): void {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 100).unref();
 }
 
 function podNamespace(): string | undefined {

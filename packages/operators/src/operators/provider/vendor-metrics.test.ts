@@ -21,3 +21,16 @@ test('vendor calls are counted by operation and outcome; recovery state is read 
   stats = { blocked: 0, downEndpoints: 0, woken: 15 };
   assert.match(await registry.metrics(), /converge_vendor_recovery_wakes_total 15/);
 });
+
+test('every vendor series exists from the start, at zero, for every operation', async () => {
+  const registry = new Registry();
+  registerVendorMetrics(registry, { stats: () => ({ blocked: 0, downEndpoints: 0, woken: 0 }) });
+  const text = await registry.metrics();
+  for (const operation of ['createInstance', 'getInstance', 'findByIdempotencyKey', 'updateInstance', 'deleteInstance', 'getHealth']) {
+    assert.match(text, new RegExp(`converge_vendor_requests_total\\{operation="${operation}",outcome="ok"\\} 0`));
+    assert.match(text, new RegExp(`converge_vendor_request_duration_seconds_count\\{operation="${operation}"\\} 0`));
+  }
+  assert.match(text, /converge_vendor_endpoints_down 0/);
+  assert.match(text, /converge_vendor_waiting_objects 0/);
+  assert.match(text, /converge_vendor_recovery_wakes_total 0/);
+});

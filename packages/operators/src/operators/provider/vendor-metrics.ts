@@ -10,11 +10,13 @@
  * | `converge_vendor_recovery_wakes_total` | counter | – (CRs re-queued because their endpoint answered again, probes included) |
  *
  * No endpoint label: endpoints come from CR specs, so their number is the users' to choose.
+ * Every series exists from the start: requests (outcome `ok`) and durations at zero for every
+ * operation, so dashboards and alerts never see "no data" before the first call.
  * @module
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { VendorCallEvent } from './vendor/index.ts';
+import { VENDOR_OPERATION_NAMES, type VendorCallEvent } from './vendor/index.ts';
 import type { VendorRecovery } from './vendor-recovery.ts';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -27,6 +29,10 @@ export function registerVendorMetrics(registry: Registry, recovery: Pick<VendorR
   const registers = [registry];
   const requests = new Counter({ name: 'converge_vendor_requests_total', help: 'Vendor API calls by operation and outcome', labelNames: ['operation', 'outcome'], registers });
   const duration = new Histogram({ name: 'converge_vendor_request_duration_seconds', help: 'Vendor API call duration, limiter wait included', labelNames: ['operation'], buckets: BUCKETS, registers });
+  for (const operation of VENDOR_OPERATION_NAMES) {
+    requests.inc({ operation, outcome: 'ok' }, 0);
+    duration.zero({ operation });
+  }
   new Gauge({ name: 'converge_vendor_endpoints_down', help: 'Vendor endpoints that stopped answering (3 calls in a row without an answer)', registers, collect() { this.set(recovery.stats().downEndpoints); } });
   new Gauge({ name: 'converge_vendor_waiting_objects', help: 'Objects waiting for their vendor endpoint to answer again', registers, collect() { this.set(recovery.stats().blocked); } });
   new Counter({

@@ -1,0 +1,313 @@
+/**
+ * The manager's lifecycle promises, without an API server: leadership lost during a graceful
+ * shutdown stops work at once; a reconcile that ignores its abort signal cannot hold the
+ * process (bounded drain, the Lease abandoned, not released); a runnable that cannot start
+ * (a busy port) fails `start`; `/readyz` is not ok while no watch has ever been answered
+ * (a kubeconfig pointing at a closed port). Leader election is a scripted `Elector`; the
+ * readiness check runs over real (failing) connections.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { Controller, LeadershipLostError } from '../controller/index.ts';
+import { ConfigMapKind } from '../objects/index.ts';
+import type { WatchHealth } from '../cache/index.ts';
+import { DrainTimeoutError, Manager, RunnableFailedError, readyChecksFor, type Elector } from './index.ts';
+
+const log = pino({ level: 'silent' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A port nothing listens on (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function busyPort(): Promise<{ port: number; server: Server }> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as { port: number }).port, server };
+}
+
+function unreachableKubeConfig(port: number): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'nowhere', server: `https://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: 'nobody', token: 'not-a-token' }],
+    contexts: [{ name: 'nowhere', cluster: 'nowhere', user: 'nobody' }],
+    currentContext: 'nowhere',
+  });
+  return kc;
+}
+
+/** A scripted elector: leads at once; `lose()` ends the term; records a release or an abandon. */
+class ScriptedElector implements Elector {
+  readonly term = new AbortController();
+  abandoned = false;
+  released = false;
+  run(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const end = (): void => {
+        if (!this.abandoned && !this.term.signal.aborted) this.released = true;
+        if (!this.term.signal.aborted) this.term.abort(new Error('leader election stopped'));
+        resolve();
+      };
+      if (signal.aborted) end();
+      signal.addEventListener('abort', end, { once: true });
+      this.term.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  }
+  whenLeader(): Promise<void> {
+    return Promise.resolve();
+  }
+  leadership(): AbortSignal {
+    return this.term.signal;
+  }
+  isLeader(): boolean {
+    return !this.term.signal.aborted;
+  }
+  abandon(): void {
+    this.abandoned = true;
+    if (!this.term.signal.aborted) this.term.abort(new Error('abandoned'));
+  }
+  lose(): void {
+    this.term.abort(new Error('lease taken'));
+  }
+}
+
+/** Settles `p` or reports that it did not within `ms` (real time). */
+async function within<T>(p: Promise<T>, ms: number): Promise<{ settled: false } | { settled: true; value?: T; error?: unknown }> {
+  const timeout = sleep(ms).then(() => ({ settled: false as const }));
+  return Promise.race([p.then((value) => ({ settled: true as const, value }), (error: unknown) => ({ settled: true as const, error })), timeout]);
+}
+
+async function manager(extra: Partial<ConstructorParameters<typeof Manager>[0]> = {}) {
+  return new Manager({ kubeConfig: unreachableKubeConfig(await closedPort()), log, ...extra });
+}
+
+function controllerOf(m: Manager, reconcile: (key: string, signal: AbortSignal) => Promise<void>, graceMs: number): Controller {
+  const c = new Controller(
+    { name: 'work', log, clock: m.clock, metrics: m.metrics, reconciler: { reconcile: (req, signal) => reconcile(req.key, signal) } },
+    { shutdownGraceMs: graceMs, resyncPeriodMs: 0 },
+  );
+  m.addController(c);
+  return c;
+}
+
+describe('Manager: leadership lost', () => {
+  it('during a graceful shutdown stops work at once and start rejects with LeadershipLostError', async () => {
+    const elector = new ScriptedElector();
+    const m = await manager({ elector, shutdownGraceMs: 30_000 });
+    const started: string[] = [];
+    const abortedAt: number[] = [];
+    const c = controllerOf(m, (key, signal) => {
+      started.push(key);
+      return new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 200);
+        signal.addEventListener('abort', () => { clearTimeout(t); abortedAt.push(performance.now()); resolve(); }, { once: true });
+      });
+    }, 30_000);
+    const stop = new AbortController();
+    const running = m.start(stop.signal);
+    await sleep(20);
+    for (let i = 0; i < 50; i++) c.enqueue(`ns/k${i}`);
+    await sleep(50);
+    stop.abort(new Error('SIGTERM')); // graceful: 30 s grace for the in-flight reconcile
+    await sleep(50);
+    const lostAt = performance.now();
+    elector.lose();
+    const outcome = await within(running, 2_000);
+    assert.ok(outcome.settled, 'start did not settle after leadership was lost during shutdown');
+    assert.ok(outcome.error instanceof LeadershipLostError, `start should reject with LeadershipLostError, got ${String(outcome.error)}`);
+    assert.equal(abortedAt.length, 1, 'the in-flight reconcile was aborted');
+    assert.ok(abortedAt[0]! - lostAt < 50, `aborted ${abortedAt[0]! - lostAt} ms after the loss`);
+    const count = started.length;
+    await sleep(300);
+    assert.equal(started.length, count, 'no reconcile started after the loss');
+    assert.ok(count <= 2, `${count} reconciles ran: workers kept dequeuing after the loss`);
+    assert.equal(elector.released, false);
+  });
+
+  it('a reconcile that ignores its abort signal: start rejects within the abort timeout; the lease is abandoned, not released', async () => {
+    const elector = new ScriptedElector();
+    const m = await manager({ elector, abortTimeoutMs: 300 });
+    let release: (() => void) | undefined;
+    const c = controllerOf(m, () => new Promise<void>((resolve) => (release = resolve)), 30_000); // ignores its signal
+    const running = m.start(new AbortController().signal);
+    await sleep(20);
+    c.enqueue('ns/stubborn');
+    await sleep(50);
+    const lostAt = performance.now();
+    elector.lose();
+    const outcome = await within(running, 3_000);
+    assert.ok(outcome.settled, 'start waited for ever on a reconcile that ignores its signal');
+    const ms = performance.now() - lostAt;
+    assert.ok(outcome.error instanceof DrainTimeoutError, String(outcome.error));
+    assert.deepEqual(outcome.error.stuck, ['work/ns/stubborn']);
+    assert.match(outcome.error.message, /still running work\/ns\/stubborn \(a reconcile that ignores its abort signal\); exiting without releasing the lease/);
+    assert.ok(outcome.error.cause instanceof LeadershipLostError);
+    assert.ok(ms >= 290 && ms < 1_500, `rejected after ${ms} ms (abort timeout 300 ms)`);
+    assert.equal(elector.released, false, 'the lease was released while a reconcile still ran');
+    release?.();
+  });
+
+  it('a graceful stop with a reconcile that ignores its abort signal is bounded by grace + abort timeout', async () => {
+    const elector = new ScriptedElector();
+    const m = await manager({ elector, shutdownGraceMs: 200, abortTimeoutMs: 200 });
+    let release: (() => void) | undefined;
+    const c = controllerOf(m, () => new Promise<void>((resolve) => (release = resolve)), 200);
+    const stop = new AbortController();
+    const running = m.start(stop.signal);
+    await sleep(20);
+    c.enqueue('ns/stubborn');
+    await sleep(50);
+    const stoppedAt = performance.now();
+    stop.abort();
+    const outcome = await within(running, 3_000);
+    assert.ok(outcome.settled, 'start waited for ever');
+    assert.ok(outcome.error instanceof DrainTimeoutError, String(outcome.error));
+    const ms = performance.now() - stoppedAt;
+    assert.ok(ms >= 390 && ms < 1_500, `rejected after ${ms} ms (grace 200 + abort 200)`);
+    assert.equal(elector.abandoned, true);
+    assert.equal(elector.released, false);
+    release?.();
+  });
+
+  it('a graceful stop whose reconciles finish releases the lease and resolves', async () => {
+    const elector = new ScriptedElector();
+    const m = await manager({ elector });
+    const c = controllerOf(m, async () => void (await sleep(50)), 1_000);
+    const stop = new AbortController();
+    const running = m.start(stop.signal);
+    await sleep(20);
+    c.enqueue('ns/a');
+    await sleep(10);
+    stop.abort();
+    const outcome = await within(running, 2_000);
+    assert.deepEqual(outcome, { settled: true, value: undefined });
+    assert.equal(elector.released, true);
+  });
+});
+
+describe('Manager: a runnable that cannot start', () => {
+  for (const which of ['metrics', 'probe'] as const) {
+    it(`a busy ${which} port fails start with a clear message and stops everything`, async () => {
+      const { port, server } = await busyPort();
+      try {
+        const address = `127.0.0.1:${port}`;
+        const m = await manager(which === 'metrics' ? { metricsBindAddress: address } : { healthProbeBindAddress: address });
+        let reconciles = 0;
+        const c = controllerOf(m, async () => void reconciles++, 1_000);
+        c.enqueue('ns/a');
+        const outcome = await within(m.start(new AbortController().signal), 3_000);
+        assert.ok(outcome.settled, 'the manager kept running without its server');
+        assert.ok(outcome.error instanceof RunnableFailedError, String(outcome.error));
+        assert.equal(outcome.error.runnable, `${which} server`);
+        assert.equal(outcome.error.message, `${which} server cannot listen on ${address}: the address is already in use (EADDRINUSE)`);
+      } finally {
+        server.close();
+      }
+    });
+  }
+});
+
+describe('Manager: readiness', () => {
+  it('against an unreachable API server, /readyz fails watches-healthy with the connection error', async () => {
+    const m = await manager({ healthProbeBindAddress: '127.0.0.1:0' });
+    m.cache.informer(ConfigMapKind);
+    const stop = new AbortController();
+    const running = m.start(stop.signal);
+    try {
+      const [probe] = await m.serverAddresses();
+      let body = '';
+      for (let i = 0; i < 100; i++) {
+        const res = await fetch(`http://${probe}/readyz?verbose`);
+        body = await res.text();
+        if (/ECONNREFUSED/.test(body)) {
+          assert.equal(res.status, 500);
+          break;
+        }
+        await sleep(50);
+      }
+      assert.match(body, /\[-\]watches-healthy failed: ConfigMap: .*ECONNREFUSED/);
+      assert.match(body, /\[-\]caches-synced failed/);
+      assert.doesNotMatch(body, /\[\+\]watches-healthy ok/);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+});
+
+describe('readyChecksFor', () => {
+  const h = (extra: Partial<WatchHealth>): WatchHealth => ({
+    kind: 'Pod', namespace: '', state: 'watching', synced: true, healthy: true, lastProgressAt: 0, restarts: 0, relists: 1, consecutiveFailures: 0, ...extra,
+  });
+  it('ok only when every watch has listed and is not failing', () => {
+    assert.deepEqual(readyChecksFor([h({})]), [{ name: 'caches-synced', ok: true }, { name: 'watches-healthy', ok: true }]);
+    assert.deepEqual(readyChecksFor([h({ consecutiveFailures: 1, lastError: 'blip' })])[1]?.ok, true, 'one transient failure of a synced watch');
+  });
+  it('a watch that never listed has nothing healthy to report', () => {
+    const [synced, healthy] = readyChecksFor([
+      h({ kind: 'Secret', synced: false, state: 'backoff', consecutiveFailures: 1, lastError: 'connect ECONNREFUSED 127.0.0.1:1' }),
+      h({ kind: 'Service', namespace: 'team-a', synced: false, state: 'listing' }),
+    ]);
+    assert.deepEqual(synced, { name: 'caches-synced', ok: false, detail: 'waiting for Secret, Service in team-a' });
+    assert.deepEqual(healthy, {
+      name: 'watches-healthy',
+      ok: false,
+      detail: 'Secret: connect ECONNREFUSED 127.0.0.1:1 (1 failure in a row, retrying); Service in team-a: no answer yet (listing)',
+    });
+  });
+  it('a synced watch that keeps failing is not healthy', () => {
+    const [, healthy] = readyChecksFor([h({ healthy: false, state: 'backoff', consecutiveFailures: 4, lastError: '503 Service Unavailable' })]);
+    assert.deepEqual(healthy, { name: 'watches-healthy', ok: false, detail: 'Pod: 503 Service Unavailable (4 failures in a row, retrying)' });
+  });
+});
+
+describe('Manager: metrics from the start', () => {
+  it('a freshly started manager shows every documented series of its controllers and queues before any reconcile', async () => {
+    const m = await manager();
+    m.controller('widgets').for(ConfigMapKind).complete(async () => ({}));
+    const stop = new AbortController();
+    const running = m.start(stop.signal);
+    try {
+      await sleep(50);
+      const text = await m.metrics.registry.metrics();
+      const has = (series: string) => text.split('\n').some((line) => line.startsWith(series));
+      for (const result of ['success', 'error', 'requeue', 'requeue_after']) {
+        assert.ok(has(`controller_runtime_reconcile_total{controller="widgets",result="${result}"} 0`), `reconcile_total result=${result}`);
+      }
+      for (const series of [
+        'controller_runtime_reconcile_errors_total{controller="widgets"} 0',
+        'controller_runtime_reconcile_time_seconds_count{controller="widgets"} 0',
+        'controller_runtime_max_concurrent_reconciles{controller="widgets"} 1',
+        'controller_runtime_active_workers{controller="widgets"} 0',
+        'workqueue_depth{name="widgets"} 0',
+        'workqueue_adds_total{name="widgets"} 0',
+        'workqueue_queue_duration_seconds_count{name="widgets"} 0',
+        'workqueue_work_duration_seconds_count{name="widgets"} 0',
+        'workqueue_retries_total{name="widgets"} 0',
+        'workqueue_unfinished_work_seconds{name="widgets"} 0',
+        'workqueue_longest_running_processor_seconds{name="widgets"} 0',
+        'converge_longest_unconverged_seconds{controller="widgets"} 0',
+        'converge_watch_healthy{kind="ConfigMap",namespace=""} 0',
+        'converge_watch_last_event_age_seconds{kind="ConfigMap",namespace=""}',
+        'converge_watch_relists_total{kind="ConfigMap"} 0',
+      ]) {
+        assert.ok(has(series), `missing: ${series}`);
+      }
+      for (const reason of ['quiet', 'error', 'gone', 'closed']) {
+        assert.ok(has(`converge_watch_restarts_total{kind="ConfigMap",reason="${reason}"}`), `watch_restarts_total reason=${reason}`);
+      }
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+});
