@@ -73,7 +73,7 @@ export class RuntimeMetrics {
     this.#leader = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', labelNames: ['name'], registers });
     this.#restClient = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code and method', labelNames: ['code', 'method'], registers });
     this.#restLatency = new Histogram({ name: 'rest_client_request_duration_seconds', help: 'Request latency in seconds, by verb and resource', labelNames: ['verb', 'resource'], buckets: DURATION_BUCKETS, registers });
-    this.#watchRestarts = new Counter({ name: 'converge_watch_restarts_total', help: 'Watch restarts per kind and reason (quiet, error, gone, closed)', labelNames: ['kind', 'reason'], registers });
+    this.#watchRestarts = new Counter({ name: 'converge_watch_restarts_total', help: 'Watch restarts per kind and reason (quiet, error, gone, too-large, closed)', labelNames: ['kind', 'reason'], registers });
     this.#watchRelists = new Counter({ name: 'converge_watch_relists_total', help: 'Full relists per kind (first list included)', labelNames: ['kind'], registers });
     const self = this;
     new Gauge({
