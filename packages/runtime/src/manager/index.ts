@@ -3,5 +3,5 @@
  * and the order in which all of it starts and stops. See `manager.ts` for the lifecycle.
  * @module
  */
-export { Manager } from './manager.ts';
+export { Manager, CacheSyncTimeoutError } from './manager.ts';
 export type { ManagerOptions, Runnable, Elector, ReadyCheck } from './manager.ts';

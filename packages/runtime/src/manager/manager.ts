@@ -69,6 +69,11 @@ export interface ManagerOptions {
   shutdownGraceMs?: number;
   /** Watches that deliver nothing for this long are restarted (default 180 000 ms). */
   watchQuietTimeoutMs?: number;
+  /**
+   * `start` fails (a `CacheSyncTimeoutError` naming the kinds and why) when the caches have not
+   * synced within this time (default 120 000 ms, controller-runtime's CacheSyncTimeout; 0 waits for ever).
+   */
+  cacheSyncTimeoutMs?: number;
   /** Defaults for every controller built by this manager. */
   controllerDefaults?: ControllerOptions;
   /** Identity of this process (leases, Events). Default `hostname_random`. */
@@ -93,6 +98,7 @@ export class Manager implements ControllerHost {
   readonly #elector: Elector | undefined;
   readonly #trackers = new Map<string, ConvergenceTracker>();
   readonly #servers: EndpointServer[] = [];
+  readonly #cacheSyncTimeoutMs: number;
   #started = false;
 
   constructor(options: ManagerOptions) {
@@ -116,6 +122,7 @@ export class Manager implements ControllerHost {
     });
     this.metrics.watchHealthFrom(() => this.cache.health(), () => this.clock.now());
     this.#elector = options.elector;
+    this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.controllerDefaults = { shutdownGraceMs: options.shutdownGraceMs ?? 30_000, ...options.controllerDefaults };
     if (options.metricsBindAddress && options.metricsBindAddress !== '0') {
       const server = createMetricsServer({
@@ -207,7 +214,7 @@ export class Manager implements ControllerHost {
     let stopping = false;
     try {
       this.log.info({ identity: this.identity }, 'waiting for caches to sync');
-      await this.cache.waitForSync(signal);
+      await this.#waitForCacheSync(signal);
       this.log.info('caches synced');
       if (this.#elector) {
         const elector = this.#elector;
@@ -250,6 +257,24 @@ export class Manager implements ControllerHost {
     if (lost) throw new LeadershipLostError('leadership lost');
   }
 
+  /** Waits for every cache to sync, at most `cacheSyncTimeoutMs`; then fails naming what did not. */
+  async #waitForCacheSync(signal: AbortSignal): Promise<void> {
+    if (this.#cacheSyncTimeoutMs <= 0) return this.cache.waitForSync(signal);
+    const expired = new AbortController();
+    const timer = this.clock.setTimer(this.#cacheSyncTimeoutMs, () => expired.abort());
+    try {
+      await this.cache.waitForSync(AbortSignal.any([signal, expired.signal]));
+    } catch (err) {
+      if (signal.aborted || !expired.signal.aborted) throw err;
+      const waiting = this.cache.health().filter((h) => !h.synced).map((h) => `${describe(h)}${h.lastError ? ` (${h.lastError})` : ''}`);
+      const error = new CacheSyncTimeoutError(`caches did not sync within ${this.#cacheSyncTimeoutMs / 1000} s: waiting for ${waiting.join('; ') || 'nothing'}`);
+      this.log.error({ waiting }, error.message);
+      throw error;
+    } finally {
+      timer.cancel();
+    }
+  }
+
   async #run(r: Runnable, signal: AbortSignal): Promise<void> {
     try {
       await r.start(signal);
@@ -257,6 +282,11 @@ export class Manager implements ControllerHost {
       if (!signal.aborted) this.log.error({ err }, 'runnable failed');
     }
   }
+}
+
+/** The caches did not sync in time (`cacheSyncTimeoutMs`): the process should exit non-zero. */
+export class CacheSyncTimeoutError extends Error {
+  override readonly name = 'CacheSyncTimeoutError';
 }
 
 function describe(h: WatchHealth): string {
