@@ -138,6 +138,8 @@ export class Watcher<T extends KubeObject> {
     let resourceVersion: string | undefined;
     let needList = true;
     let historyChanged = false;
+    /** 504s with no event in between: a relist that did not help is retried with backoff. */
+    let tooLargeInARow = 0;
     while (!signal.aborted) {
       const watchAbort = new AbortController();
       const onAbort = () => watchAbort.abort(signal.reason);
@@ -179,6 +181,7 @@ export class Watcher<T extends KubeObject> {
         for await (const event of events) {
           armQuietTimer();
           delivered++;
+          tooLargeInARow = 0;
           resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
           if (event.type === 'BOOKMARK') {
             if (event.object.metadata.resourceVersion) this.#sink.bookmark?.(event.object.metadata.resourceVersion);
@@ -214,6 +217,13 @@ export class Watcher<T extends KubeObject> {
           this.#opts.onRestart?.('too-large');
           needList = true;
           historyChanged = true;
+          if (++tooLargeInARow > 1) {
+            try {
+              await this.#clock.sleep(this.#backoffMs(tooLargeInARow - 1, this.#opts.backoff), signal);
+            } catch {
+              break;
+            }
+          }
           continue;
         }
         const notServed = err instanceof ApiError && err.reason === 'NotFound';
