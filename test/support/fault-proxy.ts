@@ -109,6 +109,8 @@ export interface FaultProxy {
   setFaults(mix: Partial<FaultMix>): void;
   inject(rule: InjectRule): () => void;
   holdWrites(rule: HoldRule): () => void;
+  /** Ends every watch open now (cleanly, or by resetting the connection). */
+  closeWatches(abrupt?: boolean): void;
   stats(): ProxyStats;
   close(): Promise<void>;
 }
@@ -147,6 +149,7 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
   events.setMaxListeners(0);
   const seen: WatchEventSeen[] = [];
   const sockets = new Set<Socket>();
+  const openWatches = new Set<{ abort(abrupt: boolean): void }>();
 
   const matches = (m: RequestMatch, req: IncomingMessage, url: URL, watch: boolean) => {
     if (m.method && m.method !== req.method) return false;
@@ -287,9 +290,8 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
       res.writeHead(up.statusCode ?? 502, outHeaders);
       res.flushHeaders();
       let closeTimer: NodeJS.Timeout | undefined;
-      if (watch && up.statusCode === 200 && mix.closeWatch > 0 && random() < mix.closeWatch) {
-        const abrupt = random() < mix.abruptShare;
-        closeTimer = setTimeout(() => {
+      const closer = {
+        abort(abrupt: boolean) {
           upstreamReq.destroy();
           if (abrupt) {
             stats.closedAbruptly++;
@@ -298,7 +300,13 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
             stats.closedCleanly++;
             res.end();
           }
-        }, between(mix.closeWatchAfterMs));
+        },
+      };
+      if (watch) openWatches.add(closer);
+      res.on('close', () => openWatches.delete(closer));
+      if (watch && up.statusCode === 200 && mix.closeWatch > 0 && random() < mix.closeWatch) {
+        const abrupt = random() < mix.abruptShare;
+        closeTimer = setTimeout(() => closer.abort(abrupt), between(mix.closeWatchAfterMs));
       }
       const framer = watch ? new LineFramer() : undefined;
       try {
@@ -384,6 +392,9 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
       holds.add(h);
       if (seen.length === 0) seen.push({ resource: '', key: '', rv: 0n }); // start remembering events
       return () => holds.delete(h);
+    },
+    closeWatches(abrupt = false) {
+      for (const w of [...openWatches]) w.abort(abrupt);
     },
     stats: () => structuredClone(stats),
     async close() {
