@@ -155,7 +155,7 @@ test('item 10: a metadata-only informer holds no Secret data, and its objects ca
   assert.throws(() => w.cache.store(SecretKind), /metadata only/);
 });
 
-test('item 15: write-through respects namespaces and selectors; a deleted Service is gone at once', async (t) => {
+test('item 15: write-through respects the informer\'s namespaces and label selector', async (t) => {
   const nsA = await testNamespace(t, direct, 'faults-scope-a');
   const nsB = await testNamespace(t, direct, 'faults-scope-b');
   const client = testClient();
@@ -177,7 +177,14 @@ test('item 15: write-through respects namespaces and selectors; a deleted Servic
   await sleep(500);
   assert.equal(store.get(`${nsA}/mine`), undefined);
   assert.equal(store.get(`${nsB}/elsewhere`), undefined);
+});
 
+test('item 15: delete() of a Service (the API server returns the deleted object) reports it gone; the cache drops it at once', async (t) => {
+  const nsA = await testNamespace(t, direct, 'faults-delete');
+  const client = testClient();
+  const w = startCache(client, nsA, (c) => void c.informer(ServiceKind));
+  t.after(w.stop);
+  await w.cache.waitForSync();
   await client.create(ServiceKind, { metadata: { name: 'svc', namespace: nsA }, spec: { ports: [{ port: 80 }] } });
   assert.ok(w.cache.get(ServiceKind, `${nsA}/svc`));
   const still = await client.delete(ServiceKind, { namespace: nsA, name: 'svc' });
