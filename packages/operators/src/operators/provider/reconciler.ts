@@ -14,7 +14,8 @@
  * - **Never stuck Terminating because the instance is gone.** A vendor 404 on delete counts as
  *   deleted. While the vendor is unreachable the finalizer stays, Ready says `DeletionBlocked`,
  *   and deletion completes by itself once the vendor answers again.
- * - Tokens come from the referenced Secret and appear in no log, Event or status.
+ * - Tokens come from the referenced Secret and appear in no log, Event or status. Secrets are
+ *   cached by metadata only; the referenced one is read on demand (`credentials.ts`).
  *
  * Caveat: deleting the CR's Secret before the CR leaves the operator without a token for the
  * vendor delete; it uses the last token it saw for that Secret (kept in memory only), so a
@@ -22,7 +23,6 @@
  * @module
  */
 import {
-  SecretKind,
   TemporaryError,
   PermanentError,
   setCondition,
@@ -32,7 +32,7 @@ import {
   hasFinalizer,
   toRfc3339,
 } from '@converge/runtime';
-import type { Clock, EventSink, KubeClient, Request, Result, Secret, Store, FaultPoint } from '@converge/runtime';
+import type { Clock, EventSink, KubeClient, Request, Result, Store, FaultPoint } from '@converge/runtime';
 import {
   DigitalHumanProviderKind,
   PROVIDER_FINALIZER,
@@ -45,11 +45,13 @@ import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './ven
 import { asVendorFailure } from './vendor-api.ts';
 import { isNoAnswer } from './vendor/index.ts';
 import type { VendorRecovery } from './vendor-recovery.ts';
+import type { CredentialsReader } from './credentials.ts';
 
 export interface ProviderReconcilerDeps {
   client: KubeClient;
   providers: Store<DigitalHumanProvider>;
-  secrets: Store<Secret>;
+  /** Reads the token of the Secret a CR names. */
+  credentials: Pick<CredentialsReader, 'token'>;
   vendors: VendorApis;
   events: EventSink;
   /** Told which CRs wait on an unreachable vendor endpoint, so they can be woken when it answers. */
@@ -78,7 +80,7 @@ export class ProviderReconciler {
     if (dhp.metadata.deletionTimestamp) return this.#delete(dhp, request, signal);
 
     const guarded = await addFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
-    const token = this.#token(dhp);
+    const token = await this.#token(dhp, signal);
     if (!token) {
       await this.#status(guarded, 'False', Reason.CredentialsMissing, this.#credentialsMessage(dhp), signal);
       return {}; // the Secret watch brings it back here when the Secret appears
@@ -136,7 +138,7 @@ export class ProviderReconciler {
 
   async #delete(dhp: DigitalHumanProvider, request: Request, signal: AbortSignal): Promise<Result> {
     if (!hasFinalizer(dhp, PROVIDER_FINALIZER)) return {};
-    const token = this.#token(dhp) ?? this.#lastTokens.get(this.#secretKey(dhp));
+    const token = (await this.#token(dhp, signal)) ?? this.#lastTokens.get(this.#secretKey(dhp));
     const known = dhp.status?.providerID;
     if (token) {
       const vendor = this.#d.vendors.forEndpoint(dhp.spec.endpoint, token);
@@ -204,12 +206,9 @@ export class ProviderReconciler {
     return `${dhp.metadata.namespace}/${ref.name}#${ref.key ?? DEFAULT_CREDENTIALS_KEY}`;
   }
 
-  #token(dhp: DigitalHumanProvider): string | undefined {
+  async #token(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<string | undefined> {
     const ref = dhp.spec.credentialsSecretRef;
-    const secret = this.#d.secrets.get({ namespace: dhp.metadata.namespace ?? '', name: ref.name });
-    const encoded = secret?.data?.[ref.key ?? DEFAULT_CREDENTIALS_KEY];
-    if (!encoded) return undefined;
-    const token = Buffer.from(encoded, 'base64').toString('utf8').trim();
+    const token = await this.#d.credentials.token(dhp.metadata.namespace ?? '', ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY, signal);
     if (!token) return undefined;
     this.#lastTokens.set(this.#secretKey(dhp), token);
     return token;
