@@ -94,6 +94,8 @@ export interface ProxyStats {
   closedAbruptly: number;
   injected: Record<string, number>;
   held: number;
+  /** Watches open now. */
+  openWatches: number;
   /** Response bytes per resource (plural, `/status` kept), per metadata-only or full. */
   bytes: Record<string, number>;
 }
@@ -111,6 +113,12 @@ export interface FaultProxy {
   holdWrites(rule: HoldRule): () => void;
   /** Ends every watch open now (cleanly, or by resetting the connection). */
   closeWatches(abrupt?: boolean): void;
+  /**
+   * An etcd restore, as clients see it: from now on every watch from a resourceVersion this proxy
+   * has already delivered (in a list, event or bookmark) answers 504 Too large resource version;
+   * open watches are closed. Lists pass. Returns a function that ends it.
+   */
+  restore(match?: RequestMatch): () => void;
   stats(): ProxyStats;
   close(): Promise<void>;
 }
@@ -142,7 +150,7 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
   };
   const between = ([a, b]: [number, number]) => a + random() * (b - a);
-  const stats: ProxyStats = { requests: 0, watches: 0, cuts: 0, cutsInsideCharacters: 0, closedCleanly: 0, closedAbruptly: 0, injected: {}, held: 0, bytes: {} };
+  const stats: ProxyStats = { requests: 0, watches: 0, cuts: 0, cutsInsideCharacters: 0, closedCleanly: 0, closedAbruptly: 0, injected: {}, held: 0, openWatches: 0, bytes: {} };
   const rules = new Set<InjectRule & { left: number }>();
   const holds = new Set<HoldRule & { left: number }>();
   const events = new EventEmitter();
@@ -150,6 +158,12 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
   const seen: WatchEventSeen[] = [];
   const sockets = new Set<Socket>();
   const openWatches = new Set<{ abort(abrupt: boolean): void }>();
+  /** The highest resourceVersion any response has carried to a client. */
+  let delivered = 0;
+  const noteVersion = (text: string) => {
+    const m = /"resourceVersion":"(\d+)"/.exec(text);
+    if (m && Number(m[1]) > delivered) delivered = Number(m[1]);
+  };
 
   const matches = (m: RequestMatch, req: IncomingMessage, url: URL, watch: boolean) => {
     if (m.method && m.method !== req.method) return false;
@@ -309,6 +323,7 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
         closeTimer = setTimeout(() => closer.abort(abrupt), between(mix.closeWatchAfterMs));
       }
       const framer = watch ? new LineFramer() : undefined;
+      let first = true;
       try {
         for await (const chunk of up as AsyncIterable<Buffer>) {
           stats.bytes[bytesKey] = (stats.bytes[bytesKey] ?? 0) + chunk.length;
@@ -316,10 +331,13 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
           if (framer) {
             // Watch events are forwarded line by line (so events are known, for holds), each cut anew.
             for (const line of framer.push(chunk)) {
+              noteVersion(line.slice(0, 600));
               await send(res, Buffer.from(`${line}\n`, 'utf8'), rule?.bytesPerSecond);
               noteEvent(resource, line); // once written: a held write is released after its event is out
             }
           } else {
+            if (first) noteVersion(chunk.subarray(0, 300).toString('latin1'));
+            first = false;
             await send(res, chunk, rule?.bytesPerSecond);
           }
         }
@@ -393,10 +411,16 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
       if (seen.length === 0) seen.push({ resource: '', key: '', rv: 0n }); // start remembering events
       return () => holds.delete(h);
     },
+    restore(match = {}) {
+      const r = { match: { ...match, watch: true, resourceVersionAtMost: delivered }, answer: { status: 504 as const }, left: Number.POSITIVE_INFINITY };
+      rules.add(r);
+      for (const w of [...openWatches]) w.abort(false);
+      return () => rules.delete(r);
+    },
     closeWatches(abrupt = false) {
       for (const w of [...openWatches]) w.abort(abrupt);
     },
-    stats: () => structuredClone(stats),
+    stats: () => ({ ...structuredClone(stats), openWatches: openWatches.size }),
     async close() {
       for (const s of sockets) s.destroy();
       await Promise.all([https, http].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));

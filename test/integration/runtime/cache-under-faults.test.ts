@@ -80,11 +80,10 @@ test('item 3: 504 Too large resource version relists from "" and catches up', as
   const w = startCache(throughProxy(), ns);
   t.after(w.stop);
   await w.cache.waitForSync();
-  // etcd restored: every watch from a version up to now is "too large" for the API server.
-  const now = Number((await direct.list(ConfigMapKind, { namespace: ns })).metadata.resourceVersion);
-  const remove = proxy.inject({ match: { path: new RegExp(`/namespaces/${ns}/configmaps$`), watch: true, resourceVersionAtMost: now }, answer: { status: 504 } });
+  await eventually(() => proxy.stats().openWatches >= 1, { what: 'the cache watching' });
+  // etcd restored: every watch from a version the cache has seen is "too large" for the API server.
+  const remove = proxy.restore({ path: new RegExp(`/namespaces/${ns}/configmaps$`) });
   t.after(remove);
-  proxy.closeWatches();
   await sleep(300);
   await direct.create(ConfigMapKind, { metadata: { name: 'after-restore', namespace: ns } });
   await eventually(() => w.cache.get(ConfigMapKind, `${ns}/after-restore`), { timeoutMs: 15_000, what: 'a change after the restore in the cache' });
@@ -153,6 +152,14 @@ test('item 10: a metadata-only informer holds no Secret data, and its objects ca
   assert.ok(mine, 'read-your-own-writes');
   assert.equal((mine as KubeObject & { data?: unknown }).data, undefined);
   assert.throws(() => w.cache.store(SecretKind), /metadata only/);
+});
+
+test('item 10: a metadata-only list of a namespace with no such objects (`items: null`) syncs', async (t) => {
+  const ns = await testNamespace(t, direct, 'faults-meta-empty');
+  const w = startCache(throughProxy(), ns, (c) => void c.informer(SecretKind, { metadataOnly: true }));
+  t.after(w.stop);
+  await Promise.race([w.cache.waitForSync(), sleep(10_000).then(() => assert.fail(`not synced: ${JSON.stringify(w.cache.health())}`))]);
+  assert.equal(w.cache.metadataStore(SecretKind).size, 0);
 });
 
 test('item 15: write-through respects the informer\'s namespaces and label selector', async (t) => {

@@ -215,7 +215,9 @@ export class KubeClient {
       ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
     });
     const list = res.body as ObjectList<T>;
-    return opts.metadataOnly ? { ...list, items: list.items.map((i) => toPartialObjectMetadata(i) as unknown as T) } : list;
+    // An empty PartialObjectMetadataList comes with `"items": null`.
+    const items = list.items ?? [];
+    return { ...list, items: opts.metadataOnly ? items.map((i) => toPartialObjectMetadata(i) as unknown as T) : items };
   }
 
   /**
