@@ -28,6 +28,7 @@ import { formatKey, isPartial, keyOf, toPartialObjectMetadata } from '../objects
 import { TokenBucket } from '../rate-limit/index.ts';
 import { ApiError, apiErrorFromResponse } from './errors.ts';
 import { LineFramer } from './line-framer.ts';
+import { deleteOutcome } from './delete-outcome.ts';
 
 export interface ClientObserver {
   /** Called after every HTTP request (watches when they end) with its outcome. */
@@ -312,11 +313,8 @@ export class KubeClient {
    * finalizers, deletion is in the foreground, or a graceful deletion is pending), or `undefined`
    * when it is gone. A NotFound answer is an error: callers that treat it as success say so.
    *
-   * The answer is a Status for most kinds (Deployments, ConfigMaps, custom resources) and the
-   * deleted object for some built-ins (Services, Pods, Namespaces: `ReturnDeletedObject` in
-   * their registry). A returned object is still there only if it has finalizers or a pending
-   * graceful deletion (`deletionTimestamp` with `deletionGracePeriodSeconds` > 0, or with none, as
-   * a Namespace being terminated has); a Service deleted at once comes back as it was, and is gone.
+   * The answer is a Status for most kinds and the deleted object for some built-ins; a returned
+   * object is still there only with finalizers or a pending graceful deletion (`delete-outcome.ts`).
    */
   async delete<T extends KubeObject>(kind: ResourceKind<T>, key: ObjectKey, opts: DeleteOptions = {}): Promise<T | undefined> {
     const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
@@ -328,10 +326,7 @@ export class KubeClient {
       contentType: 'application/json',
       signal: opts.signal,
     });
-    const returned = res.body as (KubeObject & { kind?: string; details?: { uid?: string } }) | undefined;
-    const isObject = returned !== undefined && returned.kind !== 'Status' && typeof returned.metadata === 'object';
-    const still = isObject && stillExists(returned) ? (returned as T) : undefined;
-    const uid = isObject ? returned.metadata.uid : returned?.details?.uid;
+    const { still, uid } = deleteOutcome<T>(res.body);
     for (const o of this.#observers) o.onDelete?.(kind, key, still, still ? undefined : { ...(uid ? { uid } : {}) });
     return still;
   }
@@ -533,13 +528,6 @@ interface RequestInit {
   accept?: string;
   timeoutMs?: number;
   signal?: AbortSignal | undefined;
-}
-
-/** Whether an object returned by a delete still exists (see `KubeClient.delete`). */
-function stillExists(obj: KubeObject): boolean {
-  if ((obj.metadata.finalizers?.length ?? 0) > 0) return true;
-  if (!obj.metadata.deletionTimestamp) return false;
-  return obj.metadata.deletionGracePeriodSeconds === undefined || obj.metadata.deletionGracePeriodSeconds > 0;
 }
 
 function refusePartial(kind: ResourceKind, obj: KubeObject): void {
