@@ -107,6 +107,26 @@ test('item 8: watches closed at once back off instead of spinning', async (t) =>
   assert.match(health.lastError ?? '', /very short watch/);
 });
 
+test('a 429 with Retry-After is retried after what the server asked, not after a backoff grown by earlier failures', async (t) => {
+  const ns = await testNamespace(t, direct, 'faults-retry-after');
+  const w = startCache(throughProxy(), ns);
+  t.after(w.stop);
+  await w.cache.waitForSync();
+  await eventually(() => proxy.stats().openWatches >= 1, { what: 'the cache watching' });
+  const watches = new RegExp(`/namespaces/${ns}/configmaps$`);
+  const errors = proxy.inject({ match: { path: watches, watch: true }, answer: { status: 500 }, times: 5 });
+  t.after(errors);
+  proxy.closeWatches();
+  await eventually(() => (w.cache.health()[0]!.consecutiveFailures >= 4 ? true : undefined), { timeoutMs: 30_000, what: 'five failures in a row' });
+  const busy = proxy.inject({ match: { path: watches, watch: true }, answer: { status: 429, retryAfterSeconds: 1 }, times: 1 });
+  t.after(busy);
+  const waited = await eventually(() => {
+    const h = w.cache.health()[0]!;
+    return h.state === 'backoff' && /too many requests/.test(h.lastError ?? '') ? h.retryInMs : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 20, what: 'the backoff after the 429' });
+  assert.ok(waited <= 1_200, `retry after ${waited} ms (the server asked for 1 s; the grown backoff would be ≈ 4–8 s)`);
+});
+
 test('item 9: a list page too slow for its timeout is asked for in smaller pages; a declared page size is honoured', async (t) => {
   const ns = await testNamespace(t, direct, 'faults-pages');
   for (let i = 0; i < 8; i++) await direct.create(ConfigMapKind, { metadata: { name: `big-${i}`, namespace: ns }, data: { x: 'x'.repeat(60_000) } });

@@ -17,6 +17,9 @@
  * - a kind the API server does not serve (404 on the collection: a CustomResourceDefinition not
  *   installed, or deleted) is reported by name, with what to do (`installHint`), and retried with
  *   a short, capped backoff (≤ 2 s by default), so it recovers quickly once installed;
+ * - an answer with Retry-After (429, e.g. "storage is (re)initializing" while a re-created CRD's
+ *   storage starts) is retried after what the server asked (at most the backoff's maximum), not
+ *   after a backoff grown by the failures before it;
  * - any other error reconnects after a jittered exponential backoff (`backoff`), for ever, until
  *   the caller's signal aborts.
  * `run(signal)` settles only when the signal aborts.
@@ -232,7 +235,10 @@ export class Watcher<T extends KubeObject> {
         this.#health.lastError = notServed ? this.#notServedMessage(err) : err instanceof Error ? err.message : String(err);
         if (this.#health.consecutiveFailures >= (this.#opts.unhealthyAfterFailures ?? 3)) this.#health.healthy = false;
         this.#opts.onRestart?.('error');
-        const delay = this.#backoffMs(this.#health.consecutiveFailures, notServed ? (this.#opts.notServedBackoff ?? { initialMs: 250, maxMs: 2_000 }) : this.#opts.backoff);
+        const retryAfter = err instanceof ApiError ? err.retryAfterMs : undefined;
+        const delay = retryAfter !== undefined
+          ? Math.min(retryAfter, this.#opts.backoff?.maxMs ?? 30_000) * (1 + Math.random() * 0.2)
+          : this.#backoffMs(this.#health.consecutiveFailures, notServed ? (this.#opts.notServedBackoff ?? { initialMs: 250, maxMs: 2_000 }) : this.#opts.backoff);
         this.#opts.log?.warn({ ...where, err: this.#health.lastError, retryInMs: Math.round(delay) }, notServed ? 'kind not served by the API server; retrying' : 'watch failed; reconnecting');
         this.#health.state = 'backoff';
         this.#health.retryInMs = Math.round(delay);
