@@ -7,11 +7,14 @@
  * Terminating, 0 lost edits.
  *
  * The workload and the kill moments come from a seeded generator; the seed is printed and can
- * be replayed with CONVERGE_RELIABILITY_SEED.
+ * be replayed with CONVERGE_RELIABILITY_SEED. Every replica reaches the API server through the
+ * fault proxy with the default mix (every watch event cut, half of the watches closed early,
+ * latency; test/support/fault-proxy.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, within, LONG } from './support/index.ts';
+import { DEFAULT_FAULTS } from '../support/fault-proxy.ts';
 
 const KILLS = LONG ? 100 : 20;
 const SEED = Number(process.env.CONVERGE_RELIABILITY_SEED ?? Date.now() % 1_000_000);
@@ -21,7 +24,7 @@ let recreated: number | undefined;
 test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicated, orphaned or stuck`, { timeout: LONG ? 1_200_000 : 300_000 }, async (t) => {
   const fig = reliabilityReport(t, 3, 'Kill storm');
   fig.count('seed', SEED);
-  const env = await reliabilityEnv(t, 'rel-storm', { resyncSeconds: 5, healthIntervalSeconds: 5 });
+  const env = await reliabilityEnv(t, 'rel-storm', { resyncSeconds: 5, healthIntervalSeconds: 5, faults: DEFAULT_FAULTS });
   const witness = await startWitness(env.client, env.ns, env.sim);
   t.after(() => witness.stop());
   const rng = random.seeded(SEED);
@@ -87,6 +90,10 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
   fig.orphans('orphaned children', result.orphanChildren);
   fig.stuck('stuck Terminating', result.stuckTerminating);
   fig.lost('lost edits', result.lostEdits);
+  if (env.proxy) {
+    const p = env.proxy.stats();
+    fig.text('fault proxy', `${p.requests} requests, ${p.watches} watches, ${p.cuts} cuts (${p.cutsInsideCharacters} inside characters), ${p.closedCleanly} watches closed cleanly and ${p.closedAbruptly} abruptly`);
+  }
 
   assert.ok(result.converged, describe(result));
   assert.equal(witness.duplicateChildren(), 0, `children per owner: ${JSON.stringify([...witness.children].filter(([, v]) => v.size > 1).map(([k, v]) => [k, [...v]]))}`);

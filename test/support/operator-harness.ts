@@ -5,6 +5,12 @@
  *
  * Tests wait for conditions by polling the API server with a deadline; they never assert on
  * how long something took (benchmarks measure speed).
+ *
+ * The operator under test reaches the API server through a fault proxy (fault-proxy.ts) with the
+ * default mix — every watch event cut (inside multi-byte characters where there are some), half
+ * of the watches closed early (cleanly or abruptly), 0–10 ms of latency — unless a test passes its
+ * own client or `faults: false`. `CONVERGE_TEST_FAULTS=0` turns the proxy off for a whole run (to
+ * tell a fault from a bug when debugging). The test's own client (`testClient`) is always direct.
  * @module
  */
 import type { TestContext } from 'node:test';
@@ -13,6 +19,8 @@ import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { KubeClient, Manager, NamespaceKind, loadKubeConfig, isNotFound } from '@converge/runtime';
 import type { ManagerOptions } from '@converge/runtime';
+import { DEFAULT_FAULTS, startFaultProxy } from './fault-proxy.ts';
+import type { FaultMix, FaultProxy } from './fault-proxy.ts';
 
 export function kubeconfigPath(): string {
   const path = process.env.CONVERGE_TEST_KUBECONFIG;
@@ -42,12 +50,31 @@ export async function testNamespace(t: TestContext, client: KubeClient, prefix =
   return name;
 }
 
-/** Starts a manager built by `configure`; stops it (and waits) when the test ends. */
+/** Whether operators under test go through the fault proxy (`CONVERGE_TEST_FAULTS=0`: no). */
+export const FAULTS_ON = process.env.CONVERGE_TEST_FAULTS !== '0';
+
+/**
+ * A fault proxy for this test (default mix unless `faults` says otherwise), closed when the test
+ * ends. Its `kubeconfigPath` points at it with the admin credentials of the shared cluster.
+ */
+export async function testFaultProxy(t: TestContext, faults: Partial<FaultMix> = DEFAULT_FAULTS): Promise<FaultProxy> {
+  const proxy = await startFaultProxy({ kubeconfigPath: kubeconfigPath(), faults });
+  t.after(() => proxy.close());
+  return proxy;
+}
+
+/**
+ * Starts a manager built by `configure`; stops it (and waits) when the test ends. Its client goes
+ * through a fault proxy (see the module comment) unless `client` is given or `faults` is false.
+ */
 export async function startManager(
   t: TestContext,
-  options: Partial<ManagerOptions> & { configure?: (m: Manager) => void; userAgent?: string },
-): Promise<{ manager: Manager; stop: () => Promise<void> }> {
-  const client = options.client ?? testClient({ userAgent: options.userAgent ?? 'converge-operator-test' });
+  options: Partial<ManagerOptions> & { configure?: (m: Manager) => void; userAgent?: string; faults?: Partial<FaultMix> | false },
+): Promise<{ manager: Manager; stop: () => Promise<void>; proxy: FaultProxy | undefined }> {
+  const proxy = !options.client && options.faults !== false && FAULTS_ON
+    ? await startFaultProxy({ kubeconfigPath: kubeconfigPath(), faults: options.faults || DEFAULT_FAULTS })
+    : undefined;
+  const client = options.client ?? testClient({ userAgent: options.userAgent ?? 'converge-operator-test', ...(proxy ? { kubeconfig: proxy.kubeconfigPath } : {}) });
   const manager = new Manager({ log: testLogger(), shutdownGraceMs: 5_000, ...options, client });
   options.configure?.(manager);
   const abort = new AbortController();
@@ -59,10 +86,11 @@ export async function startManager(
     abort.abort();
     await running;
     await client.close();
+    await proxy?.close(); // after the manager: its watches end with it, not with the proxy
   };
   t.after(stop);
   await manager.cache.waitForSync();
-  return { manager, stop };
+  return { manager, stop, proxy };
 }
 
 /** Polls `check` until it returns a truthy value (returned) or the deadline passes (throws with the last state). */

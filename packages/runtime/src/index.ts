@@ -18,7 +18,7 @@
 export * from './objects/index.ts';
 export * from './client/index.ts';
 export { Cache, Informer, CONTROLLER_UID_INDEX, NAMESPACE_INDEX, compareResourceVersions, dropManagedFields } from './cache/index.ts';
-export type { Store, Change, ChangeType, IndexFunc, DeclareOptions, WatchHealth, WatchState } from './cache/index.ts';
+export type { Store, Change, ChangeType, IndexFunc, DeclareOptions, MetadataDeclareOptions, WatchHealth, WatchState } from './cache/index.ts';
 export type { Clock, Timer } from './clock/index.ts';
 export { systemClock, FakeClock } from './clock/index.ts';
 export { TokenBucket } from './rate-limit/index.ts';

@@ -5,6 +5,7 @@
 import type { TestContext } from 'node:test';
 import { DeploymentKind, ServiceKind, isNotFound } from '@converge/runtime';
 import type { Deployment, KubeClient, KubeObject, Manager, Service } from '@converge/runtime';
+import type { FaultMix, FaultProxy } from '../../support/fault-proxy.ts';
 import { registerMicroserviceOperator, MicroserviceKind, defaultPlatformDefaults } from '../../../packages/operators/src/operators/microservice/index.ts';
 import type { Microservice, PlatformDefaults } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { startManager, testClient, testNamespace, eventually } from '../../support/operator-harness.ts';
@@ -18,6 +19,8 @@ export interface OperatorUnderTest {
   /** Write requests the operator has sent so far (create, update, patch, delete). */
   writes(): number;
   writeLog: { verb: string; resource: string }[];
+  /** The fault proxy between the operator and the API server (see operator-harness.ts). */
+  proxy: FaultProxy | undefined;
   stop(): Promise<void>;
 }
 
@@ -28,16 +31,17 @@ export async function setup(t: TestContext): Promise<{ client: KubeClient; ns: s
   return { client, ns };
 }
 
-export async function startOperator(t: TestContext, ns: string, options: { defaults?: Partial<PlatformDefaults>; resyncPeriodMs?: number; client?: KubeClient; faultPoint?: (name: string) => void | Promise<void> } = {}): Promise<OperatorUnderTest> {
+export async function startOperator(t: TestContext, ns: string, options: { defaults?: Partial<PlatformDefaults>; resyncPeriodMs?: number; client?: KubeClient; faultPoint?: (name: string) => void | Promise<void>; faults?: Partial<FaultMix> | false } = {}): Promise<OperatorUnderTest> {
   const events: RecordedEvent[] = [];
   const writeLog: { verb: string; resource: string }[] = [];
   const sink = {
     normal: (o: KubeObject, reason: string, _action: string, note?: string) => events.push({ type: 'Normal', reason, name: o.metadata.name ?? '', ...(note ? { note } : {}) }),
     warning: (o: KubeObject, reason: string, _action: string, note?: string) => events.push({ type: 'Warning', reason, name: o.metadata.name ?? '', ...(note ? { note } : {}) }),
   };
-  const { manager, stop } = await startManager(t, {
+  const { manager, stop, proxy } = await startManager(t, {
     namespaces: [ns],
     ...(options.client ? { client: options.client } : {}),
+    ...(options.faults !== undefined ? { faults: options.faults } : {}),
     configure: (m) => {
       m.client.observe({ onRequest: (r) => { if (!['get', 'list', 'watch'].includes(r.verb)) writeLog.push({ verb: r.verb, resource: r.resource }); } });
       registerMicroserviceOperator(m, {
@@ -48,7 +52,7 @@ export async function startOperator(t: TestContext, ns: string, options: { defau
       });
     },
   });
-  return { manager, events, writes: () => writeLog.length, writeLog, stop };
+  return { manager, events, writes: () => writeLog.length, writeLog, proxy, stop };
 }
 
 export function microservice(ns: string, name: string, image: string, port: number): Microservice {

@@ -14,7 +14,9 @@ import { runOperatorProcess } from '../../../packages/operators/src/operators/op
 import { defaultOperatorConfig } from '../../../packages/operators/src/operators/operator-config.ts';
 import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 import type { VendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
-import { eventually, kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
+import { FAULTS_ON, eventually, kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
+import { DEFAULT_FAULTS, startFaultProxy } from '../../support/fault-proxy.ts';
+import type { FaultMix, FaultProxy } from '../../support/fault-proxy.ts';
 import { ensureCrds } from '../../support/crds.ts';
 import type { CustomResourceDefinition } from '@converge/runtime';
 
@@ -24,11 +26,13 @@ export interface ProviderEnv {
   sim: VendorSimulator;
   token: string;
   logs: string[];
+  /** The fault proxy between the operator and the API server (undefined with CONVERGE_TEST_FAULTS=0 or `faults: false`). */
+  proxy: FaultProxy | undefined;
   manager(): Manager;
   stopOperator(): Promise<void>;
 }
 
-export async function setupProviders(t: TestContext, options: { healthIntervalSeconds?: number; vendor?: Record<string, unknown>; startOperator?: boolean } = {}): Promise<ProviderEnv> {
+export async function setupProviders(t: TestContext, options: { healthIntervalSeconds?: number; vendor?: Record<string, unknown>; startOperator?: boolean; faults?: Partial<FaultMix> | false } = {}): Promise<ProviderEnv> {
   const client = testClient();
   await ensureCrds(client, [MicroserviceCrd, DigitalHumanProviderCrd] as CustomResourceDefinition[]);
   const ns = await testNamespace(t, client, 'dhp');
@@ -39,12 +43,14 @@ export async function setupProviders(t: TestContext, options: { healthIntervalSe
   const logs: string[] = [];
   let manager: Manager | undefined;
   let stop = async () => {};
+  let proxy: FaultProxy | undefined;
   if (options.startOperator !== false) {
+    proxy = options.faults !== false && FAULTS_ON ? await startFaultProxy({ kubeconfigPath: kubeconfigPath(), faults: options.faults || DEFAULT_FAULTS }) : undefined;
     const abort = new AbortController();
     const destination = new Writable({ write(chunk, _enc, cb) { logs.push(String(chunk)); cb(); } });
     const running = runOperatorProcess(
       {
-        kubeConfig: loadKubeConfig(kubeconfigPath()),
+        kubeConfig: loadKubeConfig(proxy?.kubeconfigPath ?? kubeconfigPath()),
         namespaces: [ns],
         operators: ['provider'],
         log: createLogger({ level: 'debug', destination }),
@@ -57,11 +63,11 @@ export async function setupProviders(t: TestContext, options: { healthIntervalSe
       abort.signal,
     );
     let stopped = false;
-    stop = async () => { if (stopped) return; stopped = true; abort.abort(); await running; };
+    stop = async () => { if (stopped) return; stopped = true; abort.abort(); await running; await proxy?.close(); };
     t.after(stop);
     await eventually(() => manager?.cache.synced, { what: 'operator caches synced' });
   }
-  return { client, ns, sim, token, logs, manager: () => manager!, stopOperator: stop };
+  return { client, ns, sim, token, logs, proxy, manager: () => manager!, stopOperator: stop };
 }
 
 export function provider(ns: string, name: string, endpoint: string, extra: Partial<DigitalHumanProvider['spec']> = {}): DigitalHumanProvider {

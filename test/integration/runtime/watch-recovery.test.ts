@@ -2,7 +2,9 @@
  * Watches that never die silently, on a control plane of this test's own (it is stopped and
  * restarted, which the shared one must not be): the watch resumes after the API server comes
  * back, relists after etcd compaction expired its resourceVersion without missing an object or
- * re-reporting unchanged ones, and a quiet watch is restarted.
+ * re-reporting unchanged ones, and a quiet watch is restarted. The cache reaches the API server
+ * through the fault proxy (every event cut, latency; no early closes, which would hide the quiet
+ * restarts this file counts), so an outage is seen through a proxy as in a real network.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,18 +13,23 @@ import { startControlPlane } from '@converge/envtest';
 import type { ControlPlane } from '@converge/envtest';
 import { Cache, ConfigMapKind, KubeClient, NamespaceKind, loadKubeConfig } from '@converge/runtime';
 import type { Change, ConfigMap } from '@converge/runtime';
-import { eventually, sleep } from '../../support/operator-harness.ts';
+import { FAULTS_ON, eventually, sleep } from '../../support/operator-harness.ts';
+import { startFaultProxy } from '../../support/fault-proxy.ts';
+import type { FaultProxy } from '../../support/fault-proxy.ts';
 
 let cp: ControlPlane;
+let proxy: FaultProxy | undefined;
 before(async () => {
   cp = await startControlPlane({});
+  if (FAULTS_ON) proxy = await startFaultProxy({ kubeconfigPath: cp.kubeconfigPath, faults: { split: 1, maxPieces: 3, latencyMs: [0, 10] } });
 }, { timeout: 600_000 });
 after(async () => {
+  await proxy?.close();
   await cp?.stop();
 });
 
 function clientFor(): KubeClient {
-  return new KubeClient({ kubeConfig: loadKubeConfig(cp.kubeconfigPath), qps: 0, timeoutMs: 5_000 });
+  return new KubeClient({ kubeConfig: loadKubeConfig(proxy?.kubeconfigPath ?? cp.kubeconfigPath), qps: 0, timeoutMs: 5_000 });
 }
 
 function startCache(client: KubeClient, ns: string, quietTimeoutMs?: number) {

@@ -23,7 +23,8 @@ import { runOperatorProcess } from '../../../packages/operators/src/operators/op
 import { parseOperatorConfig } from '../../../packages/operators/src/operators/operator-config.ts';
 import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 import type { VendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
-import { eventually, kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
+import { FAULTS_ON, eventually, kubeconfigPath, testClient, testFaultProxy, testNamespace } from '../../support/operator-harness.ts';
+import type { FaultMix, FaultProxy } from '../../support/fault-proxy.ts';
 import { ensureCrds } from '../../support/crds.ts';
 import { startReplica as spawnReplica } from '../../support/operator-process.ts';
 import type { OperatorReplica } from '../../support/operator-process.ts';
@@ -40,6 +41,11 @@ export interface OperatorSettings {
   /** Extra `provider.vendor` settings. */
   vendor?: Record<string, unknown>;
   shutdownGraceSeconds?: number;
+  /**
+   * Route every operator (replicas and in-process) through a fault proxy with this mix (see
+   * test/support/fault-proxy.ts); default: direct. Off with CONVERGE_TEST_FAULTS=0.
+   */
+  faults?: Partial<FaultMix>;
 }
 
 export interface ReliabilityEnv {
@@ -53,6 +59,8 @@ export interface ReliabilityEnv {
   configPath: string;
   /** Every replica started so far, in order. */
   replicas: OperatorReplica[];
+  /** The fault proxy the operators go through, when `faults` was given. */
+  proxy: FaultProxy | undefined;
   /** Starts `converge run` for this namespace (both operators unless `operators` says otherwise). */
   startReplica(name: string, options?: { faults?: string; args?: string[]; env?: NodeJS.ProcessEnv; operators?: string; kubeconfig?: string }): OperatorReplica;
   /** Runs the operator process in this test process; its JSON log lines land in `logs`. */
@@ -95,6 +103,7 @@ export async function reliabilityEnv(t: TestContext, prefix: string, settings: O
   writeFileSync(configPath, JSON.stringify(raw, null, 2)); // JSON is YAML
   const config = parseOperatorConfig(raw, configPath);
 
+  const proxy = settings.faults && FAULTS_ON ? await testFaultProxy(t, settings.faults) : undefined;
   const replicas: OperatorReplica[] = [];
   t.after(async () => {
     for (const r of replicas) r.kill('SIGKILL');
@@ -108,6 +117,7 @@ export async function reliabilityEnv(t: TestContext, prefix: string, settings: O
     token,
     configPath,
     replicas,
+    proxy,
     startReplica(name, options = {}) {
       const args = [
         '--namespace', ns,
@@ -119,7 +129,8 @@ export async function reliabilityEnv(t: TestContext, prefix: string, settings: O
       ];
       const env: NodeJS.ProcessEnv = { ...options.env };
       if (options.faults) env.CONVERGE_FAULTS = options.faults;
-      const replica = spawnReplica(name, options.kubeconfig ? ['--kubeconfig', options.kubeconfig, ...args] : args, env);
+      const kubeconfig = options.kubeconfig ?? proxy?.kubeconfigPath;
+      const replica = spawnReplica(name, kubeconfig ? ['--kubeconfig', kubeconfig, ...args] : args, env);
       replicas.push(replica);
       return replica;
     },
@@ -130,7 +141,7 @@ export async function reliabilityEnv(t: TestContext, prefix: string, settings: O
       let manager: Manager | undefined;
       const running = runOperatorProcess(
         {
-          kubeConfig: options.kubeConfig ?? loadKubeConfig(kubeconfigPath()),
+          kubeConfig: options.kubeConfig ?? loadKubeConfig(proxy?.kubeconfigPath ?? kubeconfigPath()),
           namespaces: [ns],
           operators: options.operators ?? ['microservice', 'provider'],
           log: createLogger({ level: 'debug', destination }),

@@ -12,6 +12,7 @@
  *     otlpEndpoint: http://otel-collector.observability.svc.cluster.local:4317
  * client: { qps: 50, burst: 100 }  # client-side rate limit towards the API server
  * shutdownGraceSeconds: 30
+ * cacheSyncTimeoutSeconds: 120     # start fails (exit 1, naming the kinds) if the caches are not synced by then
  * ```
  * @module
  */
@@ -42,6 +43,7 @@ export const OperatorConfigFileSchema = Type.Object(
       Type.Object({ qps: Type.Optional(Type.Number({ minimum: 0 })), burst: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
     ),
     shutdownGraceSeconds: Type.Optional(Seconds(3_600)),
+    cacheSyncTimeoutSeconds: Type.Optional(Seconds(86_400)),
   },
   { additionalProperties: false },
 );
@@ -53,6 +55,7 @@ export interface OperatorConfig {
   provider: unknown;
   client: { qps: number; burst: number };
   shutdownGraceMs: number;
+  cacheSyncTimeoutMs: number;
 }
 
 export const defaultOperatorConfig: OperatorConfig = {
@@ -60,6 +63,7 @@ export const defaultOperatorConfig: OperatorConfig = {
   provider: {},
   client: { qps: 50, burst: 100 },
   shutdownGraceMs: 30_000,
+  cacheSyncTimeoutMs: 120_000,
 };
 
 export class OperatorConfigError extends Error {
@@ -81,6 +85,7 @@ export function parseOperatorConfig(raw: unknown, source = 'config'): OperatorCo
     provider: file.provider ?? d.provider,
     client: { qps: file.client?.qps ?? d.client.qps, burst: file.client?.burst ?? d.client.burst },
     shutdownGraceMs: (file.shutdownGraceSeconds ?? d.shutdownGraceMs / 1000) * 1000,
+    cacheSyncTimeoutMs: (file.cacheSyncTimeoutSeconds ?? d.cacheSyncTimeoutMs / 1000) * 1000,
   };
 }
 

@@ -76,6 +76,7 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
     ...(options.metricsBindAddress ? { metricsBindAddress: options.metricsBindAddress } : {}),
     ...(options.healthProbeBindAddress ? { healthProbeBindAddress: options.healthProbeBindAddress } : {}),
     shutdownGraceMs: config.shutdownGraceMs,
+    cacheSyncTimeoutMs: config.cacheSyncTimeoutMs,
   });
   if (elector) metrics.setLeader('converge-operators', false);
   const events = createEventRecorder({ client, reportingController: 'converge.dev/operators', reportingInstance: identity.slice(0, 128), log });

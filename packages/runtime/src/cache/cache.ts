@@ -6,16 +6,22 @@
  * (the controller-runtime surprise this design avoids).
  *
  * The cache listens to the client's write notifications, so an object this process wrote is
- * in the cache when the write returns (read-your-own-writes, ADR 0002).
+ * in the cache when the write returns (read-your-own-writes, ADR 0002) — if the informer's
+ * watch would deliver it (namespace, label and field selectors).
+ *
+ * A kind can also be cached by metadata only (`informer(kind, { metadataOnly: true })`, as
+ * controller-runtime's metadata informers): its store holds `PartialObjectMetadata`, so memory
+ * does not grow with the size of objects the process never reads in full (Secrets, for one).
+ * That informer is distinct from a full one of the same kind; `store(kind)` is the full one.
  * @module
  */
 import type { Logger } from 'pino';
-import type { KubeObject, ObjectKey, ResourceKind } from '../objects/index.ts';
+import type { KubeObject, ObjectKey, PartialObjectMetadata, ResourceKind } from '../objects/index.ts';
 import type { KubeClient } from '../client/index.ts';
 import type { Clock } from '../clock/index.ts';
 import { Informer } from './informer.ts';
 import type { IndexFunc, Store } from './store.ts';
-import type { WatchHealth } from './watcher.ts';
+import type { WatchHealth, WatchRestartReason } from './watcher.ts';
 
 export interface CacheOptions {
   client: KubeClient;
@@ -24,7 +30,7 @@ export interface CacheOptions {
   quietTimeoutMs?: number;
   clock?: Clock;
   log?: Logger;
-  onRestart?: (kind: string, reason: string) => void;
+  onRestart?: (kind: string, reason: WatchRestartReason) => void;
   onRelist?: (kind: string) => void;
 }
 
@@ -32,11 +38,26 @@ export interface DeclareOptions<T extends KubeObject> {
   labelSelector?: string;
   fieldSelector?: string;
   indexes?: Record<string, IndexFunc<T>>;
+  /**
+   * Keep only part of each object (what a reader needs), to bound memory. Objects it returns are
+   * marked partial: the client refuses to write them (read the object from the API server first).
+   */
   transform?: (obj: T) => T;
+  /** Items per list page (default 500): smaller for kinds whose objects are large. */
+  pageSize?: number;
+  /** Timeout of each list page (default: the client's request timeout). */
+  pageTimeoutMs?: number;
+  /** What to do when the API server does not serve this kind (shown in the watch error and `/readyz`). */
+  installHint?: string;
 }
 
-function kindId(kind: ResourceKind): string {
-  return `${kind.group}/${kind.plural}`;
+export interface MetadataDeclareOptions extends Omit<DeclareOptions<PartialObjectMetadata>, 'transform'> {
+  /** Cache `PartialObjectMetadata` only (list and watch ask the API server for metadata only). */
+  metadataOnly: true;
+}
+
+function kindId(kind: ResourceKind, metadataOnly = false): string {
+  return `${kind.group}/${kind.plural}${metadataOnly ? '#metadata' : ''}`;
 }
 
 export class Cache {
@@ -48,9 +69,14 @@ export class Cache {
 
   constructor(options: CacheOptions) {
     this.#opts = options;
+    const both = (kind: ResourceKind) => [this.#informers.get(kindId(kind)), this.#informers.get(kindId(kind, true))];
     options.client.observe({
-      onWrite: (kind, obj) => this.#informers.get(kindId(kind))?.noteWrite(obj),
-      onDelete: (kind, key, still) => this.#informers.get(kindId(kind))?.noteDelete(key, still),
+      onWrite: (kind, obj) => {
+        for (const i of both(kind)) i?.noteWrite(obj);
+      },
+      onDelete: (kind, key, still, deleted) => {
+        for (const i of both(kind)) i?.noteDelete(key, still, deleted);
+      },
     });
   }
 
@@ -60,15 +86,19 @@ export class Cache {
    * declaration throws (one watch per kind serves everyone, so they must agree). After `start`, a
    * new declaration starts its watch at once.
    */
-  informer<T extends KubeObject>(kind: ResourceKind<T>, options: DeclareOptions<T> = {}): Informer<T> {
-    const id = kindId(kind);
+  informer(kind: ResourceKind, options: MetadataDeclareOptions): Informer<PartialObjectMetadata>;
+  informer<T extends KubeObject>(kind: ResourceKind<T>, options?: DeclareOptions<T>): Informer<T>;
+  informer<T extends KubeObject>(kind: ResourceKind<T>, options: DeclareOptions<T> | MetadataDeclareOptions = {}): Informer<T> {
+    const metadataOnly = 'metadataOnly' in options && options.metadataOnly === true;
+    const id = kindId(kind, metadataOnly);
     let informer = this.#informers.get(id) as Informer<T> | undefined;
     if (informer) {
       const first = this.#declared.get(id)!;
-      if ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || (options.transform && (options.transform as unknown) !== first.transform)) {
+      const transform = 'transform' in options ? options.transform : undefined;
+      if ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || (transform && (transform as unknown) !== first.transform)) {
         throw new Error(`${kind.kind} is already cached with other selectors or transform; one watch per kind serves every controller`);
       }
-      if (options.indexes) informer.addIndexes(options.indexes);
+      if (options.indexes) informer.addIndexes(options.indexes as Record<string, IndexFunc<T>>);
     } else {
       this.#declared.set(id, options as unknown as DeclareOptions<KubeObject>);
       informer = new Informer<T>({
@@ -80,7 +110,8 @@ export class Cache {
         ...(this.#opts.log ? { log: this.#opts.log } : {}),
         ...(this.#opts.onRestart ? { onRestart: this.#opts.onRestart } : {}),
         ...(this.#opts.onRelist ? { onRelist: this.#opts.onRelist } : {}),
-        ...options,
+        ...(options as DeclareOptions<T>),
+        ...(metadataOnly ? { metadataOnly: true } : {}),
       });
       this.#informers.set(id, informer as unknown as Informer<KubeObject>);
       if (this.#signal) this.#running.push(informer.start(this.#signal));
@@ -88,11 +119,21 @@ export class Cache {
     return informer;
   }
 
-  /** The read-only store of a declared kind. Throws for a kind nobody declared. */
+  /** The read-only store of a declared kind (cached whole). Throws for a kind nobody declared. */
   store<T extends KubeObject>(kind: ResourceKind<T>): Store<T> {
     const informer = this.#informers.get(kindId(kind));
-    if (!informer) throw new Error(`${kind.kind} is not cached: declare it (cache.informer, or a controller's for/owns/watches)`);
+    if (!informer) {
+      const partial = this.#informers.has(kindId(kind, true)) ? ' (it is cached by metadata only: use metadataStore)' : '';
+      throw new Error(`${kind.kind} is not cached${partial}: declare it (cache.informer, or a controller's for/owns/watches)`);
+    }
     return informer.store as unknown as Store<T>;
+  }
+
+  /** The read-only store of a kind declared `metadataOnly`. Throws for a kind nobody declared so. */
+  metadataStore(kind: ResourceKind): Store<PartialObjectMetadata> {
+    const informer = this.#informers.get(kindId(kind, true));
+    if (!informer) throw new Error(`${kind.kind} is not cached by metadata only: declare it with cache.informer(kind, { metadataOnly: true })`);
+    return informer.store as unknown as Store<PartialObjectMetadata>;
   }
 
   /** Shorthand for `store(kind).get(key)`. */

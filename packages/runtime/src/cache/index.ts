@@ -5,10 +5,10 @@
  * @module
  */
 export { Cache } from './cache.ts';
-export type { CacheOptions, DeclareOptions } from './cache.ts';
+export type { CacheOptions, DeclareOptions, MetadataDeclareOptions } from './cache.ts';
 export { Informer } from './informer.ts';
 export type { InformerOptions, ChangeHandler } from './informer.ts';
 export { StoreWriter, dropManagedFields, compareResourceVersions, CONTROLLER_UID_INDEX, NAMESPACE_INDEX } from './store.ts';
-export type { Store, Change, ChangeType, IndexFunc, StoreWriterOptions } from './store.ts';
+export type { Store, Change, ChangeType, IndexFunc, StoreWriterOptions, DeletedObject } from './store.ts';
 export { Watcher } from './watcher.ts';
-export type { WatchHealth, WatchState, WatcherOptions, WatcherSink } from './watcher.ts';
+export type { WatchHealth, WatchState, WatcherOptions, WatcherSink, WatchRestartReason } from './watcher.ts';

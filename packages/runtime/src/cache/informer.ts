@@ -7,16 +7,25 @@
  *   must not throw (a thrown error is logged and swallowed). Enqueueing a key is the intended use.
  * - A handler added after the informer has synced is first told of every cached object as an add.
  * - `start(signal)` settles only when the signal aborts.
+ * - Write-through respects the informer's scope: an object this process wrote enters the store
+ *   only if the watch would deliver it (watched namespace, label and field selectors); one that
+ *   left the selection is removed; one whose field selector cannot be judged here is left to the
+ *   watch.
+ * - `metadataOnly` informers hold `PartialObjectMetadata`; those and the objects of a declared
+ *   `transform` are marked partial, and the client refuses to write them back.
  * @module
  */
 import type { Logger } from 'pino';
 import type { KubeObject, ObjectKey, ResourceKind } from '../objects/index.ts';
+import { markPartial, toPartialObjectMetadata } from '../objects/index.ts';
 import type { KubeClient } from '../client/index.ts';
 import type { Clock } from '../clock/index.ts';
 import { StoreWriter, dropManagedFields } from './store.ts';
-import type { Change, IndexFunc, Store } from './store.ts';
+import type { Change, DeletedObject, IndexFunc, Store } from './store.ts';
 import { Watcher } from './watcher.ts';
-import type { WatchHealth } from './watcher.ts';
+import type { WatchHealth, WatchRestartReason } from './watcher.ts';
+import { compileSelection } from './selectors.ts';
+import type { Selection } from './selectors.ts';
 
 export type ChangeHandler<T extends KubeObject> = (change: Change<T>) => void;
 
@@ -28,11 +37,20 @@ export interface InformerOptions<T extends KubeObject> {
   labelSelector?: string;
   fieldSelector?: string;
   indexes?: Record<string, IndexFunc<T>>;
+  /** Reduces each object before it is stored (what it keeps is all a reader gets; marked partial). */
   transform?: (obj: T) => T;
+  /** List and watch metadata only: the store holds `PartialObjectMetadata`. */
+  metadataOnly?: boolean;
+  /** Items per list page (default 500). */
+  pageSize?: number;
+  /** Timeout of each list page (default: the client's request timeout). */
+  pageTimeoutMs?: number;
+  /** What to do when the API server does not serve this kind (e.g. how to install its CRD). */
+  installHint?: string;
   quietTimeoutMs?: number;
   clock?: Clock;
   log?: Logger;
-  onRestart?: (kind: string, reason: string) => void;
+  onRestart?: (kind: string, reason: WatchRestartReason) => void;
   onRelist?: (kind: string) => void;
 }
 
@@ -44,6 +62,8 @@ export class Informer<T extends KubeObject> {
   readonly #handlers = new Set<ChangeHandler<T>>();
   readonly #log: Logger | undefined;
   readonly #syncWaiters = new Set<() => void>();
+  readonly #namespaces: Set<string> | undefined;
+  readonly #selection: Selection;
   #synced = false;
   #started = false;
 
@@ -52,17 +72,28 @@ export class Informer<T extends KubeObject> {
     this.#log = options.log;
     // Items of a list carry no apiVersion/kind; every cached object does (as client-go fills them).
     const { apiVersion, kind } = options.kind;
-    const transform = options.transform ?? dropManagedFields;
+    const user = options.transform;
+    const transform: (obj: T) => T = options.metadataOnly
+      ? (obj) => toPartialObjectMetadata(obj) as unknown as T
+      : user
+        ? (obj) => markPartial(user(obj))
+        : dropManagedFields;
+    const perNamespace = options.kind.namespaced && (options.namespaces?.length ?? 0) > 0;
+    this.#namespaces = perNamespace ? new Set(options.namespaces) : undefined;
+    this.#selection = compileSelection(options.labelSelector, options.fieldSelector);
     this.#writer = new StoreWriter<T>({
       ...(options.indexes ? { indexes: options.indexes } : {}),
+      perNamespace,
       transform: (obj) => transform(obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion, kind }),
     });
     this.store = this.#writer.readOnly();
-    const namespaces = options.kind.namespaced && options.namespaces?.length ? options.namespaces : [undefined];
+    const namespaces = perNamespace ? options.namespaces! : [undefined];
     this.#watchers = namespaces.map((namespace) => {
       const sink = {
+        beginList: (historyChanged: boolean) => this.#writer.beginList(namespace, { historyChanged }),
         replace: (items: T[], rv: string) => this.#dispatchAll(this.#writer.replace(items, rv, namespace)),
         apply: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T) => this.#dispatch(this.#writer.apply(type, obj)),
+        bookmark: (rv: string) => this.#writer.bookmark(rv, namespace),
       };
       return new Watcher<T>(
         {
@@ -71,6 +102,10 @@ export class Informer<T extends KubeObject> {
           ...(namespace ? { namespace } : {}),
           ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
           ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
+          ...(options.metadataOnly ? { metadataOnly: true } : {}),
+          ...(options.pageSize ? { pageSize: options.pageSize } : {}),
+          ...(options.pageTimeoutMs ? { pageTimeoutMs: options.pageTimeoutMs } : {}),
+          ...(options.installHint ? { installHint: options.installHint } : {}),
           ...(options.quietTimeoutMs ? { quietTimeoutMs: options.quietTimeoutMs } : {}),
           ...(options.clock ? { clock: options.clock } : {}),
           ...(options.log ? { log: options.log } : {}),
@@ -125,13 +160,23 @@ export class Informer<T extends KubeObject> {
     return this.#watchers.map((w) => w.health());
   }
 
-  /** Read-your-own-writes: the client reports what this process wrote. */
+  /** Read-your-own-writes: the client reports what this process wrote (see the scope rule above). */
   noteWrite(obj: T): void {
-    this.#dispatch(this.#writer.noteWrite(obj));
+    if (!this.#watches(obj.metadata.namespace)) return;
+    const selected = this.#selection.matches(obj);
+    if (selected === undefined) return; // a field selector this process cannot judge: the watch tells
+    this.#dispatch(selected ? this.#writer.noteWrite(obj) : this.#writer.noteGone(obj));
   }
 
-  noteDelete(key: ObjectKey, still: T | undefined): void {
-    this.#dispatch(still ? this.#writer.noteWrite(still) : this.#writer.noteDelete(key));
+  /** This process deleted `key`: `still` is the object when it still exists (finalizers). */
+  noteDelete(key: ObjectKey, still: T | undefined, deleted: DeletedObject = {}): void {
+    if (still) return this.noteWrite(still);
+    if (!this.#watches(key.namespace)) return;
+    this.#dispatch(this.#writer.noteDelete(key, deleted));
+  }
+
+  #watches(namespace: string | undefined): boolean {
+    return !this.#namespaces || this.#namespaces.has(namespace ?? '');
   }
 
   #dispatchAll(changes: Change<T>[]): void {

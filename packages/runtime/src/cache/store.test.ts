@@ -41,6 +41,7 @@ test('noteDelete removes at once and ignores stale events for the deleted UID', 
 test('replace reports only differences, keeps newer own writes and scopes to a namespace', () => {
   const s = new StoreWriter();
   s.replace([obj('a', '1'), obj('b', '2'), { metadata: { name: 'c', namespace: 'other', resourceVersion: '3' } }], '3');
+  s.beginList('ns');
   s.noteWrite(obj('d', '20'));
   const changes = s.replace([obj('a', '1'), obj('b', '4')], '10', 'ns');
   assert.deepEqual(changes.map((c) => `${c.type}:${c.object.metadata.name}`), ['update:b']);
@@ -82,4 +83,85 @@ test('indexes can be added later and cover what is already stored', () => {
   assert.throws(() => s.addIndex('team', () => []), /already exists/);
   s.apply('ADDED', obj('b', '2', { labels: { team: 'x' } }));
   assert.equal(s.byIndex('team', 'x').length, 2);
+});
+
+// The cases below are the shortest counterexamples the model test (store.model.test.ts) found
+// on the store as it was before issue 12; each failed there.
+
+test('a late write note never resurrects an object the watch saw deleted (issue 12, item 2)', () => {
+  const s = new StoreWriter();
+  s.replace([], '1');
+  s.apply('ADDED', obj('a', '2'));
+  // Our write commits at 3, someone deletes at 4, and the watch delivers the delete first.
+  s.apply('MODIFIED', obj('a', '3'));
+  assert.equal(s.apply('DELETED', obj('a', '4'))?.type, 'delete');
+  assert.equal(s.noteWrite(obj('a', '3')), undefined, 'the response of our write at 3 arrives after the watch passed 4');
+  assert.equal(s.get('ns/a'), undefined, 'no ghost');
+  // Also when the watch delivered neither our write nor the delete, but something later.
+  s.noteWrite(obj('b', '5'));
+  s.apply('ADDED', obj('c', '9'));
+  assert.equal(s.noteWrite(obj('b', '6')), undefined, 'behind what the watch delivered (9)');
+  assert.equal(s.get('ns/b')?.metadata.resourceVersion, '5');
+  s.bookmark('20');
+  assert.equal(s.noteWrite(obj('e', '15')), undefined, 'a bookmark moves the watch position too');
+  assert.equal(s.noteWrite(obj('e', '21'))?.type, 'add', 'a write newer than the watch is seen at once');
+});
+
+test('a relist is authoritative, also with lower resourceVersions after an etcd restore (issue 12, item 3)', () => {
+  const s = new StoreWriter();
+  s.replace([obj('a', '2')], '3');
+  s.apply('MODIFIED', obj('a', '3'));
+  // etcd restored to revision 2: the watch answers 504 Too large resource version; relist from "".
+  s.beginList(undefined, { historyChanged: true });
+  const changes = s.replace([obj('a', '2', { labels: { restored: 'yes' } }), obj('b', '2')], '2');
+  assert.deepEqual(changes.map((c) => `${c.type}:${c.object.metadata.name}@${c.object.metadata.resourceVersion}`), ['update:a@2', 'add:b@2']);
+  assert.equal(s.get('ns/a')?.metadata.labels?.restored, 'yes');
+  assert.equal(s.watchedResourceVersion(), '2');
+  assert.equal(s.apply('MODIFIED', obj('a', '3', { labels: { next: 'yes' } }))?.type, 'update', 'the new history goes on from the list');
+  // A relist whose version is lower than the watch position is taken as a restore too.
+  const again = s.replace([obj('a', '2')], '2');
+  assert.deepEqual(again.map((c) => `${c.type}:${c.object.metadata.name}@${c.object.metadata.resourceVersion}`), ['update:a@2', 'delete:b@2']);
+});
+
+test('a list taken before our own delete does not bring the object back', () => {
+  const s = new StoreWriter();
+  s.replace([obj('a', '2')], '2');
+  s.beginList();
+  assert.equal(s.noteDelete({ namespace: 'ns', name: 'a' }, { uid: 'uid-a' })?.type, 'delete');
+  assert.deepEqual(s.replace([obj('a', '2')], '2'), [], 'the list (taken before the delete) still shows it: it stays out');
+  assert.equal(s.get('ns/a'), undefined);
+  assert.equal(s.apply('MODIFIED', obj('a', '2')), undefined);
+  s.apply('DELETED', obj('a', '3'));
+  assert.equal(s.apply('ADDED', obj('a', '4', { uid: 'new' }))?.type, 'add', 'a new object of that name is seen');
+});
+
+test('our delete of an object the store has not seen yet keeps it out when the watch brings it', () => {
+  const s = new StoreWriter();
+  s.replace([], '1');
+  assert.equal(s.noteDelete({ namespace: 'ns', name: 'a' }, { uid: 'uid-a' }), undefined);
+  assert.equal(s.apply('ADDED', obj('a', '2')), undefined, 'created at 2 and deleted by us: never shown');
+  assert.equal(s.apply('DELETED', obj('a', '3')), undefined);
+  // A delete note after the watch delivered the deletion leaves nothing behind.
+  s.apply('ADDED', obj('b', '4'));
+  s.apply('DELETED', obj('b', '5'));
+  s.noteDelete({ namespace: 'ns', name: 'b' }, { uid: 'uid-b' });
+  assert.equal(s.apply('ADDED', obj('b', '6', { uid: 'uid-b2' }))?.type, 'add');
+});
+
+test('a write note of an object that left the selection removes it, unless the watch is past it', () => {
+  const s = new StoreWriter();
+  s.replace([obj('a', '2'), obj('b', '2')], '2');
+  assert.equal(s.noteGone(obj('a', '3'))?.type, 'delete');
+  assert.equal(s.get('ns/a'), undefined);
+  s.apply('MODIFIED', obj('b', '5'));
+  assert.equal(s.noteGone(obj('b', '4')), undefined, 'the watch (at 5) is past the write (4)');
+  assert.ok(s.get('ns/b'));
+});
+
+test('per-namespace scopes keep their own watch position', () => {
+  const s = new StoreWriter({ perNamespace: true });
+  s.replace([], '10', 'ns');
+  s.replace([], '3', 'other');
+  assert.equal(s.noteWrite({ metadata: { name: 'x', namespace: 'other', uid: 'u', resourceVersion: '5' } })?.type, 'add', 'the other namespace is only at 3');
+  assert.equal(s.noteWrite(obj('y', '5')), undefined, 'namespace ns is at 10');
 });

@@ -2,28 +2,44 @@
  * Caches objects in memory: a read-only `Store` for reconcilers and handlers, and the
  * `StoreWriter` that only the cache's watchers and the client's write notifications feed.
  *
+ * Two sources feed the store: the watch (lists, events and bookmarks, in resourceVersion order
+ * per watched scope — all namespaces, or one namespace per watcher) and this process's own
+ * writes (write-through: read-your-own-writes, ADR 0002), which arrive whenever a response
+ * does, earlier or later than the watch shows the same change.
+ *
  * Guarantees:
  * - Readers get the objects the API server sent (after the transform), never copies that
  *   someone else has mutated: treat them as immutable.
- * - A change is reported once: an object written by this process is applied when the write
- *   returns (read-your-own-writes), and the watch event with the same resourceVersion that
- *   follows is dropped. Older versions never replace newer ones.
- * - A relist reports only what differs from the store, so it never causes a reconcile storm.
+ * - **The watch is never contradicted by an older fact.** The store remembers, per scope, the
+ *   highest resourceVersion the watch has delivered (an event, a bookmark, a list). A write
+ *   note at or below it is dropped: the watch has already shown that version or a later state,
+ *   deletion included — so a late response can never resurrect an object the watch saw deleted.
+ * - A write note above it is applied at once; the watch event with the same resourceVersion
+ *   that follows is dropped. Older versions never replace newer ones, from either source.
+ * - An object this process deleted stays out (a tombstone per key and UID) until the watch
+ *   confirms the deletion, whatever stale event or list was already in flight.
+ * - **A relist is authoritative**, as in client-go: the list replaces the store's contents for
+ *   its scope, also when its versions are *lower* than the cached ones (etcd restored from a
+ *   backup: resourceVersions went back). The only exceptions are keys this process wrote after
+ *   the list began (`beginList`) at a version above the list's: those are newer than the list.
+ *   A relist reports only what differs, so it never causes a reconcile storm.
+ * - Every change is reported once, in order per key.
  *
- * Assumptions: resourceVersions of one resource are integers that grow (true of every
- * etcd-backed API server; ADR 0002 explains why the runtime relies on it). A non-numeric
- * version disables the ordering guard and the newest event wins.
+ * Assumptions: resourceVersions of one resource are integers that grow within one etcd history
+ * (true of every etcd-backed API server; ADR 0002 explains why the runtime relies on it). A
+ * non-numeric version disables the ordering guard and the newest event wins. After an etcd
+ * restore the watcher relists (it is told by a 504 "Too large resource version"); a write
+ * response from before the restore that arrives during that relist is the one case the store
+ * cannot judge (it keeps it, as a write newer than the list).
  * @module
  */
 import type { KubeObject, ObjectKey } from '../objects/index.ts';
 import { formatKey } from '../objects/index.ts';
+import { Indexer, NAMESPACE_INDEX } from './indexer.ts';
+import type { IndexFunc } from './indexer.ts';
 
-export type IndexFunc<T> = (obj: T) => string[];
-
-/** Built-in index: objects by their controller owner's UID. */
-export const CONTROLLER_UID_INDEX = 'controller-uid';
-/** Built-in index: objects by namespace. */
-export const NAMESPACE_INDEX = 'namespace';
+export { CONTROLLER_UID_INDEX, NAMESPACE_INDEX } from './indexer.ts';
+export type { IndexFunc } from './indexer.ts';
 
 export interface Store<T extends KubeObject> {
   /** The cached object with this key, or undefined. */
@@ -48,6 +64,17 @@ export interface StoreWriterOptions<T extends KubeObject> {
   indexes?: Record<string, IndexFunc<T>>;
   /** Applied to every object before it is stored (default: drop `metadata.managedFields`). */
   transform?: (obj: T) => T;
+  /**
+   * One watch per namespace feeds this store (a namespace-scoped informer): the watch position
+   * is then kept per namespace. Default: one watch for all.
+   */
+  perNamespace?: boolean;
+}
+
+/** What the API server's answer to a delete says about the deleted object. */
+export interface DeletedObject {
+  /** The deleted object's UID (from the returned object or the Status details). */
+  uid?: string;
 }
 
 export function dropManagedFields<T extends KubeObject>(obj: T): T {
@@ -55,14 +82,6 @@ export function dropManagedFields<T extends KubeObject>(obj: T): T {
   const { managedFields: _dropped, ...metadata } = obj.metadata;
   return { ...obj, metadata };
 }
-
-const defaultIndexes: Record<string, IndexFunc<KubeObject>> = {
-  [NAMESPACE_INDEX]: (o) => [o.metadata.namespace ?? ''],
-  [CONTROLLER_UID_INDEX]: (o) => {
-    const ref = o.metadata.ownerReferences?.find((r) => r.controller);
-    return ref ? [ref.uid] : [];
-  },
-};
 
 /** Compares resourceVersions: negative when a is older than b. NaN when they cannot be ordered. */
 export function compareResourceVersions(a: string | undefined, b: string | undefined): number {
@@ -72,35 +91,40 @@ export function compareResourceVersions(a: string | undefined, b: string | undef
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
+/** What the store knows of one watched scope. */
+interface Scope {
+  /** The highest resourceVersion the watch has delivered (list, event or bookmark). */
+  watched?: string;
+  /** While a list is in flight: keys written through since it began, with the highest version. */
+  writtenSinceList?: Map<string, string | undefined>;
+  /** While a list is in flight: keys whose object this process deleted since it began. */
+  deletedSinceList?: Set<string>;
+  /** The list in flight follows an etcd restore: what the store knows of deletions is void. */
+  historyChanged?: boolean;
+}
+
+/** Deletions the watch delivered, kept for a while: a late note of this process's own delete of one is not news. */
+const DELETION_FACTS = 4_096;
+
 export class StoreWriter<T extends KubeObject> implements Store<T> {
-  readonly #objects = new Map<string, T>();
-  readonly #indexFuncs: Record<string, IndexFunc<T>>;
-  readonly #indexes = new Map<string, Map<string, Set<string>>>();
+  readonly #memory: Indexer<T>;
   readonly #transform: (obj: T) => T;
-  /** UIDs of objects this process deleted, until the watch confirms the deletion. */
-  readonly #tombstones = new Map<string, string>();
+  readonly #perNamespace: boolean;
+  readonly #scopes = new Map<string, Scope>();
+  /** Per key, the UIDs of objects this process deleted, until the watch (or a list) confirms it. */
+  readonly #tombstones = new Map<string, Set<string>>();
+  /** Per key, the UID of the last deletion the watch delivered (bounded, oldest dropped first). */
+  readonly #deletedByWatch = new Map<string, string>();
 
   constructor(options: StoreWriterOptions<T> = {}) {
-    this.#indexFuncs = { ...(defaultIndexes as Record<string, IndexFunc<T>>), ...options.indexes };
-    for (const name of Object.keys(this.#indexFuncs)) this.#indexes.set(name, new Map());
+    this.#memory = new Indexer<T>(options.indexes);
     this.#transform = options.transform ?? dropManagedFields;
+    this.#perNamespace = options.perNamespace ?? false;
   }
 
   /** Adds an index (and indexes what is already stored). Adding the same function again is a no-op. */
   addIndex(name: string, fn: IndexFunc<T>): void {
-    const existing = this.#indexFuncs[name];
-    if (existing === fn) return;
-    if (existing) throw new Error(`index ${name} already exists with another function`);
-    this.#indexFuncs[name] = fn;
-    const idx = new Map<string, Set<string>>();
-    this.#indexes.set(name, idx);
-    for (const [key, obj] of this.#objects) {
-      for (const value of fn(obj)) {
-        let set = idx.get(value);
-        if (!set) idx.set(value, (set = new Set()));
-        set.add(key);
-      }
-    }
+    this.#memory.addIndex(name, fn);
   }
 
   /** A view that cannot write. */
@@ -114,131 +138,254 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
   }
 
   get size(): number {
-    return this.#objects.size;
+    return this.#memory.size;
   }
 
   get(key: ObjectKey | string): T | undefined {
-    return this.#objects.get(typeof key === 'string' ? key : formatKey(key));
+    return this.#memory.get(typeof key === 'string' ? key : formatKey(key));
   }
 
   list(namespace?: string): T[] {
-    if (namespace === undefined) return [...this.#objects.values()];
-    return this.byIndex(NAMESPACE_INDEX, namespace);
+    if (namespace === undefined) return this.#memory.values();
+    return this.#memory.byIndex(NAMESPACE_INDEX, namespace);
   }
 
   byIndex(index: string, value: string): T[] {
-    const idx = this.#indexes.get(index);
-    if (!idx) throw new Error(`no index named ${index}`);
-    const keys = idx.get(value);
-    if (!keys) return [];
-    const out: T[] = [];
-    for (const k of keys) {
-      const o = this.#objects.get(k);
-      if (o) out.push(o);
-    }
-    return out;
+    return this.#memory.byIndex(index, value);
   }
 
   keys(): string[] {
-    return [...this.#objects.keys()];
+    return this.#memory.keys();
+  }
+
+  /** The highest resourceVersion the watch of this scope has delivered (for tests and diagnostics). */
+  watchedResourceVersion(namespace?: string): string | undefined {
+    return this.#scope(namespace).watched;
   }
 
   /**
-   * Replaces the contents (of one namespace, when `namespace` is given) with a fresh list taken
-   * at `listResourceVersion`, and returns what changed. Objects newer than the list (written by
-   * this process after the list was taken) are kept.
+   * A list of this scope (one namespace, when `namespace` is given) is about to be requested:
+   * from now until `replace`, write notes are remembered as newer candidates than the list.
+   * `historyChanged`: the watcher relists because the API server's history went back (504 "Too
+   * large resource version" after an etcd restore): deletions the store knew of may be undone.
+   */
+  beginList(namespace?: string, options: { historyChanged?: boolean } = {}): void {
+    const scope = this.#scope(namespace);
+    scope.writtenSinceList = new Map();
+    scope.deletedSinceList = new Set();
+    if (options.historyChanged) {
+      // The old position means nothing in the new history: every write note is news until the list ends.
+      scope.historyChanged = true;
+      delete scope.watched;
+    }
+  }
+
+  /**
+   * Replaces the contents of one scope with a list taken at `listResourceVersion` (authoritative:
+   * see the module comment) and returns what changed.
    */
   replace(items: T[], listResourceVersion: string, namespace?: string): Change<T>[] {
+    const scope = this.#scope(namespace);
+    const written = scope.writtenSinceList ?? new Map<string, string | undefined>();
+    // Versions went back (etcd restored): equal versions may now name different contents, and
+    // objects this process (or the watch) saw deleted may be back.
+    const regressed = scope.historyChanged === true || compareResourceVersions(listResourceVersion, scope.watched) < 0;
+    if (regressed) {
+      for (const key of [...this.#tombstones.keys(), ...this.#deletedByWatch.keys()]) {
+        if (!this.#keyInScope(key, namespace)) continue;
+        this.#deletedByWatch.delete(key);
+        if (!scope.deletedSinceList?.has(key)) this.#tombstones.delete(key);
+      }
+    }
     const changes: Change<T>[] = [];
-    const seen = new Set<string>();
+    const listed = new Map<string, T>();
     for (const raw of items) {
       const obj = this.#transform(raw);
-      const key = formatKey({ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' });
-      seen.add(key);
-      const change = this.#upsert(key, obj);
-      if (change) changes.push(change);
+      listed.set(keyOf(obj), obj);
     }
-    for (const [key, old] of this.#objects) {
-      if (seen.has(key)) continue;
-      if (namespace !== undefined && (old.metadata.namespace ?? '') !== namespace) continue;
-      if (compareResourceVersions(old.metadata.resourceVersion, listResourceVersion) > 0) continue;
-      this.#remove(key, old);
+    const newerThanList = (key: string) => {
+      if (!written.has(key)) return false;
+      const order = compareResourceVersions(written.get(key), listResourceVersion);
+      return order > 0 || Number.isNaN(order);
+    };
+    for (const [key, obj] of listed) {
+      if (this.#tombstoned(key, obj.metadata.uid)) continue; // deleted by us after the list was taken
+      if (this.#deletedByWatch.get(key) === obj.metadata.uid) this.#deletedByWatch.delete(key); // alive again (etcd restored)
+      if (newerThanList(key)) continue;
+      const old = this.#memory.get(key);
+      if (old && sameVersion(old, obj) && (!regressed || sameContent(old, obj))) continue;
+      this.#memory.set(key, obj);
+      changes.push(old ? { type: 'update', object: obj, oldObject: old } : { type: 'add', object: obj });
+    }
+    for (const [key, old] of [...this.#memory.entries()]) {
+      if (!this.#inScope(old, namespace) || newerThanList(key)) continue;
+      const item = listed.get(key);
+      // Listed (and set above), unless this process deleted that very UID since the list was taken.
+      if (item && !this.#tombstoned(key, item.metadata.uid)) continue;
+      this.#memory.remove(key);
       changes.push({ type: 'delete', object: old });
     }
-    this.#tombstones.clear();
+    for (const [key, uids] of [...this.#tombstones]) {
+      if (!this.#keyInScope(key, namespace) || scope.deletedSinceList?.has(key)) continue;
+      // Deleted before the list began: the list is later than the delete, and shows that UID only
+      // if it still exists (a delete that left it Terminating is noted as a write, not here).
+      const alive = listed.get(key)?.metadata.uid;
+      if (alive !== undefined && uids.has(alive)) this.#tombstones.set(key, new Set([alive]));
+      else this.#tombstones.delete(key);
+    }
+    delete scope.writtenSinceList;
+    delete scope.deletedSinceList;
+    delete scope.historyChanged;
+    scope.watched = listResourceVersion;
     return changes;
   }
 
   /** Applies one watch event; returns the change, or undefined when it changes nothing. */
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): Change<T> | undefined {
     const obj = this.#transform(raw);
-    const key = formatKey({ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' });
+    const key = keyOf(obj);
+    this.#advance(this.#scope(obj.metadata.namespace), obj.metadata.resourceVersion);
+    const uid = obj.metadata.uid;
     if (type === 'DELETED') {
-      this.#tombstones.delete(key);
-      const old = this.#objects.get(key);
+      this.#untomb(key, uid);
+      if (uid) this.#rememberDeletion(key, uid);
+      const old = this.#memory.get(key);
       if (!old) return undefined;
-      if (compareResourceVersions(old.metadata.resourceVersion, obj.metadata.resourceVersion) > 0 && old.metadata.uid !== obj.metadata.uid) {
+      if (old.metadata.uid !== uid && compareResourceVersions(old.metadata.resourceVersion, obj.metadata.resourceVersion) > 0) {
         return undefined; // a newer object of the same name already replaced it
       }
-      this.#remove(key, old);
+      this.#memory.remove(key);
       return { type: 'delete', object: old };
     }
-    if (this.#tombstones.get(key) === obj.metadata.uid) return undefined;
+    if (this.#tombstoned(key, uid)) return undefined;
     return this.#upsert(key, obj);
+  }
+
+  /** A bookmark: the watch of this scope has delivered everything up to `resourceVersion`. */
+  bookmark(resourceVersion: string, namespace?: string): void {
+    this.#advance(this.#scope(namespace), resourceVersion);
   }
 
   /** Records an object this process has just written (read-your-own-writes). */
   noteWrite(raw: T): Change<T> | undefined {
-    return this.apply('MODIFIED', raw);
+    const obj = this.#transform(raw);
+    const key = keyOf(obj);
+    const rv = obj.metadata.resourceVersion;
+    const scope = this.#scope(obj.metadata.namespace);
+    if (compareResourceVersions(rv, scope.watched) <= 0) return undefined; // the watch is there already
+    const uid = obj.metadata.uid;
+    if (this.#tombstoned(key, uid) || (uid !== undefined && this.#deletedByWatch.get(key) === uid)) return undefined;
+    // After an etcd restore, the first note of a key replaces what the old history left, whatever its version.
+    const fresh = scope.historyChanged === true && !scope.writtenSinceList?.has(key);
+    this.#written(scope, key, rv);
+    return this.#upsert(key, obj, fresh);
   }
 
-  /** Records that this process has just deleted an object that is now gone. */
-  noteDelete(key: ObjectKey): Change<T> | undefined {
-    const k = formatKey(key);
-    const old = this.#objects.get(k);
-    if (!old) return undefined;
-    if (old.metadata.uid) this.#tombstones.set(k, old.metadata.uid);
-    this.#remove(k, old);
+  /**
+   * Records that an object this process has just written is no longer one this store holds (it
+   * left the informer's label or field selection): it goes, unless the watch is already past it.
+   */
+  noteGone(raw: T): Change<T> | undefined {
+    const obj = this.#transform(raw);
+    const key = keyOf(obj);
+    const rv = obj.metadata.resourceVersion;
+    const scope = this.#scope(obj.metadata.namespace);
+    if (compareResourceVersions(rv, scope.watched) <= 0) return undefined;
+    const old = this.#memory.get(key);
+    this.#written(scope, key, rv);
+    if (!old || compareResourceVersions(old.metadata.resourceVersion, rv) >= 0) return undefined;
+    this.#memory.remove(key);
     return { type: 'delete', object: old };
   }
 
-  #upsert(key: string, obj: T): Change<T> | undefined {
-    const old = this.#objects.get(key);
-    if (old) {
+  /** Records that this process has just deleted an object that is now gone. */
+  noteDelete(key: ObjectKey, deleted: DeletedObject = {}): Change<T> | undefined {
+    const k = formatKey(key);
+    this.#scope(key.namespace).deletedSinceList?.add(k);
+    const old = this.#memory.get(k);
+    const uid = deleted.uid ?? old?.metadata.uid;
+    if (old && (deleted.uid === undefined || old.metadata.uid === deleted.uid)) {
+      if (uid) this.#tomb(k, uid);
+      this.#memory.remove(k);
+      return { type: 'delete', object: old };
+    }
+    // Not (yet) in the store: keep it out when the watch brings it, unless the watch has shown its deletion already.
+    if (uid && this.#deletedByWatch.get(k) !== uid) this.#tomb(k, uid);
+    return undefined;
+  }
+
+  #upsert(key: string, obj: T, ignoreOrder = false): Change<T> | undefined {
+    const old = this.#memory.get(key);
+    if (old && ignoreOrder) {
+      if (sameVersion(old, obj) && sameContent(old, obj)) return undefined;
+    } else if (old) {
       const order = compareResourceVersions(obj.metadata.resourceVersion, old.metadata.resourceVersion);
       if (order <= 0) return undefined; // same or older version: already seen
       if (Number.isNaN(order) && obj.metadata.resourceVersion === old.metadata.resourceVersion) return undefined;
-      this.#unindex(key, old);
     }
-    this.#objects.set(key, obj);
-    this.#index(key, obj);
+    this.#memory.set(key, obj);
     return old ? { type: 'update', object: obj, oldObject: old } : { type: 'add', object: obj };
   }
 
-  #remove(key: string, old: T): void {
-    this.#objects.delete(key);
-    this.#unindex(key, old);
+  #written(scope: Scope, key: string, rv: string | undefined): void {
+    const since = scope.writtenSinceList;
+    if (!since) return;
+    const before = since.get(key);
+    if (!since.has(key) || compareResourceVersions(rv, before) > 0) since.set(key, rv);
   }
 
-  #index(key: string, obj: T): void {
-    for (const [name, fn] of Object.entries(this.#indexFuncs)) {
-      const idx = this.#indexes.get(name)!;
-      for (const value of fn(obj)) {
-        let set = idx.get(value);
-        if (!set) idx.set(value, (set = new Set()));
-        set.add(key);
-      }
-    }
+  #advance(scope: Scope, rv: string | undefined): void {
+    if (!rv) return;
+    if (scope.watched === undefined || compareResourceVersions(rv, scope.watched) > 0) scope.watched = rv;
   }
 
-  #unindex(key: string, obj: T): void {
-    for (const [name, fn] of Object.entries(this.#indexFuncs)) {
-      const idx = this.#indexes.get(name)!;
-      for (const value of fn(obj)) {
-        const set = idx.get(value);
-        set?.delete(key);
-        if (set?.size === 0) idx.delete(value);
-      }
-    }
+  #tombstoned(key: string, uid: string | undefined): boolean {
+    return uid !== undefined && this.#tombstones.get(key)?.has(uid) === true;
   }
+
+  #tomb(key: string, uid: string): void {
+    const uids = this.#tombstones.get(key);
+    if (uids) uids.add(uid);
+    else this.#tombstones.set(key, new Set([uid]));
+  }
+
+  #untomb(key: string, uid: string | undefined): void {
+    const uids = this.#tombstones.get(key);
+    if (!uids || uid === undefined) return;
+    uids.delete(uid);
+    if (uids.size === 0) this.#tombstones.delete(key);
+  }
+
+  #rememberDeletion(key: string, uid: string): void {
+    this.#deletedByWatch.delete(key);
+    this.#deletedByWatch.set(key, uid);
+    if (this.#deletedByWatch.size > DELETION_FACTS) this.#deletedByWatch.delete(this.#deletedByWatch.keys().next().value!);
+  }
+
+  #scope(namespace: string | undefined): Scope {
+    const id = this.#perNamespace ? (namespace ?? '') : '';
+    let scope = this.#scopes.get(id);
+    if (!scope) this.#scopes.set(id, (scope = {}));
+    return scope;
+  }
+
+  #inScope(obj: T, namespace: string | undefined): boolean {
+    return namespace === undefined || (obj.metadata.namespace ?? '') === namespace;
+  }
+
+  #keyInScope(key: string, namespace: string | undefined): boolean {
+    return namespace === undefined || key.startsWith(`${namespace}/`);
+  }
+}
+
+function keyOf(obj: KubeObject): string {
+  return formatKey({ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' });
+}
+
+function sameVersion(a: KubeObject, b: KubeObject): boolean {
+  return a.metadata.uid === b.metadata.uid && a.metadata.resourceVersion === b.metadata.resourceVersion;
+}
+
+function sameContent(a: KubeObject, b: KubeObject): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }

@@ -3,10 +3,23 @@
  *
  * Recovery, in the order it is tried:
  * - a watch the server ends normally resumes from the last resourceVersion seen (events and
- *   bookmarks both move it forward);
+ *   bookmarks both move it forward) — at once when the watch delivered something; a watch that
+ *   ended within a second with nothing delivered is a failure, as client-go treats it ("very
+ *   short watch"), and backs off like one: a proxy or server that closes every watch at once
+ *   must not make the process spin at its client QPS (the token bucket that writes and lease
+ *   renewals share). Only a list, an event or a bookmark counts as progress and resets the
+ *   failure count; a watch that ends with nothing delivered does not;
  * - a watch that has gone quiet (no event or bookmark within `quietTimeoutMs`) is closed and
  *   resumed the same way — this catches half-open connections that never error;
  * - `410 Gone` (the version was compacted away) relists, and the store reports only what differs;
+ * - `504 Too large resource version` (the API server's history is behind ours: etcd restored
+ *   from a backup) relists from "" and the list is taken as a new history (see `store.ts`);
+ * - a kind the API server does not serve (404 on the collection: a CustomResourceDefinition not
+ *   installed, or deleted) is reported by name, with what to do (`installHint`), and retried with
+ *   a short, capped backoff (≤ 2 s by default), so it recovers quickly once installed;
+ * - an answer with Retry-After (429, e.g. "storage is (re)initializing" while a re-created CRD's
+ *   storage starts) is retried after what the server asked (at most the backoff's maximum), not
+ *   after a backoff grown by the failures before it;
  * - any other error reconnects after a jittered exponential backoff (`backoff`), for ever, until
  *   the caller's signal aborts.
  * `run(signal)` settles only when the signal aborts.
@@ -20,8 +33,12 @@ import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 
 export interface WatcherSink<T extends KubeObject> {
+  /** A list is about to be requested (`historyChanged`: after a 504 Too large resource version). */
+  beginList?(historyChanged: boolean): void;
   replace(items: T[], resourceVersion: string): void;
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void;
+  /** A bookmark: every event up to `resourceVersion` has been delivered. */
+  bookmark?(resourceVersion: string): void;
 }
 
 export type WatchState = 'starting' | 'listing' | 'watching' | 'backoff' | 'stopped';
@@ -40,7 +57,11 @@ export interface WatchHealth {
   relists: number;
   consecutiveFailures: number;
   lastError?: string;
+  /** While backing off: how long until the next attempt (ms). */
+  retryInMs?: number;
 }
+
+export type WatchRestartReason = 'quiet' | 'error' | 'gone' | 'too-large' | 'closed';
 
 export interface WatcherOptions {
   client: KubeClient;
@@ -49,21 +70,34 @@ export interface WatcherOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /** List and watch `PartialObjectMetadata` only. */
+  metadataOnly?: boolean;
+  /** Items per list page (default 500); smaller for kinds whose objects are large. */
+  pageSize?: number;
+  /** Timeout of each list page (default: the client's request timeout). */
+  pageTimeoutMs?: number;
+  /** What a person should do when the API server does not serve this kind (in the error and `/readyz`). */
+  installHint?: string;
   /** Restart a watch that delivered nothing for this long (default 180 000 ms). */
   quietTimeoutMs?: number;
   /** Server-side watch timeout is drawn from this range in seconds (default 300–600). */
   watchTimeoutSeconds?: [number, number];
   backoff?: { initialMs?: number; maxMs?: number };
+  /** Backoff while the kind is not served (default 250 ms doubling up to 2 000 ms). */
+  notServedBackoff?: { initialMs?: number; maxMs?: number };
+  /** A watch that ends sooner than this with nothing delivered is a failure (default 1 000 ms). */
+  minWatchMs?: number;
   /** Consecutive failures after which the watch reports unhealthy (default 3). */
   unhealthyAfterFailures?: number;
   clock?: Clock;
   log?: Logger;
   /** Called when the watch restarts or relists (for metrics). */
-  onRestart?: (reason: 'quiet' | 'error' | 'gone' | 'closed') => void;
+  onRestart?: (reason: WatchRestartReason) => void;
   onRelist?: () => void;
 }
 
 class QuietWatch extends Error {}
+class ShortWatch extends Error {}
 
 export class Watcher<T extends KubeObject> {
   readonly #opts: WatcherOptions;
@@ -96,14 +130,19 @@ export class Watcher<T extends KubeObject> {
     const { client, kind } = this.#opts;
     const quietMs = this.#opts.quietTimeoutMs ?? 180_000;
     const [minTimeout, maxTimeout] = this.#opts.watchTimeoutSeconds ?? [300, 600];
-    const unhealthyAfter = this.#opts.unhealthyAfterFailures ?? 3;
+    const minWatchMs = this.#opts.minWatchMs ?? 1_000;
     const selectors = {
       ...(this.#opts.namespace ? { namespace: this.#opts.namespace } : {}),
       ...(this.#opts.labelSelector ? { labelSelector: this.#opts.labelSelector } : {}),
       ...(this.#opts.fieldSelector ? { fieldSelector: this.#opts.fieldSelector } : {}),
+      ...(this.#opts.metadataOnly ? { metadataOnly: true } : {}),
     };
+    const where = { kind: kind.kind, ...(this.#opts.namespace ? { namespace: this.#opts.namespace } : {}) };
     let resourceVersion: string | undefined;
     let needList = true;
+    let historyChanged = false;
+    /** 504s with no event in between: a relist that did not help is retried with backoff. */
+    let tooLargeInARow = 0;
     while (!signal.aborted) {
       const watchAbort = new AbortController();
       const onAbort = () => watchAbort.abort(signal.reason);
@@ -116,10 +155,17 @@ export class Watcher<T extends KubeObject> {
       try {
         if (needList) {
           this.#health.state = 'listing';
-          const list = await client.listAll(kind as ResourceKind<T>, { ...selectors, signal: watchAbort.signal });
+          this.#sink.beginList?.(historyChanged);
+          const list = await client.listAll(kind as ResourceKind<T>, {
+            ...selectors,
+            ...(this.#opts.pageSize ? { pageSize: this.#opts.pageSize } : {}),
+            ...(this.#opts.pageTimeoutMs ? { pageTimeoutMs: this.#opts.pageTimeoutMs } : {}),
+            signal: watchAbort.signal,
+          });
           this.#sink.replace(list.items, list.resourceVersion);
           resourceVersion = list.resourceVersion;
           needList = false;
+          historyChanged = false;
           this.#health.relists++;
           this.#opts.onRelist?.();
           this.#progress();
@@ -133,45 +179,75 @@ export class Watcher<T extends KubeObject> {
           { ...selectors, resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
           watchAbort.signal,
         );
+        const opened = performance.now(); // monotonic: a wall-clock step cannot make a watch look long or short
+        let delivered = 0;
         for await (const event of events) {
           armQuietTimer();
-          this.#progress();
+          delivered++;
+          tooLargeInARow = 0;
           resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
-          if (event.type !== 'BOOKMARK') this.#sink.apply(event.type, event.object);
+          if (event.type === 'BOOKMARK') {
+            if (event.object.metadata.resourceVersion) this.#sink.bookmark?.(event.object.metadata.resourceVersion);
+          } else {
+            this.#sink.apply(event.type, event.object);
+          }
+          this.#progress();
         }
-        this.#progress();
+        const lasted = performance.now() - opened;
+        if (delivered === 0 && lasted < minWatchMs) {
+          throw new ShortWatch(`very short watch: the server ended it after ${Math.round(lasted)} ms with nothing delivered`);
+        }
         this.#opts.onRestart?.('closed');
       } catch (err) {
         if (signal.aborted) break;
         const reason = watchAbort.signal.reason;
         if (reason instanceof QuietWatch) {
           this.#health.restarts++;
-          this.#opts.log?.warn({ kind: kind.kind, namespace: this.#opts.namespace }, 'watch went quiet; restarting it');
+          this.#opts.log?.warn(where, 'watch went quiet; restarting it');
           this.#opts.onRestart?.('quiet');
           continue;
         }
         if (err instanceof ApiError && err.reason === 'Gone') {
           this.#health.restarts++;
-          this.#opts.log?.info({ kind: kind.kind, namespace: this.#opts.namespace }, 'resourceVersion expired; relisting');
+          this.#opts.log?.info(where, 'resourceVersion expired; relisting');
           this.#opts.onRestart?.('gone');
           needList = true;
           continue;
         }
+        if (err instanceof ApiError && err.reason === 'ResourceVersionTooLarge') {
+          this.#health.restarts++;
+          this.#opts.log?.warn({ ...where, resourceVersion, err: err.message }, 'the API server is behind our resourceVersion (etcd restored from a backup?); relisting as a new history');
+          this.#opts.onRestart?.('too-large');
+          needList = true;
+          historyChanged = true;
+          if (++tooLargeInARow > 1) {
+            try {
+              await this.#clock.sleep(this.#backoffMs(tooLargeInARow - 1, this.#opts.backoff), signal);
+            } catch {
+              break;
+            }
+          }
+          continue;
+        }
+        const notServed = err instanceof ApiError && err.reason === 'NotFound';
         this.#health.restarts++;
         this.#health.consecutiveFailures++;
-        this.#health.lastError = err instanceof Error ? err.message : String(err);
-        if (this.#health.consecutiveFailures >= unhealthyAfter) this.#health.healthy = false;
+        this.#health.lastError = notServed ? this.#notServedMessage(err) : err instanceof Error ? err.message : String(err);
+        if (this.#health.consecutiveFailures >= (this.#opts.unhealthyAfterFailures ?? 3)) this.#health.healthy = false;
         this.#opts.onRestart?.('error');
-        const delay = this.#backoffMs(this.#health.consecutiveFailures);
-        this.#opts.log?.warn(
-          { kind: kind.kind, namespace: this.#opts.namespace, err: this.#health.lastError, retryInMs: Math.round(delay) },
-          'watch failed; reconnecting',
-        );
+        const retryAfter = err instanceof ApiError ? err.retryAfterMs : undefined;
+        const delay = retryAfter !== undefined
+          ? Math.min(retryAfter, this.#opts.backoff?.maxMs ?? 30_000) * (1 + Math.random() * 0.2)
+          : this.#backoffMs(this.#health.consecutiveFailures, notServed ? (this.#opts.notServedBackoff ?? { initialMs: 250, maxMs: 2_000 }) : this.#opts.backoff);
+        this.#opts.log?.warn({ ...where, err: this.#health.lastError, retryInMs: Math.round(delay) }, notServed ? 'kind not served by the API server; retrying' : 'watch failed; reconnecting');
         this.#health.state = 'backoff';
+        this.#health.retryInMs = Math.round(delay);
         try {
           await this.#clock.sleep(delay, signal);
         } catch {
           break;
+        } finally {
+          delete this.#health.retryInMs;
         }
       } finally {
         quietTimer?.cancel();
@@ -181,6 +257,17 @@ export class Watcher<T extends KubeObject> {
     this.#health.state = 'stopped';
   }
 
+  /** Which kind is missing, which CRD would serve it, and what to do. */
+  #notServedMessage(err: ApiError): string {
+    const { kind } = this.#opts;
+    const resource = kind.group ? `${kind.plural}.${kind.group}` : kind.plural;
+    const builtIn = kind.group === '' || kind.group.endsWith('.k8s.io') || !kind.group.includes('.');
+    const what = builtIn
+      ? `the API server does not serve ${kind.kind} (${kind.apiVersion} ${kind.plural}): ${err.message}`
+      : `the API server does not serve ${kind.kind} (${kind.apiVersion}): CustomResourceDefinition ${resource} is not installed, or does not serve version ${kind.version}`;
+    return this.#opts.installHint ? `${what}; ${this.#opts.installHint}` : what;
+  }
+
   #progress(): void {
     this.#health.lastProgressAt = this.#clock.now();
     this.#health.consecutiveFailures = 0;
@@ -188,9 +275,9 @@ export class Watcher<T extends KubeObject> {
     delete this.#health.lastError;
   }
 
-  #backoffMs(failures: number): number {
-    const initial = this.#opts.backoff?.initialMs ?? 250;
-    const max = this.#opts.backoff?.maxMs ?? 30_000;
+  #backoffMs(failures: number, backoff: { initialMs?: number; maxMs?: number } | undefined): number {
+    const initial = backoff?.initialMs ?? 250;
+    const max = backoff?.maxMs ?? 30_000;
     const ceiling = Math.min(max, initial * 2 ** Math.min(failures - 1, 30));
     return ceiling / 2 + Math.random() * (ceiling / 2); // "equal jitter"
   }

@@ -9,6 +9,12 @@
  *   `timeoutMs` (watches excepted: they end by the server's `timeoutSeconds` or the caller's signal).
  * - Successful writes are reported to observers (`observe`) so the cache can see the operator's
  *   own writes at once (read-your-own-writes; ADR 0002).
+ * - Watch streams are framed on bytes: a chunk cut inside a multi-byte character never
+ *   corrupts an event (`line-framer.ts`).
+ * - `metadataOnly` reads (get, list, watch) ask for `PartialObjectMetadata`, as controller-runtime's
+ *   metadata client does, and return metadata only (also from a server that ignores the ask).
+ * - A partial object (metadata only, or reduced by an informer's transform) is never written:
+ *   create, replace and apply throw before sending it.
  * - Authentication and TLS come from `@kubernetes/client-node`'s `KubeConfig` (client certificates,
  *   tokens, exec plugins, in-cluster config). Credentials never reach logs or errors.
  * @module
@@ -17,18 +23,23 @@ import { Agent, request as undiciRequest } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { KubeObject, ObjectList, ResourceKind, ObjectKey } from '../objects/index.ts';
-import { keyOf } from '../objects/index.ts';
+import type { KubeObject, ObjectList, ResourceKind, ObjectKey, PartialObjectMetadata } from '../objects/index.ts';
+import { formatKey, isPartial, keyOf, toPartialObjectMetadata } from '../objects/index.ts';
 import { TokenBucket } from '../rate-limit/index.ts';
 import { ApiError, apiErrorFromResponse } from './errors.ts';
+import { LineFramer } from './line-framer.ts';
+import { deleteOutcome } from './delete-outcome.ts';
 
 export interface ClientObserver {
   /** Called after every HTTP request (watches when they end) with its outcome. */
   onRequest?(info: RequestInfo): void;
   /** Called after a successful create/update/patch/apply with the object the server returned. */
   onWrite?(kind: ResourceKind, object: KubeObject): void;
-  /** Called after a successful delete; `object` is set when the object still exists (finalizers). */
-  onDelete?(kind: ResourceKind, key: ObjectKey, object: KubeObject | undefined): void;
+  /**
+   * Called after a successful delete; `object` is set when the object still exists (finalizers,
+   * graceful deletion), else `deleted` names the UID that is gone (when the answer says).
+   */
+  onDelete?(kind: ResourceKind, key: ObjectKey, object: KubeObject | undefined, deleted?: { uid?: string }): void;
 }
 
 export interface RequestInfo {
@@ -62,7 +73,22 @@ export interface ListOptions {
   limit?: number;
   continue?: string;
   resourceVersion?: string;
+  /** Ask for `PartialObjectMetadataList`: items carry metadata only. */
+  metadataOnly?: boolean;
+  /** This request's timeout (default: the client's `timeoutMs`). */
+  timeoutMs?: number;
   signal?: AbortSignal;
+}
+
+export interface ListAllOptions extends Omit<ListOptions, 'continue' | 'limit' | 'timeoutMs'> {
+  /** Items per page (default 500). Make it smaller for kinds whose objects are large. */
+  pageSize?: number;
+  /**
+   * Timeout of each page (default: the client's `timeoutMs`). A page that times out is asked for
+   * again in smaller pages (a quarter of the size, down to 1): a page of large objects on a slow
+   * link then still arrives, instead of failing the same way for ever.
+   */
+  pageTimeoutMs?: number;
 }
 
 export interface WatchOptions {
@@ -73,6 +99,8 @@ export interface WatchOptions {
   /** Server-side timeout; the server ends the watch after it. */
   timeoutSeconds?: number;
   allowWatchBookmarks?: boolean;
+  /** Events carry `PartialObjectMetadata`. */
+  metadataOnly?: boolean;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
@@ -128,6 +156,9 @@ interface RawResponse {
   body: unknown;
 }
 
+const ACCEPT_PARTIAL = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+const ACCEPT_PARTIAL_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+
 export class KubeClient {
   readonly server: string;
   readonly fieldManager: string;
@@ -160,12 +191,17 @@ export class KubeClient {
     return () => this.#observers.delete(observer);
   }
 
-  async get<T extends KubeObject>(kind: ResourceKind<T>, key: ObjectKey, opts: { signal?: AbortSignal } = {}): Promise<T> {
-    const res = await this.#send('GET', 'get', kind, this.#path(kind, key.namespace, key.name), { signal: opts.signal });
-    return res.body as T;
+  async get<T extends KubeObject>(kind: ResourceKind<T>, key: ObjectKey, opts?: { signal?: AbortSignal; metadataOnly?: false }): Promise<T>;
+  async get(kind: ResourceKind, key: ObjectKey, opts: { signal?: AbortSignal; metadataOnly: true }): Promise<PartialObjectMetadata>;
+  async get<T extends KubeObject>(kind: ResourceKind<T>, key: ObjectKey, opts: { signal?: AbortSignal; metadataOnly?: boolean } = {}): Promise<T | PartialObjectMetadata> {
+    const res = await this.#send('GET', 'get', kind, this.#path(kind, key.namespace, key.name), {
+      signal: opts.signal,
+      ...(opts.metadataOnly ? { accept: ACCEPT_PARTIAL } : {}),
+    });
+    return opts.metadataOnly ? toPartialObjectMetadata(res.body as KubeObject) : (res.body as T);
   }
 
-  /** One page of a list. See `listAll` for every page. */
+  /** One page of a list. See `listAll` for every page. With `metadataOnly`, items are `PartialObjectMetadata`. */
   async list<T extends KubeObject>(kind: ResourceKind<T>, opts: ListOptions = {}): Promise<ObjectList<T>> {
     const query = new URLSearchParams();
     if (opts.labelSelector) query.set('labelSelector', opts.labelSelector);
@@ -173,30 +209,47 @@ export class KubeClient {
     if (opts.limit) query.set('limit', String(opts.limit));
     if (opts.continue) query.set('continue', opts.continue);
     if (opts.resourceVersion !== undefined) query.set('resourceVersion', opts.resourceVersion);
-    const res = await this.#send('GET', 'list', kind, this.#path(kind, opts.namespace), { query, signal: opts.signal });
-    return res.body as ObjectList<T>;
+    const res = await this.#send('GET', 'list', kind, this.#path(kind, opts.namespace), {
+      query,
+      signal: opts.signal,
+      ...(opts.metadataOnly ? { accept: ACCEPT_PARTIAL_LIST } : {}),
+      ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+    });
+    const list = res.body as ObjectList<T>;
+    // An empty PartialObjectMetadataList comes with `"items": null`.
+    const items = list.items ?? [];
+    return { ...list, items: opts.metadataOnly ? items.map((i) => toPartialObjectMetadata(i) as unknown as T) : items };
   }
 
   /**
    * Every page of a list, as one consistent snapshot: the items and the list's resourceVersion.
-   * When a continue token expires mid-way (410), the list starts over.
+   * When a continue token expires mid-way (410), the list starts over. Each page has its own
+   * timeout; a page that times out is asked for again in smaller pages (see `ListAllOptions`).
    */
-  async listAll<T extends KubeObject>(
-    kind: ResourceKind<T>,
-    opts: Omit<ListOptions, 'continue' | 'limit'> & { pageSize?: number } = {},
-  ): Promise<{ items: T[]; resourceVersion: string }> {
+  async listAll<T extends KubeObject>(kind: ResourceKind<T>, opts: ListAllOptions = {}): Promise<{ items: T[]; resourceVersion: string }> {
+    const { pageSize, pageTimeoutMs, ...listOpts } = opts;
+    let limit = Math.max(1, pageSize ?? 500);
     for (;;) {
       const items: T[] = [];
       let token: string | undefined;
       let resourceVersion = '';
       try {
-        do {
-          const page = await this.list(kind, { ...opts, limit: opts.pageSize ?? 500, ...(token ? { continue: token } : {}) });
+        for (;;) {
+          let page: ObjectList<T>;
+          try {
+            page = await this.list(kind, { ...listOpts, limit, ...(token ? { continue: token } : {}), ...(pageTimeoutMs ? { timeoutMs: pageTimeoutMs } : {}) });
+          } catch (err) {
+            if (err instanceof ApiError && err.reason === 'Timeout' && err.code === 0 && limit > 1 && !opts.signal?.aborted) {
+              limit = Math.max(1, Math.floor(limit / 4));
+              continue; // the same page again, smaller
+            }
+            throw err;
+          }
           items.push(...page.items);
           token = page.metadata.continue || undefined;
           resourceVersion = page.metadata.resourceVersion ?? '';
-        } while (token);
-        return { items, resourceVersion };
+          if (!token) return { items, resourceVersion };
+        }
       } catch (err) {
         if (token && err instanceof ApiError && err.reason === 'Gone') continue;
         throw err;
@@ -205,6 +258,7 @@ export class KubeClient {
   }
 
   async create<T extends KubeObject>(kind: ResourceKind<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
+    refusePartial(kind, obj);
     const ns = kind.namespaced ? obj.metadata.namespace : undefined;
     const res = await this.#send('POST', 'create', kind, this.#path(kind, ns), {
       query: writeQuery(opts, this.fieldManager),
@@ -241,6 +295,7 @@ export class KubeClient {
    * A `metadata.resourceVersion` in `obj` makes it a compare-and-swap.
    */
   async apply<T extends KubeObject>(kind: ResourceKind<T>, obj: T, opts: ApplyOptions = {}): Promise<T> {
+    refusePartial(kind, obj);
     const query = writeQuery(opts, this.fieldManager);
     if (opts.force) query.set('force', 'true');
     const key = keyOf(obj);
@@ -255,8 +310,11 @@ export class KubeClient {
 
   /**
    * Deletes an object. Resolves with the object when it still exists afterwards (it has
-   * finalizers, or deletion is in the foreground), or `undefined` when it is gone.
-   * A NotFound answer is an error: callers that treat it as success say so.
+   * finalizers, deletion is in the foreground, or a graceful deletion is pending), or `undefined`
+   * when it is gone. A NotFound answer is an error: callers that treat it as success say so.
+   *
+   * The answer is a Status for most kinds and the deleted object for some built-ins; a returned
+   * object is still there only with finalizers or a pending graceful deletion (`delete-outcome.ts`).
    */
   async delete<T extends KubeObject>(kind: ResourceKind<T>, key: ObjectKey, opts: DeleteOptions = {}): Promise<T | undefined> {
     const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
@@ -268,11 +326,8 @@ export class KubeClient {
       contentType: 'application/json',
       signal: opts.signal,
     });
-    const returned = res.body as KubeObject | { kind?: string };
-    const still = returned && (returned as KubeObject).metadata && (returned as { kind?: string }).kind !== 'Status'
-      ? (returned as T)
-      : undefined;
-    for (const o of this.#observers) o.onDelete?.(kind, key, still);
+    const { still, uid } = deleteOutcome<T>(res.body);
+    for (const o of this.#observers) o.onDelete?.(kind, key, still, still ? undefined : { ...(uid ? { uid } : {}) });
     return still;
   }
 
@@ -290,6 +345,8 @@ export class KubeClient {
     if (opts.fieldSelector) query.set('fieldSelector', opts.fieldSelector);
     const started = performance.now();
     const resource = kind.plural;
+    const headers = await this.#headers();
+    if (opts.metadataOnly) headers.accept = ACCEPT_PARTIAL;
     let code = 0;
     try {
       await this.#bucket?.take(signal);
@@ -297,7 +354,7 @@ export class KubeClient {
       const res = await undiciRequest(`${this.server}${this.#path(kind, opts.namespace)}?${query}`, {
         method: 'GET',
         dispatcher,
-        headers: await this.#headers(),
+        headers,
         signal,
         headersTimeout: this.#timeoutMs,
         bodyTimeout: 0,
@@ -306,19 +363,17 @@ export class KubeClient {
       if (code >= 300) {
         throw apiErrorFromResponse(code, await readBody(res.body), headerValue(res.headers['retry-after']));
       }
-      let buffered = '';
+      const framer = new LineFramer();
       for await (const chunk of res.body) {
-        buffered += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
-        let newline: number;
-        while ((newline = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, newline).trim();
-          buffered = buffered.slice(newline + 1);
+        for (const raw of framer.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : (chunk as Uint8Array))) {
+          const line = raw.trim();
           if (!line) continue;
           const event = JSON.parse(line) as { type: string; object: unknown };
           if (event.type === 'ERROR') {
             const status = event.object as { code?: number };
             throw apiErrorFromResponse(status.code ?? 500, event.object);
           }
+          if (opts.metadataOnly && event.type !== 'BOOKMARK') event.object = toPartialObjectMetadata(event.object as KubeObject);
           yield event as WatchEvent<T>;
         }
       }
@@ -353,6 +408,7 @@ export class KubeClient {
   }
 
   async #put<T extends KubeObject>(kind: ResourceKind<T>, obj: T, subresource: 'status' | undefined, opts: WriteOptions): Promise<T> {
+    refusePartial(kind, obj);
     const key = keyOf(obj);
     const res = await this.#send('PUT', 'update', kind, this.#path(kind, key.namespace, key.name, subresource), {
       query: writeQuery(opts, this.fieldManager),
@@ -385,7 +441,7 @@ export class KubeClient {
     verb: string,
     kind: ResourceKind,
     path: string,
-    init: { query?: URLSearchParams; body?: string; contentType?: string; signal?: AbortSignal | undefined },
+    init: RequestInit,
   ): Promise<RawResponse> {
     const resource = path.endsWith('/status') ? `${kind.plural}/status` : kind.plural;
     return this.#raw(method, path, init, verb, resource);
@@ -394,11 +450,11 @@ export class KubeClient {
   async #raw(
     method: string,
     path: string,
-    init: { query?: URLSearchParams; body?: string; contentType?: string; signal?: AbortSignal | undefined },
+    init: RequestInit,
     verb: string,
     resource: string,
   ): Promise<RawResponse> {
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const timeout = AbortSignal.timeout(init.timeoutMs ?? this.#timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     const started = performance.now();
     let code = 0;
@@ -406,6 +462,7 @@ export class KubeClient {
       await this.#bucket?.take(signal);
       const headers = await this.#headers();
       if (init.contentType) headers['content-type'] = init.contentType;
+      if (init.accept) headers.accept = init.accept;
       const qs = init.query && init.query.size > 0 ? `?${init.query}` : '';
       const res = await undiciRequest(`${this.server}${path}${qs}`, {
         method: method as Dispatcher.HttpMethod,
@@ -462,6 +519,23 @@ export class KubeClient {
     }
     return this.#agent;
   }
+}
+
+interface RequestInit {
+  query?: URLSearchParams;
+  body?: string;
+  contentType?: string;
+  accept?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal | undefined;
+}
+
+function refusePartial(kind: ResourceKind, obj: KubeObject): void {
+  if (!isPartial(obj)) return;
+  throw new Error(
+    `refusing to write ${kind.kind} ${formatKey(keyOf(obj))}: it is a partial copy from the cache (metadata only, or reduced by the informer's transform); ` +
+      'read the whole object from the API server (client.get) and write that',
+  );
 }
 
 function writeQuery(opts: WriteOptions, defaultManager: string): URLSearchParams {

@@ -41,3 +41,19 @@ test('helpers and Retry-After parsing', () => {
   assert.equal(parseRetryAfter('soon'), undefined);
   assert.ok(new ApiError({ reason: 'Network', code: 0, message: 'x' }).transient);
 });
+
+test('504 "Too large resource version" is its own reason, as client-go tells it apart (issue 12, item 3)', () => {
+  // The body kube-apiserver 1.36 sends (captured from the local control plane).
+  const body = {
+    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 504, reason: 'Timeout',
+    message: 'Timeout: Too large resource version: 99999999, current: 317',
+    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+  };
+  const err = apiErrorFromResponse(504, body);
+  assert.equal(err.reason, 'ResourceVersionTooLarge');
+  assert.equal(err.transient, true);
+  assert.equal(err.retryAfterMs, 1000);
+  // API servers 1.17–1.18.5 set no cause: the message tells.
+  assert.equal(apiErrorFromResponse(504, { ...body, details: {} }).reason, 'ResourceVersionTooLarge');
+  assert.equal(apiErrorFromResponse(504, status(504, 'Timeout')).reason, 'Timeout', 'other timeouts stay Timeout');
+});

@@ -12,6 +12,11 @@ export type ApiErrorReason =
   | 'Invalid'
   | 'BadRequest'
   | 'Gone'
+  /**
+   * 504 "Too large resource version": the API server's history is behind the resourceVersion
+   * asked for (etcd restored from a backup, or a lagging watch cache). Relist from "".
+   */
+  | 'ResourceVersionTooLarge'
   | 'TooManyRequests'
   | 'Forbidden'
   | 'Unauthorized'
@@ -22,6 +27,7 @@ export type ApiErrorReason =
 /** One field problem reported by the API server with an `Invalid` answer. */
 export interface FieldCause {
   field?: string;
+  /** The cause's type (`FieldValueInvalid`, `ResourceVersionTooLarge`, …), serialized as `reason`. */
   reason?: string;
   message?: string;
 }
@@ -70,7 +76,7 @@ export class ApiError extends Error {
   }
 }
 
-const TRANSIENT = new Set<ApiErrorReason>(['Conflict', 'TooManyRequests', 'ServerError', 'Timeout', 'Network', 'Gone']);
+const TRANSIENT = new Set<ApiErrorReason>(['Conflict', 'TooManyRequests', 'ServerError', 'Timeout', 'Network', 'Gone', 'ResourceVersionTooLarge']);
 
 /** Maps an HTTP answer (status code, parsed body, Retry-After header) to an `ApiError`. */
 export function apiErrorFromResponse(code: number, body: unknown, retryAfterHeader?: string | null): ApiError {
@@ -85,6 +91,7 @@ export function apiErrorFromResponse(code: number, body: unknown, retryAfterHead
   else if (code === 403) reason = 'Forbidden';
   else if (code === 401) reason = 'Unauthorized';
   else if (code === 400) reason = statusReason === 'Invalid' ? 'Invalid' : 'BadRequest';
+  else if (isTooLargeResourceVersion(code, status)) reason = 'ResourceVersionTooLarge';
   else if (code === 504 || statusReason === 'Timeout') reason = 'Timeout';
   else reason = 'ServerError';
   const retryAfterSeconds = parseRetryAfter(retryAfterHeader) ?? status?.details?.retryAfterSeconds;
@@ -97,6 +104,16 @@ export function apiErrorFromResponse(code: number, body: unknown, retryAfterHead
     ...(retryAfterSeconds === undefined ? {} : { retryAfterMs: retryAfterSeconds * 1000 }),
     ...(status ? { status } : {}),
   });
+}
+
+/**
+ * client-go's test: a Timeout whose causes include `ResourceVersionTooLarge`, or (API servers
+ * 1.17–1.18.5 set no cause) whose message says so.
+ */
+function isTooLargeResourceVersion(code: number, status: ApiStatus | undefined): boolean {
+  if (!status) return false;
+  if (status.details?.causes?.some((c) => c.reason === 'ResourceVersionTooLarge')) return true;
+  return (code === 504 || status.reason === 'Timeout') && /Too large resource version/i.test(status.message ?? '');
 }
 
 function isStatus(body: unknown): body is ApiStatus {
@@ -117,4 +134,5 @@ export const isAlreadyExists = (e: unknown): boolean => e instanceof ApiError &&
 export const isConflict = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Conflict';
 export const isInvalid = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Invalid';
 export const isGone = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Gone';
+export const isResourceVersionTooLarge = (e: unknown): boolean => e instanceof ApiError && e.reason === 'ResourceVersionTooLarge';
 export const isForbidden = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Forbidden';

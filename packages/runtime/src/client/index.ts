@@ -12,6 +12,7 @@ export type {
   ClientObserver,
   RequestInfo,
   ListOptions,
+  ListAllOptions,
   WatchOptions,
   WatchEvent,
   WatchEventType,
@@ -22,6 +23,6 @@ export type {
   DeleteOptions,
   JsonPatchOperation,
 } from './client.ts';
-export { ApiError, apiErrorFromResponse, parseRetryAfter, isNotFound, isAlreadyExists, isConflict, isInvalid, isGone, isForbidden } from './errors.ts';
+export { ApiError, apiErrorFromResponse, parseRetryAfter, isNotFound, isAlreadyExists, isConflict, isInvalid, isGone, isForbidden, isResourceVersionTooLarge } from './errors.ts';
 export type { ApiErrorReason, FieldCause, ApiStatus } from './errors.ts';
 export { loadKubeConfig } from './kubeconfig.ts';

@@ -15,9 +15,9 @@
  * @module
  */
 import type { Logger } from 'pino';
-import type { KubeObject, ObjectKey, ResourceKind } from '../objects/index.ts';
+import type { KubeObject, ObjectKey, PartialObjectMetadata, ResourceKind } from '../objects/index.ts';
 import { formatKey, keyOf } from '../objects/index.ts';
-import type { Cache, Change } from '../cache/index.ts';
+import type { Cache, Change, Informer } from '../cache/index.ts';
 import type { Clock } from '../clock/index.ts';
 import type { RuntimeMetrics } from '../metrics/index.ts';
 import type { Predicate } from '../predicates/index.ts';
@@ -104,9 +104,14 @@ export class ControllerBuilder {
     return this;
   }
 
-  /** Any other kind: `map` says which primary objects a change concerns. */
-  watches<T extends KubeObject>(kind: ResourceKind<T>, map: (obj: T) => (ObjectKey | string)[], options: WatchOptions<T> = {}): this {
-    const informer = this.#host.cache.informer(kind);
+  /**
+   * Any other kind: `map` says which primary objects a change concerns. With `metadataOnly`, the
+   * kind is cached (and `map` called) with `PartialObjectMetadata` only.
+   */
+  watches(kind: ResourceKind, map: (obj: PartialObjectMetadata) => (ObjectKey | string)[], options: WatchOptions<PartialObjectMetadata> & { metadataOnly: true }): this;
+  watches<T extends KubeObject>(kind: ResourceKind<T>, map: (obj: T) => (ObjectKey | string)[], options?: WatchOptions<T>): this;
+  watches<T extends KubeObject>(kind: ResourceKind<T>, map: (obj: T) => (ObjectKey | string)[], options: WatchOptions<T> & { metadataOnly?: boolean } = {}): this {
+    const informer = (options.metadataOnly ? this.#host.cache.informer(kind, { metadataOnly: true }) : this.#host.cache.informer(kind)) as unknown as Informer<T>;
     this.#wirings.push((enqueue) =>
       informer.addHandler((c) => {
         if (!passes(c, options.predicates)) return;

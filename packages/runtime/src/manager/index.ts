@@ -5,7 +5,7 @@
  * `readiness.ts` for `/readyz`; `lifecycle-errors.ts` for why `start` rejects.
  * @module
  */
-export { Manager } from './manager.ts';
+export { Manager, CacheSyncTimeoutError } from './manager.ts';
 export type { ManagerOptions, Runnable, Elector, ReadyCheck } from './manager.ts';
 export { RunnableFailedError, DrainTimeoutError } from './lifecycle-errors.ts';
 export { readyChecksFor } from './readiness.ts';

@@ -50,7 +50,7 @@ import { createMetricsServer, createProbeServer } from '../serving/index.ts';
 import type { EndpointServer } from '../serving/index.ts';
 import { apiCallObserver } from '../tracing/index.ts';
 import { createLogger } from '../logging/index.ts';
-import { readyChecksFor, type ReadyCheck } from './readiness.ts';
+import { describeWatch, readyChecksFor, type ReadyCheck } from './readiness.ts';
 import { DrainTimeoutError, RunnableFailedError } from './lifecycle-errors.ts';
 
 /**
@@ -98,6 +98,11 @@ export interface ManagerOptions {
   abortTimeoutMs?: number;
   /** Watches that deliver nothing for this long are restarted (default 180 000 ms). */
   watchQuietTimeoutMs?: number;
+  /**
+   * `start` fails (a `CacheSyncTimeoutError` naming the kinds and why) when the caches have not
+   * synced within this time (default 120 000 ms, controller-runtime's CacheSyncTimeout; 0 waits for ever).
+   */
+  cacheSyncTimeoutMs?: number;
   /** Defaults for every controller built by this manager. */
   controllerDefaults?: ControllerOptions;
   /** Identity of this process (leases, Events). Default `hostname_random`. */
@@ -126,6 +131,7 @@ export class Manager implements ControllerHost {
   /** Leader-only runnables (controllers aside) still running, for the drain report. */
   readonly #running = new Map<number, string>();
   #runSeq = 0;
+  readonly #cacheSyncTimeoutMs: number;
   #started = false;
 
   constructor(options: ManagerOptions) {
@@ -149,6 +155,7 @@ export class Manager implements ControllerHost {
     });
     this.metrics.watchHealthFrom(() => this.cache.health(), () => this.clock.now());
     this.#elector = options.elector;
+    this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.controllerDefaults = { shutdownGraceMs: options.shutdownGraceMs ?? 30_000, ...options.controllerDefaults };
     this.#abortTimeoutMs = options.abortTimeoutMs ?? 10_000;
     if (options.metricsBindAddress && options.metricsBindAddress !== '0') {
@@ -243,7 +250,7 @@ export class Manager implements ControllerHost {
     let stuck: DrainTimeoutError | undefined;
     try {
       this.log.info({ identity: this.identity }, 'waiting for caches to sync');
-      await this.cache.waitForSync(signal);
+      await this.#waitForCacheSync(signal);
       this.log.info('caches synced');
       if (this.#elector) {
         const elector = this.#elector;
@@ -294,6 +301,24 @@ export class Manager implements ControllerHost {
     if (stuck) throw stuck;
     if (lost) throw new LeadershipLostError('leadership lost');
     if (failure.signal.aborted) throw failure.signal.reason;
+  }
+
+  /** Waits for every cache to sync, at most `cacheSyncTimeoutMs`; then fails naming what did not. */
+  async #waitForCacheSync(signal: AbortSignal): Promise<void> {
+    if (this.#cacheSyncTimeoutMs <= 0) return this.cache.waitForSync(signal);
+    const expired = new AbortController();
+    const timer = this.clock.setTimer(this.#cacheSyncTimeoutMs, () => expired.abort());
+    try {
+      await this.cache.waitForSync(AbortSignal.any([signal, expired.signal]));
+    } catch (err) {
+      if (signal.aborted || !expired.signal.aborted) throw err;
+      const waiting = this.cache.health().filter((h) => !h.synced).map((h) => `${describeWatch(h)}${h.lastError ? ` (${h.lastError})` : ''}`);
+      const error = new CacheSyncTimeoutError(`caches did not sync within ${this.#cacheSyncTimeoutMs / 1000} s: waiting for ${waiting.join('; ') || 'nothing'}`);
+      this.log.error({ waiting }, error.message);
+      throw error;
+    } finally {
+      timer.cancel();
+    }
   }
 
   /**
@@ -351,3 +376,9 @@ export class Manager implements ControllerHost {
     }
   }
 }
+
+/** The caches did not sync in time (`cacheSyncTimeoutMs`): the process should exit non-zero. */
+export class CacheSyncTimeoutError extends Error {
+  override readonly name = 'CacheSyncTimeoutError';
+}
+

@@ -14,11 +14,13 @@ import { MicroserviceKind } from './api/index.ts';
 import { MicroserviceReconciler, SERVICE_NAME_INDEX, endpointSliceServiceIndex } from './reconciler.ts';
 import type { EventSink } from '@converge/runtime';
 import { defaultPlatformDefaults } from './platform-defaults.ts';
+import { endpointSliceForReadiness } from './endpoint-readiness.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';
 
 export { MicroserviceReconciler, SERVICE_NAME_INDEX, rejectionMessage } from './reconciler.ts';
 export type { MicroserviceReconcilerDeps } from './reconciler.ts';
 export { assessRollout, countEndpoints } from './rollout.ts';
+export { endpointSliceForReadiness } from './endpoint-readiness.ts';
 export type { RolloutAssessment, RolloutState, RolloutSummary } from './rollout.ts';
 export * from './api/index.ts';
 export * from './desired-state.ts';
@@ -36,10 +38,11 @@ export interface MicroserviceOperatorOptions {
 }
 
 export function registerMicroserviceOperator(manager: Manager, options: MicroserviceOperatorOptions): Controller {
-  const microservices = manager.cache.informer(MicroserviceKind).store;
+  const microservices = manager.cache.informer(MicroserviceKind, { installHint: 'install the CRDs with `converge crds --apply`' }).store;
   const deployments = manager.cache.informer(DeploymentKind).store;
   const services = manager.cache.informer(ServiceKind).store;
-  const endpointSlices = manager.cache.informer(EndpointSliceKind, { indexes: { [SERVICE_NAME_INDEX]: endpointSliceServiceIndex } }).store;
+  // Only what readiness needs: EndpointSlices of every Service in scope are cached (see endpoint-readiness.ts).
+  const endpointSlices = manager.cache.informer(EndpointSliceKind, { indexes: { [SERVICE_NAME_INDEX]: endpointSliceServiceIndex }, transform: endpointSliceForReadiness }).store;
   const reconciler = new MicroserviceReconciler({
     client: manager.client,
     microservices,

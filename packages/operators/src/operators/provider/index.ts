@@ -3,8 +3,9 @@
  * owns one instance in a vendor's HTTP API — created idempotently, its health reflected in a
  * `Ready` condition, cleaned up through the `dhp.example.com/provider-cleanup` finalizer.
  *
- * `registerProviderOperator(manager, options)` declares its watches (the CRs, and the Secrets
- * they name) and its controller; the periodic check doubles as the health check
+ * `registerProviderOperator(manager, options)` declares its watches (the CRs, and Secrets by
+ * metadata only: the token of the one a CR names is read on demand, `credentials.ts`) and its
+ * controller; the periodic check doubles as the health check
  * (`healthIntervalSeconds`, default 10 s, jittered).
  *
  * Files: `reconciler.ts` (one CR, one pass), `abandonment.ts` (the manual way out when a vendor
@@ -24,6 +25,7 @@ import { createVendorApis } from './vendor-api.ts';
 import { VendorRecovery } from './vendor-recovery.ts';
 import { registerVendorMetrics } from './vendor-metrics.ts';
 import { parseProviderConfig } from './provider-config.ts';
+import { CredentialsReader } from './credentials.ts';
 
 export * from './api/index.ts';
 export { ProviderReconciler } from './reconciler.ts';
@@ -42,15 +44,17 @@ export interface ProviderOperatorOptions {
 export function registerProviderOperator(manager: Manager, options: ProviderOperatorOptions): Controller {
   const config = parseProviderConfig(options.config ?? {});
   const providers = manager.cache.informer(DigitalHumanProviderKind, {
+    installHint: 'install the CRDs with `converge crds --apply`',
     indexes: { [SECRET_REF_INDEX]: (p: DigitalHumanProvider) => [`${p.metadata.namespace ?? ''}/${p.spec.credentialsSecretRef.name}`] },
   }).store;
-  const secrets = manager.cache.informer(SecretKind).store;
+  // Metadata only: memory must not grow with Secrets this operator never reads (Helm releases, …).
+  const secrets = manager.cache.informer(SecretKind, { metadataOnly: true }).store;
   const recovery = new VendorRecovery({ clock: manager.clock, probeIntervalMs: config.recoveryProbeMs, log: manager.log.child({ component: 'vendor-recovery' }) });
   const metrics = registerVendorMetrics(manager.metrics.registry, recovery);
   const reconciler = new ProviderReconciler({
     client: manager.client,
     providers,
-    secrets,
+    credentials: new CredentialsReader({ client: manager.client, secrets }),
     vendors: createVendorApis(config, manager.clock, (endpoint, event) => {
       metrics.call(event);
       recovery.observe(endpoint, event);
@@ -68,7 +72,7 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
     // A Secret's change concerns every provider that names it (CredentialsMissing → retry at once).
     .watches(SecretKind, (secret) =>
       providers.byIndex(SECRET_REF_INDEX, `${secret.metadata.namespace ?? ''}/${secret.metadata.name ?? ''}`).map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
-    )
+    { metadataOnly: true })
     .withOptions({
       resyncPeriodMs: config.healthIntervalMs,
       maxConcurrentReconciles: config.maxConcurrentReconciles,

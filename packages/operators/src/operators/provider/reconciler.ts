@@ -26,7 +26,8 @@
  *   of the fields the operator owns, to the exact version read; the finalizer is a patch of
  *   `metadata.finalizers` with the read resourceVersion. A spec edit made meanwhile wins (409 →
  *   re-read), it is never reverted.
- * - Tokens come from the referenced Secret and appear in no log, Event or status.
+ * - Tokens come from the referenced Secret and appear in no log, Event or status. Secrets are
+ *   cached by metadata only; the referenced one is read on demand (`credentials.ts`).
  *
  * Caveats: deleting the CR's Secret before the CR leaves the operator without a token for the
  * vendor delete; it uses the last token it saw for that Secret (kept in memory only), so a
@@ -37,7 +38,6 @@
  * @module
  */
 import {
-  SecretKind,
   TemporaryError,
   PermanentError,
   setCondition,
@@ -48,7 +48,7 @@ import {
   toRfc3339,
   isNotFound,
 } from '@converge/runtime';
-import type { Clock, EventSink, KubeClient, Request, Result, Secret, Store, FaultPoint } from '@converge/runtime';
+import type { Clock, EventSink, KubeClient, Request, Result, Store, FaultPoint } from '@converge/runtime';
 import {
   DigitalHumanProviderKind,
   PROVIDER_FINALIZER,
@@ -64,11 +64,13 @@ import { isNoAnswer, isVendorError } from './vendor/index.ts';
 import type { VendorRecovery } from './vendor-recovery.ts';
 import { readAbandonment, describeRequester, abandonCommand } from './abandonment.ts';
 import type { Abandonment } from './abandonment.ts';
+import type { CredentialsReader } from './credentials.ts';
 
 export interface ProviderReconcilerDeps {
   client: KubeClient;
   providers: Store<DigitalHumanProvider>;
-  secrets: Store<Secret>;
+  /** Reads the token of the Secret a CR names. */
+  credentials: Pick<CredentialsReader, 'token'>;
   vendors: VendorApis;
   events: EventSink;
   /** Told which CRs wait on an unreachable vendor endpoint, so they can be woken when it answers. */
@@ -103,7 +105,7 @@ export class ProviderReconciler {
     if (dhp.metadata.deletionTimestamp) return this.#delete(dhp, request, signal);
 
     const guarded = await addFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
-    const token = this.#token(dhp);
+    const token = await this.#token(dhp, signal);
     if (!token) {
       await this.#status(guarded, 'False', Reason.CredentialsMissing, this.#credentialsMessage(dhp), signal);
       return {}; // the Secret watch brings it back here when the Secret appears
@@ -199,7 +201,7 @@ export class ProviderReconciler {
     // Something may exist only if a create was ever sent (recorded before sending) or an instance was seen.
     const mayExist = known !== undefined || requestedAt !== undefined || dhp.status?.instanceEndpoint !== undefined;
     const endpoint = dhp.status?.instanceEndpoint ?? dhp.spec.endpoint;
-    const token = this.#token(dhp) ?? this.#lastTokens.get(this.#secretKey(dhp));
+    const token = (await this.#token(dhp, signal)) ?? this.#lastTokens.get(this.#secretKey(dhp));
     const giveUp = `; to give the instance up without cleanup: ${abandonCommand(dhp)}`;
     if (!token) {
       if (!mayExist) return this.#nothingToClean(dhp, request, signal, 'no credentials, and no create was ever sent');
@@ -337,12 +339,9 @@ export class ProviderReconciler {
     return `${dhp.metadata.namespace}/${ref.name}#${ref.key ?? DEFAULT_CREDENTIALS_KEY}`;
   }
 
-  #token(dhp: DigitalHumanProvider): string | undefined {
+  async #token(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<string | undefined> {
     const ref = dhp.spec.credentialsSecretRef;
-    const secret = this.#d.secrets.get({ namespace: dhp.metadata.namespace ?? '', name: ref.name });
-    const encoded = secret?.data?.[ref.key ?? DEFAULT_CREDENTIALS_KEY];
-    if (!encoded) return undefined;
-    const token = Buffer.from(encoded, 'base64').toString('utf8').trim();
+    const token = await this.#d.credentials.token(dhp.metadata.namespace ?? '', ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY, signal);
     if (!token) return undefined;
     this.#lastTokens.set(this.#secretKey(dhp), token);
     return token;
