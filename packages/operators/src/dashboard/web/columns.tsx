@@ -37,11 +37,11 @@ function since(t: string | null, now: Date): ComponentChild {
 const common = {
   cluster: { id: 'cluster', label: 'Cluster', width: '9rem', sort: 'cluster', priority: 1, render: (i: Item) => i.cluster },
   namespace: { id: 'namespace', label: 'Namespace', width: '9rem', sort: 'namespace', priority: 2, render: (i: Item) => i.namespace },
-  name: { id: 'name', label: 'Name', width: '14rem', sort: 'name', priority: 1, render: (i: Item) => <span class="name">{i.name}</span> },
+  name: { id: 'name', label: 'Name', width: 'auto', sort: 'name', priority: 1, render: (i: Item) => <span class="name">{i.name}</span> },
   health: {
     id: 'health',
     label: 'Ready',
-    width: '7.5rem',
+    width: '8.5rem',
     sort: 'health',
     priority: 1,
     render: (i: Item) => <HealthBadge health={i.health} stale={i.ready !== null && !i.ready.current && !i.deleting} />,
@@ -59,7 +59,7 @@ export const MICROSERVICE_COLUMNS: Column<MicroserviceItem>[] = [
   { id: 'phase', label: 'Phase', width: '9rem', sort: 'phase', priority: 2, render: (i) => i.phase ?? dash },
   { id: 'replicas', label: 'Replicas', width: '5.5rem', priority: 3, render: (i) => (i.replicas ? `${i.replicas.available}/${i.replicas.desired}` : dash) },
   common.why,
-  { id: 'image', label: 'Image', width: '16rem', priority: 3, render: (i) => <span class="mono">{i.image}</span>, title: (i) => i.image },
+  { id: 'image', label: 'Image', width: '14rem', priority: 3, render: (i) => <span class="mono">{i.image}</span>, title: (i) => i.image },
   common.unconverged,
   common.age,
 ];
