@@ -11,6 +11,7 @@ import { repair } from './repair.ts';
 import { churn } from './churn.ts';
 import { memory } from './memory.ts';
 import { providers } from './providers.ts';
+import { dashboard } from './dashboard.ts';
 import type { Scenario } from './types.ts';
 
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
@@ -20,6 +21,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
   churn,
   memory,
   providers,
+  dashboard,
 };
 
 /** Scenarios that use the shared fleet. */
