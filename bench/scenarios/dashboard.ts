@@ -62,7 +62,13 @@ async function releaseProviders(client: KubeClient): Promise<void> {
 async function waitForUrl(logPath: string, timeoutMs: number): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const m = /converge dashboard: (http:\/\/\S+)/.exec(readFileSync(logPath, 'utf8'));
+    let text = '';
+    try {
+      text = readFileSync(logPath, 'utf8');
+    } catch {
+      // the log file is opened asynchronously
+    }
+    const m = /converge dashboard: (http:\/\/\S+)/.exec(text);
     if (m) return m[1]!;
     if (Date.now() > deadline) throw new Error(`the dashboard printed no URL within ${timeoutMs} ms (see ${logPath})`);
     await sleep(100);
@@ -113,7 +119,7 @@ export const dashboard: Scenario = {
       // Page load to first full render (the first load also builds the assets' cache: discarded).
       const loads: number[] = [];
       for (let i = 0; i < 4; i++) {
-        await page.goto(`${url}#/microservices`, { waitUntil: 'commit' });
+        await page.goto(`${url}?load=${i}#/microservices`, { waitUntil: "commit" });
         await page.waitForFunction((want: number) => document.documentElement.dataset.firstRenderMs && Number(document.querySelector('.shown')?.dataset.shown) === want, expectedMs, { timeout: 120_000, polling: 50 });
         const ms = Number(await page.evaluate(() => document.documentElement.dataset.firstRenderMs));
         if (i > 0) loads.push(ms);
@@ -131,7 +137,7 @@ export const dashboard: Scenario = {
             const m = /seq-(\d+)/.exec(r.target.getAttribute?.('title') ?? '');
             if (m && window.__seen[m[1]!] === undefined) window.__seen[m[1]!] = at;
           }
-        }).observe(document.querySelector('tbody'), { subtree: true, attributes: true, attributeFilter: ['title'] });
+        }).observe(document.querySelector('table.grid tbody'), { subtree: true, attributes: true, attributeFilter: ['title'] });
       });
       const sent: number[] = [];
       const hot = [...hotA.map((name) => ({ client: session.client, name })), ...hotB.map((name) => ({ client: client2, name }))];
