@@ -1,7 +1,9 @@
 /**
  * The dashboard in a real browser (headless Chromium driven by playwright-core) over two
  * clusters: the shared control plane and a second one this test starts and stops itself.
- * The page lists objects of both; a status that breaks one Microservice shows as not Ready
+ * On the first cluster the Microservice operator runs in-process (real Deployments, Services,
+ * Events, a failing rollout and an ownership conflict); on the second, statuses are written
+ * directly. The page lists objects of both; a status that breaks one Microservice shows as not Ready
  * within 1 s without a reload; the detail view shows its conditions and timeline; filters and
  * the keyboard work; stopping the second cluster's API server marks it unreachable while the
  * first stays live, and starting it again recovers. Screenshots of every step go to
@@ -13,14 +15,15 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeClient, NamespaceKind, loadKubeConfig } from '@converge/runtime';
+import { KubeClient, NamespaceKind, ServiceKind, createEventRecorder, loadKubeConfig } from '@converge/runtime';
 import type { CustomResourceDefinition } from '@converge/runtime';
 import { startControlPlane } from '@converge/envtest';
 import type { Page } from 'playwright-core';
-import { MicroserviceCrd } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { MicroserviceCrd, MicroserviceKind, registerMicroserviceOperator } from '../../../packages/operators/src/operators/microservice/index.ts';
+import type { Microservice } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { DigitalHumanProviderCrd } from '../../../packages/operators/src/operators/provider/api/index.ts';
 import { startDashboard } from '../../../packages/operators/src/dashboard/index.ts';
-import { kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
+import { eventually, kubeconfigPath, startManager, testClient, testLogger, testNamespace } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
 import { artifactsDir, createMicroservice, createProvider, launchChromium, releaseProviders, setMicroserviceReady } from '../../support/dashboard-fixtures.ts';
 
@@ -31,7 +34,7 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
 const crds = [MicroserviceCrd, DigitalHumanProviderCrd] as unknown as CustomResourceDefinition[];
 
-test('the dashboard page over two clusters: live changes, detail, filters, an unreachable cluster and its recovery', { timeout: 150_000 }, async (t) => {
+test('the dashboard page over two clusters: live changes, detail, filters, an unreachable cluster and its recovery', { timeout: 180_000 }, async (t) => {
   const shots = artifactsDir();
   let step = 0;
   const shot = async (page: Page, name: string) => {
@@ -56,15 +59,30 @@ test('the dashboard page over two clusters: live changes, detail, filters, an un
   await ensureCrds(ap, crds);
   await ap.create(NamespaceKind, { metadata: { name: ns } });
 
-  await createMicroservice(eu, ns, 'checkout', { status: 'True', reason: 'Available', lastTransitionTime: ago(5400) });
-  await createMicroservice(eu, ns, 'catalog', { status: 'True', reason: 'Available', lastTransitionTime: ago(7200) });
-  await createMicroservice(eu, ns, 'search', { status: 'False', reason: 'RolloutInProgress', message: 'Deployment search: 1 of 2 replicas updated', lastTransitionTime: ago(40) });
-  await createMicroservice(eu, ns, 'payments', { status: 'False', reason: 'OwnershipConflict', message: 'Deployment payments is controlled by Deployment-owner legacy-payments', lastTransitionTime: ago(900) });
+  // eu: the real Microservice operator on this namespace.
+  const IMAGE = 'ghcr.io/yrw9281/it30-todo-api:0.1.0';
+  const ms = (name: string, image = IMAGE) => ({ apiVersion: MicroserviceKind.apiVersion, kind: MicroserviceKind.kind, metadata: { name, namespace: ns }, spec: { image, port: 8080 } }) as Microservice;
+  await eu.create(ServiceKind, { metadata: { name: 'payments', namespace: ns, labels: { team: 'legacy-payments' } }, spec: { selector: { app: 'legacy-payments' }, ports: [{ port: 8080, targetPort: 8080 }] } });
+  for (const m of [ms('checkout'), ms('catalog'), ms('search', 'example.com/search:fail-1'), ms('payments')]) await eu.create(MicroserviceKind, m);
+  let closeEvents: (() => Promise<void>) | undefined;
+  await startManager(t, {
+    namespaces: [ns],
+    configure: (m) => {
+      const events = createEventRecorder({ client: m.client, reportingController: 'converge.dev/operators', reportingInstance: 'dashboard-test', log: testLogger() });
+      closeEvents = () => events.close(2_000);
+      registerMicroserviceOperator(m, { events, resyncPeriodMs: 10_000 });
+    },
+  });
+  t.after(async () => closeEvents?.());
+  const readyOf = async (name: string) => (await eu.get(MicroserviceKind, { namespace: ns, name })).status?.conditions?.find((c) => c.type === 'Ready');
+  await eventually(async () => (await readyOf('checkout'))?.status === 'True' && (await readyOf('catalog'))?.status === 'True', { timeoutMs: 60_000, what: 'checkout and catalog Ready' });
+  await eventually(async () => (await readyOf('payments'))?.reason === 'OwnershipConflict', { timeoutMs: 30_000, what: 'payments OwnershipConflict' });
+  await eventually(async () => (await readyOf('search'))?.reason === 'RolloutInProgress', { timeoutMs: 30_000, what: 'search rolling out' });
+
+  // ap: statuses written directly.
   const cart = await createMicroservice(ap, ns, 'cart', { status: 'True', reason: 'Available', lastTransitionTime: ago(3000) });
   await createMicroservice(ap, ns, 'recommendations', { status: 'True', reason: 'Available', lastTransitionTime: ago(1800) });
   await createMicroservice(ap, ns, 'images', { status: 'False', reason: 'EndpointsNotReady', message: 'no ready endpoints behind Service images', lastTransitionTime: ago(120) });
-  await eu.create(NamespaceKind, { metadata: { name: `${ns}-x` } }).catch(() => undefined);
-  t.after(() => eu.delete(NamespaceKind, { namespace: '', name: `${ns}-x` }).catch(() => undefined));
   await createProvider(eu, ns, 'studio-frankfurt', 'eu-central-1', { status: 'True', reason: 'ProviderReady', lastTransitionTime: ago(4000) });
   await createProvider(eu, ns, 'studio-dublin', 'eu-west-1', { status: 'True', reason: 'ProviderDegraded', message: 'vendor reports degraded latency', lastTransitionTime: ago(600) });
   await createProvider(ap, ns, 'studio-tokyo', 'ap-northeast-1', { status: 'True', reason: 'ProviderReady', lastTransitionTime: ago(6000) });
@@ -112,7 +130,16 @@ test('the dashboard page over two clusters: live changes, detail, filters, an un
   assert.match(timeline ?? '', /Ready\s+True\/Available → False\/RolloutStalled/);
   assert.match(await page.textContent('.detail [data-section="yaml"]') ?? '', /kind: Microservice/);
   assert.match(await page.textContent('.detail [data-section="owned"]') ?? '', /Deployment/);
-  const detailShot = await shot(page, 'detail');
+  await shot(page, 'detail-status-written');
+
+  // The detail of an object the operator manages: owned objects, ownership, Events.
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.detail', { state: 'detached', timeout: 5_000 });
+  await page.click(`tr.row[data-key="Microservice/eu/${ns}/search"] td.c-name`);
+  await page.waitForFunction(() => document.querySelectorAll('.detail [data-section="owned"] tr[data-ownership="controlled"]').length === 2, null, { timeout: 15_000 });
+  await page.waitForSelector('.detail [data-section="events"]', { timeout: 15_000 });
+  assert.match(await page.textContent('.detail [data-section="conditions"]') ?? '', /RolloutInProgress/);
+  const detailShot = await shot(page, 'detail-operator');
   if (process.env.CONVERGE_UPDATE_DOCS_SCREENSHOT === '1') {
     mkdirSync(join(root, 'docs', 'images'), { recursive: true });
     copyFileSync(detailShot, join(root, 'docs', 'images', 'dashboard.png'));
@@ -155,18 +182,24 @@ test('the dashboard page over two clusters: live changes, detail, filters, an un
   await cp.stopApiServer();
   await page.waitForSelector('.cluster[data-cluster="ap"][data-state="unreachable"]', { timeout: 15_000 });
   assert.equal(await page.getAttribute('.cluster[data-cluster="eu"]', 'data-state'), 'reachable');
-  const search = (await eu.get((await import('../../../packages/operators/src/operators/microservice/index.ts')).MicroserviceKind, { namespace: ns, name: 'search' }));
-  await setMicroserviceReady(eu, search, { status: 'True', reason: 'Available' });
-  await page.waitForFunction((sel) => document.querySelector(sel)?.getAttribute('data-ready') === 'true', `tr.row[data-key="Microservice/eu/${ns}/search"]`, { timeout: 5_000 });
+  await eu.patch(MicroserviceKind, { namespace: ns, name: 'search' }, { type: 'merge', body: { spec: { image: IMAGE } } });
+  await page.waitForFunction((sel) => document.querySelector(sel)?.getAttribute('data-ready') === 'true', `tr.row[data-key="Microservice/eu/${ns}/search"]`, { timeout: 60_000 });
   assert.ok(await page.locator(`tr.row[data-cluster="ap"]`).count() > 0, "ap's last known objects stay listed");
   await shot(page, 'ap-unreachable');
 
   // 6. ap comes back by itself.
   await cp.startApiServer();
   await page.waitForSelector('.cluster[data-cluster="ap"][data-state="reachable"]', { timeout: 45_000 });
-  await setMicroserviceReady(ap, await ap.get((await import('../../../packages/operators/src/operators/microservice/index.ts')).MicroserviceKind, { namespace: ns, name: 'cart' }), { status: 'True', reason: 'Available' });
+  await setMicroserviceReady(ap, await ap.get(MicroserviceKind, { namespace: ns, name: 'cart' }), { status: 'True', reason: 'Available' });
   await page.waitForFunction((sel) => document.querySelector(sel)?.getAttribute('data-ready') === 'true', row, { timeout: 15_000 });
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot(page, 'ap-recovered-dark');
+
+  // 7. A laptop screen: nothing wider than the window, the detail panel still usable.
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await page.click(`${row} td.c-name`);
+  await page.waitForSelector('.detail [data-section="conditions"]', { timeout: 10_000 });
+  assert.ok(await page.evaluate(() => (document as unknown as { documentElement: { scrollWidth: number; clientWidth: number } }).documentElement.scrollWidth <= (document as unknown as { documentElement: { clientWidth: number } }).documentElement.clientWidth), 'no horizontal scrolling at 1280 px');
+  await shot(page, 'laptop-1280');
   assert.deepEqual(pageErrors, [], 'no errors in the page (CSP violations included)');
 });

@@ -120,7 +120,10 @@ export function App({ store }: { store: Store }) {
     setSelected(0);
     go({ ...route, filter: f }, true);
   };
-  const setTab = (tab: Tab) => go({ ...route, tab, sort: null });
+  const setTab = (tab: Tab) => {
+    setSelected(0);
+    go({ ...route, tab, sort: null });
+  };
   const open = (i: Item | string) => {
     const key = typeof i === 'string' ? i : i.key;
     const item = store.items.get(key);
