@@ -79,7 +79,7 @@ export const dashboard: Scenario = {
   name: 'dashboard',
   title: 'Dashboard',
   description:
-    'converge dashboard (a child process) over two clusters (the session\'s control plane and a second one) with N objects each, 80 % Microservices and 20 % DigitalHumanProviders, statuses written directly. In headless Chromium: page load to first full render (navigation start until every row of the snapshot is drawn; median of 3 loads), change-to-page latency while Ready messages of 10 objects per cluster change at a steady rate (write sent until the row\'s DOM changed, seen by a MutationObserver in the page), and the dashboard\'s RSS after a forced GC.',
+    'converge dashboard (a child process) over two clusters (the session\'s control plane, with whatever earlier scenarios left in it, and a second one) with N objects each, 80 % Microservices and 20 % DigitalHumanProviders, statuses written directly. In headless Chromium: page load to first full render (navigation start until every row of the snapshot is drawn; median of 3 loads), change-to-page latency while Ready messages of 10 objects per cluster change at a steady rate (write sent until the row\'s DOM changed, seen by a MutationObserver in the page), and the dashboard\'s RSS after a forced GC.',
   async run(ctx) {
     const { session, options } = ctx;
     const n = options.dashboardObjects;
@@ -119,7 +119,7 @@ export const dashboard: Scenario = {
       // Page load to first full render (the first load also builds the assets' cache: discarded).
       const loads: number[] = [];
       for (let i = 0; i < 4; i++) {
-        await page.goto(`${url}?load=${i}#/microservices`, { waitUntil: "commit" });
+        await page.goto(`${url}?load=${i}#/microservices?namespace=${DASHBOARD_NAMESPACE}`, { waitUntil: 'commit' });
         await page.waitForFunction((want: number) => document.documentElement.dataset.firstRenderMs && Number(document.querySelector('.shown')?.dataset.shown) === want, expectedMs, { timeout: 120_000, polling: 50 });
         const ms = Number(await page.evaluate(() => document.documentElement.dataset.firstRenderMs));
         if (i > 0) loads.push(ms);
@@ -127,7 +127,7 @@ export const dashboard: Scenario = {
       const afterLoad = await child.memory();
 
       // Change-to-page latency: the hot rows are in view (search "hot-"), their Ready message changes.
-      await page.goto(`${url}#/microservices?q=hot-`);
+      await page.goto(`${url}#/microservices?namespace=${DASHBOARD_NAMESPACE}&q=hot-`);
       await page.waitForFunction((want: number) => document.querySelectorAll('tr.row').length === want, 2 * HOT, { timeout: 60_000, polling: 50 });
       await page.evaluate(() => {
         window.__seen = {};

@@ -139,7 +139,9 @@ test('the dashboard page over two clusters: live changes, detail, filters, an un
   await page.waitForFunction(() => document.querySelectorAll('.detail [data-section="owned"] tr[data-ownership="controlled"]').length === 2, null, { timeout: 15_000 });
   await page.waitForSelector('.detail [data-section="events"]', { timeout: 15_000 });
   assert.match(await page.textContent('.detail [data-section="conditions"]') ?? '', /RolloutInProgress/);
+  await page.setViewportSize({ width: 1440, height: 1180 });
   const detailShot = await shot(page, 'detail-operator');
+  await page.setViewportSize({ width: 1440, height: 900 });
   if (process.env.CONVERGE_UPDATE_DOCS_SCREENSHOT === '1') {
     mkdirSync(join(root, 'docs', 'images'), { recursive: true });
     copyFileSync(detailShot, join(root, 'docs', 'images', 'dashboard.png'));

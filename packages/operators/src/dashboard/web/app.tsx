@@ -91,11 +91,14 @@ export function App({ store }: { store: Store }) {
     localStorage.setItem(THEME_KEY, theme);
   }, [theme]);
 
-  const all = useMemo(() => [...store.items.values()], [version]);
+  // The namespace filter scopes the whole page (overview and tab counts too); the others apply to the table.
+  const scope = route.filter.namespace;
+  const all = useMemo(() => [...store.items.values()].filter((i) => !scope || scope.includes(i.namespace)), [version, scope?.join(',')]);
+  const everyNamespace = useMemo(() => uniq([...store.items.values()].map((i) => i.namespace)), [version]);
   const clusterNames = store.clusters.map((c) => c.name);
-  const overview = useMemo(() => buildOverview(all, clusterNames, 8), [version]);
+  const overview = useMemo(() => buildOverview(all, clusterNames, 8), [version, scope?.join(',')]);
   const kind: ItemKind = route.tab === 'providers' ? 'DigitalHumanProvider' : 'Microservice';
-  const ofKind = useMemo(() => all.filter((i) => i.kind === kind), [version, kind]);
+  const ofKind = useMemo(() => all.filter((i) => i.kind === kind), [all, kind]);
   const filter: ItemFilter = { ...route.filter, kind: undefined };
   const filterText = JSON.stringify(filter);
   const rows = useMemo(() => {
@@ -105,7 +108,7 @@ export function App({ store }: { store: Store }) {
       return route.sort ? sortItems(ranked, route.sort) : ranked;
     }
     return sortItems(matching as MicroserviceItem[], route.sort ?? { key: 'cluster', descending: false });
-  }, [version, kind, filterText, route.sort?.key, route.sort?.descending]);
+  }, [ofKind, kind, filterText, route.sort?.key, route.sort?.descending]);
   const showQuota = kind === 'DigitalHumanProvider' && ofKind.some((p) => p.kind === 'DigitalHumanProvider' && (p.quota !== null || p.limitingReason !== null));
   const openItem = route.open ? store.items.get(route.open) : undefined;
 
@@ -155,7 +158,7 @@ export function App({ store }: { store: Store }) {
     return () => removeEventListener('keydown', onKey);
   });
 
-  const namespaces = uniq(ofKind.map((i) => i.namespace));
+  const namespaces = everyNamespace;
   const regions = uniq(all.filter((i): i is ProviderItem => i.kind === 'DigitalHumanProvider').map((p) => p.region));
   const health = route.filter.health?.[0] ?? '';
   const counts = { microservices: all.filter((i) => i.kind === 'Microservice').length, providers: all.filter((i) => i.kind === 'DigitalHumanProvider').length };
@@ -181,7 +184,7 @@ export function App({ store }: { store: Store }) {
       <main class="main">
         <div class="overview">
           <ClusterCards overview={overview} clusters={store.clusters} now={now} onOpen={open}
-            onFilter={(cluster, k, h) => go({ ...route, tab: k === 'Microservice' ? 'microservices' : 'providers', sort: null, filter: { cluster: [cluster], ...(h ? { health: [h] } : {}) } })} />
+            onFilter={(cluster, k, h) => go({ ...route, tab: k === 'Microservice' ? 'microservices' : 'providers', sort: null, filter: { cluster: [cluster], ...(scope ? { namespace: scope } : {}), ...(h ? { health: [h] } : {}) } })} />
           <LongestUnconverged overview={overview} clusters={store.clusters} now={now} onOpen={open} onFilter={() => {}} />
         </div>
         <nav class="tabs" role="tablist" aria-label="Kinds">
