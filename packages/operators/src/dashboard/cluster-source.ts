@@ -44,6 +44,9 @@ export interface ClusterSourceOptions {
   burst?: number;
 }
 
+/** How often a cluster's `lastSync` alone is pushed to the page. */
+const LAST_SYNC_PUBLISH_MS = 5_000;
+
 /** Events regarding these UIDs, indexed in the Event informer. */
 export const REGARDING_UID_INDEX = 'regarding-uid';
 /** EndpointSlices by `<namespace>/<service-name>`. */
@@ -105,9 +108,12 @@ export class ClusterSource {
 
   #publish(): void {
     const v = this.view();
-    // lastSync moves with every event; publish it only with a change of state, not on every tick.
+    // lastSync moves with every event: publish a change of state at once, a newer lastSync alone
+    // at most every LAST_SYNC_PUBLISH_MS (the page shows it as "last event Ns ago").
     const before = this.#model.cluster(this.name);
-    if (before && before.state === v.state && before.error === v.error && before.syncedAt === v.syncedAt && before.warnings.join('\n') === v.warnings.join('\n')) return;
+    const sameState = before && before.state === v.state && before.error === v.error && before.syncedAt === v.syncedAt && before.warnings.join('\n') === v.warnings.join('\n');
+    const lastSyncAge = before?.lastSync && v.lastSync ? Date.parse(v.lastSync) - Date.parse(before.lastSync) : v.lastSync === before?.lastSync ? 0 : Infinity;
+    if (sameState && lastSyncAge < LAST_SYNC_PUBLISH_MS) return;
     this.#model.setCluster(v);
   }
 
