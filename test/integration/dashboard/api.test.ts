@@ -22,6 +22,7 @@ import { SecretKind, ServiceAccountKind, defineKind, loadKubeConfig } from '@con
 import type { CustomResourceDefinition, KubeObject } from '@converge/runtime';
 import { MicroserviceCrd } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { DigitalHumanProviderCrd } from '../../../packages/operators/src/operators/provider/api/index.ts';
+import { readAuditLog, WRITE_VERBS } from '@converge/envtest';
 import { startDashboard } from '../../../packages/operators/src/dashboard/index.ts';
 import type { ClusterView, MicroserviceItem, ObjectDetail, ProviderItem, RunningDashboard } from '../../../packages/operators/src/dashboard/index.ts';
 import { kubeconfigPath, testClient, testNamespace, eventually } from '../../support/operator-harness.ts';
@@ -209,6 +210,17 @@ test('the dashboard API: every endpoint and filter, the upstream pick, timeline,
   const rebinding = await rawGet(dashboard.port, '/api/v1/clusters', 'evil.example:80');
   assert.equal(rebinding.status, 421, 'a loopback listen answers only to loopback Host names');
   assert.equal((await rawGet(dashboard.port, '/api/v1/clusters', `localhost:${dashboard.port}`)).status, 200);
+
+  // Read-only towards the cluster too: the API server's audit log shows the dashboard only
+  // listing and watching, never writing, never touching Secrets.
+  const auditLog = process.env.CONVERGE_TEST_AUDIT_LOG;
+  assert.ok(auditLog, 'the shared control plane has an audit log');
+  const mineInAudit = (await readAuditLog(auditLog)).filter((e) => e.userAgent?.startsWith('converge-dashboard/'));
+  assert.ok(mineInAudit.length >= 12, `the dashboard's requests are in the audit log (${mineInAudit.length})`);
+  assert.deepEqual(mineInAudit.filter((e) => WRITE_VERBS.includes(e.verb)), [], 'no write by the dashboard');
+  // (Open watches are logged when they end, so only lists may be there yet.)
+  assert.ok(mineInAudit.every((e) => ['get', 'list', 'watch'].includes(e.verb)), [...new Set(mineInAudit.map((e) => e.verb))].join(', '));
+  assert.ok(!mineInAudit.some((e) => e.objectRef?.resource === 'secrets'), 'no Secret was read');
 });
 
 function rawGet(port: number, path: string, host: string): Promise<{ status: number; body: string }> {
