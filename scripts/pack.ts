@@ -29,6 +29,10 @@ const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 interface PackageSpec {
   /** Folder under packages/. */
   dir: string;
+  /** Source folders (under src/) that tsc does not compile: browser code with its own build. */
+  notCompiled?: string[];
+  /** Runs after the compile, with the staging folder: builds what tsc does not. */
+  build?: (stageDir: string) => Promise<void>;
   /** Folders or files copied into the tarball besides dist/: [from (repo-relative), to (package-relative)]. */
   extra: [string, string][];
 }
@@ -37,7 +41,16 @@ interface PackageSpec {
 export const PACKAGES: PackageSpec[] = [
   { dir: 'runtime', extra: [] },
   { dir: 'envtest', extra: [['packages/envtest/control-plane', 'control-plane']] },
-  { dir: 'operators', extra: [['packages/operators/bin', 'bin'], ['deploy', 'deploy'], ['packages/operators/templates', 'templates']] },
+  {
+    dir: 'operators',
+    extra: [['packages/operators/bin', 'bin'], ['deploy', 'deploy'], ['packages/operators/templates', 'templates']],
+    // The dashboard's page is bundled by esbuild (ADR 0021) into dist/dashboard/web-assets.
+    notCompiled: ['dashboard/web'],
+    build: async (stageDir) => {
+      const { buildDashboardAssets } = await import('../packages/operators/src/dashboard/assets.ts');
+      await buildDashboardAssets(join(stageDir, 'dist', 'dashboard', 'web-assets'));
+    },
+  },
 ];
 
 export interface PackedPackage {
@@ -79,7 +92,7 @@ export function publishedManifest(source: Manifest): Manifest {
   return { ...rest, exports, ...(main ? { types: main.types, main: main.default } : {}) };
 }
 
-async function compile(pkgDir: string, stageDir: string, staged: Map<string, string>): Promise<void> {
+async function compile(pkgDir: string, stageDir: string, staged: Map<string, string>, notCompiled: string[] = []): Promise<void> {
   const paths: Record<string, string[]> = {};
   for (const [name, dir] of staged) paths[name] = [join(dir, 'dist', 'index.d.ts')];
   const tsconfig = {
@@ -105,7 +118,7 @@ async function compile(pkgDir: string, stageDir: string, staged: Map<string, str
       paths,
     },
     include: [join(pkgDir, 'src')],
-    exclude: [join(pkgDir, 'src', '**', '*.test.ts'), join(pkgDir, 'src', '**', 'test-support', '**')],
+    exclude: [join(pkgDir, 'src', '**', '*.test.ts'), join(pkgDir, 'src', '**', '*.test-support.ts'), join(pkgDir, 'src', '**', 'test-support', '**'), ...notCompiled.map((d) => join(pkgDir, 'src', d, '**'))],
   };
   const file = join(stageDir, '..', `tsconfig.${relative(join(ROOT, 'packages'), pkgDir)}.json`);
   writeFileSync(file, JSON.stringify(tsconfig, null, 2));
@@ -133,11 +146,13 @@ export async function packWorkspace(options: { outDir: string; only?: string[]; 
     const manifest = readManifest(pkgDir);
     const stageDir = join(workDir, spec.dir);
     mkdirSync(stageDir, { recursive: true });
-    await compile(pkgDir, stageDir, staged);
+    await compile(pkgDir, stageDir, staged, spec.notCompiled);
     staged.set(manifest.name, stageDir);
     if (options.only && !options.only.includes(spec.dir)) continue;
+    await spec.build?.(stageDir);
     for (const asset of globSync('**/*', { cwd: join(pkgDir, 'src') })) {
       if (/\.(ts|tsx)$/.test(asset) || !/\.[a-z0-9]+$/i.test(asset)) continue;
+      if ((spec.notCompiled ?? []).some((d) => asset.startsWith(`${d}/`))) continue;
       const to = join(stageDir, 'dist', asset);
       mkdirSync(dirname(to), { recursive: true });
       cpSync(join(pkgDir, 'src', asset), to);

@@ -13,6 +13,7 @@ import { churn } from './churn.ts';
 import { memory } from './memory.ts';
 import { providers } from './providers.ts';
 import { compare } from './compare.ts';
+import { dashboard } from './dashboard.ts';
 import type { Scenario } from './types.ts';
 
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
@@ -23,6 +24,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
   memory,
   providers,
   compare,
+  dashboard,
 };
 
 /** Scenarios that use the shared fleet. */

@@ -1,6 +1,6 @@
 /**
  * End to end: `converge dev --no-ui --exit-when-ready`, as `npm start` runs it, in a child
- * process. It starts its own control plane (the only test that does, besides the harness's),
+ * process. It starts its own control plane (as the dashboard browser test does, besides the harness),
  * the vendor simulator and both operators, applies the samples, and must see both converge,
  * then tear everything down and exit 0.
  */
@@ -45,6 +45,9 @@ test('converge dev --no-ui brings todo-api and the studio provider to Ready, the
   assert.match(stdout, /DigitalHumanProvider default\/studio: ready=True\/ProviderReady providerID=\S+ region=ap-northeast-1 generation=1\/1/, transcript);
   assert.match(stdout, /the samples are Ready/, transcript);
   assert.match(stdout, /kubectl delete service todo-api/);
+  // The dashboard ran beside the table (7070, or a free port when 7070 was taken).
+  assert.match(stdout, /^dashboard: http:\/\/127\.0\.0\.1:\d+\/$/m, transcript);
+  assert.match(stderr, /dashboard at http:\/\/127\.0\.0\.1:\d+\/[\s\S]*stopping the dashboard/, transcript);
   assert.ok(!/\u001b\[/.test(stdout + stderr), 'NO_COLOR: no colours');
 
   // Torn down: the API server in the kubeconfig it wrote no longer answers.

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../../bench/main.ts', import.meta.url));
-const SCENARIOS = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers'];
+const SCENARIOS = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers', 'dashboard'];
 
 test('npm run bench -- --size tiny writes a report with every scenario', { timeout: 900_000 }, async (t) => {
   const out = mkdtempSync(join(tmpdir(), 'converge-bench-smoke-'));
@@ -42,6 +42,6 @@ test('npm run bench -- --size tiny writes a report with every scenario', { timeo
   assert.ok(report.machine.cpus > 0 && report.machine.node.startsWith('v') && report.machine.kubernetes.startsWith('v'), 'machine recorded');
   assert.match(report.machine.git.commit, /^[0-9a-f]{40}$|^unknown$/);
   const md = readFileSync(join(out, 'report.md'), 'utf8');
-  for (const title of ['Cold start', 'Idle cost', 'Repair', 'Churn', 'Memory', 'Providers']) assert.ok(md.includes(`## ${title}`), `report.md has ${title}`);
+  for (const title of ['Cold start', 'Idle cost', 'Repair', 'Churn', 'Memory', 'Providers', 'Dashboard']) assert.ok(md.includes(`## ${title}`), `report.md has ${title}`);
   assert.match(readFileSync(join(out, 'chart.svg'), 'utf8'), /^<svg /);
 });

@@ -14,6 +14,7 @@ const COMMANDS: Record<string, string> = {
   run: 'run the operators against a cluster (in-cluster or --kubeconfig)',
   status: 'show Microservices and DigitalHumanProviders with rollout detail and reasons',
   explain: 'explain why an object is or is not converged',
+  dashboard: 'serve a live web page and a read-only JSON API over one or more clusters',
   cluster: 'run the local Kubernetes control plane (cluster up --kubeconfig <path>)',
   'vendor-sim': 'run the vendor API simulator',
   crds: 'print or apply the CustomResourceDefinitions',
@@ -45,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   // `run` lives in a pod: take SIGTERM as a graceful stop from now on, also while it loads.
-  if (command === 'run' || command === 'migrate-storage') stopSignal();
+  if (command === 'run' || command === 'migrate-storage' || command === 'dashboard') stopSignal();
   const module = (await import(`./commands/${command}.ts`)) as { run(argv: string[]): Promise<number> };
   return module.run(rest);
 }

@@ -46,6 +46,8 @@ import { commandsToTry, describeSamples, loadSamples, prepareSamples, renderDevS
 import type { DevInfo, SampleObject } from '../dev/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { assetDir } from '../shared/package-assets.ts';
+import { DEFAULT_LISTEN, startDashboard } from '../../dashboard/index.ts';
+import type { RunningDashboard } from '../../dashboard/index.ts';
 
 const DEV_DIR = join(process.cwd(), '.converge', 'dev');
 const SAMPLES_DIR = join(assetDir('deploy'), 'samples');
@@ -65,6 +67,8 @@ Flags:
   --kubeconfig-out <path>  where to write the admin kubeconfig (default .converge/dev/kubeconfig)
   --log-file <path>        where the operators' JSON logs go (default .converge/dev/operators.log)
   --log-level <level>      operator log level: trace|debug|info|warn|error (default info)
+  --dashboard <host:port>  where the web dashboard listens (default ${DEFAULT_LISTEN}; a free port when that
+                           one is taken; "off" = no dashboard). Loopback addresses only
   --exit-when-ready        exit 0 once both samples are Ready (for tests and CI)
   --timeout <seconds>      with --exit-when-ready: exit 1 if they are not Ready by then (default 600,
                            counted from start, build included)
@@ -96,6 +100,7 @@ export async function run(argv: string[]): Promise<number> {
     'kubeconfig-out': { type: 'string' },
     'log-file': { type: 'string' },
     'log-level': { type: 'string', default: 'info' },
+    dashboard: { type: 'string', default: DEFAULT_LISTEN },
     'exit-when-ready': { type: 'boolean', default: false },
     timeout: { type: 'string', default: '600' },
   });
@@ -121,6 +126,7 @@ export async function run(argv: string[]): Promise<number> {
     kubeconfigPath: resolve(values['kubeconfig-out'] ?? join(DEV_DIR, 'kubeconfig')),
     logFile: resolve(values['log-file'] ?? join(DEV_DIR, 'operators.log')),
     logLevel: values['log-level'],
+    dashboard: values.dashboard === 'off' ? undefined : values.dashboard,
     exitWhenReady: values['exit-when-ready'],
     timeoutMs: timeoutSeconds * 1000,
   }).run();
@@ -133,6 +139,8 @@ interface DevOptions {
   kubeconfigPath: string;
   logFile: string;
   logLevel: string;
+  /** Where the dashboard listens; undefined: no dashboard. */
+  dashboard: string | undefined;
   exitWhenReady: boolean;
   timeoutMs: number;
 }
@@ -153,6 +161,7 @@ class DevSession {
   #client: KubeClient | undefined;
   #operators: { abort: AbortController; done: Promise<void> } | undefined;
   #logStream: WriteStream | undefined;
+  #dashboard: RunningDashboard | undefined;
   #lastDoc: StatusDocument | undefined;
 
   constructor(options: DevOptions) {
@@ -281,6 +290,9 @@ class DevSession {
     this.#metricsUrl = metrics ? `http://${metrics}` : undefined;
     this.#say(`operators running (microservice, provider); logs: ${displayPath(o.logFile)}${this.#metricsUrl ? `; metrics: ${this.#metricsUrl}/metrics` : ''}`, 'green');
 
+    if (o.dashboard) await this.#startDashboard(o.dashboard, kubeConfig, log);
+    if (this.#stop.signal.aborted) return;
+
     if (o.samples) {
       const samples = prepareSamples(await loadSamples(SAMPLES_DIR), o.namespace, { endpoint: this.#sim.baseUrl, token });
       await applySamples(this.#client, o.namespace, samples);
@@ -292,6 +304,24 @@ class DevSession {
   #metricsUrl: string | undefined;
   #sampleKeys: string[] = [];
 
+  /** The web dashboard on this control plane; a taken port falls back to a free one (same host). */
+  async #startDashboard(listen: string, kubeConfig: ReturnType<typeof loadKubeConfig>, log: ReturnType<typeof createLogger>): Promise<void> {
+    const clusters = [{ name: 'local', kubeConfig }];
+    try {
+      try {
+        this.#dashboard = await startDashboard({ clusters, listen, log });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+        const host = listen.replace(/:\d+$/, '');
+        this.#say(`dashboard: ${listen} is taken; using a free port on ${host}`, 'yellow');
+        this.#dashboard = await startDashboard({ clusters, listen: `${host}:0`, log });
+      }
+      this.#say(`dashboard at ${this.#dashboard.url}`, 'green');
+    } catch (err) {
+      this.#say(`dashboard not started: ${(err as Error).message}`, 'yellow');
+    }
+  }
+
   #info(): DevInfo {
     return {
       kubeconfigPath: this.#o.kubeconfigPath,
@@ -299,6 +329,7 @@ class DevSession {
       vendorUrl: this.#sim?.baseUrl ?? '',
       logFile: displayPath(this.#o.logFile),
       ...(this.#metricsUrl ? { metricsUrl: this.#metricsUrl } : {}),
+      ...(this.#dashboard ? { dashboardUrl: this.#dashboard.url } : {}),
       namespace: this.#o.namespace,
       samples: this.#o.samples,
     };
@@ -313,6 +344,7 @@ class DevSession {
     let previous = new Map<string, string>();
     let readyAfterMs: number | undefined;
     if (!o.ui) {
+      if (info.dashboardUrl) process.stdout.write(`dashboard: ${info.dashboardUrl}\n`);
       process.stdout.write(`kubeconfig: ${info.kubeconfigPath}\nTry, in another terminal:\n${commandsToTry(info).map((l) => `  ${l}`).join('\n')}\n`);
     }
     while (!this.#stop.signal.aborted) {
@@ -358,6 +390,10 @@ class DevSession {
     this.#leaveAltScreen();
     if (this.#lastDoc && (this.#o.ui || this.#failed)) {
       process.stdout.write(`${renderStatusText(this.#lastDoc, { now: new Date(), style: this.#out, showNamespace: true })}\n`);
+    }
+    if (this.#dashboard) {
+      this.#say('stopping the dashboard');
+      await this.#dashboard.close().catch(() => {});
     }
     if (this.#operators) {
       this.#say('stopping the operators');

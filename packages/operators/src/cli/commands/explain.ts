@@ -12,19 +12,9 @@
  * @module
  */
 import { stringify as toYaml } from 'yaml';
-import {
-  KubeClient,
-  DeploymentKind,
-  ServiceKind,
-  EndpointSliceKind,
-  EventKind,
-  SecretKind,
-  isNotFound,
-  ApiError,
-} from '@converge/runtime';
-import type { KubeEvent, KubeObject } from '@converge/runtime';
-import { MicroserviceKind, defaultPlatformDefaults, loadPlatformDefaults } from '../../operators/microservice/index.ts';
-import { DigitalHumanProviderKind, DEFAULT_CREDENTIALS_KEY } from '../../operators/provider/api/index.ts';
+import { KubeClient } from '@converge/runtime';
+import { defaultPlatformDefaults, loadPlatformDefaults } from '../../operators/microservice/index.ts';
+import { clientReader, gatherMicroserviceFacts, gatherProviderFacts } from '../shared/explain-facts.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { namespaceFrom } from '../shared/namespace-flag.ts';
 import { colorEnabled, createStyle, explainMicroservice, explainProvider, renderExplanationText } from '../views/index.ts';
@@ -129,61 +119,14 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
-async function getOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await read();
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
-/**
- * Events regarding any of `uids`, from events.k8s.io/v1. Asks the API server to filter by
- * `regarding.uid`; if it refuses the field selector, lists the namespace and filters here.
- */
-export async function eventsRegarding(client: KubeClient, namespace: string, uids: string[]): Promise<KubeEvent[]> {
-  const wanted = uids.filter(Boolean);
-  try {
-    const lists = await Promise.all(wanted.map((uid) => client.listAll(EventKind, { namespace, fieldSelector: `regarding.uid=${uid}` })));
-    return lists.flatMap((l) => l.items);
-  } catch (err) {
-    if (!(err instanceof ApiError) || err.code !== 400) throw err;
-    const { items } = await client.listAll(EventKind, { namespace });
-    return items.filter((e) => e.regarding?.uid && wanted.includes(e.regarding.uid));
-  }
-}
-
 async function explainMicroserviceFromCluster(client: KubeClient, namespace: string, name: string, configPath: string | undefined): Promise<Explanation | undefined> {
   const defaults = configPath ? await loadPlatformDefaults(configPath) : defaultPlatformDefaults;
   const defaultsSource = configPath ? `platform defaults from ${configPath}` : 'built-in platform defaults';
-  const microservice = await getOrUndefined(() => client.get(MicroserviceKind, { namespace, name }));
-  if (!microservice) return undefined;
-  const [deployment, service, slices] = await Promise.all([
-    getOrUndefined(() => client.get(DeploymentKind, { namespace, name })),
-    getOrUndefined(() => client.get(ServiceKind, { namespace, name })),
-    client.listAll(EndpointSliceKind, { namespace, labelSelector: `kubernetes.io/service-name=${name}` }),
-  ]);
-  const uids = [microservice, deployment, service].filter((o): o is NonNullable<typeof o> => o !== undefined).map((o: KubeObject) => o.metadata.uid ?? '');
-  const events = await eventsRegarding(client, namespace, uids);
-  return explainMicroservice({ microservice, deployment, service, endpointSlices: slices.items, events, defaults, defaultsSource });
+  const facts = await gatherMicroserviceFacts(clientReader(client), namespace, name, { defaults, defaultsSource });
+  return facts && explainMicroservice(facts);
 }
 
 async function explainProviderFromCluster(client: KubeClient, namespace: string, name: string): Promise<Explanation | undefined> {
-  const provider = await getOrUndefined(() => client.get(DigitalHumanProviderKind, { namespace, name }));
-  if (!provider) return undefined;
-  const ref = provider.spec?.credentialsSecretRef;
-  const key = ref?.key ?? DEFAULT_CREDENTIALS_KEY;
-  let credentials: { secretExists: boolean | null; keyPresent: boolean | null; error?: string };
-  try {
-    // Only the presence of the Secret and of its key leaves this block; the data is dropped here.
-    const secret = ref?.name ? await getOrUndefined(() => client.get(SecretKind, { namespace, name: ref.name })) : undefined;
-    credentials = secret
-      ? { secretExists: true, keyPresent: Object.hasOwn(secret.data ?? {}, key) || Object.hasOwn(secret.stringData ?? {}, key) }
-      : { secretExists: false, keyPresent: null };
-  } catch (err) {
-    credentials = { secretExists: null, keyPresent: null, error: err instanceof ApiError && err.code === 403 ? 'not allowed to read Secrets' : (err as Error).message };
-  }
-  const events = await eventsRegarding(client, namespace, [provider.metadata.uid ?? '']);
-  return explainProvider({ provider, credentials, events });
+  const facts = await gatherProviderFacts(clientReader(client), namespace, name);
+  return facts && explainProvider(facts);
 }

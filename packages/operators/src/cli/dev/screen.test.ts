@@ -32,3 +32,9 @@ test('hint and change lines are cut to the terminal width', () => {
   assert.ok(lines.filter((l) => l.startsWith('  kubectl') || l.startsWith('  12:00:01')).every((l) => [...l].length <= 80));
   assert.ok(lines.some((l) => l.startsWith('  12:00:01') && l.endsWith('…')));
 });
+
+test('the screen shows the dashboard URL beside the table when it runs', () => {
+  const doc = buildStatusDocument({ namespace: null, microservices: [], providers: [] });
+  assert.match(renderDevScreen({ doc, info: { ...info, dashboardUrl: 'http://127.0.0.1:7070/' }, changes: [], now: new Date() }), /dashboard\s+http:\/\/127\.0\.0\.1:7070\//);
+  assert.doesNotMatch(renderDevScreen({ doc, info, changes: [], now: new Date() }), /dashboard\s+http/);
+});

@@ -13,6 +13,8 @@ export interface DevInfo {
   logFile: string;
   /** `http://127.0.0.1:<port>` of the operators' metrics server, when known. */
   metricsUrl?: string;
+  /** The web dashboard's URL, when it runs. */
+  dashboardUrl?: string;
   /** Namespace the samples went to. */
   namespace: string;
   samples: boolean;
@@ -60,6 +62,7 @@ export function renderDevScreen(input: ScreenInput): string {
   const out: string[] = [];
   out.push(`${style.paint('converge dev', 'bold')}   ${style.paint(now.toTimeString().slice(0, 8), 'dim')}   ${style.paint('Ctrl-C stops everything', 'dim')}`);
   out.push(`  control plane ${info.server}   vendor simulator ${info.vendorUrl}`);
+  if (info.dashboardUrl) out.push(`  dashboard     ${style.paint(info.dashboardUrl, 'bold')}   (live page and API over this cluster)`);
   out.push(`  kubeconfig    ${info.kubeconfigPath}`);
   out.push(`  operator logs ${info.logFile}${info.metricsUrl ? `   metrics ${info.metricsUrl}/metrics` : ''}`);
   if (input.readyAfterMs !== undefined) {

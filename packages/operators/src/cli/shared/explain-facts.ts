@@ -1,0 +1,103 @@
+/**
+ * What `converge explain` reads, gathered once for every reader: the object, its same-named
+ * Deployment and Service, their EndpointSlices, the Events regarding any of them, and whether
+ * a provider's credentials Secret and key exist. `converge explain` reads through the API server
+ * (`clientReader`); the dashboard reads through its informer cache (`dashboard/cache-reader.ts`).
+ * Both hand the facts to the same pure `explainMicroservice` / `explainProvider`.
+ *
+ * Guarantees: Secret values never leave a reader — `secretPresence` returns booleans only.
+ * @module
+ */
+import { ApiError, EventKind, SecretKind, DeploymentKind, ServiceKind, EndpointSliceKind, isNotFound } from '@converge/runtime';
+import type { KubeClient, KubeEvent, KubeObject, ResourceKind } from '@converge/runtime';
+import { MicroserviceKind } from '../../operators/microservice/api/index.ts';
+import type { PlatformDefaults } from '../../operators/microservice/index.ts';
+import { DigitalHumanProviderKind, DEFAULT_CREDENTIALS_KEY } from '../../operators/provider/api/index.ts';
+import type { MicroserviceFacts, ProviderFacts } from '../views/explain-view.ts';
+
+export type SecretPresence = ProviderFacts['credentials'];
+
+/** Where the facts come from. Every method resolves; "not there" is `undefined` / `[]`. */
+export interface ObjectReader {
+  get<T extends KubeObject>(kind: ResourceKind<T>, namespace: string, name: string): Promise<T | undefined>;
+  /** Objects of a namespace whose label `label` equals `value`. */
+  listLabelled<T extends KubeObject>(kind: ResourceKind<T>, namespace: string, label: string, value: string): Promise<T[]>;
+  /** Events (events.k8s.io/v1) regarding any of `uids`. */
+  eventsRegarding(namespace: string, uids: readonly string[]): Promise<KubeEvent[]>;
+  /** Whether the Secret and its key exist; never the values. */
+  secretPresence(namespace: string, name: string, key: string): Promise<SecretPresence>;
+}
+
+export interface MicroserviceFactOptions {
+  defaults: PlatformDefaults;
+  /** Where `defaults` came from, e.g. `built-in platform defaults`. */
+  defaultsSource: string;
+}
+
+export async function gatherMicroserviceFacts(reader: ObjectReader, namespace: string, name: string, options: MicroserviceFactOptions): Promise<MicroserviceFacts | undefined> {
+  const microservice = await reader.get(MicroserviceKind, namespace, name);
+  if (!microservice) return undefined;
+  const [deployment, service, endpointSlices] = await Promise.all([
+    reader.get(DeploymentKind, namespace, name),
+    reader.get(ServiceKind, namespace, name),
+    reader.listLabelled(EndpointSliceKind, namespace, 'kubernetes.io/service-name', name),
+  ]);
+  const uids = [microservice, deployment, service].filter((o): o is NonNullable<typeof o> => o !== undefined).map((o: KubeObject) => o.metadata.uid ?? '');
+  const events = await reader.eventsRegarding(namespace, uids);
+  return { microservice, deployment, service, endpointSlices, events, defaults: options.defaults, defaultsSource: options.defaultsSource };
+}
+
+export async function gatherProviderFacts(reader: ObjectReader, namespace: string, name: string): Promise<ProviderFacts | undefined> {
+  const provider = await reader.get(DigitalHumanProviderKind, namespace, name);
+  if (!provider) return undefined;
+  const ref = provider.spec?.credentialsSecretRef;
+  const credentials: SecretPresence = ref?.name
+    ? await reader.secretPresence(namespace, ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY)
+    : { secretExists: false, keyPresent: null };
+  const events = await reader.eventsRegarding(namespace, [provider.metadata.uid ?? '']);
+  return { provider, credentials, events };
+}
+
+async function getOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Reads straight from the API server. Events are asked for with the field selector
+ * `regarding.uid`; an API server that refuses it (400) gets a namespace list filtered here.
+ * API errors other than 404 reject (the caller reports them), except reading the Secret, whose
+ * failure is reported in the presence (`secretExists: null`).
+ */
+export function clientReader(client: KubeClient): ObjectReader {
+  return {
+    get: (kind, namespace, name) => getOrUndefined(() => client.get(kind, { namespace, name })),
+    listLabelled: async (kind, namespace, label, value) => (await client.listAll(kind, { namespace, labelSelector: `${label}=${value}` })).items,
+    eventsRegarding: async (namespace, uids) => {
+      const wanted = uids.filter(Boolean);
+      try {
+        const lists = await Promise.all(wanted.map((uid) => client.listAll(EventKind, { namespace, fieldSelector: `regarding.uid=${uid}` })));
+        return lists.flatMap((l) => l.items);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.code !== 400) throw err;
+        const { items } = await client.listAll(EventKind, { namespace });
+        return items.filter((e) => e.regarding?.uid && wanted.includes(e.regarding.uid));
+      }
+    },
+    secretPresence: async (namespace, name, key) => {
+      try {
+        // Only the presence of the Secret and of its key leaves this block; the data is dropped here.
+        const secret = await getOrUndefined(() => client.get(SecretKind, { namespace, name }));
+        return secret
+          ? { secretExists: true, keyPresent: Object.hasOwn(secret.data ?? {}, key) || Object.hasOwn(secret.stringData ?? {}, key) }
+          : { secretExists: false, keyPresent: null };
+      } catch (err) {
+        return { secretExists: null, keyPresent: null, error: err instanceof ApiError && err.code === 403 ? 'not allowed to read Secrets' : (err as Error).message };
+      }
+    },
+  };
+}

@@ -1,0 +1,33 @@
+/**
+ * `converge explain`'s facts read from a cluster source's informer cache instead of the API
+ * server (`ObjectReader`, see `cli/shared/explain-facts.ts`): same-named children from the
+ * Deployment and Service stores, EndpointSlices and Events through indexes. Costs no request.
+ *
+ * Secrets are not cached (the dashboard has no access to them): a provider's credentials are
+ * reported as not checked, and its Ready condition (e.g. `CredentialsMissing`) says what the
+ * operator found.
+ * @module
+ */
+import { EndpointSliceKind, EventKind } from '@converge/runtime';
+import type { Cache, KubeObject } from '@converge/runtime';
+import type { ObjectReader } from '../cli/shared/explain-facts.ts';
+import { REGARDING_UID_INDEX, SERVICE_SLICES_INDEX } from './cluster-source.ts';
+
+export const SECRETS_NOT_READ = 'the dashboard does not read Secrets (see the Ready condition)';
+
+export function cacheReader(cache: Cache): ObjectReader {
+  return {
+    get: async (kind, namespace, name) => cache.store(kind).get({ namespace, name }),
+    listLabelled: async (kind, namespace, label, value) => {
+      if (kind.plural === EndpointSliceKind.plural && kind.group === EndpointSliceKind.group && label === 'kubernetes.io/service-name') {
+        return cache.store(kind).byIndex(SERVICE_SLICES_INDEX, `${namespace}/${value}`);
+      }
+      return cache.store(kind).list(namespace).filter((o: KubeObject) => o.metadata.labels?.[label] === value);
+    },
+    eventsRegarding: async (_namespace, uids) => {
+      const store = cache.store(EventKind);
+      return uids.filter(Boolean).flatMap((uid) => store.byIndex(REGARDING_UID_INDEX, uid));
+    },
+    secretPresence: async () => ({ secretExists: null, keyPresent: null, error: SECRETS_NOT_READ }),
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * One object in full, for `GET /api/v1/{kind}/{cluster}/{namespace}/{name}` and the page's
+ * detail view: its row, what `converge explain` says (computed by the same pure functions, from
+ * this dashboard's cache: no request), the condition timeline since the dashboard started, and
+ * the object as YAML.
+ * @module
+ */
+import { stringify as toYaml } from 'yaml';
+import { defaultPlatformDefaults } from '../operators/microservice/index.ts';
+import { explainMicroservice, explainProvider } from '../cli/views/explain-view.ts';
+import { gatherMicroserviceFacts, gatherProviderFacts } from '../cli/shared/explain-facts.ts';
+import { cacheReader } from './cache-reader.ts';
+import type { ClusterSource } from './cluster-source.ts';
+import type { DashboardModel } from './model.ts';
+import { itemKey } from './items.ts';
+import { DASHBOARD_API_VERSION } from './shared/types.ts';
+import type { ItemKind, ObjectDetail } from './shared/types.ts';
+
+export async function objectDetail(model: DashboardModel, source: ClusterSource, kind: ItemKind, namespace: string, name: string): Promise<ObjectDetail | undefined> {
+  const entry = model.get(itemKey(kind, source.name, namespace, name));
+  if (!entry) return undefined;
+  const reader = cacheReader(source.cache);
+  const explanation = kind === 'Microservice'
+    ? await gatherMicroserviceFacts(reader, namespace, name, { defaults: defaultPlatformDefaults, defaultsSource: 'built-in platform defaults' }).then((f) => f && explainMicroservice(f))
+    : await gatherProviderFacts(reader, namespace, name).then((f) => f && explainProvider(f));
+  if (!explanation) return undefined;
+  return {
+    apiVersion: DASHBOARD_API_VERSION,
+    kind: 'ObjectDetail',
+    item: entry.item,
+    explanation,
+    timeline: entry.timeline,
+    yaml: toYaml(entry.object, { lineWidth: 0 }),
+  };
+}

@@ -1,0 +1,136 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import type { WatchHealth } from '@converge/runtime';
+import { judgeCluster } from './cluster-state.ts';
+import type { WatchMemory } from './cluster-state.ts';
+import { isLoopbackHost, parseListen, tokenFor, ListenError } from './listen.ts';
+import { checkAccess, tokensEqual, TOKEN_COOKIE } from './security.ts';
+import { conditionTransitions, appendTimeline } from './timeline.ts';
+import { microserviceItem, providerItem, quotaOf, unconvergedSince } from './items.ts';
+import { DashboardModel } from './model.ts';
+import type { Microservice } from '../operators/microservice/api/index.ts';
+import type { DigitalHumanProvider } from '../operators/provider/api/index.ts';
+import type { ServerEvent } from './shared/types.ts';
+
+const h = (over: Partial<WatchHealth>): WatchHealth => ({ kind: 'Microservice', namespace: '', state: 'watching', synced: true, healthy: true, lastProgressAt: 0, restarts: 0, relists: 1, consecutiveFailures: 0, ...over });
+
+test('a cluster is unreachable after two failures in a row, and up again once a reconnected watch stays open', () => {
+  const mem = new Map<string, WatchMemory>();
+  assert.equal(judgeCluster([h({ synced: false, state: 'listing' })], mem, 0).state, 'connecting');
+  assert.equal(judgeCluster([h({})], mem, 100).state, 'reachable');
+  assert.equal(judgeCluster([h({ state: 'backoff', consecutiveFailures: 1, restarts: 1, lastError: 'ECONNRESET' })], mem, 200).state, 'reachable', 'one dropped connection is not an outage');
+  const down = judgeCluster([h({ state: 'backoff', consecutiveFailures: 2, restarts: 2, lastError: 'connect ECONNREFUSED' })], mem, 400);
+  assert.equal(down.state, 'unreachable');
+  assert.match(down.error ?? '', /ECONNREFUSED/);
+  // Reconnected, idle (no event yet, so still counted as failing): up only after staying open 1 s.
+  assert.equal(judgeCluster([h({ state: 'watching', consecutiveFailures: 5, restarts: 5, healthy: false })], mem, 1000).state, 'unreachable');
+  assert.equal(judgeCluster([h({ state: 'watching', consecutiveFailures: 5, restarts: 5, healthy: false })], mem, 1900).state, 'unreachable');
+  assert.equal(judgeCluster([h({ state: 'watching', consecutiveFailures: 5, restarts: 5, healthy: false })], mem, 2100).state, 'reachable');
+  // A new restart resets the clock.
+  assert.equal(judgeCluster([h({ state: 'watching', consecutiveFailures: 6, restarts: 6, healthy: false })], mem, 2200).state, 'unreachable');
+});
+
+test('a missing CRD or forbidden kind is a warning, not an unreachable cluster', () => {
+  const j = judgeCluster([h({}), h({ kind: 'DigitalHumanProvider', synced: false, state: 'backoff', consecutiveFailures: 4, lastError: 'the server could not find the requested resource' })], new Map(), 0);
+  assert.equal(j.state, 'reachable');
+  assert.deepEqual(j.warnings, ['DigitalHumanProvider: the server could not find the requested resource']);
+});
+
+test('--listen: loopback needs no token, anything else does', async () => {
+  assert.deepEqual(parseListen('127.0.0.1:7070'), { host: '127.0.0.1', port: 7070, loopback: true });
+  assert.deepEqual(parseListen('[::1]:0'), { host: '::1', port: 0, loopback: true });
+  assert.deepEqual(parseListen(':7070'), { host: '', port: 7070, loopback: false });
+  assert.equal(parseListen('localhost:1').loopback, true);
+  assert.equal(parseListen('0.0.0.0:1').loopback, false);
+  assert.equal(parseListen('10.1.2.3:1').loopback, false);
+  assert.equal(isLoopbackHost('127.8.9.1'), true);
+  assert.equal(isLoopbackHost('::ffff:127.0.0.1'), true);
+  assert.equal(isLoopbackHost('127.example.com'), false);
+  for (const bad of ['7070', 'host', 'a:99999', '[nope]:1']) assert.throws(() => parseListen(bad), ListenError, bad);
+  assert.equal(await tokenFor(parseListen('127.0.0.1:1'), undefined), undefined);
+  await assert.rejects(tokenFor(parseListen('0.0.0.0:1'), undefined), /refusing to listen/);
+  await assert.rejects(tokenFor(parseListen('0.0.0.0:1'), '/nonexistent/token'), /cannot read --token-file/);
+});
+
+function req(headers: Record<string, string>): IncomingMessage {
+  return { headers } as unknown as IncomingMessage;
+}
+
+test('access: Host check on loopback, bearer header, cookie, and ?token= only on the page', () => {
+  const url = (p: string) => new URL(p, 'http://x');
+  const token = 'a-token-of-enough-length';
+  assert.equal(checkAccess(req({ host: 'evil.example' }), url('/'), { token: undefined, loopbackListen: true }).ok, false);
+  assert.equal(checkAccess(req({ host: '127.0.0.1:7070' }), url('/'), { token: undefined, loopbackListen: true }).ok, true);
+  assert.equal(checkAccess(req({ host: 'anything' }), url('/'), { token, loopbackListen: false }).ok, false);
+  assert.equal(checkAccess(req({ host: 'h', authorization: `Bearer ${token}` }), url('/api/v1/clusters'), { token, loopbackListen: false }).ok, true);
+  assert.equal(checkAccess(req({ host: 'h', authorization: 'Bearer nope' }), url('/'), { token, loopbackListen: false }).ok, false);
+  assert.equal(checkAccess(req({ host: 'h', cookie: `x=1; ${TOKEN_COOKIE}=${token}` }), url('/api/v1/events'), { token, loopbackListen: false }).ok, true);
+  const login = checkAccess(req({ host: 'h' }), url(`/?token=${token}&a=1`), { token, loopbackListen: false });
+  assert.equal(login.ok, 'redirect');
+  assert.equal(login.ok === 'redirect' && login.location, '/?a=1');
+  assert.equal(checkAccess(req({ host: 'h' }), url(`/api/v1/clusters?token=${token}`), { token, loopbackListen: false }).ok, false);
+  assert.ok(tokensEqual('abc', 'abc') && !tokensEqual('abc', 'abd') && !tokensEqual('abc', 'abcd'));
+});
+
+const cond = (type: string, status: 'True' | 'False', reason: string, message = '') => ({ type, status, reason, message, lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 });
+
+test('timeline: first sight, changes of status or reason, removals; message-only changes are not transitions', () => {
+  const first = conditionTransitions(undefined, [cond('Ready', 'False', 'RolloutInProgress')], 't0', 1);
+  assert.deepEqual(first.map((e) => [e.type, e.from, e.to?.reason]), [['Ready', null, 'RolloutInProgress']]);
+  assert.deepEqual(conditionTransitions([cond('Ready', 'False', 'RolloutInProgress')], [cond('Ready', 'False', 'RolloutInProgress', 'new message')], 't1', 1), []);
+  const change = conditionTransitions([cond('Ready', 'False', 'RolloutInProgress'), cond('Stalled', 'False', 'NotStalled')], [cond('Ready', 'True', 'Available')], 't2', 2);
+  assert.deepEqual(change.map((e) => `${e.type}:${e.from?.reason}->${e.to?.reason ?? 'removed'}@${e.generation}`), ['Ready:RolloutInProgress->Available@2', 'Stalled:NotStalled->removed@2']);
+  const history = appendTimeline([], Array.from({ length: 5 }, (_, i) => ({ ...first[0]!, seenAt: `t${i}` })), 3);
+  assert.deepEqual(history.map((e) => e.seenAt), ['t2', 't3', 't4']);
+});
+
+const ms = (ready: ReturnType<typeof cond> | null, extra: Partial<Microservice['status']> = {}): Microservice => ({
+  apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice',
+  metadata: { name: 'web', namespace: 'ns', uid: 'u1', generation: 1, creationTimestamp: '2025-12-01T00:00:00Z' },
+  spec: { image: 'img:1', port: 80 },
+  status: { observedGeneration: 1, phase: 'ResourcesApplied', conditions: ready ? [ready] : [], ...extra },
+} as unknown as Microservice);
+
+test('items: health, the reason shown, and since when unconverged', () => {
+  assert.equal(microserviceItem('c', ms(cond('Ready', 'True', 'Available')), 'seen').health, 'ready');
+  assert.equal(microserviceItem('c', ms(cond('Ready', 'False', 'RolloutInProgress')), 'seen').health, 'progressing');
+  const conflict = microserviceItem('c', ms(cond('Ready', 'False', 'OwnershipConflict')), 'seen');
+  assert.equal(conflict.health, 'failed');
+  assert.equal(conflict.unconvergedSince, '2026-01-01T00:00:00Z', "Ready's lastTransitionTime");
+  const failed = microserviceItem('c', ms(null, { phase: 'Failed', reason: 'InvalidSpec', message: 'bad image' }), 'seen');
+  assert.equal(failed.health, 'failed');
+  assert.equal(failed.why, 'InvalidSpec');
+  assert.equal(failed.unconvergedSince, '2025-12-01T00:00:00Z', 'no Ready yet: since creation');
+  assert.equal(unconvergedSince(false, { status: 'True', reason: 'x', message: '', observedGeneration: 0, current: false, lastTransitionTime: 'old' }, 'c', 'seen'), 'seen', 'a stale True: since the dashboard saw it');
+  assert.equal(microserviceItem('c', ms(cond('Ready', 'True', 'Available')), 'seen').key, 'Microservice/c/ns/web');
+});
+
+test('quota: read from status.usage and a True quota/limit condition when present, null otherwise', () => {
+  const p = (status: Record<string, unknown>) => ({ metadata: { name: 'p', namespace: 'ns', generation: 1, finalizers: ['dhp.example.com/provider-cleanup'] }, spec: { region: 'eu' }, status } as unknown as DigitalHumanProvider);
+  assert.deepEqual(quotaOf(p({})), { quota: null, limitingReason: null });
+  assert.deepEqual(quotaOf(p({ usage: { used: 7, limit: 10 }, conditions: [cond('QuotaLimited', 'True', 'QuotaExhausted')] })), { quota: { used: 7, limit: 10, left: 3 }, limitingReason: 'QuotaExhausted' });
+  assert.deepEqual(quotaOf(p({ usage: { inUse: 10, quota: 10 } })).quota, { used: 10, limit: 10, left: 0 });
+  const exhausted = providerItem('c', p({ observedGeneration: 1, providerID: 'x', usage: { used: 10, limit: 10 }, conditions: [cond('Ready', 'True', 'ProviderReady')] }), true, 'seen');
+  assert.equal(exhausted.converged, true);
+  assert.equal(exhausted.usable, false, 'no quota left: not usable');
+  assert.equal(providerItem('c', p({ observedGeneration: 1, providerID: 'x', conditions: [cond('Ready', 'True', 'ProviderReady')] }), false, 'seen').usable, false, 'unreachable cluster: not usable');
+});
+
+test('the model emits only real changes, and re-emits providers when their cluster becomes unreachable', () => {
+  const model = new DashboardModel({ now: () => new Date('2026-03-01T00:00:00Z') });
+  const events: ServerEvent[] = [];
+  model.subscribe((e) => events.push(e));
+  const view = (reachable: boolean) => ({ name: 'c', server: 's', state: reachable ? 'reachable' as const : 'unreachable' as const, reachable, syncedAt: null, lastSync: null, error: null, warnings: [] });
+  model.setCluster(view(true));
+  const p = { metadata: { name: 'p', namespace: 'ns', uid: 'u', generation: 1, finalizers: ['dhp.example.com/provider-cleanup'] }, spec: { region: 'eu' }, status: { observedGeneration: 1, providerID: 'x', conditions: [cond('Ready', 'True', 'ProviderReady')] } } as unknown as DigitalHumanProvider;
+  model.upsert('c', 'DigitalHumanProvider', p);
+  model.upsert('c', 'DigitalHumanProvider', { ...p, metadata: { ...p.metadata, resourceVersion: '2' } });
+  assert.deepEqual(events.map((e) => e.type), ['cluster', 'upsert'], 'an update that changes no row emits nothing');
+  model.setCluster(view(false));
+  const last = events.at(-1)!;
+  assert.ok(last.type === 'upsert' && last.item.kind === 'DigitalHumanProvider' && last.item.usable === false);
+  model.remove('c', 'DigitalHumanProvider', p);
+  assert.equal(events.at(-1)!.type, 'delete');
+  assert.equal(model.size, 0);
+});
