@@ -8,7 +8,9 @@
 import { Agent, request } from 'undici';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import type { Faults, FaultsPatch } from './faults.ts';
-import type { AdminInstance, ResetOptions } from './server.ts';
+import type { Account, AccountState } from './accounts.ts';
+import type { Limits } from './metering.ts';
+import type { AdminInstance, ConsumeResult, QuotaDay, ResetOptions, Usage } from './types.ts';
 import type { SimStats } from './stats.ts';
 import type { HealthStatus } from './store.ts';
 
@@ -32,6 +34,17 @@ export interface VendorSimAdmin {
   deleteInstance(id: string): Promise<boolean>;
   /** False when there is no such instance. */
   setHealth(id: string, status: HealthStatus, message?: string): Promise<boolean>;
+  /** A console change of limits; undefined when there is no such instance. */
+  setLimits(id: string, patch: Partial<Limits>): Promise<Limits | undefined>;
+  /** Makes `calls` billable calls at once; undefined when there is no such instance. */
+  consume(id: string, calls: number): Promise<ConsumeResult | undefined>;
+  throttle(id: string, requests: number): Promise<Usage | undefined>;
+  clearThrottle(id: string): Promise<Usage | undefined>;
+  accounts(): Promise<Account[]>;
+  /** Undefined when there is no such account. */
+  setAccountState(id: string, change: { state: AccountState; reason?: string; message?: string }): Promise<Account | undefined>;
+  quotaDay(): Promise<QuotaDay>;
+  advanceQuotaDay(): Promise<QuotaDay>;
   close(): Promise<void>;
 }
 
@@ -75,6 +88,14 @@ export function createVendorSimAdmin(options: VendorSimAdminOptions): VendorSimA
     },
     setHealth: async (id, status, message) =>
       (await call('PUT', `/admin/instances/${encodeURIComponent(id)}/health`, message === undefined ? { status } : { status, message }, true)) !== undefined,
+    setLimits: (id, patch) => call<Limits>('PATCH', `/admin/instances/${encodeURIComponent(id)}/limits`, patch, true),
+    consume: (id, calls) => call<ConsumeResult>('POST', `/admin/instances/${encodeURIComponent(id)}/consume`, { calls }, true),
+    throttle: (id, requests) => call<Usage>('POST', `/admin/instances/${encodeURIComponent(id)}/throttle`, { requests }, true),
+    clearThrottle: (id) => call<Usage>('DELETE', `/admin/instances/${encodeURIComponent(id)}/throttle`, undefined, true),
+    accounts: async () => (await call<{ items: Account[] }>('GET', '/admin/accounts'))!.items,
+    setAccountState: (id, change) => call<Account>('PUT', `/admin/accounts/${encodeURIComponent(id)}`, change, true),
+    quotaDay: async () => (await call<QuotaDay>('GET', '/admin/quota-day'))!,
+    advanceQuotaDay: async () => (await call<QuotaDay>('POST', '/admin/quota-day/advance'))!,
     close: () => dispatcher.close(),
   };
 }

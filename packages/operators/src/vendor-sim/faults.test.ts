@@ -74,10 +74,13 @@ describe('FaultState', () => {
   it('counts bursts and lost creates down and shows the remaining count', () => {
     const state = new FaultState();
     state.patch({ burst429: { count: 2, retryAfterSeconds: 3 }, loseCreateResponses: { count: 1 } });
-    assert.equal(state.takeBurst429('list'), 3);
+    assert.deepEqual(state.takeBurst429('list'), { retryAfterSeconds: 3, code: 'RateLimited' });
     assert.equal(state.get().burst429?.count, 1);
-    assert.equal(state.takeBurst429('get'), 3);
+    assert.deepEqual(state.takeBurst429('get'), { retryAfterSeconds: 3, code: 'RateLimited' });
     assert.equal(state.takeBurst429('get'), undefined);
+    state.patch({ burst429: { count: 1, code: 'QuotaExhausted' } });
+    assert.deepEqual(state.takeBurst429('usage'), { retryAfterSeconds: 1, code: 'QuotaExhausted' });
+    assert.throws(() => parseFaults({ burst429: { count: 1, code: 'Teapot' } }), /burst429\.code: must be one of RateLimited, QuotaExhausted, InstanceThrottled/);
     assert.equal(state.takeLostCreate(), true);
     assert.equal(state.takeLostCreate(), false);
   });

@@ -7,8 +7,9 @@
  * @module
  */
 
-export type VendorOperation = 'create' | 'list' | 'get' | 'update' | 'delete' | 'health';
-export const VENDOR_OPERATIONS: readonly VendorOperation[] = ['create', 'list', 'get', 'update', 'delete', 'health'];
+/** The /v1 operations, for scoping faults; `call` is the billable `POST /v1/instances/{id}/calls`. */
+export type VendorOperation = 'create' | 'list' | 'get' | 'update' | 'delete' | 'health' | 'getLimits' | 'setLimits' | 'usage' | 'account' | 'call';
+export const VENDOR_OPERATIONS: readonly VendorOperation[] = ['create', 'list', 'get', 'update', 'delete', 'health', 'getLimits', 'setLimits', 'usage', 'account', 'call'];
 
 /** Restricts a fault to some operations; absent = all operations. */
 interface Scoped {
@@ -40,7 +41,17 @@ export interface Burst429Fault extends Scoped {
   count: number;
   /** Default 1. */
   retryAfterSeconds?: number;
+  /**
+   * The `error.code` sent: `RateLimited` (default: the endpoint is throttling this client), or a
+   * code about one instance, `QuotaExhausted` or `InstanceThrottled` (a vendor that meters its
+   * management API against the instance's limits).
+   */
+  code?: Burst429Code;
 }
+
+export type Burst429Code = 'RateLimited' | 'QuotaExhausted' | 'InstanceThrottled';
+export const BURST429_CODES: readonly Burst429Code[] = ['RateLimited', 'QuotaExhausted', 'InstanceThrottled'];
+/** A token bucket over the management API (every operation but `call`). */
 export interface RateLimitFault {
   requestsPerSecond: number;
   /** Bucket size. Default ceil(requestsPerSecond). */
@@ -146,8 +157,10 @@ function parseOne(key: (typeof FAULT_KEYS)[number], v: unknown): Faults[typeof k
         ...ops(v, path),
       };
     case 'burst429':
-      onlyKeys(v, path, ['count', 'retryAfterSeconds', 'ops']);
+      onlyKeys(v, path, ['count', 'retryAfterSeconds', 'code', 'ops']);
+      if (v.code !== undefined && !BURST429_CODES.includes(v.code as Burst429Code)) throw new FaultValidationError(`${path}.code`, `must be one of ${BURST429_CODES.join(', ')}`);
       return {
+        ...(v.code === undefined ? {} : { code: v.code as Burst429Code }),
         count: num(v, 'count', path, { min: 0, int: true, required: true })!,
         ...opt('retryAfterSeconds', num(v, 'retryAfterSeconds', path, { min: 0, max: 86_400, int: true })),
         ...ops(v, path),
@@ -268,12 +281,12 @@ export class FaultState {
     return f!.ms + (f!.jitterMs ? Math.floor(Math.random() * f!.jitterMs) : 0);
   }
 
-  /** Retry-After seconds when this request is one of the 429 burst; counts the burst down. */
-  takeBurst429(op: VendorOperation): number | undefined {
+  /** Retry-After seconds and code when this request is one of the 429 burst; counts the burst down. */
+  takeBurst429(op: VendorOperation): { retryAfterSeconds: number; code: Burst429Code } | undefined {
     const f = this.#faults.burst429;
     if (!applies(f, op) || f!.count <= 0) return undefined;
     f!.count--;
-    return f!.retryAfterSeconds ?? 1;
+    return { retryAfterSeconds: f!.retryAfterSeconds ?? 1, code: f!.code ?? 'RateLimited' };
   }
 
   /** Retry-After seconds when over the rate limit; otherwise takes a token and returns undefined. */

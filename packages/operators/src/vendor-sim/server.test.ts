@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { parse } from 'yaml';
-import { createVendorSimAdmin, startVendorSimulator, type VendorSimulator } from './index.ts';
+import { DEFAULT_LIMITS, LIMIT_BOUNDS, LIMIT_NAMES, VENDOR_OPERATIONS, createVendorSimAdmin, startVendorSimulator, type VendorSimulator } from './index.ts';
 
 const TOKEN = 'vendor-token-for-tests';
 
@@ -274,12 +274,207 @@ describe('vendor simulator over HTTPS', () => {
       'GET /admin/instances',
       'DELETE /admin/instances/{id}',
       'PUT /admin/instances/{id}/health',
+      'GET /v1/account',
+      'GET /v1/instances/{id}/limits',
+      'PATCH /v1/instances/{id}/limits',
+      'GET /v1/instances/{id}/usage',
+      'POST /v1/instances/{id}/calls',
+      'PATCH /admin/instances/{id}/limits',
+      'POST /admin/instances/{id}/consume',
+      'POST /admin/instances/{id}/throttle',
+      'DELETE /admin/instances/{id}/throttle',
+      'GET /admin/accounts',
+      'PUT /admin/accounts/{accountId}',
+      'GET /admin/quota-day',
+      'POST /admin/quota-day/advance',
     ]) {
       assert.ok(ops.includes(expected), expected);
     }
-    assert.equal(ops.length, 16);
+    assert.equal(ops.length, 29);
+    // The operations faults can be scoped to are the ones the server knows.
+    assert.deepEqual(doc.components.schemas.Operation.enum, [...VENDOR_OPERATIONS]);
+    // The limit bounds of the contract are the ones the server enforces.
+    for (const name of LIMIT_NAMES) {
+      const field = doc.components.schemas.Limits.properties[name];
+      assert.deepEqual([field.minimum, field.maximum], [...LIMIT_BOUNDS[name]], name);
+      assert.deepEqual(doc.components.schemas.LimitsPatch.properties[name], { type: 'integer', minimum: LIMIT_BOUNDS[name][0], maximum: LIMIT_BOUNDS[name][1] });
+    }
     // The fault schema lists exactly the faults the server accepts.
     assert.deepEqual(Object.keys(doc.components.schemas.Faults.properties).sort(), ['burst429', 'errors', 'hang', 'latency', 'loseCreateResponses', 'outage', 'rateLimit', 'slowCreates']);
+  });
+});
+
+describe('vendor simulator: accounts, limits and metering', () => {
+  const OTHER = 'token-of-account-b';
+  let sim: VendorSimulator;
+  let http: ReturnType<typeof httpFor>;
+  const create = (key: string, token = TOKEN) => http('POST', '/v1/instances', { token, body: { region: 'eu-west' }, headers: { 'idempotency-key': key } });
+
+  before(async () => {
+    sim = await startVendorSimulator({ token: TOKEN, accounts: [{ id: 'b', token: OTHER }], usageWindowSeconds: 2 });
+    http = httpFor(sim);
+  });
+  after(async () => {
+    await http.close();
+    await sim.stop();
+  });
+  beforeEach(() => sim.reset({ instances: true }));
+
+  it('limits: vendor defaults, a merge patch validated per field, a console change behind the client', async () => {
+    const { body: inst } = await create('k');
+    const path = `/v1/instances/${inst.id}/limits`;
+    assert.deepEqual((await http('GET', path)).body, DEFAULT_LIMITS);
+    const set = await http('PATCH', path, { body: { dailyQuota: 500, requestsPerMinute: 60 } });
+    assert.deepEqual(set.body, { maxConcurrency: 10, requestsPerMinute: 60, dailyQuota: 500 });
+    for (const [body, field] of [[{ dailyQuota: 0 }, 'dailyQuota'], [{ maxConcurrency: 99_999 }, 'maxConcurrency'], [{ requestsPerMinute: 'lots' }, 'requestsPerMinute'], [{ burst: 2 }, 'burst']] as const) {
+      const bad = await http('PATCH', path, { body });
+      assert.deepEqual([bad.status, bad.body.error.code, bad.body.error.field], [400, 'InvalidRequest', field], JSON.stringify(body));
+      assert.match(bad.body.error.message, new RegExp(field));
+    }
+    assert.deepEqual(sim.setLimits(inst.id, { dailyQuota: 42 }), { maxConcurrency: 10, requestsPerMinute: 60, dailyQuota: 42 });
+    assert.equal((await http('GET', path)).body.dailyQuota, 42, 'the console change shows through /v1');
+    assert.equal(sim.setLimits('inst-none', { dailyQuota: 1 }), undefined);
+    assert.equal(sim.stats().requests['PATCH /v1/instances/{id}/limits'], 5);
+    assert.equal(sim.stats().writes, 6, 'one create and five limit patches');
+  });
+
+  it('billable calls: accepted, then throttled over the minute (429 InstanceThrottled), then refused over the quota (429 QuotaExhausted)', async () => {
+    const { body: inst } = await create('k');
+    sim.setLimits(inst.id, { requestsPerMinute: 2, dailyQuota: 3 });
+    const call = () => http('POST', `/v1/instances/${inst.id}/calls`);
+    assert.equal((await call()).status, 200);
+    const second = await call();
+    assert.deepEqual([second.status, second.body.callsToday, second.body.quotaRemaining], [200, 2, 1]);
+    const throttled = await call();
+    assert.deepEqual([throttled.status, throttled.body.error.code], [429, 'InstanceThrottled']);
+    assert.ok(Number(throttled.headers['retry-after']) >= 1 && Number(throttled.headers['retry-after']) <= 60);
+    const usage = (await http('GET', `/v1/instances/${inst.id}/usage`)).body;
+    assert.deepEqual([usage.id, usage.callsToday, usage.throttledRequests, usage.throttleWindowSeconds], [inst.id, 2, 1, 2]);
+    // The quota: lift the minute limit, use the last call, and the next is refused until the reset.
+    sim.setLimits(inst.id, { requestsPerMinute: 100 });
+    assert.equal((await call()).status, 200);
+    const refused = await call();
+    assert.deepEqual([refused.status, refused.body.error.code], [429, 'QuotaExhausted']);
+    assert.match(refused.body.error.message, /daily quota of 3 calls; it resets at \d{4}-/);
+    const untilReset = (Date.parse(usage.quotaResetAt) - Date.now()) / 1000;
+    assert.ok(Math.abs(Number(refused.headers['retry-after']) - untilReset) < 5, `Retry-After ${refused.headers['retry-after']} ≈ ${untilReset}`);
+    assert.deepEqual(sim.stats().metering, { accepted: 3, throttled: 1, refused: 1, suspended: 0 });
+    assert.equal(sim.stats().writes, 1, 'billable calls are not management writes');
+    // A new quota day: calls go through again.
+    const day = sim.quotaDay().day;
+    assert.equal(sim.advanceQuotaDay().day, day + 1);
+    assert.equal((await call()).status, 200);
+    assert.equal(sim.usage(inst.id)!.callsToday, 1);
+  });
+
+  it('consume and throttle drive usage in bulk, deterministically; throttling clears by itself or at once', async () => {
+    const { body: inst } = await create('k');
+    sim.setLimits(inst.id, { requestsPerMinute: 1_000, dailyQuota: 1_500 });
+    const first = sim.consume(inst.id, 1_200)!;
+    assert.deepEqual([first.accepted, first.throttled, first.refused, first.usage.throttledRequests], [1_000, 200, 0, 200]);
+    assert.equal(sim.throttle(inst.id, 5)!.throttledRequests, 205);
+    assert.equal(sim.clearThrottle(inst.id)!.throttledRequests, 0);
+    sim.throttle(inst.id, 3);
+    await new Promise((r) => setTimeout(r, 2_100));
+    assert.equal(sim.usage(inst.id)!.throttledRequests, 0, 'out of the 2 s window');
+    assert.equal(sim.consume('inst-none', 1), undefined);
+  });
+
+  it('a suspended account reads and deletes, but cannot create, update, change limits or make calls; resumed, it can', async () => {
+    const { body: inst } = await create('k');
+    const suspended = sim.suspendAccount(undefined, 'invoice 2024-11 unpaid')!;
+    assert.deepEqual([suspended.state, suspended.reason], ['suspended', 'NonPayment']);
+    const account = (await http('GET', '/v1/account')).body;
+    assert.deepEqual([account.id, account.state, account.reason, account.message], ['default', 'suspended', 'NonPayment', 'invoice 2024-11 unpaid']);
+    for (const [method, path, body] of [
+      ['POST', '/v1/instances', { region: 'eu-west' }],
+      ['PATCH', `/v1/instances/${inst.id}`, { displayName: 'x' }],
+      ['PATCH', `/v1/instances/${inst.id}/limits`, { dailyQuota: 5 }],
+      ['POST', `/v1/instances/${inst.id}/calls`, undefined],
+    ] as const) {
+      const res = await http(method, path, { body });
+      assert.deepEqual([res.status, res.body.error.code], [403, 'AccountSuspended'], `${method} ${path}`);
+      assert.match(res.body.error.message, /account default is suspended \(NonPayment\): invoice 2024-11 unpaid/);
+    }
+    assert.equal(sim.consume(inst.id, 4)!.suspended, 4);
+    for (const path of [`/v1/instances/${inst.id}`, `/v1/instances/${inst.id}/health`, `/v1/instances/${inst.id}/usage`, `/v1/instances/${inst.id}/limits`, '/v1/instances?view=full']) {
+      assert.equal((await http('GET', path)).status, 200, path);
+    }
+    assert.equal(sim.stats().metering.suspended, 5);
+    assert.equal(sim.resumeAccount()!.state, 'active');
+    assert.equal((await http('POST', `/v1/instances/${inst.id}/calls`)).status, 200);
+    sim.suspendAccount();
+    assert.equal((await http('DELETE', `/v1/instances/${inst.id}`)).status, 204, 'deletion works while suspended');
+  });
+
+  it('accounts are isolated: another token sees none of these instances, and keys are per account', async () => {
+    const { body: mine } = await create('same-key');
+    const { body: theirs, status } = await create('same-key', OTHER);
+    assert.equal(status, 201, 'the same key in another account is another instance');
+    assert.notEqual(theirs.id, mine.id);
+    assert.equal((await http('GET', `/v1/instances/${mine.id}`, { token: OTHER })).status, 404);
+    assert.equal((await http('DELETE', `/v1/instances/${mine.id}`, { token: OTHER })).status, 404);
+    assert.deepEqual((await http('GET', '/v1/instances', { token: OTHER })).body.items.map((i: { id: string }) => i.id), [theirs.id]);
+    sim.suspendAccount('b');
+    assert.equal((await http('POST', `/v1/instances/${mine.id}/calls`)).status, 200, 'only account b is suspended');
+    assert.equal((await http('GET', '/v1/account', { token: OTHER })).body.state, 'suspended');
+    assert.deepEqual(sim.instances().map((i) => i.account).sort(), ['b', 'default']);
+  });
+
+  it('view=full lists health, limits and usage, in pages that cover every instance exactly once', async () => {
+    const ids = [];
+    for (let i = 0; i < 7; i++) ids.push((await create(`k${i}`)).body.id as string);
+    sim.setHealth(ids[0]!, 'degraded', 'GPU hot');
+    sim.consume(ids[1]!, 3);
+    const seen: any[] = [];
+    let token: string | undefined;
+    let pages = 0;
+    do {
+      const res = await http('GET', `/v1/instances?view=full&pageSize=3${token ? `&pageToken=${token}` : ''}`);
+      assert.equal(res.status, 200);
+      seen.push(...res.body.items);
+      token = res.body.nextPageToken;
+      pages++;
+    } while (token);
+    assert.equal(pages, 3);
+    assert.deepEqual(seen.map((i) => i.id), [...ids].sort());
+    const byId = new Map(seen.map((i) => [i.id, i]));
+    assert.deepEqual([byId.get(ids[0])!.health.status, byId.get(ids[0])!.health.message], ['degraded', 'GPU hot']);
+    assert.equal(byId.get(ids[1])!.usage.callsToday, 3);
+    assert.deepEqual(byId.get(ids[2])!.limits, DEFAULT_LIMITS);
+    assert.equal((await http('GET', '/v1/instances')).body.items[0].health, undefined, 'the basic view has no state');
+    assert.equal((await http('GET', '/v1/instances?pageSize=0')).body.error.field, 'pageSize');
+    assert.equal((await http('GET', '/v1/instances?pageToken=bogus')).body.error.field, 'pageToken');
+    assert.equal((await http('GET', '/v1/instances?view=huge')).body.error.field, 'view');
+    assert.equal(sim.stats().requests['GET /v1/instances'], 7, 'three pages, one basic list, three refused');
+  });
+
+  it('the admin client drives accounts, limits, usage and the quota day over HTTP', async () => {
+    const admin = createVendorSimAdmin({ baseUrl: sim.baseUrl, adminToken: sim.adminToken, ca: sim.caPem });
+    try {
+      const { body: inst } = await create('k');
+      assert.equal((await admin.setLimits(inst.id, { dailyQuota: 2 }))!.dailyQuota, 2);
+      await assert.rejects(admin.setLimits(inst.id, { dailyQuota: -1 }), /HTTP 400: dailyQuota must be an integer from 1/);
+      assert.equal(await admin.setLimits('inst-none', { dailyQuota: 2 }), undefined);
+      const consumed = (await admin.consume(inst.id, 3))!;
+      assert.deepEqual([consumed.accepted, consumed.refused, consumed.usage.quotaRemaining], [2, 1, 0]);
+      assert.equal((await admin.throttle(inst.id, 4))!.throttledRequests, 4);
+      assert.equal((await admin.clearThrottle(inst.id))!.throttledRequests, 0);
+      assert.equal((await admin.setAccountState('b', { state: 'suspended', reason: 'PolicyViolation' }))!.reason, 'PolicyViolation');
+      assert.equal(await admin.setAccountState('nobody', { state: 'active' }), undefined);
+      await assert.rejects(admin.setAccountState('b', { state: 'gone' as never }), /HTTP 400: state must be one of active, suspended/);
+      assert.deepEqual((await admin.accounts()).map((a) => [a.id, a.state]), [['default', 'active'], ['b', 'suspended']]);
+      const day = await admin.quotaDay();
+      const next = await admin.advanceQuotaDay();
+      assert.equal(next.day, day.day + 1);
+      assert.ok(Math.abs(Date.parse(next.quotaResetAt) - Date.now() - 86_400_000) < 5_000);
+      assert.equal((await admin.instances())[0]!.usage.callsToday, 0);
+      assert.deepEqual((await admin.instances())[0]!.limits, { ...DEFAULT_LIMITS, dailyQuota: 2 });
+      await admin.reset();
+      assert.ok((await admin.accounts()).every((a) => a.state === 'active'), 'a reset resumes every account');
+    } finally {
+      await admin.close();
+    }
   });
 });
 

@@ -10,7 +10,7 @@ export interface SimStats {
   requests: Record<string, number>;
   /** Answers sent per status code (lost responses and resets are not answers). */
   responses: Record<string, number>;
-  /** POST, PATCH and DELETE requests received on /v1 (whatever their outcome). */
+  /** POST, PATCH and DELETE requests received on /v1 (whatever their outcome), billable calls excepted. */
   writes: number;
   /** 429 answers sent (bursts and the rate limit). */
   rateLimited: number;
@@ -30,6 +30,8 @@ export interface SimStats {
   deletes: number;
   /** Instances that exist now. */
   liveInstances: number;
+  /** Billable calls by outcome (`POST /v1/instances/{id}/calls` and admin `consume` alike). */
+  metering: { accepted: number; throttled: number; refused: number; suspended: number };
   /** Faults that struck a request. */
   injected: { errors: number; outages: number; hangs: number; lostResponses: number; delayed: number };
   /** When counting started (ISO time): the simulator's start or the last stats reset. */
@@ -49,6 +51,7 @@ export function emptyCounters(): Counters {
     createReplays: 0,
     createsByKey: {},
     deletes: 0,
+    metering: { accepted: 0, throttled: 0, refused: 0, suspended: 0 },
     injected: { errors: 0, outages: 0, hangs: 0, lostResponses: 0, delayed: 0 },
     since: new Date().toISOString(),
   };

@@ -1,6 +1,8 @@
 /**
  * The simulator's instances: an in-memory map, optionally persisted to a JSON file after every
- * change (written to a temporary file and renamed, so a crash never leaves half a file).
+ * change (written to a temporary file and renamed, so a crash never leaves half a file). Each
+ * instance belongs to one account (the one whose token created it) and carries its limits; an
+ * account sees only its own instances, and idempotency keys are per account.
  *
  * All methods are synchronous, so in Node's single thread each one is atomic: two concurrent
  * creates with the same Idempotency-Key can never both create.
@@ -9,6 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { DEFAULT_ACCOUNT } from './accounts.ts';
+import { DEFAULT_LIMITS, type Limits } from './metering.ts';
 
 export type HealthStatus = 'healthy' | 'degraded' | 'down';
 export const HEALTH_STATUSES: readonly HealthStatus[] = ['healthy', 'degraded', 'down'];
@@ -23,8 +27,10 @@ export interface Instance {
   updatedAt: string;
 }
 
-/** What the store keeps: the instance plus its (admin-controlled) health. */
+/** What the store keeps: the instance plus its owner, limits and (admin-controlled) health. */
 export interface StoredInstance extends Instance {
+  account: string;
+  limits: Limits;
   health: HealthStatus;
   healthMessage?: string;
 }
@@ -51,13 +57,14 @@ export class InstanceStore {
     if (stateFile && existsSync(stateFile)) {
       const state = JSON.parse(readFileSync(stateFile, 'utf8')) as StateFile;
       if (state.version !== 1 || !Array.isArray(state.instances)) throw new Error(`unreadable vendor-sim state file ${stateFile}`);
-      for (const instance of state.instances) this.#index(instance);
+      // Files written before accounts and limits existed: the default account, default limits.
+      for (const instance of state.instances) this.#index({ ...instance, account: instance.account ?? DEFAULT_ACCOUNT, limits: { ...DEFAULT_LIMITS, ...instance.limits } });
     }
   }
 
   #index(instance: StoredInstance): void {
     this.#instances.set(instance.id, instance);
-    if (instance.idempotencyKey !== null) this.#byKey.set(instance.idempotencyKey, instance.id);
+    if (instance.idempotencyKey !== null) this.#byKey.set(keyOf(instance.account, instance.idempotencyKey), instance.id);
   }
 
   #save(): void {
@@ -72,16 +79,20 @@ export class InstanceStore {
     return this.#instances.size;
   }
 
-  list(): StoredInstance[] {
-    return [...this.#instances.values()];
+  /** Every instance, or only `account`'s. */
+  list(account?: string): StoredInstance[] {
+    const all = [...this.#instances.values()];
+    return account === undefined ? all : all.filter((i) => i.account === account);
   }
 
-  get(id: string): StoredInstance | undefined {
-    return this.#instances.get(id);
+  /** The instance, when it exists (and, with `account`, belongs to it). */
+  get(id: string, account?: string): StoredInstance | undefined {
+    const instance = this.#instances.get(id);
+    return instance && (account === undefined || instance.account === account) ? instance : undefined;
   }
 
-  findByKey(key: string): StoredInstance | undefined {
-    const id = this.#byKey.get(key);
+  findByKey(key: string, account = DEFAULT_ACCOUNT): StoredInstance | undefined {
+    const id = this.#byKey.get(keyOf(account, key));
     return id === undefined ? undefined : this.#instances.get(id);
   }
 
@@ -89,9 +100,9 @@ export class InstanceStore {
    * Creates an instance, or returns the live one created with the same key: `replayed` when the
    * region matches, `key-conflict` when it does not. A deleted instance frees its key.
    */
-  create(input: { region: string; displayName: string }, key: string | undefined): CreateOutcome {
+  create(input: { region: string; displayName: string }, key: string | undefined, account = DEFAULT_ACCOUNT): CreateOutcome {
     if (key !== undefined) {
-      const existing = this.findByKey(key);
+      const existing = this.findByKey(key, account);
       if (existing) return { kind: existing.region === input.region ? 'replayed' : 'key-conflict', instance: existing };
     }
     const at = this.#now().toISOString();
@@ -102,6 +113,8 @@ export class InstanceStore {
       idempotencyKey: key ?? null,
       createdAt: at,
       updatedAt: at,
+      account,
+      limits: { ...DEFAULT_LIMITS },
       health: 'healthy',
     };
     this.#index(instance);
@@ -124,9 +137,23 @@ export class InstanceStore {
     const instance = this.#instances.get(id);
     if (!instance) return false;
     this.#instances.delete(id);
-    if (instance.idempotencyKey !== null && this.#byKey.get(instance.idempotencyKey) === id) this.#byKey.delete(instance.idempotencyKey);
+    const key = instance.idempotencyKey === null ? undefined : keyOf(instance.account, instance.idempotencyKey);
+    if (key !== undefined && this.#byKey.get(key) === id) this.#byKey.delete(key);
     this.#save();
     return true;
+  }
+
+  /** Sets some limits (already validated); saved only when something changed. */
+  setLimits(id: string, patch: Partial<Limits>): StoredInstance | undefined {
+    const instance = this.#instances.get(id);
+    if (!instance) return undefined;
+    const next = { ...instance.limits, ...patch };
+    if (next.maxConcurrency !== instance.limits.maxConcurrency || next.requestsPerMinute !== instance.limits.requestsPerMinute || next.dailyQuota !== instance.limits.dailyQuota) {
+      // Limits are their own resource (/limits): the instance's updatedAt stays.
+      instance.limits = next;
+      this.#save();
+    }
+    return instance;
   }
 
   setHealth(id: string, status: HealthStatus, message?: string): StoredInstance | undefined {
@@ -146,7 +173,10 @@ export class InstanceStore {
   }
 }
 
-/** The public view of a stored instance (no health fields). */
+/** The key index's key: idempotency keys are per account. */
+const keyOf = (account: string, key: string): string => `${account}\u0000${key}`;
+
+/** The public view of a stored instance (no owner, limits or health). */
 export function publicInstance(s: StoredInstance): Instance {
   return {
     id: s.id,
