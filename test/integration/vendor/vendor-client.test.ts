@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EndpointLimiter } from '@converge/runtime';
+import { EndpointLimiter, systemClock } from '@converge/runtime';
 import {
   VendorError,
   createVendorClient,
@@ -17,7 +17,13 @@ import {
   type VendorClient,
   type VendorClientOptions,
 } from '../../../packages/operators/src/operators/provider/vendor/index.ts';
+import { endpointPause } from '../../../packages/operators/src/operators/provider/vendor/index.ts';
+import { asVendorFailure, createVendorApis } from '../../../packages/operators/src/operators/provider/vendor-api.ts';
+import { defaultProviderConfig } from '../../../packages/operators/src/operators/provider/provider-config.ts';
+import { vendorErrorFromResponse } from '../../../packages/operators/src/operators/provider/vendor/errors.ts';
 import { startVendorSimulator, type VendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
+import { rootCertificates } from 'node:tls';
+import { Agent, request } from 'undici';
 
 const TOKEN = 'tok-0123456789-never-print-me';
 
@@ -215,8 +221,104 @@ describe('vendor client against the simulator', () => {
     const err = await untrusting.findByIdempotencyKey('k').catch((e: unknown) => e);
     expectVendorError('Network')(err);
     assert.match(String((err as VendorError).code), /CERT|SIGNATURE|ISSUER/);
+    // Issue 18 item 5: the message says what fixes it, not Node's generic --use-system-ca.
+    const hinted = newClient({ ca: undefined as unknown as string, untrustedCertificateHint: 'set provider.vendor.caFile to the PEM file of the CA that signed it' });
+    const told = (await hinted.findByIdempotencyKey('k').catch((e: unknown) => e)) as VendorError;
+    assert.match(told.message, /not signed by a trusted CA \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\): set provider\.vendor\.caFile/);
+    assert.doesNotMatch(told.message, /use-system-ca/);
     assert.throws(() => createVendorClient({ endpoint: sim.baseUrl.replace('https', 'http'), token: TOKEN, limiter, timeoutMs: 1000 }), expectVendorError('Invalid'));
     assert.throws(() => createVendorClient({ endpoint: 'not a url', token: TOKEN, limiter, timeoutMs: 1000 }), expectVendorError('Invalid'));
+  });
+
+  it('limits: read, set (only the given fields are sent), and a console change shows through', async () => {
+    const { instance } = await client.createInstance({ region: 'eu' }, 'k');
+    assert.deepEqual(await client.getLimits(instance.id), { maxConcurrency: 10, requestsPerMinute: 600, dailyQuota: 10_000 });
+    assert.deepEqual(await client.setLimits(instance.id, { dailyQuota: 500, maxConcurrency: undefined }), { maxConcurrency: 10, requestsPerMinute: 600, dailyQuota: 500 });
+    sim.setLimits(instance.id, { requestsPerMinute: 7 });
+    assert.equal((await client.getLimits(instance.id)).requestsPerMinute, 7);
+    const bad = await client.setLimits(instance.id, { dailyQuota: 0 }).catch((e: unknown) => e);
+    expectVendorError('Invalid')(bad);
+    assert.deepEqual([(bad as VendorError).field, (bad as VendorError).transient], ['dailyQuota', false]);
+    assert.match((bad as VendorError).message, /dailyQuota must be an integer from 1 to 1000000000/);
+    await assert.rejects(client.getLimits('inst-none'), expectVendorError('NotFound'));
+    assert.equal(sim.stats().requests['PATCH /v1/instances/{id}/limits'], 2);
+  });
+
+  it('usage and the account: figures as the vendor counts them', async () => {
+    const { instance } = await client.createInstance({ region: 'eu' }, 'k');
+    sim.setLimits(instance.id, { dailyQuota: 100, requestsPerMinute: 50 });
+    sim.consume(instance.id, 60);
+    const usage = await client.getUsage(instance.id);
+    assert.deepEqual([usage.callsToday, usage.dailyQuota, usage.quotaRemaining, usage.throttledRequests, usage.refusedToday], [50, 100, 50, 10, 0]);
+    assert.ok(Date.parse(usage.quotaResetAt) > Date.now());
+    assert.deepEqual(await client.getAccount(), { ...(await client.getAccount()), id: 'default', state: 'active' });
+  });
+
+  it('a suspended account: reads and the account answer, writes are AccountSuspended (not transient), nothing is paused', async () => {
+    const { instance } = await client.createInstance({ region: 'eu' }, 'k');
+    sim.suspendAccount(undefined, `invoice unpaid\nsee console; token ${TOKEN}`);
+    const account = await client.getAccount();
+    assert.deepEqual([account.state, account.reason, account.message], ['suspended', 'NonPayment', 'invoice unpaid see console; token [redacted]']);
+    for (const write of [() => client.setLimits(instance.id, { dailyQuota: 5 }), () => client.updateInstance(instance.id, { displayName: 'x' }), () => client.createInstance({ region: 'eu' }, 'k2')]) {
+      const err = await write().catch((e: unknown) => e);
+      expectVendorError('AccountSuspended')(err);
+      assert.deepEqual([(err as VendorError).status, (err as VendorError).transient, (err as VendorError).code], [403, false, 'AccountSuspended']);
+    }
+    assert.equal(limiter.pausedForMs(), 0);
+    assert.equal((await client.getHealth(instance.id)).status, 'healthy');
+    sim.resumeAccount();
+    assert.equal((await client.setLimits(instance.id, { dailyQuota: 5 })).dailyQuota, 5);
+  });
+
+  it('a 429 about one instance (QuotaExhausted, InstanceThrottled) carries its wait but never pauses the endpoint', async () => {
+    const { instance } = await client.createInstance({ region: 'eu' }, 'k');
+    for (const code of ['QuotaExhausted', 'InstanceThrottled'] as const) {
+      sim.setFaults({ burst429: { count: 1, retryAfterSeconds: 3600, code, ops: ['usage'] } });
+      const err = await client.getUsage(instance.id).catch((e: unknown) => e);
+      expectVendorError(code)(err);
+      assert.deepEqual([(err as VendorError).retryAfterMs, (err as VendorError).transient], [3_600_000, true]);
+      assert.equal(limiter.pausedForMs(), 0, `${code} pauses nothing`);
+      const t0 = performance.now();
+      assert.equal((await client.getHealth(instance.id)).status, 'healthy');
+      assert.ok(performance.now() - t0 < 1000, 'the next call goes at once');
+    }
+    // The vendor's own billable-call answers are classified the same way.
+    sim.clearFaults();
+    sim.setLimits(instance.id, { dailyQuota: 1 });
+    sim.consume(instance.id, 1);
+    const raw = await request(`${sim.baseUrl}/v1/instances/${instance.id}/calls`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      dispatcher: new Agent({ connect: { ca: [...rootCertificates, sim.caPem] } }),
+    });
+    const err = vendorErrorFromResponse('getUsage', raw.statusCode, await raw.body.text());
+    assert.equal(err.kind, 'QuotaExhausted');
+    assert.equal(endpointPause(raw.statusCode, err.code), undefined);
+  });
+
+  it('listInstanceStates: one call per page, every instance once, with health (the vendor\'s words, bounded), limits and usage', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await client.createInstance({ region: 'eu' }, `k${i}`)).instance.id);
+    sim.setHealth(ids[0]!, 'degraded', `GPU hot\n${'!'.repeat(400)}`);
+    sim.consume(ids[1]!, 2);
+    const seen = [];
+    let pageToken: string | undefined;
+    let pages = 0;
+    do {
+      const page = await client.listInstanceStates({ pageSize: 2, ...(pageToken ? { pageToken } : {}) });
+      seen.push(...page.items);
+      pageToken = page.nextPageToken;
+      pages++;
+    } while (pageToken);
+    assert.equal(pages, 3);
+    assert.equal(client.calls().listInstanceStates.calls, 3);
+    assert.deepEqual(seen.map((s) => s.instance.id), [...ids].sort());
+    const degraded = seen.find((s) => s.instance.id === ids[0])!;
+    assert.equal(degraded.health.status, 'degraded');
+    assert.ok(degraded.health.message!.startsWith('GPU hot !!!') && [...degraded.health.message!].length === 200, degraded.health.message);
+    assert.equal(seen.find((s) => s.instance.id === ids[1])!.usage.callsToday, 2);
+    assert.equal(seen[0]!.limits.dailyQuota, 10_000);
+    assert.equal((await client.getHealth(ids[0]!)).message, degraded.health.message, 'the single call bounds it the same way');
   });
 
   it("the caller's abort rejects with its reason and is counted as Aborted", async () => {
@@ -256,11 +358,13 @@ describe('vendor client across a simulator restart', () => {
     try {
       const { instance } = await client.createInstance({ region: 'eu', displayName: 'kept' }, 'uid-restart');
       sim.setHealth(instance.id, 'degraded');
+      await client.setLimits(instance.id, { dailyQuota: 1234 });
       await sim.stop();
       sim = await startVendorSimulator({ token: TOKEN, stateFile, port: sim.port });
       assert.deepEqual(await client.getInstance(instance.id), instance);
       assert.equal((await client.findByIdempotencyKey('uid-restart'))?.id, instance.id);
       assert.equal((await client.getHealth(instance.id)).status, 'degraded');
+      assert.equal((await client.getLimits(instance.id)).dailyQuota, 1234, 'limits are kept with the instance');
       assert.equal((await client.createInstance({ region: 'eu' }, 'uid-restart')).replayed, true);
       assert.equal(sim.stats().creates, 0, 'no create after the restart');
     } finally {
@@ -272,5 +376,53 @@ describe('vendor client across a simulator restart', () => {
 
   it('isVendorError narrows by kind', () => {
     assert.ok(isVendorError(new VendorError({ kind: 'Timeout', operation: 'getHealth', message: 'x' }), 'Timeout'));
+  });
+});
+
+describe("the operator's vendor API (vendor-api.ts) against the simulator", () => {
+  it('issue 18 item 5: an untrusted vendor CA names provider.vendor.caFile, with the file when one is set', async () => {
+    const sim = await startVendorSimulator({ token: TOKEN });
+    const other = await startVendorSimulator({ token: TOKEN });
+    try {
+      const signal = AbortSignal.timeout(5000);
+      const unset = createVendorApis({ ...defaultProviderConfig, vendor: { ...defaultProviderConfig.vendor, timeoutMs: 2000 } }, systemClock);
+      const a = asVendorFailure(await unset.forEndpoint(sim.baseUrl, TOKEN).getHealth('inst-x', signal).catch((e: unknown) => e));
+      assert.equal(a.kind, 'Network');
+      assert.match(a.message, /not signed by a trusted CA .*set provider\.vendor\.caFile in the operator's configuration to the PEM file of the CA that signed it/);
+      assert.doesNotMatch(a.message, /use-system-ca/);
+      const wrong = createVendorApis({ ...defaultProviderConfig, vendor: { ...defaultProviderConfig.vendor, timeoutMs: 2000, caFile: other.caPath } }, systemClock);
+      const b = asVendorFailure(await wrong.forEndpoint(sim.baseUrl, TOKEN).getHealth('inst-x', signal).catch((e: unknown) => e));
+      assert.ok(b.message.includes(`provider.vendor.caFile (${other.caPath}) does not hold the CA that signed it`), b.message);
+    } finally {
+      await Promise.all([sim.stop(), other.stop()]);
+    }
+  });
+
+  it("issue 18 item 6: the vendor's health message comes through, bounded and without the token", async () => {
+    const sim = await startVendorSimulator({ token: TOKEN });
+    try {
+      const apis = createVendorApis({ ...defaultProviderConfig, vendor: { ...defaultProviderConfig.vendor, timeoutMs: 2000, caFile: sim.caPath } }, systemClock);
+      const api = apis.forEndpoint(sim.baseUrl, TOKEN);
+      const signal = AbortSignal.timeout(5000);
+      const instance = await api.createInstance({ region: 'eu' }, 'k', signal);
+      assert.deepEqual(await api.health(instance.id, signal), { status: 'healthy' });
+      sim.setHealth(instance.id, 'degraded', 'GPU hot');
+      assert.deepEqual(await api.health(instance.id, signal), { status: 'degraded', message: 'GPU hot' });
+      sim.setHealth(instance.id, 'down', `driver crashed\nAuthorization: Bearer ${TOKEN} ${'x'.repeat(500)}`);
+      const down = await api.health(instance.id, signal);
+      assert.equal(down.status, 'down');
+      assert.ok(!down.message!.includes(TOKEN) && !down.message!.includes('\n') && [...down.message!].length <= 200, down.message);
+      assert.match(down.message!, /^driver crashed Authorization: Bearer \[redacted\]/);
+      assert.deepEqual(await api.setLimits(instance.id, { dailyQuota: 7 }, signal), { maxConcurrency: 10, requestsPerMinute: 600, dailyQuota: 7 });
+      assert.equal((await api.getUsage(instance.id, signal)).dailyQuota, 7);
+      assert.equal((await api.getAccount(signal)).state, 'active');
+      assert.equal((await api.listInstanceStates({}, signal)).items[0]!.health.status, 'down');
+      sim.suspendAccount();
+      const suspended = asVendorFailure(await api.setLimits(instance.id, { dailyQuota: 8 }, signal).catch((e: unknown) => e));
+      assert.deepEqual([suspended.kind, suspended.code, suspended.transient], ['AccountSuspended', 'AccountSuspended', false]);
+      assert.equal(apis.calls().setLimits!.failed.AccountSuspended, 1);
+    } finally {
+      await sim.stop();
+    }
   });
 });

@@ -3,6 +3,10 @@
  * delete says whether the instance existed, every failure is a `VendorFailure` it can branch on.
  * `createVendorApis` keeps one client per (endpoint, token) and one limiter per endpoint, so
  * every CR pointing at the same vendor shares its rate and concurrency budget.
+ *
+ * The vendor's own words (a health message such as "GPU hot", an account's suspension note)
+ * come through bounded and redacted (`vendorText`), never with the token. An untrusted vendor
+ * certificate fails with a message naming `provider.vendor.caFile`, the setting that fixes it.
  * @module
  */
 import { readFileSync } from 'node:fs';
@@ -11,11 +15,13 @@ import { createEndpointLimiters } from '@converge/runtime';
 import type { Clock } from '@converge/runtime';
 import { createVendorClient, isVendorError } from './vendor/index.ts';
 import type { VendorCallEvent, VendorClient, VendorErrorKind } from './vendor/index.ts';
-import type { VendorInstance } from './vendor/types.ts';
+import type { InstanceStatePage, VendorAccount, VendorHealth as VendorHealthReport, VendorInstance, VendorLimits, VendorUsage } from './vendor/types.ts';
 import type { ProviderConfig } from './provider-config.ts';
 
-export type { VendorInstance } from './vendor/types.ts';
+export type { VendorInstance, VendorLimits, VendorUsage, VendorAccount, VendorInstanceState, InstanceStatePage } from './vendor/types.ts';
 export type VendorHealth = 'healthy' | 'degraded' | 'down';
+/** Health with the vendor's own message (bounded, redacted). */
+export type VendorHealthDetail = Pick<VendorHealthReport, 'status' | 'message'>;
 
 export interface VendorApi {
   getInstance(id: string, signal: AbortSignal): Promise<VendorInstance | undefined>;
@@ -25,6 +31,15 @@ export interface VendorApi {
   /** Resolves true when the instance existed, false when it was already gone. */
   deleteInstance(id: string, signal: AbortSignal): Promise<boolean>;
   getHealth(id: string, signal: AbortSignal): Promise<VendorHealth>;
+  /** Health and the vendor's message ("GPU hot"), bounded and redacted. */
+  health(id: string, signal: AbortSignal): Promise<VendorHealthDetail>;
+  getLimits(id: string, signal: AbortSignal): Promise<VendorLimits>;
+  /** Sends only the given fields; resolves with the limits now in force. */
+  setLimits(id: string, patch: Partial<VendorLimits>, signal: AbortSignal): Promise<VendorLimits>;
+  getUsage(id: string, signal: AbortSignal): Promise<VendorUsage>;
+  getAccount(signal: AbortSignal): Promise<VendorAccount>;
+  /** One page of the account's instances with health, limits and usage. */
+  listInstanceStates(page: { pageToken?: string; pageSize?: number }, signal: AbortSignal): Promise<InstanceStatePage>;
 }
 
 export interface VendorApis {
@@ -38,11 +53,22 @@ export interface VendorFailure {
   message: string;
   transient: boolean;
   retryAfterMs?: number;
+  /** The vendor's `error.code` or a system code, when there was one. */
+  code?: string;
+  /** The field the vendor blamed (e.g. `region`, `dailyQuota`). */
+  field?: string;
 }
 
 export function asVendorFailure(err: unknown): VendorFailure {
   if (isVendorError(err)) {
-    return { kind: err.kind, message: err.message, transient: err.transient, ...(err.retryAfterMs === undefined ? {} : { retryAfterMs: err.retryAfterMs }) };
+    return {
+      kind: err.kind,
+      message: err.message,
+      transient: err.transient,
+      ...(err.retryAfterMs === undefined ? {} : { retryAfterMs: err.retryAfterMs }),
+      ...(err.code === undefined ? {} : { code: err.code }),
+      ...(err.field === undefined ? {} : { field: err.field }),
+    };
   }
   return { kind: 'Unknown', message: err instanceof Error ? err.message : String(err), transient: true };
 }
@@ -51,6 +77,7 @@ export function asVendorFailure(err: unknown): VendorFailure {
 export function createVendorApis(config: ProviderConfig, clock: Clock, observe?: (endpoint: string, event: VendorCallEvent) => void): VendorApis {
   const v = config.vendor;
   const ca = v.caFile ? readFileSync(v.caFile) : undefined;
+  const untrustedCertificateHint = untrustedHint(v.caFile);
   const limiters = createEndpointLimiters({ ratePerSecond: v.requestsPerSecond, burst: v.burst, maxConcurrency: v.maxConcurrency, clock });
   const clients = new Map<string, { client: VendorClient; api: VendorApi }>();
   return {
@@ -64,6 +91,7 @@ export function createVendorApis(config: ProviderConfig, clock: Clock, observe?:
           ...(ca ? { ca } : {}),
           limiter: limiters.get(endpoint),
           timeoutMs: v.timeoutMs,
+          untrustedCertificateHint,
           ...(observe ? { onCall: (event: VendorCallEvent) => observe(endpoint, event) } : {}),
         });
         entry = { client, api: adapt(client) };
@@ -86,6 +114,13 @@ export function createVendorApis(config: ProviderConfig, clock: Clock, observe?:
   };
 }
 
+/** What to do about a vendor certificate no trusted CA signed (issue 18 item 5). */
+export function untrustedHint(caFile: string | undefined): string {
+  return caFile
+    ? `provider.vendor.caFile (${caFile}) does not hold the CA that signed it; point provider.vendor.caFile at that CA's PEM file (the system CAs stay trusted)`
+    : "set provider.vendor.caFile in the operator's configuration to the PEM file of the CA that signed it (the system CAs stay trusted)";
+}
+
 function adapt(client: VendorClient): VendorApi {
   return {
     async getInstance(id, signal) {
@@ -101,5 +136,14 @@ function adapt(client: VendorClient): VendorApi {
     updateInstance: (id, input, signal) => client.updateInstance(id, input, { signal }),
     deleteInstance: async (id, signal) => !(await client.deleteInstance(id, { signal })).alreadyGone,
     getHealth: async (id, signal) => (await client.getHealth(id, { signal })).status,
+    health: async (id, signal) => {
+      const { status, message } = await client.getHealth(id, { signal });
+      return message === undefined ? { status } : { status, message };
+    },
+    getLimits: (id, signal) => client.getLimits(id, { signal }),
+    setLimits: (id, patch, signal) => client.setLimits(id, patch, { signal }),
+    getUsage: (id, signal) => client.getUsage(id, { signal }),
+    getAccount: (signal) => client.getAccount({ signal }),
+    listInstanceStates: (page, signal) => client.listInstanceStates(page, { signal }),
   };
 }

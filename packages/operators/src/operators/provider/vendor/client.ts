@@ -7,17 +7,22 @@
 import { createSecureContext, getCACertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { EndpointLimiter } from '@converge/runtime';
-import { VendorError, vendorErrorFromException, vendorErrorFromResponse, type VendorErrorKind } from './errors.ts';
+import { DEFAULT_UNTRUSTED_HINT, VendorError, endpointPause, errorCodeOf, vendorErrorFromException, vendorErrorFromResponse, type VendorErrorKind } from './errors.ts';
 import {
   VENDOR_OPERATION_NAMES,
   type CreateInstanceInput,
   type CreateInstanceResult,
   type DeleteInstanceResult,
+  type InstanceStatePage,
   type UpdateInstanceInput,
+  type VendorAccount,
   type VendorHealth,
   type VendorInstance,
+  type VendorLimits,
   type VendorOperationName,
+  type VendorUsage,
 } from './types.ts';
+import { vendorText } from './vendor-text.ts';
 
 /** What the client needs from a limiter; the runtime's `EndpointLimiter` is one. */
 export type VendorLimiter = Pick<EndpointLimiter, 'schedule' | 'honourRetryAfter' | 'pausedForMs'>;
@@ -59,6 +64,11 @@ export interface VendorClientOptions {
   maxPauseWaitMs?: number;
   /** Called after every call (success or failure). Must not throw. */
   onCall?: (event: VendorCallEvent) => void;
+  /**
+   * What to do about an untrusted server certificate, put into that error's message instead of
+   * Node's generic advice (the operator names its `provider.vendor.caFile` setting).
+   */
+  untrustedCertificateHint?: string;
 }
 
 export interface CallOptions {
@@ -82,8 +92,21 @@ export interface VendorClient {
   updateInstance(id: string, patch: UpdateInstanceInput, opts?: CallOptions): Promise<VendorInstance>;
   /** DELETE /v1/instances/{id}. A 404 is success with `alreadyGone: true`. */
   deleteInstance(id: string, opts?: CallOptions): Promise<DeleteInstanceResult>;
-  /** GET /v1/instances/{id}/health. */
+  /** GET /v1/instances/{id}/health. The vendor's message is bounded and redacted (`vendorText`). */
   getHealth(id: string, opts?: CallOptions): Promise<VendorHealth>;
+  /** GET /v1/instances/{id}/limits. */
+  getLimits(id: string, opts?: CallOptions): Promise<VendorLimits>;
+  /** PATCH /v1/instances/{id}/limits with only the given fields; answers the limits now in force. */
+  setLimits(id: string, patch: Partial<VendorLimits>, opts?: CallOptions): Promise<VendorLimits>;
+  /** GET /v1/instances/{id}/usage. */
+  getUsage(id: string, opts?: CallOptions): Promise<VendorUsage>;
+  /** GET /v1/account: the state of the account this token belongs to (answered while suspended too). */
+  getAccount(opts?: CallOptions): Promise<VendorAccount>;
+  /**
+   * One page of GET /v1/instances?view=full: every live instance of the account with its health,
+   * limits and usage. One call per page (pass `nextPageToken` on); `pageSize` default 200.
+   */
+  listInstanceStates(page?: { pageToken?: string; pageSize?: number }, opts?: CallOptions): Promise<InstanceStatePage>;
   /** Counts of this client's calls, by operation. A copy. */
   calls(): VendorCallCounts;
   /** Closes pooled connections. Calls after close fail. */
@@ -103,6 +126,19 @@ const emptyCounts = (): VendorCallCounts =>
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+const LIMIT_FIELDS = ['maxConcurrency', 'requestsPerMinute', 'dailyQuota'] as const;
+const isCount = (v: unknown, min: number): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= min;
+const isTime = (v: unknown): boolean => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+
+/** A Retry-After header (seconds or an HTTP date) in ms, without pausing anything; undefined when absent or unreadable. */
+function retryAfterHeaderMs(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const secs = Number(value);
+  if (Number.isFinite(secs) && secs >= 0) return Math.ceil(secs * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** Trusted roots: Node's defaults (bundled + NODE_EXTRA_CA_CERTS), the OS store, and `extra`. */
@@ -136,6 +172,7 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
   const endpoint = base.href.replace(/\/+$/, '');
   const { token, limiter, timeoutMs } = options;
   const maxPauseWaitMs = options.maxPauseWaitMs ?? 2000;
+  const untrustedHint = options.untrustedCertificateHint ?? DEFAULT_UNTRUSTED_HINT;
   // One secure context for every connection: parsing ~hundreds of CA certificates per TLS
   // handshake would otherwise cost milliseconds each.
   const secureContext = createSecureContext({ ca: trustedCas(options.ca) });
@@ -183,13 +220,21 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
         });
         const text = await res.body.text();
         const retryAfter = header(res.headers['retry-after']);
-        // Pause the whole endpoint at once, before this permit is released to the next caller.
+        // Pause the whole endpoint at once, before this permit is released to the next caller —
+        // unless the answer concerns one instance only (its quota, its own rate): errors.ts.
+        const pause = res.statusCode >= 400 ? endpointPause(res.statusCode, errorCodeOf(text)) : undefined;
         const retryAfterMs =
-          res.statusCode === 429 ? limiter.honourRetryAfter(retryAfter, 1000) : res.statusCode >= 500 ? limiter.honourRetryAfter(retryAfter) : undefined;
+          pause === 'rate-limit'
+            ? limiter.honourRetryAfter(retryAfter, 1000)
+            : pause === 'server'
+              ? limiter.honourRetryAfter(retryAfter)
+              : res.statusCode === 429
+                ? retryAfterHeaderMs(retryAfter)
+                : undefined;
         return { status: res.statusCode, text, retryAfterMs, requestId: header(res.headers['x-request-id']) };
       } catch (err) {
         if (opts.signal?.aborted) throw opts.signal.reason;
-        throw vendorErrorFromException(operation, err, deadline.signal.aborted, timeoutMs, token);
+        throw vendorErrorFromException(operation, err, deadline.signal.aborted, timeoutMs, token, untrustedHint);
       } finally {
         clearTimeout(timer);
       }
@@ -252,6 +297,35 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
     };
   }
 
+  function healthFrom(operation: VendorOperationName, answer: Answer, value: unknown, id: string): VendorHealth {
+    const v = value as Partial<VendorHealth> | null;
+    if (!v || (v.status !== 'healthy' && v.status !== 'degraded' && v.status !== 'down')) throw malformed(operation, answer, 'unknown health status');
+    const message = typeof v.message === 'string' ? vendorText(v.message, token) : '';
+    return { id: typeof v.id === 'string' ? v.id : id, status: v.status, ...(message ? { message } : {}), checkedAt: String(v.checkedAt ?? '') };
+  }
+
+  function limitsFrom(operation: VendorOperationName, answer: Answer, value: unknown): VendorLimits {
+    const v = value as Record<string, unknown> | null;
+    if (!v || !LIMIT_FIELDS.every((k) => isCount(v[k], 1))) throw malformed(operation, answer, 'not a set of limits');
+    return { maxConcurrency: v.maxConcurrency as number, requestsPerMinute: v.requestsPerMinute as number, dailyQuota: v.dailyQuota as number };
+  }
+
+  function usageFrom(operation: VendorOperationName, answer: Answer, value: unknown): VendorUsage {
+    const v = value as Record<string, unknown> | null;
+    const counts = ['callsToday', 'dailyQuota', 'quotaRemaining', 'refusedToday', 'throttledRequests', 'throttleWindowSeconds'] as const;
+    if (!v || !counts.every((k) => isCount(v[k], 0)) || !isTime(v.quotaResetAt) || !isTime(v.observedAt)) throw malformed(operation, answer, 'not a usage report');
+    return {
+      callsToday: v.callsToday as number,
+      dailyQuota: v.dailyQuota as number,
+      quotaRemaining: v.quotaRemaining as number,
+      refusedToday: v.refusedToday as number,
+      throttledRequests: v.throttledRequests as number,
+      throttleWindowSeconds: v.throttleWindowSeconds as number,
+      quotaResetAt: v.quotaResetAt as string,
+      observedAt: v.observedAt as string,
+    };
+  }
+
   const idPath = (operation: VendorOperationName, id: string): string => {
     if (!id) throw new VendorError({ kind: 'Invalid', operation, message: `vendor ${operation}: instance id is empty` });
     return `/v1/instances/${encodeURIComponent(id)}`;
@@ -289,15 +363,48 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
       return call('deleteInstance', opts, () => exchange('deleteInstance', 'DELETE', idPath('deleteInstance', id), opts), [200, 202, 204, 404], (a) => ({ alreadyGone: a.status === 404 }));
     },
     getHealth(id, opts = {}) {
-      return call('getHealth', opts, () => exchange('getHealth', 'GET', `${idPath('getHealth', id)}/health`, opts), [200], (a) => {
-        const v = json('getHealth', a) as Partial<VendorHealth> | null;
-        if (!v || (v.status !== 'healthy' && v.status !== 'degraded' && v.status !== 'down')) throw malformed('getHealth', a, 'unknown health status');
+      return call('getHealth', opts, () => exchange('getHealth', 'GET', `${idPath('getHealth', id)}/health`, opts), [200], (a) => healthFrom('getHealth', a, json('getHealth', a), id));
+    },
+    getLimits(id, opts = {}) {
+      return call('getLimits', opts, () => exchange('getLimits', 'GET', `${idPath('getLimits', id)}/limits`, opts), [200], (a) => limitsFrom('getLimits', a, json('getLimits', a)));
+    },
+    setLimits(id, patch, opts = {}) {
+      const body = Object.fromEntries(LIMIT_FIELDS.filter((k) => patch[k] !== undefined).map((k) => [k, patch[k]]));
+      return call('setLimits', opts, () => exchange('setLimits', 'PATCH', `${idPath('setLimits', id)}/limits`, opts, body), [200], (a) => limitsFrom('setLimits', a, json('setLimits', a)));
+    },
+    getUsage(id, opts = {}) {
+      return call('getUsage', opts, () => exchange('getUsage', 'GET', `${idPath('getUsage', id)}/usage`, opts), [200], (a) => usageFrom('getUsage', a, json('getUsage', a)));
+    },
+    getAccount(opts = {}) {
+      return call('getAccount', opts, () => exchange('getAccount', 'GET', '/v1/account', opts), [200], (a) => {
+        const v = json('getAccount', a) as Partial<VendorAccount> | null;
+        if (!v || typeof v.id !== 'string' || (v.state !== 'active' && v.state !== 'suspended')) throw malformed('getAccount', a, 'not an account');
         return {
-          id: typeof v.id === 'string' ? v.id : id,
-          status: v.status,
-          ...(typeof v.message === 'string' ? { message: v.message } : {}),
-          checkedAt: String(v.checkedAt ?? ''),
+          id: v.id,
+          state: v.state,
+          ...(typeof v.reason === 'string' && v.reason !== '' ? { reason: vendorText(v.reason, token, 64) } : {}),
+          ...(typeof v.message === 'string' && vendorText(v.message, token) !== '' ? { message: vendorText(v.message, token) } : {}),
+          since: String(v.since ?? ''),
         };
+      });
+    },
+    listInstanceStates(page = {}, opts = {}) {
+      const size = page.pageSize ?? 200;
+      const path = `/v1/instances?view=full&pageSize=${size}${page.pageToken ? `&pageToken=${encodeURIComponent(page.pageToken)}` : ''}`;
+      return call('listInstanceStates', opts, () => exchange('listInstanceStates', 'GET', path, opts), [200], (a) => {
+        const v = json('listInstanceStates', a) as { items?: unknown; nextPageToken?: unknown } | null;
+        if (!v || !Array.isArray(v.items)) throw malformed('listInstanceStates', a, 'no items list');
+        const items = v.items.map((item: unknown) => {
+          const i = item as { health?: unknown; limits?: unknown; usage?: unknown } | null;
+          const instance = instanceFrom('listInstanceStates', a, i);
+          return {
+            instance,
+            health: healthFrom('listInstanceStates', a, i?.health, instance.id),
+            limits: limitsFrom('listInstanceStates', a, i?.limits),
+            usage: usageFrom('listInstanceStates', a, i?.usage),
+          };
+        });
+        return { items, ...(typeof v.nextPageToken === 'string' && v.nextPageToken !== '' ? { nextPageToken: v.nextPageToken } : {}) };
       });
     },
     calls: () => structuredClone(counts),

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { VendorError, isVendorError, kindForStatus } from './index.ts';
+import { VENDOR_ERROR_KINDS, VendorError, endpointPause, isVendorError, kindForStatus } from './index.ts';
 import { redact, vendorErrorFromException, vendorErrorFromResponse } from './errors.ts';
 
 describe('vendor error taxonomy', () => {
@@ -21,11 +21,58 @@ describe('vendor error taxonomy', () => {
     for (const [status, kind] of table) assert.equal(kindForStatus(status), kind, String(status));
   });
 
-  it('marks only RateLimited, Server, Timeout and Network transient', () => {
-    const transient = (['NotFound', 'Unauthorized', 'RateLimited', 'Invalid', 'Server', 'Timeout', 'Network'] as const).filter(
-      (kind) => new VendorError({ kind, operation: 'getInstance', message: 'x' }).transient,
-    );
-    assert.deepEqual(transient, ['RateLimited', 'Server', 'Timeout', 'Network']);
+  it('marks the waits (quota, throttling, rate limit) and the no-answers transient; the rest need a change first', () => {
+    const transient = VENDOR_ERROR_KINDS.filter((kind) => new VendorError({ kind, operation: 'getInstance', message: 'x' }).transient);
+    assert.deepEqual(transient, ['QuotaExhausted', 'InstanceThrottled', 'RateLimited', 'Server', 'Timeout', 'Network']);
+  });
+
+  it("the vendor's code decides before the status: suspension, an instance's quota or pace", () => {
+    const table: [number, string | undefined, string][] = [
+      [403, 'AccountSuspended', 'AccountSuspended'],
+      [402, undefined, 'AccountSuspended'],
+      [403, undefined, 'Unauthorized'],
+      [429, 'QuotaExhausted', 'QuotaExhausted'],
+      [403, 'QuotaExhausted', 'QuotaExhausted'],
+      [429, 'InstanceThrottled', 'InstanceThrottled'],
+      [429, 'RateLimited', 'RateLimited'],
+      [429, undefined, 'RateLimited'],
+    ];
+    for (const [status, code, kind] of table) assert.equal(kindForStatus(status, code), kind, `${status} ${code}`);
+    const err = vendorErrorFromResponse('setLimits', 403, JSON.stringify({ error: { code: 'AccountSuspended', message: 'account default is suspended (NonPayment)' } }));
+    assert.deepEqual([err.kind, err.transient, err.code], ['AccountSuspended', false, 'AccountSuspended']);
+    const quota = vendorErrorFromResponse('getInstance', 429, JSON.stringify({ error: { code: 'QuotaExhausted', message: 'used' } }), { retryAfterMs: 3_600_000 });
+    assert.deepEqual([quota.kind, quota.transient, quota.retryAfterMs], ['QuotaExhausted', true, 3_600_000]);
+  });
+
+  it('only a 429 about the endpoint (or a 5xx) pauses the endpoint; one about an instance never does', () => {
+    assert.equal(endpointPause(429, undefined), 'rate-limit');
+    assert.equal(endpointPause(429, 'RateLimited'), 'rate-limit');
+    assert.equal(endpointPause(429, 'QuotaExhausted'), undefined);
+    assert.equal(endpointPause(429, 'InstanceThrottled'), undefined);
+    assert.equal(endpointPause(503, 'ServiceUnavailable'), 'server');
+    assert.equal(endpointPause(403, 'AccountSuspended'), undefined);
+    assert.equal(endpointPause(400, 'InvalidRequest'), undefined);
+  });
+
+  it('an untrusted certificate names the setting that fixes it, not Node\'s --use-system-ca', () => {
+    const tls = Object.assign(new Error('unable to verify the first certificate; if the root CA is installed locally, try running Node.js with --use-system-ca'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+    const err = vendorErrorFromException('getHealth', tls, false, 1000, 'tok', 'set provider.vendor.caFile to the PEM file of the CA that signed it');
+    assert.equal(err.kind, 'Network');
+    assert.equal(err.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+    assert.equal(err.message, "vendor getHealth: the vendor's TLS certificate is not signed by a trusted CA (UNABLE_TO_VERIFY_LEAF_SIGNATURE): set provider.vendor.caFile to the PEM file of the CA that signed it");
+    assert.doesNotMatch(err.message, /use-system-ca/);
+    for (const code of ['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY']) {
+      assert.match(vendorErrorFromException('getHealth', Object.assign(new Error('x'), { code }), false, 1000).message, /not signed by a trusted CA.*`ca`/);
+    }
+    assert.match(vendorErrorFromException('getHealth', Object.assign(new Error('x'), { code: 'CERT_HAS_EXPIRED' }), false, 1000).message, /expired/);
+    assert.match(vendorErrorFromException('getHealth', Object.assign(new Error('x'), { code: 'ERR_TLS_CERT_ALTNAME_INVALID' }), false, 1000).message, /not for this host.*spec\.endpoint/);
+  });
+
+  it('bounds what the vendor says in an error', () => {
+    const long = vendorErrorFromResponse('getInstance', 500, `<html>${'x'.repeat(100_000)}</html>`);
+    assert.ok(long.message.length < 260, String(long.message.length));
+    const multi = vendorErrorFromResponse('getInstance', 500, JSON.stringify({ error: { message: 'line one\nline two\ttabbed' } }));
+    assert.match(multi.message, /: line one line two tabbed$/);
   });
 
   it('reads the standard error body and keeps Retry-After', () => {

@@ -2,25 +2,65 @@
  * The vendor client's error taxonomy: every failed call becomes one `VendorError` whose `kind`
  * the reconciler branches on, and whose `transient` says whether retrying unchanged may help.
  *
- * | kind         | from                                              | transient |
- * |--------------|---------------------------------------------------|-----------|
- * | NotFound     | 404                                               | no        |
- * | Unauthorized | 401, 403                                          | no        |
- * | Invalid      | 400, 405, 409, 413, 422 and other 4xx; bad config | no        |
- * | RateLimited  | 429; or the endpoint is paused by an earlier one  | yes       |
- * | Server       | 5xx; a malformed success body                     | yes       |
- * | Timeout      | no answer within `timeoutMs`; 408                 | yes       |
- * | Network      | connection refused/reset, DNS, TLS failures       | yes       |
+ * | kind              | from                                              | transient | pauses the endpoint |
+ * |-------------------|---------------------------------------------------|-----------|---------------------|
+ * | NotFound          | 404                                               | no        | no                  |
+ * | Unauthorized      | 401, 403 (other codes)                            | no        | no                  |
+ * | AccountSuspended  | code `AccountSuspended` (403), or 402             | no        | no                  |
+ * | QuotaExhausted    | code `QuotaExhausted` (429): one instance's day   | yes¹      | no                  |
+ * | InstanceThrottled | code `InstanceThrottled` (429): one instance      | yes       | no                  |
+ * | Invalid           | 400, 405, 409, 413, 422 and other 4xx; bad config | no        | no                  |
+ * | RateLimited       | 429 (other codes); or the endpoint is paused      | yes       | yes (Retry-After, 1 s when absent) |
+ * | Server            | 5xx; a malformed success body                     | yes       | only with Retry-After |
+ * | Timeout           | no answer within `timeoutMs`; 408                 | yes       | no                  |
+ * | Network           | connection refused/reset, DNS, TLS failures       | yes       | no                  |
  *
- * Messages never contain the bearer token (it is redacted defensively even if a server echoes it).
+ * ¹ after `retryAfterMs` (the quota day's reset). An account's suspension ends by a change
+ * outside the cluster (someone pays), so it is not transient: the caller watches the account
+ * (`getAccount`) rather than retrying the refused call.
+ *
+ * Why the vendor's `error.code` decides before the status: a 429 `RateLimited` says "this
+ * client is too fast for the endpoint" (slow down for every instance), a 429 `QuotaExhausted`
+ * says "this instance has used its day" — pausing the whole endpoint for it would stop every
+ * other instance's work for hours.
+ *
+ * Messages never contain the bearer token (redacted defensively even if a server echoes it);
+ * the vendor's own words are bounded (`vendorText`). An untrusted server certificate names the
+ * setting that fixes it (the client's `untrustedCertificateHint`).
  *
  * @module
  */
 import type { VendorOperationName } from './types.ts';
+import { redact, vendorText } from './vendor-text.ts';
 
-export type VendorErrorKind = 'NotFound' | 'Unauthorized' | 'RateLimited' | 'Invalid' | 'Server' | 'Timeout' | 'Network';
+export { redact } from './vendor-text.ts';
 
-const TRANSIENT: ReadonlySet<VendorErrorKind> = new Set(['RateLimited', 'Server', 'Timeout', 'Network']);
+export type VendorErrorKind =
+  | 'NotFound'
+  | 'Unauthorized'
+  | 'AccountSuspended'
+  | 'QuotaExhausted'
+  | 'InstanceThrottled'
+  | 'RateLimited'
+  | 'Invalid'
+  | 'Server'
+  | 'Timeout'
+  | 'Network';
+
+export const VENDOR_ERROR_KINDS: readonly VendorErrorKind[] = [
+  'NotFound',
+  'Unauthorized',
+  'AccountSuspended',
+  'QuotaExhausted',
+  'InstanceThrottled',
+  'RateLimited',
+  'Invalid',
+  'Server',
+  'Timeout',
+  'Network',
+];
+
+const TRANSIENT: ReadonlySet<VendorErrorKind> = new Set(['QuotaExhausted', 'InstanceThrottled', 'RateLimited', 'Server', 'Timeout', 'Network']);
 const NO_ANSWER: ReadonlySet<VendorErrorKind> = new Set(['Server', 'Timeout', 'Network']);
 
 /**
@@ -73,8 +113,11 @@ export class VendorError extends Error {
 export const isVendorError = (err: unknown, kind?: VendorErrorKind): err is VendorError =>
   err instanceof VendorError && (kind === undefined || err.kind === kind);
 
-/** The kind for an HTTP status that is a failure. */
-export function kindForStatus(status: number): VendorErrorKind {
+/** The kind for a failed answer: the vendor's `error.code` first (see the table), else the status. */
+export function kindForStatus(status: number, code?: string): VendorErrorKind {
+  if (code === 'AccountSuspended' || status === 402) return 'AccountSuspended';
+  if (code === 'QuotaExhausted') return 'QuotaExhausted';
+  if (code === 'InstanceThrottled') return 'InstanceThrottled';
   if (status === 404) return 'NotFound';
   if (status === 401 || status === 403) return 'Unauthorized';
   if (status === 429) return 'RateLimited';
@@ -87,9 +130,24 @@ interface ErrorBody {
   error?: { code?: unknown; message?: unknown; field?: unknown; requestId?: unknown };
 }
 
-/** Replaces every occurrence of `secret` in `text`. */
-export function redact(text: string, secret: string | undefined): string {
-  return secret ? text.split(secret).join('[redacted]') : text;
+/**
+ * How a failed answer throttles the whole endpoint: `rate-limit` (a 429 about this client's pace:
+ * honour Retry-After, 1 s when absent), `server` (a 5xx: honour Retry-After only when given), or
+ * undefined (an answer about one instance or one request: the endpoint goes on).
+ */
+export function endpointPause(status: number, code: string | undefined): 'rate-limit' | 'server' | undefined {
+  if (status === 429) return code === 'QuotaExhausted' || code === 'InstanceThrottled' ? undefined : 'rate-limit';
+  return status >= 500 ? 'server' : undefined;
+}
+
+/** The `error.code` of a standard error body, or undefined (never throws). */
+export function errorCodeOf(bodyText: string): string | undefined {
+  try {
+    const code = (JSON.parse(bodyText) as ErrorBody)?.error?.code;
+    return typeof code === 'string' && code !== '' ? code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Builds the error for a failed HTTP answer from its status, body text and Retry-After (ms). */
@@ -110,8 +168,9 @@ export function vendorErrorFromResponse(
   const code = str(e?.code);
   const field = str(e?.field);
   const requestId = str(e?.requestId) ?? opts.requestId;
-  const detail = str(e?.message) ?? (bodyText.trim().slice(0, 200) || 'no details');
-  const kind = kindForStatus(status);
+  // Only the first 200 characters survive, so a large body (an HTML error page) is cut early.
+  const detail = vendorText((str(e?.message) ?? bodyText).slice(0, 4096), opts.secret) || 'no details';
+  const kind = kindForStatus(status, code);
   return new VendorError({
     kind,
     operation,
@@ -126,16 +185,48 @@ export function vendorErrorFromResponse(
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
+/** OpenSSL's codes for "no trusted CA signed this certificate". */
+const UNTRUSTED_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+]);
+
+/** What a person does about an untrusted certificate when the caller says nothing more specific. */
+export const DEFAULT_UNTRUSTED_HINT = "pass the PEM of the CA that signed it as the client's `ca`";
+
 /**
  * Builds the error for a call that got no answer. `timedOut` says the client's own deadline
- * fired. Only the failure's code and message survive as `cause` (never request options).
+ * fired; `untrustedHint` says how to trust the vendor's CA (an untrusted certificate gets it
+ * instead of Node's generic advice). Only the failure's code and message survive as `cause`
+ * (never request options).
  */
-export function vendorErrorFromException(operation: VendorOperationName, err: unknown, timedOut: boolean, timeoutMs: number, secret?: string): VendorError {
+export function vendorErrorFromException(
+  operation: VendorOperationName,
+  err: unknown,
+  timedOut: boolean,
+  timeoutMs: number,
+  secret?: string,
+  untrustedHint = DEFAULT_UNTRUSTED_HINT,
+): VendorError {
   const code = findCode(err);
   const text = redact(err instanceof Error ? err.message : String(err), secret);
   const cause = { code, message: text };
   if (timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
     return new VendorError({ kind: 'Timeout', operation, message: `vendor ${operation}: no answer within ${timeoutMs} ms`, ...(code ? { code } : {}), cause });
+  }
+  if (code !== undefined && UNTRUSTED_CODES.has(code)) {
+    return new VendorError({ kind: 'Network', operation, code, cause, message: `vendor ${operation}: the vendor's TLS certificate is not signed by a trusted CA (${code}): ${untrustedHint}` });
+  }
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
+    return new VendorError({ kind: 'Network', operation, code, cause, message: `vendor ${operation}: the vendor's TLS certificate is ${code === 'CERT_HAS_EXPIRED' ? 'expired' : 'not valid yet'} (${code}); the vendor must renew it (or this machine's clock is wrong)` });
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return new VendorError({ kind: 'Network', operation, code, cause, message: `vendor ${operation}: the vendor's TLS certificate is not for this host (${code}): check the host in spec.endpoint` });
   }
   return new VendorError({ kind: 'Network', operation, message: `vendor ${operation}: ${code ?? 'network error'}: ${text}`, ...(code ? { code } : {}), cause });
 }

@@ -21,8 +21,59 @@ export type VendorHealthStatus = 'healthy' | 'degraded' | 'down';
 export interface VendorHealth {
   id: string;
   status: VendorHealthStatus;
+  /** The vendor's own words (e.g. "GPU hot"), bounded and redacted (`vendorText`); absent when it gave none. */
   message?: string;
   checkedAt: string;
+}
+
+/** What the vendor enforces on an instance's work (its billable calls, not this API). */
+export interface VendorLimits {
+  maxConcurrency: number;
+  requestsPerMinute: number;
+  dailyQuota: number;
+}
+
+/** Usage of an instance in the vendor's current quota day. */
+export interface VendorUsage {
+  callsToday: number;
+  dailyQuota: number;
+  quotaRemaining: number;
+  /** Calls refused today because no quota was left. */
+  refusedToday: number;
+  /** Calls throttled (over requestsPerMinute) in the last `throttleWindowSeconds`. */
+  throttledRequests: number;
+  throttleWindowSeconds: number;
+  /** When the next quota day starts (RFC 3339). */
+  quotaResetAt: string;
+  /** When the vendor read these figures (RFC 3339). */
+  observedAt: string;
+}
+
+export type VendorAccountState = 'active' | 'suspended';
+
+/** The account a token belongs to. */
+export interface VendorAccount {
+  id: string;
+  state: VendorAccountState;
+  /** CamelCase, e.g. `NonPayment`; only while suspended. */
+  reason?: string;
+  /** The vendor's words for a person, bounded and redacted (`vendorText`); only while suspended. */
+  message?: string;
+  since: string;
+}
+
+/** An instance with its health, limits and usage, as one list call reports it (`view=full`). */
+export interface VendorInstanceState {
+  instance: VendorInstance;
+  health: VendorHealth;
+  limits: VendorLimits;
+  usage: VendorUsage;
+}
+
+export interface InstanceStatePage {
+  items: VendorInstanceState[];
+  /** Pass as `pageToken` for the next page; absent on the last page. */
+  nextPageToken?: string;
 }
 
 export interface CreateInstanceInput {
@@ -47,7 +98,18 @@ export interface DeleteInstanceResult {
 }
 
 /** The client's operations, as counted and reported. */
-export type VendorOperationName = 'createInstance' | 'getInstance' | 'findByIdempotencyKey' | 'updateInstance' | 'deleteInstance' | 'getHealth';
+export type VendorOperationName =
+  | 'createInstance'
+  | 'getInstance'
+  | 'findByIdempotencyKey'
+  | 'updateInstance'
+  | 'deleteInstance'
+  | 'getHealth'
+  | 'getLimits'
+  | 'setLimits'
+  | 'getUsage'
+  | 'getAccount'
+  | 'listInstanceStates';
 
 export const VENDOR_OPERATION_NAMES: readonly VendorOperationName[] = [
   'createInstance',
@@ -56,7 +118,12 @@ export const VENDOR_OPERATION_NAMES: readonly VendorOperationName[] = [
   'updateInstance',
   'deleteInstance',
   'getHealth',
+  'getLimits',
+  'setLimits',
+  'getUsage',
+  'getAccount',
+  'listInstanceStates',
 ];
 
 /** Operations that change vendor state (the "no vendor write calls" checks count these). */
-export const VENDOR_WRITE_OPERATIONS: readonly VendorOperationName[] = ['createInstance', 'updateInstance', 'deleteInstance'];
+export const VENDOR_WRITE_OPERATIONS: readonly VendorOperationName[] = ['createInstance', 'updateInstance', 'deleteInstance', 'setLimits'];
