@@ -32,6 +32,9 @@
  *   (`untrustedCertificateHint`).
  * - The token goes only into the Authorization header: never into messages, causes or events.
  * - `calls()` counts calls per operation and outcome; `onCall` reports each one for metrics.
+ * - `FleetWatch` (`fleet-watch.ts`) reads a whole account per round (`getAccount` + the pages of
+ *   `listInstanceStates`) and says which instances changed: how providers are observed at a
+ *   cost that does not grow per provider (ADR 0028).
  *
  * @module
  */
@@ -47,6 +50,7 @@ export {
 } from './client.ts';
 export { VendorError, VENDOR_ERROR_KINDS, isVendorError, isNoAnswer, kindForStatus, endpointPause, type VendorErrorKind, type VendorErrorInit } from './errors.ts';
 export { vendorText, VENDOR_TEXT_MAX } from './vendor-text.ts';
+export { FleetWatch, defaultStateKey, type FleetWatchOptions, type FleetChange, type FleetSnapshot, type StateKey } from './fleet-watch.ts';
 export {
   VENDOR_OPERATION_NAMES,
   VENDOR_WRITE_OPERATIONS,

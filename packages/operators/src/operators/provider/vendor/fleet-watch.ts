@@ -1,0 +1,168 @@
+/**
+ * `FleetWatch`: what one vendor account (one endpoint, one token) looks like now — the account's
+ * state and every instance's health, limits and usage — read with one `getAccount` and the pages
+ * of `listInstanceStates` per round, whatever the number of instances (ADR 0028). No Kubernetes:
+ * it reports which instance ids changed, the operator maps them to its objects.
+ *
+ * Guarantees:
+ * - A round either completes (account and every page read) and replaces the snapshot at once, or
+ *   fails and leaves the previous snapshot in place, older: a reader never sees half a round.
+ *   `ageMs()` (monotonic) says how old the snapshot is; Infinity before the first round.
+ * - After each completed round `onChange` hears, by instance id: `changed` — the instance's state
+ *   key differs from the previous round's (or it is new); `gone` — it was listed before and is not
+ *   now; `usageChanged` — only its usage figures moved; and `accountChanged`. A round that changes
+ *   nothing reports nothing (no call of `onChange`).
+ * - `run(signal)` polls every `intervalMs` (measured from the start of a round, so a slow vendor
+ *   does not stretch the rhythm beyond one round) until the signal aborts; it never throws for a
+ *   vendor failure (`onError` hears it) and resolves once stopped.
+ * - Paging ends on the vendor's last page; a repeated page token or more than `maxPages` pages
+ *   fails the round (a vendor bug must not loop forever).
+ *
+ * Caveat: an instance created during a round may be missing from it; callers that need a
+ * specific instance fall back to asking for it (`getInstance`) when the snapshot lacks it.
+ * @module
+ */
+import type { Clock } from '@converge/runtime';
+import type { VendorClient, CallOptions } from './client.ts';
+import type { VendorAccount, VendorInstanceState } from './types.ts';
+
+/** What decides "the state changed" for an instance; usage figures alone are not state. */
+export type StateKey = (state: VendorInstanceState, account: VendorAccount) => string;
+
+/** Health (status and message), limits, quota exhausted or not, throttled or not. */
+export const defaultStateKey: StateKey = (s) =>
+  JSON.stringify([s.health.status, s.health.message ?? '', s.limits.maxConcurrency, s.limits.requestsPerMinute, s.limits.dailyQuota, s.usage.quotaRemaining === 0, s.usage.throttledRequests > 0]);
+
+const usageKey = (s: VendorInstanceState): string => JSON.stringify([s.usage.callsToday, s.usage.quotaRemaining, s.usage.refusedToday, s.usage.throttledRequests, s.usage.quotaResetAt]);
+const accountKey = (a: VendorAccount): string => JSON.stringify([a.state, a.reason ?? '', a.message ?? '']);
+
+export interface FleetChange {
+  accountChanged: boolean;
+  changed: string[];
+  gone: string[];
+  usageChanged: string[];
+}
+
+export interface FleetSnapshot {
+  account: VendorAccount;
+  /** By instance id. */
+  instances: ReadonlyMap<string, VendorInstanceState>;
+  /** Wall-clock time (ms) the round that made it finished. */
+  observedAt: number;
+}
+
+export interface FleetWatchOptions {
+  client: Pick<VendorClient, 'getAccount' | 'listInstanceStates'>;
+  clock: Clock;
+  intervalMs: number;
+  /** Instances per page. Default 200. */
+  pageSize?: number;
+  /** Default 1000. */
+  maxPages?: number;
+  stateKey?: StateKey;
+  onChange?: (change: FleetChange) => void;
+  onError?: (err: unknown) => void;
+}
+
+interface Seen {
+  state: string;
+  usage: string;
+}
+
+export class FleetWatch {
+  readonly #o: FleetWatchOptions;
+  readonly #stateKey: StateKey;
+  #snapshot: FleetSnapshot | undefined;
+  #at = Number.NEGATIVE_INFINITY;
+  #seen = new Map<string, Seen>();
+  #account: string | undefined;
+  #rounds = 0;
+  #failures = 0;
+
+  constructor(options: FleetWatchOptions) {
+    if (!(options.intervalMs > 0)) throw new RangeError('FleetWatch: intervalMs must be > 0');
+    this.#o = options;
+    this.#stateKey = options.stateKey ?? defaultStateKey;
+  }
+
+  snapshot(): FleetSnapshot | undefined {
+    return this.#snapshot;
+  }
+
+  /** The instance as the last completed round saw it. */
+  instance(id: string): VendorInstanceState | undefined {
+    return this.#snapshot?.instances.get(id);
+  }
+
+  /** Milliseconds since the last completed round (monotonic); Infinity before the first. */
+  ageMs(): number {
+    return this.#o.clock.monotonic() - this.#at;
+  }
+
+  stats(): { rounds: number; failures: number; instances: number } {
+    return { rounds: this.#rounds, failures: this.#failures, instances: this.#snapshot?.instances.size ?? 0 };
+  }
+
+  /** One round. Rejects on a vendor failure (the snapshot is then unchanged) or the signal's abort. */
+  async poll(signal?: AbortSignal): Promise<FleetChange> {
+    const opts: CallOptions = signal ? { signal } : {};
+    const account = await this.#o.client.getAccount(opts);
+    const instances = new Map<string, VendorInstanceState>();
+    const tokens = new Set<string>();
+    let pageToken: string | undefined;
+    const maxPages = this.#o.maxPages ?? 1000;
+    for (let page = 0; ; page++) {
+      if (page >= maxPages) throw new Error(`vendor listInstanceStates: more than ${maxPages} pages; giving up this round`);
+      const got = await this.#o.client.listInstanceStates({ pageSize: this.#o.pageSize ?? 200, ...(pageToken ? { pageToken } : {}) }, opts);
+      for (const item of got.items) instances.set(item.instance.id, item);
+      pageToken = got.nextPageToken;
+      if (pageToken === undefined) break;
+      if (tokens.has(pageToken)) throw new Error('vendor listInstanceStates: the same page token came twice; giving up this round');
+      tokens.add(pageToken);
+    }
+    return this.#commit(account, instances);
+  }
+
+  #commit(account: VendorAccount, instances: Map<string, VendorInstanceState>): FleetChange {
+    const change: FleetChange = { accountChanged: false, changed: [], gone: [], usageChanged: [] };
+    const aKey = accountKey(account);
+    change.accountChanged = this.#account !== undefined && this.#account !== aKey;
+    const seen = new Map<string, Seen>();
+    for (const [id, state] of instances) {
+      const now = { state: this.#stateKey(state, account), usage: usageKey(state) };
+      const before = this.#seen.get(id);
+      if (!before || before.state !== now.state) change.changed.push(id);
+      else if (before.usage !== now.usage) change.usageChanged.push(id);
+      seen.set(id, now);
+    }
+    for (const id of this.#seen.keys()) if (!instances.has(id)) change.gone.push(id);
+    this.#seen = seen;
+    this.#account = aKey;
+    this.#snapshot = { account, instances, observedAt: this.#o.clock.now() };
+    this.#at = this.#o.clock.monotonic();
+    this.#rounds++;
+    return change;
+  }
+
+  /** Polls every `intervalMs` until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const started = this.#o.clock.monotonic();
+      let change: FleetChange | undefined;
+      try {
+        change = await this.poll(signal);
+      } catch (err) {
+        if (signal.aborted) break;
+        this.#failures++;
+        this.#o.onError?.(err);
+      }
+      if (change && (change.accountChanged || change.changed.length || change.gone.length || change.usageChanged.length)) this.#o.onChange?.(change);
+      const wait = Math.max(0, this.#o.intervalMs - (this.#o.clock.monotonic() - started));
+      try {
+        await this.#o.clock.sleep(wait, signal);
+      } catch {
+        break; // aborted
+      }
+    }
+  }
+}
