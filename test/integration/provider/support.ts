@@ -13,7 +13,7 @@ import { MicroserviceCrd } from '../../../packages/operators/src/operators/micro
 import { runOperatorProcess } from '../../../packages/operators/src/operators/operator-process.ts';
 import { defaultOperatorConfig } from '../../../packages/operators/src/operators/operator-config.ts';
 import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
-import type { VendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
+import type { VendorSimulator, VendorSimulatorOptions } from '../../../packages/operators/src/vendor-sim/index.ts';
 import { FAULTS_ON, eventually, kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
 import { DEFAULT_FAULTS, startFaultProxy } from '../../support/fault-proxy.ts';
 import type { FaultMix, FaultProxy } from '../../support/fault-proxy.ts';
@@ -32,12 +32,23 @@ export interface ProviderEnv {
   stopOperator(): Promise<void>;
 }
 
-export async function setupProviders(t: TestContext, options: { healthIntervalSeconds?: number; vendor?: Record<string, unknown>; startOperator?: boolean; faults?: Partial<FaultMix> | false } = {}): Promise<ProviderEnv> {
+export interface SetupOptions {
+  healthIntervalSeconds?: number;
+  vendor?: Record<string, unknown>;
+  /** More of the operator's `provider` configuration (e.g. `observeIntervalSeconds`). */
+  provider?: Record<string, unknown>;
+  /** More simulator options (e.g. `usageWindowSeconds`, `accounts`). */
+  sim?: Partial<Omit<VendorSimulatorOptions, 'token'>>;
+  startOperator?: boolean;
+  faults?: Partial<FaultMix> | false;
+}
+
+export async function setupProviders(t: TestContext, options: SetupOptions = {}): Promise<ProviderEnv> {
   const client = testClient();
   await ensureCrds(client);
   const ns = await testNamespace(t, client, 'dhp');
   const token = `canary-${randomBytes(12).toString('hex')}`;
-  const sim = await startVendorSimulator({ token });
+  const sim = await startVendorSimulator({ ...options.sim, token });
   t.after(() => sim.stop());
   await client.create(SecretKind, { metadata: { name: 'creds', namespace: ns }, stringData: { token } });
   const logs: string[] = [];
@@ -56,7 +67,7 @@ export async function setupProviders(t: TestContext, options: { healthIntervalSe
         log: createLogger({ level: 'debug', destination }),
         config: {
           ...defaultOperatorConfig,
-          provider: { healthIntervalSeconds: options.healthIntervalSeconds ?? 1, vendor: { caFile: sim.caPath, timeoutSeconds: 2, ...options.vendor } },
+          provider: { healthIntervalSeconds: options.healthIntervalSeconds ?? 1, ...options.provider, vendor: { caFile: sim.caPath, timeoutSeconds: 2, ...options.vendor } },
         },
         onManager: (m) => { manager = m; },
       },

@@ -33,7 +33,7 @@ export interface ErrorsFault extends Scoped {
   spread?: 'even' | 'random';
   /** Seed of the `random` spread; default 1. */
   seed?: number;
-  /** Status sent, 500..599. Default 500. */
+  /** Status sent, 400..599 (a 4xx is the vendor refusing the request: `InvalidRequest`). Default 500. */
   status?: number;
 }
 export interface Burst429Fault extends Scoped {
@@ -151,7 +151,7 @@ function parseOne(key: (typeof FAULT_KEYS)[number], v: unknown): Faults[typeof k
       if (v.spread !== undefined && v.spread !== 'even' && v.spread !== 'random') throw new FaultValidationError(`${path}.spread`, 'must be "even" or "random"');
       return {
         rate: num(v, 'rate', path, { min: 0, max: 1, required: true })!,
-        ...opt('status', num(v, 'status', path, { min: 500, max: 599, int: true })),
+        ...opt('status', num(v, 'status', path, { min: 400, max: 599, int: true })),
         ...(v.spread === undefined ? {} : { spread: v.spread }),
         ...opt('seed', num(v, 'seed', path, { min: 0, max: 2 ** 32 - 1, int: true })),
         ...ops(v, path),

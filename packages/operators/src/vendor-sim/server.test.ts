@@ -196,6 +196,9 @@ describe('vendor simulator over HTTPS', () => {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await http('GET', '/v1/instances')).status);
     assert.deepEqual(statuses, [200, 503, 200, 503]);
+    sim.setFaults({ errors: { rate: 1, status: 400, ops: ['create'] } });
+    const refused = await create('refused');
+    assert.deepEqual([refused.status, refused.body.error.code], [400, 'InvalidRequest'], 'a 4xx share is the vendor refusing the request');
     sim.setFaults({ latency: { ms: 150 } });
     const t0 = performance.now();
     await http('GET', '/v1/instances');

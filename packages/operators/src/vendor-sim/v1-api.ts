@@ -180,7 +180,8 @@ export async function handleV1(state: SimState, x: V1Exchange, requestId: string
   const errorStatus = faults.error(op);
   if (errorStatus !== undefined) {
     counters.injected.errors++;
-    throw new HttpFailure(errorStatus, errorStatus === 503 ? 'ServiceUnavailable' : 'InternalError', `simulated failure (${errorStatus})`);
+    const code = errorStatus < 500 ? 'InvalidRequest' : errorStatus === 503 ? 'ServiceUnavailable' : 'InternalError';
+    throw new HttpFailure(errorStatus, code, errorStatus < 500 ? `simulated refusal (${errorStatus}): the vendor does not accept this request` : `simulated failure (${errorStatus})`);
   }
 
   const { store, metering } = state;
