@@ -98,6 +98,11 @@ test('invalid definitions fail at definition time', () => {
     () => defineCustomResource({ ...base, versions: [{ ...v, printerColumns: [{ name: 'X', type: 'string', jsonPath: 'spec.x' }] }] }),
     /jsonPath/,
   );
+  for (const bad of ['spec.x', '.spec.items[0]', '.metadata.name', '.spec..x']) {
+    assert.throws(() => defineCustomResource({ ...base, versions: [{ ...v, selectableFields: [bad] }] }), /selectable field .* must be a simple path/, bad);
+  }
+  const selectable = defineCustomResource({ ...base, versions: [{ ...v, selectableFields: ['.spec.size', '.status.ready'] }] });
+  assert.deepEqual(selectable.crd.spec.versions[0]!.selectableFields, [{ jsonPath: '.spec.size' }, { jsonPath: '.status.ready' }]);
   assert.throws(
     () => defineCustomResource({ ...base, versions: [{ ...v, schema: Type.Object({ spec: Type.Object({ a: Type.Union([Type.String(), Type.Boolean()]) }) }) }] }),
     /widgets\.widgets\.example\.com v1: \.spec\.a: unions/,

@@ -25,6 +25,12 @@ export interface CustomResourceVersionInput<S extends TObject = TObject> {
    *  schema with `maxLength`, `pattern` and CEL rules (`self` is the name). */
   metadataName?: TString;
   printerColumns?: readonly PrinterColumn[];
+  /**
+   * Fields clients may select on (`--field-selector spec.region=eu`; Kubernetes ≥ 1.32): simple
+   * JSON paths without array notation, e.g. `.spec.region` or `.status.usable`, to string,
+   * boolean or integer fields, never into metadata.
+   */
+  selectableFields?: readonly string[];
   subresources?: { status?: boolean };
   deprecated?: boolean;
   deprecationWarning?: string;
@@ -159,6 +165,14 @@ function versionFor(v: CustomResourceVersionInput, where: string): CustomResourc
       if (!c.jsonPath.startsWith('.')) throw new Error(`${where}: printer column ${c.name} jsonPath must start with "."`);
     }
     out.additionalPrinterColumns = v.printerColumns.map((c) => ({ ...c }));
+  }
+  if (v.selectableFields?.length) {
+    for (const path of v.selectableFields) {
+      if (!/^(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(path) || path.startsWith('.metadata.')) {
+        throw new Error(`${where}: selectable field ${path} must be a simple path like .spec.region (no array notation, not into metadata)`);
+      }
+    }
+    out.selectableFields = v.selectableFields.map((jsonPath) => ({ jsonPath }));
   }
   return out;
 }

@@ -92,6 +92,8 @@ export type CustomResourceDefinitionVersion = {
   schema: { openAPIV3Schema: JSONSchemaProps };
   subresources?: { status?: Record<string, never> };
   additionalPrinterColumns?: PrinterColumn[];
+  /** Fields usable in field selectors (`kubectl get --field-selector spec.region=eu`), Kubernetes ≥ 1.32. */
+  selectableFields?: { jsonPath: string }[];
 };
 
 /** `spec.conversion`: `None`, or a webhook reached by URL or through a Service. */
