@@ -36,8 +36,10 @@ test('apply → one instance, Ready, providerID; no-op touches make no vendor wr
   assert.equal(instancesOf(env.sim, dhp).length, 1);
 
   const { stdout } = await execFileAsync('kubectl', ['--kubeconfig', kubeconfigPath(), '-n', env.ns, 'get', 'dhp']);
-  assert.match(stdout.split('\n')[0]!, /NAME\s+REGION\s+PROVIDERID\s+READY\s+.*AGE/);
-  assert.match(stdout, new RegExp(`one\\s+ap-northeast-1\\s+${instances[0]!.id}\\s+True`));
+  assert.match(stdout.split('\n')[0]!, /NAME\s+REGION\s+READY\s+QUOTA LEFT\s+LIMITED BY\s+AGE/);
+  assert.match(stdout, /one\s+ap-northeast-1\s+True\s+10000\s+\d+s/, "nothing limits it: the column is empty");
+  const wide = (await execFileAsync('kubectl', ['--kubeconfig', kubeconfigPath(), '-n', env.ns, 'get', 'dhp', '-o', 'wide'])).stdout;
+  assert.match(wide, new RegExp(`one\\s+.*${instances[0]!.id}\\s+ProviderReady`));
 
   // A displayName edit is a vendor update of the same instance.
   const live = await env.client.get(DigitalHumanProviderKind, { namespace: env.ns, name: 'one' });

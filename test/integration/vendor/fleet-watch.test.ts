@@ -93,3 +93,24 @@ describe('FleetWatch against the simulator', () => {
     assert.equal(watch.stats().rounds, rounds, 'no round after the abort');
   });
 });
+
+describe('FleetWatch.forget', () => {
+  it('an instance written to is not served from a round that started before the write', async () => {
+    const sim = await startVendorSimulator({ token: TOKEN });
+    const client = createVendorClient({ endpoint: sim.baseUrl, token: TOKEN, ca: sim.caPem, limiter: new EndpointLimiter(), timeoutMs: 2000 });
+    try {
+      const { instance } = await client.createInstance({ region: 'eu' }, 'k');
+      const watch = new FleetWatch({ client, clock: systemClock, intervalMs: 1000 });
+      await watch.poll();
+      assert.equal(watch.instance(instance.id)?.limits.dailyQuota, 10_000);
+      watch.forget(instance.id);
+      await client.setLimits(instance.id, { dailyQuota: 7 });
+      assert.equal(watch.instance(instance.id), undefined, 'the old view is not served');
+      await watch.poll();
+      assert.equal(watch.instance(instance.id)?.limits.dailyQuota, 7, 'a later round serves it again');
+    } finally {
+      await client.close();
+      await sim.stop();
+    }
+  });
+});

@@ -6,12 +6,17 @@
  * `registerProviderOperator(manager, options)` declares its watches (the CRs, and Secrets by
  * metadata only: the token of the one a CR names is read on demand, `credentials.ts`) and its
  * controller; the periodic check doubles as the health check
- * (`healthIntervalSeconds`, default 10 s, jittered).
+ * (`healthIntervalSeconds`, default 10 s, jittered). The account watches (`account-watches.ts`,
+ * ADR 0028) read each vendor account in use every `observeIntervalSeconds` (3 s) and wake the
+ * providers whose vendor state changed; the reconciler reads their snapshot instead of calling
+ * the vendor per provider.
  *
  * Files: `reconciler.ts` (one CR, one pass), `abandonment.ts` (the manual way out when a vendor
  * is gone for good), `vendor-api.ts` (the vendor in the reconciler's
  * terms, one limiter per endpoint), `vendor/` (the HTTP client and its error taxonomy),
  * `vendor-recovery.ts` (wakes CRs waiting on an endpoint when it answers again),
+ * `account-watches.ts` (one fleet read per vendor account), `usage-status.ts` (the quota
+ * conditions and the status write bound), `limits-plan.ts` (spec.limits → the vendor),
  * `vendor-metrics.ts`, `provider-config.ts`, `api/` (schema, CRD, constants).
  * @module
  */
@@ -26,6 +31,7 @@ import { VendorRecovery } from './vendor-recovery.ts';
 import { registerVendorMetrics } from './vendor-metrics.ts';
 import { parseProviderConfig } from './provider-config.ts';
 import { CredentialsReader } from './credentials.ts';
+import { AccountWatches } from './account-watches.ts';
 
 export * from './api/index.ts';
 export { ProviderReconciler } from './reconciler.ts';
@@ -33,6 +39,7 @@ export { parseProviderConfig, defaultProviderConfig } from './provider-config.ts
 export type { ProviderConfig } from './provider-config.ts';
 
 const SECRET_REF_INDEX = 'credentials-secret';
+const PROVIDER_ID_INDEX = 'provider-id';
 
 export interface ProviderOperatorOptions {
   events: EventSink;
@@ -45,20 +52,40 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
   const config = parseProviderConfig(options.config ?? {});
   const providers = manager.cache.informer(DigitalHumanProviderKind, {
     installHint: 'install the CRDs with `converge crds --apply`',
-    indexes: { [SECRET_REF_INDEX]: (p: DigitalHumanProvider) => [`${p.metadata.namespace ?? ''}/${p.spec.credentials.secretRef.name}`] },
+    indexes: {
+      [SECRET_REF_INDEX]: (p: DigitalHumanProvider) => [`${p.metadata.namespace ?? ''}/${p.spec.credentials.secretRef.name}`],
+      // The account watches wake providers by the vendor instance that changed.
+      [PROVIDER_ID_INDEX]: (p: DigitalHumanProvider) => (p.status?.providerID ? [p.status.providerID] : []),
+    },
   }).store;
   // Metadata only: memory must not grow with Secrets this operator never reads (Helm releases, …).
   const secrets = manager.cache.informer(SecretKind, { metadataOnly: true }).store;
   const recovery = new VendorRecovery({ clock: manager.clock, probeIntervalMs: config.recoveryProbeMs, log: manager.log.child({ component: 'vendor-recovery' }) });
   const metrics = registerVendorMetrics(manager.metrics.registry, recovery);
+  const vendors = createVendorApis(config, manager.clock, (endpoint, event) => {
+    metrics.call(event);
+    recovery.observe(endpoint, event);
+  });
+  let enqueue: (key: string) => void = () => {};
+  const watches = new AccountWatches({
+    vendors,
+    clock: manager.clock,
+    intervalMs: config.observeIntervalMs,
+    usageRefreshMs: config.usageRefreshMs,
+    keysForInstance: (id) => providers.byIndex(PROVIDER_ID_INDEX, id).map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
+    enqueue: (key) => enqueue(key),
+    log: manager.log.child({ component: 'vendor-account-watches' }),
+  });
   const reconciler = new ProviderReconciler({
     client: manager.client,
     providers,
     credentials: new CredentialsReader({ client: manager.client, secrets }),
-    vendors: createVendorApis(config, manager.clock, (endpoint, event) => {
-      metrics.call(event);
-      recovery.observe(endpoint, event);
-    }),
+    vendors,
+    watches,
+    observeIntervalMs: config.observeIntervalMs,
+    vendorTimeoutMs: config.vendor.timeoutMs,
+    usageRefreshMs: config.usageRefreshMs,
+    recommendation: config.recommendation,
     events: options.events,
     recovery,
     clock: manager.clock,
@@ -84,5 +111,8 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
   // Nothing in the cluster changes when a vendor recovers: this wakes the CRs that wait on it.
   recovery.onWake((key) => controller.enqueue(key));
   manager.add(recovery);
+  // What changes at the vendor reaches no watch in the cluster: the account watches bring it here.
+  enqueue = (key) => controller.enqueue(key);
+  manager.add(watches);
   return controller;
 }

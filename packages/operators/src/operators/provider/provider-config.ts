@@ -7,6 +7,11 @@
  *   maxConcurrentReconciles: 4
  *   maxRetryDelaySeconds: 30      # cap of the per-object backoff after vendor errors, jittered (see below)
  *   recoveryProbeSeconds: 5       # while a vendor endpoint is down, one waiting CR retries this often; 0 = off
+ *   observeIntervalSeconds: 3     # each vendor account (endpoint + token) is read this often, whole (ADR 0028)
+ *   usageRefreshSeconds: 30       # usage figures alone are written at most this often per provider
+ *   recommendation:
+ *     quotaPercent: 80            # ScaleRecommended once today's calls reach this share of the quota
+ *     sustainedThrottlingSeconds: 300   # …or once RateLimited has held this long
  *   vendor:
  *     requestsPerSecond: 5        # per vendor endpoint, shared by every CR that uses it
  *     burst: 10
@@ -35,6 +40,17 @@ export const ProviderConfigSchema = Type.Object(
     maxConcurrentReconciles: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
     maxRetryDelaySeconds: Type.Optional(Type.Number({ minimum: 0.01, maximum: 3_600 })),
     recoveryProbeSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3_600 })),
+    observeIntervalSeconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 3_600 })),
+    usageRefreshSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400 })),
+    recommendation: Type.Optional(
+      Type.Object(
+        {
+          quotaPercent: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100 })),
+          sustainedThrottlingSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     vendor: Type.Optional(
       Type.Object(
         {
@@ -56,6 +72,9 @@ export interface ProviderConfig {
   maxConcurrentReconciles: number;
   maxRetryDelayMs: number;
   recoveryProbeMs: number;
+  observeIntervalMs: number;
+  usageRefreshMs: number;
+  recommendation: { quotaPercent: number; sustainedThrottlingMs: number };
   vendor: { requestsPerSecond: number; burst: number; maxConcurrency: number; timeoutMs: number; caFile?: string };
 }
 
@@ -64,6 +83,9 @@ export const defaultProviderConfig: ProviderConfig = {
   maxConcurrentReconciles: 4,
   maxRetryDelayMs: 30_000,
   recoveryProbeMs: 5_000,
+  observeIntervalMs: 3_000,
+  usageRefreshMs: 30_000,
+  recommendation: { quotaPercent: 80, sustainedThrottlingMs: 300_000 },
   vendor: { requestsPerSecond: 5, burst: 10, maxConcurrency: 4, timeoutMs: 10_000 },
 };
 
@@ -77,6 +99,12 @@ export function parseProviderConfig(raw: unknown, source = 'provider'): Provider
     maxConcurrentReconciles: c.maxConcurrentReconciles ?? d.maxConcurrentReconciles,
     maxRetryDelayMs: (c.maxRetryDelaySeconds ?? d.maxRetryDelayMs / 1000) * 1000,
     recoveryProbeMs: (c.recoveryProbeSeconds ?? d.recoveryProbeMs / 1000) * 1000,
+    observeIntervalMs: (c.observeIntervalSeconds ?? d.observeIntervalMs / 1000) * 1000,
+    usageRefreshMs: (c.usageRefreshSeconds ?? d.usageRefreshMs / 1000) * 1000,
+    recommendation: {
+      quotaPercent: c.recommendation?.quotaPercent ?? d.recommendation.quotaPercent,
+      sustainedThrottlingMs: (c.recommendation?.sustainedThrottlingSeconds ?? d.recommendation.sustainedThrottlingMs / 1000) * 1000,
+    },
     vendor: {
       requestsPerSecond: c.vendor?.requestsPerSecond ?? d.vendor.requestsPerSecond,
       burst: c.vendor?.burst ?? d.vendor.burst,

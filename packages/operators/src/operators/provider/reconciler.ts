@@ -65,6 +65,10 @@ import type { VendorRecovery } from './vendor-recovery.ts';
 import { readAbandonment, describeRequester, abandonCommand } from './abandonment.ts';
 import type { Abandonment } from './abandonment.ts';
 import type { CredentialsReader } from './credentials.ts';
+import type { AccountWatches } from './account-watches.ts';
+import type { VendorAccount } from './vendor/index.ts';
+import { planLimits } from './limits-plan.ts';
+import { nextTransitionInMs, planStatusWrite, usageStatus, type InstanceObservation, type RecommendationPolicy } from './usage-status.ts';
 
 export interface ProviderReconcilerDeps {
   client: KubeClient;
@@ -82,6 +86,14 @@ export interface ProviderReconcilerDeps {
    * (twice the default vendor call timeout).
    */
   createSettleMs?: number;
+  /** The account watches (ADR 0028); without them every reconcile asks the vendor directly. */
+  watches?: Pick<AccountWatches, 'use' | 'release' | 'forget'>;
+  /** The watches' interval: their snapshot stands in for vendor calls while younger than 2 intervals + the call timeout. */
+  observeIntervalMs?: number;
+  vendorTimeoutMs?: number;
+  /** Usage figures alone are written at most this often per provider. Default 30 s. */
+  usageRefreshMs?: number;
+  recommendation?: RecommendationPolicy;
   faultPoint?: FaultPoint;
 }
 
@@ -100,6 +112,7 @@ export class ProviderReconciler {
     const dhp = this.#d.providers.get(request.key);
     if (!dhp) {
       this.#d.recovery?.settled(request.key);
+      this.#d.watches?.release(request.key);
       return {};
     }
     if (dhp.metadata.deletionTimestamp) return this.#delete(dhp, request, signal);
@@ -117,17 +130,24 @@ export class ProviderReconciler {
       await this.#status(guarded, 'False', Reason.EndpointChanged, message, signal);
       throw new PermanentError(Reason.EndpointChanged, message);
     }
+    if (this.#waitsForChange(guarded)) return {};
     const vendor = this.#d.vendors.forEndpoint(dhp.spec.endpoint, token);
+    // The account's latest full read, when fresh: a converged provider then costs no vendor call.
+    const watch = this.#d.watches?.use(dhp.spec.endpoint, token, request.key);
+    const fleet = watch && watch.ageMs() <= this.#freshMs() ? watch.snapshot() : undefined;
+    const seen = guarded.status?.providerID && fleet ? watch!.instance(guarded.status.providerID) : undefined;
     let instance: VendorInstance;
     try {
-      instance = await this.#ensure(guarded, vendor, request, signal);
+      instance = await this.#ensure(guarded, vendor, request, signal, seen?.instance);
     } catch (err) {
       if (!isVendorError(err)) throw err; // the intent write (a conflict, a deletion), an abort
       return this.#vendorFailed(guarded, request, asVendorFailure(err), 'ensure', signal);
     }
-    let health: string;
+    let observation: InstanceObservation;
     try {
-      health = await vendor.getHealth(instance.id, signal);
+      observation = seen && seen.instance.id === instance.id && fleet
+        ? { instanceId: instance.id, region: guarded.spec.region, health: seen.health, account: fleet.account, limits: seen.limits, usage: seen.usage }
+        : await this.#observe(vendor, instance.id, guarded.spec.region, fleet?.account, signal);
     } catch (err) {
       const failure = asVendorFailure(err);
       if (failure.kind === 'NotFound') {
@@ -136,23 +156,107 @@ export class ProviderReconciler {
       }
       return this.#vendorFailed(guarded, request, failure, 'health', signal, instance.id);
     }
-    const [ready, reason, message]: [ReadyStatus, string, string] =
-      health === 'healthy'
-        ? ['True', Reason.ProviderReady, `instance ${instance.id} is healthy`]
-        : health === 'degraded'
-          ? ['True', Reason.ProviderDegraded, `instance ${instance.id} is degraded`]
-          : ['False', Reason.ProviderUnhealthy, `instance ${instance.id} reports ${health}`];
-    await this.#status(guarded, ready, reason, message, signal, instance.id);
-    this.#d.recovery?.settled(request.key);
-    return {};
+    const observedAt = fleet?.observedAt ?? this.#d.clock.now();
+    let pending: string | undefined;
+    try {
+      observation = await this.#convergeLimits(guarded, vendor, observation, request, signal);
+    } catch (err) {
+      const failure = asVendorFailure(err);
+      if (failure.kind !== 'AccountSuspended') return this.#vendorFailed(guarded, request, failure, 'limits', signal, instance.id);
+      // The vendor refuses limit changes while the account is suspended: say so, converge once resumed.
+      pending = 'spec.limits are applied once the account is resumed';
+      if (observation.account.state !== 'suspended') observation = { ...observation, account: { ...observation.account, state: 'suspended', reason: 'Suspended', message: failure.message } };
+    }
+    return this.#observed(guarded, observation, observedAt, request, signal, pending);
   }
 
-  /** Finds the instance by providerID, else by idempotency key; creates it only when neither finds it. */
-  async #ensure(dhp: DigitalHumanProvider, vendor: VendorApi, request: Request, signal: AbortSignal): Promise<VendorInstance> {
+  /** How old the account watch's snapshot may be and still stand in for vendor calls. */
+  #freshMs(): number {
+    return 2 * (this.#d.observeIntervalMs ?? 3_000) + (this.#d.vendorTimeoutMs ?? 10_000);
+  }
+
+  /**
+   * A provider the vendor refused (`VendorRejected`) for this very generation is not sent again:
+   * the same input would be refused the same way. A spec change brings it back.
+   */
+  #waitsForChange(dhp: DigitalHumanProvider): boolean {
+    const ready = dhp.status?.conditions?.find((c) => c.type === 'Ready');
+    return ready?.reason === Reason.VendorRejected && ready.observedGeneration === dhp.metadata.generation;
+  }
+
+  /** Health, limits, usage (and the account, unless the watch knows it) by direct calls. */
+  async #observe(vendor: VendorApi, id: string, region: string, account: VendorAccount | undefined, signal: AbortSignal): Promise<InstanceObservation> {
+    const [health, limits, usage, acct] = await Promise.all([
+      vendor.health(id, signal),
+      vendor.getLimits(id, signal),
+      vendor.getUsage(id, signal),
+      account ?? vendor.getAccount(signal),
+    ]);
+    return { instanceId: id, region, health, limits, usage, account: acct };
+  }
+
+  /** Writes the limits spec.limits sets where the vendor's differ (ADR 0028); says so in an Event. */
+  async #convergeLimits(dhp: DigitalHumanProvider, vendor: VendorApi, obs: InstanceObservation, request: Request, signal: AbortSignal): Promise<InstanceObservation> {
+    const plan = planLimits(dhp.spec.limits, obs.limits, dhp.status?.limits, dhp.status?.observedGeneration, dhp.metadata.generation ?? 0, obs.instanceId);
+    if (!plan) return obs;
+    this.#d.watches?.forget(obs.instanceId);
+    const limits = await vendor.setLimits(obs.instanceId, plan.patch, signal);
+    request.log.info({ providerID: obs.instanceId, limits: plan.patch, drift: plan.drift }, plan.drift ? 'vendor limits drifted; set back' : 'vendor limits set');
+    if (plan.drift) this.#d.events.warning(dhp, Reason.LimitsDriftRepaired, 'UpdateLimits', plan.message);
+    else this.#d.events.normal(dhp, Reason.LimitsUpdated, 'UpdateLimits', plan.message);
+    const quotaRemaining = Math.max(0, limits.dailyQuota - obs.usage.callsToday);
+    return { ...obs, limits, usage: { ...obs.usage, dailyQuota: limits.dailyQuota, quotaRemaining } };
+  }
+
+  /**
+   * Writes what was observed — conditions, usage, limits, limitedBy, usable, recommendation —
+   * within the write bound (`planStatusWrite`): a state change at once, figures alone at most
+   * every `usageRefreshMs`.
+   */
+  async #observed(dhp: DigitalHumanProvider, obs: InstanceObservation, observedAt: number, request: Request, signal: AbortSignal, pending?: string): Promise<Result> {
+    const latest = this.#latest(dhp);
+    const generation = latest.metadata.generation ?? 0;
+    const nowMs = this.#d.clock.now();
+    const now = toRfc3339(new Date(nowMs));
+    const policy = this.#d.recommendation ?? { quotaPercent: 80, sustainedThrottlingMs: 300_000 };
+    const computed = usageStatus(obs, policy, latest.status?.conditions, nowMs);
+    let conditions = latest.status?.conditions;
+    const ready = pending && computed.ready.status === 'False' ? { ...computed.ready, message: `${computed.ready.message}; ${pending}` } : computed.ready;
+    for (const c of [ready, ...computed.conditions]) conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now);
+    const { limitedBy: _l, recommendation: _r, ...rest } = latest.status ?? {};
+    const status: DigitalHumanProviderStatus = {
+      ...rest,
+      observedGeneration: generation,
+      providerID: obs.instanceId,
+      ...(!latest.status?.instanceEndpoint ? { instanceEndpoint: latest.spec.endpoint } : {}),
+      conditions: conditions!,
+      usage: { ...computed.usage, observedAt: new Date(observedAt).toISOString() },
+      limits: computed.limits,
+      usable: ready.status === 'True',
+      ...(computed.limitedBy ? { limitedBy: computed.limitedBy } : {}),
+      ...(computed.recommendation ? { recommendation: computed.recommendation } : {}),
+    };
+    const plan = planStatusWrite(latest.status, status, nowMs, this.#d.usageRefreshMs ?? 30_000);
+    if (plan.write) {
+      this.#d.faultPoint?.('provider:before-status');
+      await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
+    } else if (plan.requeueAfterMs !== undefined) {
+      request.log.debug({ requeueAfterMs: plan.requeueAfterMs }, 'usage figures changed; written within the refresh bound');
+    }
+    this.#d.recovery?.settled(request.key);
+    const next = [plan.write ? undefined : plan.requeueAfterMs, nextTransitionInMs(computed, policy, conditions, nowMs)].filter((ms): ms is number => ms !== undefined);
+    return next.length ? { requeueAfterMs: Math.min(...next) } : {};
+  }
+
+  /**
+   * Finds the instance by providerID, else by idempotency key; creates it only when neither finds
+   * it. `seen` is the instance as the account watch just listed it (no lookup needed then).
+   */
+  async #ensure(dhp: DigitalHumanProvider, vendor: VendorApi, request: Request, signal: AbortSignal, seen?: VendorInstance): Promise<VendorInstance> {
     const key = dhp.metadata.uid!;
-    let instance: VendorInstance | undefined;
+    let instance: VendorInstance | undefined = seen;
     const known = dhp.status?.providerID;
-    if (known) instance = await vendor.getInstance(known, signal);
+    if (known && !instance) instance = await vendor.getInstance(known, signal);
     if (!instance) instance = await vendor.findByIdempotencyKey(key, signal);
     if (!instance) {
       await this.#recordCreateRequest(dhp, signal);
@@ -163,6 +267,7 @@ export class ProviderReconciler {
       this.#d.events.normal(dhp, Reason.Created, 'CreateInstance', `vendor instance ${instance.id} created in ${dhp.spec.region}`);
       if (known) this.#d.events.warning(dhp, Reason.Created, 'CreateInstance', `instance ${known} was not found at ${dhp.spec.endpoint}; replaced by ${instance.id} (if the credentials now belong to another vendor account, ${known} may still exist there)`);
     } else if (dhp.spec.displayName !== undefined && instance.displayName !== dhp.spec.displayName) {
+      this.#d.watches?.forget(instance.id);
       instance = await vendor.updateInstance(instance.id, { displayName: dhp.spec.displayName }, signal);
       request.log.info({ providerID: instance.id }, 'vendor instance updated');
       this.#d.events.normal(dhp, Reason.Updated, 'UpdateInstance', `displayName of ${instance.id} updated`);
@@ -303,8 +408,19 @@ export class ProviderReconciler {
       await this.#status(dhp, 'False', Reason.Unauthorized, `the vendor rejected the token from Secret ${dhp.spec.credentials.secretRef.name}`, signal, providerID);
       throw new PermanentError(Reason.Unauthorized, 'vendor rejected the credentials'); // the Secret watch retries on change
     }
-    await this.#status(dhp, 'False', Reason.EnsureFailed, `${step} failed: ${failure.message}`, signal, providerID);
-    if (failure.kind === 'Invalid') throw new PermanentError(Reason.EnsureFailed, failure.message);
+    if (failure.kind === 'Invalid') {
+      // The same input would be refused the same way: wait for the spec to change (#waitsForChange).
+      const field = failure.field ? ` (the vendor names ${failure.field === 'region' ? 'spec.region, which is immutable: create a new DigitalHumanProvider' : failure.field})` : '';
+      const message = `the vendor refused the ${step}: ${failure.message}${field}; not retried until the spec changes`;
+      await this.#status(dhp, 'False', Reason.VendorRejected, message, signal, providerID);
+      throw new PermanentError(Reason.VendorRejected, message);
+    }
+    if (failure.kind === 'AccountSuspended') {
+      // Retried with backoff, and at once when the account watch sees the account resumed.
+      await this.#status(dhp, 'False', Reason.AccountSuspended, `the vendor refused the ${step}: ${failure.message}`, signal, providerID);
+      throw new TemporaryError(Reason.AccountSuspended, failure.message);
+    }
+    await this.#status(dhp, 'False', Reason.EnsureFailed, `${step} failed: ${failure.message}; retrying with backoff`, signal, providerID);
     throw new TemporaryError(Reason.EnsureFailed, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
   }
 
@@ -313,8 +429,12 @@ export class ProviderReconciler {
     const latest = this.#latest(dhp);
     const generation = latest.metadata.generation ?? 0;
     const id = providerID ?? latest.status?.providerID;
+    // Not usable while Ready is not True; what limits it is Ready's reason.
+    const { limitedBy: _l, usable: _u, ...rest } = latest.status ?? {};
     const status: DigitalHumanProviderStatus = {
-      ...latest.status,
+      ...rest,
+      ...(ready === 'False' ? { limitedBy: reason } : {}),
+      usable: ready === 'True',
       observedGeneration: generation,
       ...(id ? { providerID: id } : {}),
       // An instance without a recorded endpoint (written by an earlier version) lives at the spec's.

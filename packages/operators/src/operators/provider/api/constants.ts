@@ -37,8 +37,19 @@ export const PROVIDER_FIELD_MANAGER = 'converge-digitalhumanprovider';
 /** Key read from the credentials Secret when `spec.credentials.secretRef.key` is not given. */
 export const DEFAULT_CREDENTIALS_KEY = 'token';
 
+/** What the vendor accepts as a region (its `openapi.yaml`, `Region`); the CRD refuses anything else. */
+export const REGION_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+
 export const ProviderConditionType = {
   Ready: 'Ready',
+  /** True: no calls left in the vendor's quota day (until status.usage.quotaResetAt). */
+  QuotaExhausted: 'QuotaExhausted',
+  /** True: the vendor throttled the instance's calls in its last window. Ready stays True. */
+  RateLimited: 'RateLimited',
+  /** True: the vendor account is suspended (for non-payment, say). */
+  AccountSuspended: 'AccountSuspended',
+  /** True: a person should raise a limit or add a provider (`status.recommendation`); never acted on. */
+  ScaleRecommended: 'ScaleRecommended',
 } as const;
 export type ProviderConditionType = (typeof ProviderConditionType)[keyof typeof ProviderConditionType];
 
@@ -50,8 +61,14 @@ export const ProviderReason = {
   Progressing: 'Progressing',
   /** Ready=True: the instance works but the vendor reports it degraded. */
   ProviderDegraded: 'ProviderDegraded',
-  /** Ready=False: creating, finding or updating the instance failed (unreachable vendor, 5xx, timeouts). */
+  /** Ready=False: creating, finding or updating the instance failed transiently (unreachable vendor, 5xx, timeouts); retried with backoff. */
   EnsureFailed: 'EnsureFailed',
+  /** Ready=False: the vendor refused what it was sent (400, 409, 422); not retried until the spec (or the Secret) changes. */
+  VendorRejected: 'VendorRejected',
+  /** Ready=False (and AccountSuspended=True): the vendor account is suspended; the account watch notices when it is resumed. */
+  AccountSuspended: 'AccountSuspended',
+  /** Ready=False (and QuotaExhausted=True): no calls left in the vendor's quota day. */
+  QuotaExhausted: 'QuotaExhausted',
   /** Ready=False: the vendor reports the instance down. */
   ProviderUnhealthy: 'ProviderUnhealthy',
   /** Ready=False: the Secret or its key is missing; retried when the Secret appears. */
@@ -69,6 +86,10 @@ export const ProviderReason = {
   /** Events. */
   Created: 'Created',
   Updated: 'Updated',
+  /** Normal Event: the vendor instance's limits were set to spec.limits (on create or a spec change). */
+  LimitsUpdated: 'LimitsUpdated',
+  /** Warning Event: the vendor's limits differed from spec.limits without a spec change (a console edit); set back. */
+  LimitsDriftRepaired: 'LimitsDriftRepaired',
   Deleted: 'Deleted',
   /** Warning Event: the instance was given up without cleanup (`ABANDON_ANNOTATION`), with who, what and when. */
   InstanceAbandoned: 'InstanceAbandoned',
@@ -78,3 +99,24 @@ export const ProviderReason = {
   NothingToClean: 'NothingToClean',
 } as const;
 export type ProviderReason = (typeof ProviderReason)[keyof typeof ProviderReason];
+
+/** Reasons of the quota conditions (CamelCase, stable). */
+export const QuotaReason = {
+  QuotaExhausted: 'QuotaExhausted',
+  QuotaAvailable: 'QuotaAvailable',
+  Throttled: 'Throttled',
+  NotThrottled: 'NotThrottled',
+  /** AccountSuspended=True, the vendor's reason NonPayment. */
+  NonPayment: 'NonPayment',
+  /** AccountSuspended=True for any other vendor reason (its words are in the message). */
+  Suspended: 'Suspended',
+  AccountActive: 'AccountActive',
+  /** ScaleRecommended=True: today's calls reached provider.recommendation.quotaPercent of the quota. */
+  QuotaNearlyUsed: 'QuotaNearlyUsed',
+  /** ScaleRecommended=True: RateLimited has held for provider.recommendation.sustainedThrottlingSeconds. */
+  SustainedThrottling: 'SustainedThrottling',
+  WithinLimits: 'WithinLimits',
+  /** Any quota condition before the vendor's figures were read. */
+  NotObserved: 'NotObserved',
+} as const;
+export type QuotaReason = (typeof QuotaReason)[keyof typeof QuotaReason];

@@ -34,8 +34,9 @@ test('spec: https endpoint, immutable non-empty region, credentials reference', 
   assert.equal(spec.properties!.endpoint!.pattern, '^https://');
   const region = spec.properties!.region!;
   assert.equal(region.minLength, 1);
-  assert.deepEqual(region['x-kubernetes-validations']?.map((r) => r.rule), ['self == oldSelf']);
+  assert.deepEqual(region['x-kubernetes-validations']?.map((r) => r.rule), ['self == oldSelf', "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')"]);
   assert.match(region['x-kubernetes-validations']?.[0]?.message ?? '', /immutable/);
+  assert.match(region['x-kubernetes-validations']?.[1]?.message ?? '', /lower-case letters, digits and dashes.*e\.g\. ap-northeast-1/);
   const ref = spec.properties!.credentials!.properties!.secretRef!;
   assert.deepEqual(ref.required, ['name']);
   assert.equal(ref.properties!.key!.default, DEFAULT_CREDENTIALS_KEY);
@@ -44,11 +45,14 @@ test('spec: https endpoint, immutable non-empty region, credentials reference', 
 
 test('status and printer columns', () => {
   const status = version.schema.openAPIV3Schema.properties!.status!;
-  assert.deepEqual(Object.keys(status.properties!), ['observedGeneration', 'providerID', 'instanceEndpoint', 'createRequestedAt', 'conditions']);
+  assert.deepEqual(Object.keys(status.properties!), ['observedGeneration', 'providerID', 'instanceEndpoint', 'createRequestedAt', 'conditions', 'usage', 'limits', 'limitedBy', 'usable', 'recommendation']);
+  assert.deepEqual(Object.keys(status.properties!.usage!.properties!), ['callsToday', 'dailyQuota', 'quotaRemaining', 'throttledRequests', 'throttleWindowSeconds', 'quotaResetAt', 'observedAt']);
   assert.deepEqual(
     version.additionalPrinterColumns!.filter((c) => !c.priority).map((c) => c.name),
-    ['Region', 'ProviderID', 'Ready', 'Age'],
+    ['Region', 'Ready', 'Quota Left', 'Limited By', 'Age'],
   );
+  assert.deepEqual(version.selectableFields, [{ jsonPath: '.spec.region' }, { jsonPath: '.status.usable' }]);
+  assert.equal(DigitalHumanProviderCrd.spec.versions[1]!.selectableFields, undefined, 'v1 only: identical per-version fields are folded into a top-level one the API server refuses here');
 });
 
 test('spec.endpoint is immutable once an instance may live at it (a root CEL transition rule)', () => {

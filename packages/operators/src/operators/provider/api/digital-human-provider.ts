@@ -14,14 +14,24 @@ import type { DigitalHumanProvider } from './v1.ts';
 import { DigitalHumanProviderV1alpha1Schema } from './v1alpha1.ts';
 import type { DigitalHumanProviderV1alpha1 } from './v1alpha1.ts';
 
+/** What the upstream reads at a glance (issue 14): region, ready, quota left, what limits it. */
 const columns: PrinterColumn[] = [
   { name: 'Region', type: 'string', jsonPath: '.spec.region' },
-  { name: 'ProviderID', type: 'string', jsonPath: '.status.providerID' },
   { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Quota Left', type: 'integer', jsonPath: '.status.usage.quotaRemaining', description: 'Calls left in the vendor quota day' },
+  { name: 'Limited By', type: 'string', jsonPath: '.status.limitedBy', description: "What limits the provider now (Ready's reason when False, else RateLimited)" },
+  { name: 'ProviderID', type: 'string', jsonPath: '.status.providerID', priority: 1 },
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
   { name: 'Endpoint', type: 'string', jsonPath: '.spec.endpoint', priority: 1 },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];
+
+/**
+ * The upstream's field selector: `--field-selector spec.region=R,status.usable=true` (v1 only: the
+ * API server folds settings identical in every version into one top-level field, and refuses a
+ * top-level `selectableFields` while the versions' schemas differ).
+ */
+const selectableFields = ['.spec.region', '.status.usable'];
 
 const defined = defineCustomResource({
   group: PROVIDER_GROUP,
@@ -33,7 +43,7 @@ const defined = defineCustomResource({
   labels: { 'app.kubernetes.io/part-of': 'converge' },
   conversionWebhook: { service: WEBHOOK_SERVICE },
   versions: [
-    { name: 'v1', served: true, storage: true, schema: DigitalHumanProviderSchema, subresources: { status: true }, printerColumns: columns },
+    { name: 'v1', served: true, storage: true, schema: DigitalHumanProviderSchema, subresources: { status: true }, printerColumns: columns, selectableFields },
     {
       name: 'v1alpha1',
       served: true,

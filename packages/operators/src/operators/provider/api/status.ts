@@ -24,7 +24,51 @@ export const ProviderStatusSchema = Type.Object(
         format: 'date-time',
       }),
     ),
-    conditions: Type.Optional(ConditionsSchema('Ready, with the generation it was computed for.')),
+    conditions: Type.Optional(
+      ConditionsSchema(
+        'Ready (usable now: healthy or degraded, account active, quota left), QuotaExhausted, RateLimited, AccountSuspended and ScaleRecommended, each with the generation it was computed for.',
+      ),
+    ),
+    usage: Type.Optional(
+      Type.Object(
+        {
+          callsToday: Type.Integer({ description: "Billable calls the vendor accepted in its current quota day.", minimum: 0, format: 'int64' }),
+          dailyQuota: Type.Integer({ description: 'The daily quota in force at the vendor.', minimum: 0, format: 'int64' }),
+          quotaRemaining: Type.Integer({ description: 'Calls left today; 0 means QuotaExhausted.', minimum: 0, format: 'int64' }),
+          throttledRequests: Type.Integer({ description: 'Calls the vendor throttled (over requestsPerMinute) in its last throttleWindowSeconds.', minimum: 0, format: 'int64' }),
+          throttleWindowSeconds: Type.Integer({ minimum: 0, format: 'int32' }),
+          quotaResetAt: Type.String({ description: "When the vendor's next quota day starts.", format: 'date-time' }),
+          observedAt: Type.String({
+            description: 'When the operator read these figures. Figures alone are rewritten at most every provider.usageRefreshSeconds (30 s); a state change (a condition flipping) is written at once.',
+            format: 'date-time',
+          }),
+        },
+        { description: "The instance's usage as the vendor reports it." },
+      ),
+    ),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          maxConcurrency: Type.Integer({ minimum: 0, format: 'int32' }),
+          requestsPerMinute: Type.Integer({ minimum: 0, format: 'int32' }),
+          dailyQuota: Type.Integer({ minimum: 0, format: 'int64' }),
+        },
+        { description: 'The limits in force at the vendor (spec.limits where set, the vendor\'s own values elsewhere).' },
+      ),
+    ),
+    limitedBy: Type.Optional(
+      Type.String({
+        description: "What limits the provider now, in one word: Ready's reason while it is False (AccountSuspended, ProviderUnhealthy, QuotaExhausted, …), else RateLimited while the vendor throttles it; absent when nothing does.",
+        maxLength: 64,
+      }),
+    ),
+    usable: Type.Optional(Type.Boolean({ description: 'Ready is True for the current generation: the upstream may send work here. Selectable: --field-selector status.usable=true.' })),
+    recommendation: Type.Optional(
+      Type.String({
+        description: 'Set while ScaleRecommended is True: what a person could do (raise a limit, add a provider). The operator never acts on it.',
+        maxLength: 1024,
+      }),
+    ),
   },
   { description: 'What the operator observed; written only by the operator through the status subresource.' },
 );

@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { celRule } from '@converge/runtime';
 import type { KubeObject } from '@converge/runtime';
-import { DEFAULT_CREDENTIALS_KEY } from './constants.ts';
+import { DEFAULT_CREDENTIALS_KEY, REGION_PATTERN } from './constants.ts';
 import { ENDPOINT_IMMUTABLE_RULE, ProviderStatusSchema } from './status.ts';
 import type { DigitalHumanProviderStatus } from './status.ts';
 
@@ -41,10 +41,14 @@ export const ProviderV1alpha1SpecSchema = Type.Object(
       'x-kubernetes-validations': [celRule('isURL(self)', 'endpoint must be an absolute https:// URL such as https://api.vendor.example')],
     }),
     region: Type.String({
-      description: 'Vendor region of the instance. Immutable: the vendor cannot move an instance.',
+      description: 'Vendor region of the instance, as the vendor names it: lower-case letters, digits and dashes (e.g. ap-northeast-1). Immutable: the vendor cannot move an instance.',
       minLength: 1,
       maxLength: 63,
-      'x-kubernetes-validations': [celRule('self == oldSelf', 'region is immutable; create a new DigitalHumanProvider to use another region')],
+      'x-kubernetes-validations': [
+        celRule('self == oldSelf', 'region is immutable; create a new DigitalHumanProvider to use another region'),
+        // What the vendor accepts (openapi.yaml, Region): refused here, not after a create the vendor answers with 400.
+        celRule(`self.matches('${REGION_PATTERN}')`, 'region must be lower-case letters, digits and dashes, starting and ending with a letter or digit, as the vendor names its regions (e.g. ap-northeast-1)'),
+      ],
     }),
     displayName: Type.Optional(Type.String({ description: 'Name shown in the vendor console.', maxLength: 256 })),
     credentialsSecretRef: CredentialsSecretRefSchema,

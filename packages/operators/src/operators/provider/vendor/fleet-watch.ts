@@ -18,6 +18,10 @@
  * - Paging ends on the vendor's last page; a repeated page token or more than `maxPages` pages
  *   fails the round (a vendor bug must not loop forever).
  *
+ * - `forget(id)` after a write to an instance: `instance(id)` answers undefined until a round
+ *   that started after the write has completed, so nobody acts on what the instance looked like
+ *   before it (a limit set back twice, say).
+ *
  * Caveat: an instance created during a round may be missing from it; callers that need a
  * specific instance fall back to asking for it (`getInstance`) when the snapshot lacks it.
  * @module
@@ -78,6 +82,10 @@ export class FleetWatch {
   #account: string | undefined;
   #rounds = 0;
   #failures = 0;
+  /** When (monotonic) the round behind the snapshot started. */
+  #roundStart = Number.NEGATIVE_INFINITY;
+  /** Instances written to, and when: not trusted from rounds that started before. */
+  readonly #written = new Map<string, number>();
 
   constructor(options: FleetWatchOptions) {
     if (!(options.intervalMs > 0)) throw new RangeError('FleetWatch: intervalMs must be > 0');
@@ -89,9 +97,16 @@ export class FleetWatch {
     return this.#snapshot;
   }
 
-  /** The instance as the last completed round saw it. */
+  /** The instance as the last completed round saw it; undefined when it was written to since that round started. */
   instance(id: string): VendorInstanceState | undefined {
+    const written = this.#written.get(id);
+    if (written !== undefined && written >= this.#roundStart) return undefined;
     return this.#snapshot?.instances.get(id);
+  }
+
+  /** The caller just wrote to this instance: the snapshot's view of it is out of date. */
+  forget(id: string): void {
+    this.#written.set(id, this.#o.clock.monotonic());
   }
 
   /** Milliseconds since the last completed round (monotonic); Infinity before the first. */
@@ -106,6 +121,7 @@ export class FleetWatch {
   /** One round. Rejects on a vendor failure (the snapshot is then unchanged) or the signal's abort. */
   async poll(signal?: AbortSignal): Promise<FleetChange> {
     const opts: CallOptions = signal ? { signal } : {};
+    const started = this.#o.clock.monotonic();
     const account = await this.#o.client.getAccount(opts);
     const instances = new Map<string, VendorInstanceState>();
     const tokens = new Set<string>();
@@ -120,10 +136,10 @@ export class FleetWatch {
       if (tokens.has(pageToken)) throw new Error('vendor listInstanceStates: the same page token came twice; giving up this round');
       tokens.add(pageToken);
     }
-    return this.#commit(account, instances);
+    return this.#commit(account, instances, started);
   }
 
-  #commit(account: VendorAccount, instances: Map<string, VendorInstanceState>): FleetChange {
+  #commit(account: VendorAccount, instances: Map<string, VendorInstanceState>, started: number): FleetChange {
     const change: FleetChange = { accountChanged: false, changed: [], gone: [], usageChanged: [] };
     const aKey = accountKey(account);
     change.accountChanged = this.#account !== undefined && this.#account !== aKey;
@@ -140,6 +156,8 @@ export class FleetWatch {
     this.#account = aKey;
     this.#snapshot = { account, instances, observedAt: this.#o.clock.now() };
     this.#at = this.#o.clock.monotonic();
+    this.#roundStart = started;
+    for (const [id, at] of this.#written) if (at < started) this.#written.delete(id);
     this.#rounds++;
     return change;
   }

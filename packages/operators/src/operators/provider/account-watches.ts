@@ -1,0 +1,185 @@
+/**
+ * The account watches (ADR 0028): one `FleetWatch` per vendor account in use — an (endpoint,
+ * token) pair some provider reconciled with — reading the whole account every
+ * `observeIntervalMs`, and waking exactly the providers whose vendor state changed.
+ *
+ * What a caller (the reconciler, the operator's wiring) can rely on:
+ * - `use(endpoint, token, key)` registers a provider as a user of that account and returns its
+ *   watch; its `snapshot()` is what the reconciler reads instead of calling the vendor per
+ *   provider. A provider is a user of one account at a time (a rotated token moves it).
+ *   `release(key)` forgets a provider that is gone.
+ * - Watches poll only while `start(signal)` runs (the operator leads); a watch whose account no
+ *   provider has used for `idleMs` stops and is dropped.
+ * - After each round: the providers of every instance whose state changed (health, limits, quota
+ *   exhausted, throttled, …) or that vanished are enqueued at once; every user of the account when
+ *   the account's state changed; providers whose usage figures alone moved at most once per
+ *   `usageRefreshMs` each (the status write bound does the rest: `usage-status.ts`).
+ * - A failing round is logged (at most once per minute per account) and leaves the previous
+ *   snapshot, which ages: the reconciler stops trusting it and asks the vendor directly.
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock, Runnable } from '@converge/runtime';
+import { FleetWatch, type FleetChange, type StateKey } from './vendor/index.ts';
+import type { VendorApis } from './vendor-api.ts';
+
+export interface AccountWatchesOptions {
+  vendors: Pick<VendorApis, 'forEndpoint'>;
+  clock: Clock;
+  intervalMs: number;
+  /** Usage-only changes wake a provider at most this often. */
+  usageRefreshMs: number;
+  /** The provider keys (`ns/name`) whose `status.providerID` is this instance. */
+  keysForInstance(instanceId: string): string[];
+  enqueue(key: string): void;
+  stateKey?: StateKey;
+  /** A watch no provider used for this long stops. Default 10 minutes. */
+  idleMs?: number;
+  log?: Logger;
+}
+
+interface Entry {
+  id: string;
+  endpoint: string;
+  watch: FleetWatch;
+  users: Set<string>;
+  lastUsed: number;
+  lastUsageWake: Map<string, number>;
+  lastErrorLog: number;
+  abort?: AbortController;
+  running?: Promise<void>;
+}
+
+export class AccountWatches implements Runnable {
+  readonly name = 'vendor-account-watches';
+  readonly #o: AccountWatchesOptions;
+  readonly #entries = new Map<string, Entry>();
+  /** Which account each provider key uses. */
+  readonly #keyToEntry = new Map<string, string>();
+  #signal: AbortSignal | undefined;
+
+  constructor(options: AccountWatchesOptions) {
+    this.#o = options;
+  }
+
+  /** Registers `key` as a user of (endpoint, token) and returns that account's watch. */
+  use(endpoint: string, token: string, key: string): FleetWatch {
+    const id = `${endpoint}#${createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
+    let entry = this.#entries.get(id);
+    if (!entry) {
+      entry = this.#create(id, endpoint, token);
+      this.#entries.set(id, entry);
+    }
+    const previous = this.#keyToEntry.get(key);
+    if (previous !== id) {
+      if (previous !== undefined) this.#entries.get(previous)?.users.delete(key);
+      this.#keyToEntry.set(key, id);
+    }
+    entry.users.add(key);
+    entry.lastUsed = this.#o.clock.monotonic();
+    if (this.#signal && !entry.running) this.#run(entry, this.#signal);
+    return entry.watch;
+  }
+
+  /** An instance was just written to: no account's snapshot stands in for it until its next round. */
+  forget(instanceId: string): void {
+    for (const e of this.#entries.values()) e.watch.forget(instanceId);
+  }
+
+  release(key: string): void {
+    const id = this.#keyToEntry.get(key);
+    if (id === undefined) return;
+    this.#keyToEntry.delete(key);
+    this.#entries.get(id)?.users.delete(key);
+  }
+
+  stats(): { accounts: number; rounds: number; failures: number } {
+    let rounds = 0;
+    let failures = 0;
+    for (const e of this.#entries.values()) {
+      const s = e.watch.stats();
+      rounds += s.rounds;
+      failures += s.failures;
+    }
+    return { accounts: this.#entries.size, rounds, failures };
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    this.#signal = signal;
+    for (const entry of this.#entries.values()) this.#run(entry, signal);
+    const idleMs = this.#o.idleMs ?? 600_000;
+    try {
+      while (!signal.aborted) {
+        await this.#o.clock.sleep(Math.min(idleMs / 2, 60_000), signal).catch(() => undefined);
+        const now = this.#o.clock.monotonic();
+        for (const [id, entry] of this.#entries) {
+          if (entry.users.size === 0 && now - entry.lastUsed >= idleMs) {
+            entry.abort?.abort();
+            this.#entries.delete(id);
+          }
+        }
+      }
+    } finally {
+      this.#signal = undefined;
+      await Promise.all([...this.#entries.values()].map((e) => e.running));
+      for (const e of this.#entries.values()) {
+        e.running = undefined;
+        e.abort = undefined;
+      }
+    }
+  }
+
+  #run(entry: Entry, signal: AbortSignal): void {
+    const abort = new AbortController();
+    const stop = (): void => abort.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    entry.abort = abort;
+    entry.running = entry.watch.run(abort.signal).finally(() => signal.removeEventListener('abort', stop));
+  }
+
+  #create(id: string, endpoint: string, token: string): Entry {
+    const api = this.#o.vendors.forEndpoint(endpoint, token);
+    const never = new AbortController().signal;
+    const entry: Entry = {
+      id,
+      endpoint,
+      users: new Set(),
+      lastUsed: this.#o.clock.monotonic(),
+      lastUsageWake: new Map(),
+      lastErrorLog: Number.NEGATIVE_INFINITY,
+      watch: undefined as unknown as FleetWatch,
+    };
+    entry.watch = new FleetWatch({
+      client: {
+        getAccount: (opts = {}) => api.getAccount(opts.signal ?? never),
+        listInstanceStates: (page = {}, opts = {}) => api.listInstanceStates(page, opts.signal ?? never),
+      },
+      clock: this.#o.clock,
+      intervalMs: this.#o.intervalMs,
+      ...(this.#o.stateKey ? { stateKey: this.#o.stateKey } : {}),
+      onChange: (change) => this.#wake(entry, change),
+      onError: (err) => {
+        const now = this.#o.clock.monotonic();
+        if (now - entry.lastErrorLog < 60_000) return;
+        entry.lastErrorLog = now;
+        this.#o.log?.warn({ endpoint, err: err instanceof Error ? err.message : String(err) }, 'reading the vendor account failed; providers are checked one by one until it works again');
+      },
+    });
+    return entry;
+  }
+
+  #wake(entry: Entry, change: FleetChange): void {
+    const keys = new Set<string>();
+    if (change.accountChanged) for (const k of entry.users) keys.add(k);
+    for (const id of [...change.changed, ...change.gone]) for (const k of this.#o.keysForInstance(id)) keys.add(k);
+    for (const id of change.gone) entry.lastUsageWake.delete(id);
+    const now = this.#o.clock.monotonic();
+    for (const id of change.usageChanged) {
+      if (now - (entry.lastUsageWake.get(id) ?? Number.NEGATIVE_INFINITY) < this.#o.usageRefreshMs) continue;
+      entry.lastUsageWake.set(id, now);
+      for (const k of this.#o.keysForInstance(id)) keys.add(k);
+    }
+    for (const k of keys) this.#o.enqueue(k);
+  }
+}
