@@ -1,7 +1,7 @@
 /**
  * The benchmark scenarios, in the order they run. Cold start, idle cost, repair and churn share
  * one fleet of converged Microservices (each leaves it converged for the next, churn last);
- * memory and providers start operators of their own; compare (only when asked for) runs its own
+ * memory, providers and provider-signals start operators of their own; compare (only when asked for) runs its own
  * contenders on namespaces of its own.
  * @module
  */
@@ -12,6 +12,7 @@ import { repair } from './repair.ts';
 import { churn } from './churn.ts';
 import { memory } from './memory.ts';
 import { providers } from './providers.ts';
+import { providerSignals } from './provider-signals.ts';
 import { compare } from './compare.ts';
 import { dashboard } from './dashboard.ts';
 import type { Scenario } from './types.ts';
@@ -23,6 +24,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
   churn,
   memory,
   providers,
+  'provider-signals': providerSignals,
   compare,
   dashboard,
 };

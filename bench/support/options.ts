@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { CONTENDER_NAMES, SETTING_NAMES } from '../comparison/names.ts';
 import type { ContenderName, SettingName } from '../comparison/names.ts';
 
-export const SCENARIO_NAMES = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers', 'dashboard'] as const;
+export const SCENARIO_NAMES = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers', 'provider-signals', 'dashboard'] as const;
 /** Run only when named in --scenarios: `compare` runs four operators 13 times (≈ 40 min at 500). */
 export const OPT_IN_SCENARIO_NAMES = ['compare'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number] | (typeof OPT_IN_SCENARIO_NAMES)[number];
@@ -28,6 +28,9 @@ export interface BenchOptions {
   /** Cached-object counts at which the memory scenario measures the operator. */
   memoryObjects: number[];
   providers: number;
+  /** DigitalHumanProviders of the provider-signals scenario, and how long it injects vendor changes. */
+  signalProviders: number;
+  signalSeconds: number;
   /** Objects per cluster for the dashboard scenario (two clusters), the status changes per second and for how long. */
   dashboardObjects: number;
   dashboardChangeRate: number;
@@ -53,15 +56,15 @@ export interface BenchOptions {
   isDefaultRun: boolean;
 }
 
-type Preset = Pick<BenchOptions, 'microservices' | 'churnRates' | 'churnStepSeconds' | 'repairs' | 'idleSeconds' | 'memoryObjects' | 'providers' | 'dashboardObjects'>;
+type Preset = Pick<BenchOptions, 'microservices' | 'churnRates' | 'churnStepSeconds' | 'repairs' | 'idleSeconds' | 'memoryObjects' | 'providers' | 'signalProviders' | 'signalSeconds' | 'dashboardObjects'>;
 
 export const PRESETS: Record<string, Preset> = {
-  tiny: { microservices: 10, churnRates: [1, 2], churnStepSeconds: 5, repairs: 3, idleSeconds: 15, memoryObjects: [40], providers: 5, dashboardObjects: 30 },
-  small: { microservices: 100, churnRates: [1, 2, 5, 10], churnStepSeconds: 10, repairs: 10, idleSeconds: 30, memoryObjects: [400], providers: 20, dashboardObjects: 200 },
+  tiny: { microservices: 10, churnRates: [1, 2], churnStepSeconds: 5, repairs: 3, idleSeconds: 15, memoryObjects: [40], providers: 5, signalProviders: 10, signalSeconds: 30, dashboardObjects: 30 },
+  small: { microservices: 100, churnRates: [1, 2, 5, 10], churnStepSeconds: 10, repairs: 10, idleSeconds: 30, memoryObjects: [400], providers: 20, signalProviders: 30, signalSeconds: 60, dashboardObjects: 200 },
   // 500, not 1,000: on the 2-core reference machine a 1,000 cold start alone takes ~5–6 min
   // (ceiling, its cleanup, operator; 4,000 simulated pods in all) and the whole run ~11 min.
   // `--size 1000` runs the 1,000 figures (ADR 0009).
-  default: { microservices: 500, churnRates: [1, 2, 4, 8, 16], churnStepSeconds: 15, repairs: 30, idleSeconds: 60, memoryObjects: [1000, 2000], providers: 50, dashboardObjects: 1000 },
+  default: { microservices: 500, churnRates: [1, 2, 4, 8, 16], churnStepSeconds: 15, repairs: 30, idleSeconds: 60, memoryObjects: [1000, 2000], providers: 50, signalProviders: 100, signalSeconds: 120, dashboardObjects: 1000 },
 };
 
 export const DEFAULT_SIZE = 'default';
@@ -85,6 +88,8 @@ Flags:
   --idle-seconds <s>        idle window after convergence
   --memory-objects <list>   cached-object counts to measure memory at (e.g. 1000,5000,10000)
   --providers <n>           DigitalHumanProviders against the vendor simulator
+  --signal-providers <n>    providers of the provider-signals scenario (vendor changes → condition visible)
+  --signal-seconds <s>      how long provider-signals injects health flips, suspensions and quota exhaustions
   --dashboard-objects <n>   objects per cluster in the dashboard scenario (two clusters)
   --dashboard-rate <n>      status changes per second in the dashboard scenario (default 10)
   --vendor-rps <n>          the simulated vendor's rate limit (default 5/s, burst 5)
@@ -99,7 +104,7 @@ Flags:
   -h, --help                this help
 
 Presets (--size):
-${Object.entries(PRESETS).map(([name, p]) => `  ${name.padEnd(8)} ${p.microservices} Microservices, churn ${p.churnRates.join('/')} per s × ${p.churnStepSeconds} s, ${p.repairs} repairs, idle ${p.idleSeconds} s, memory at ${p.memoryObjects.join('/')} objects, ${p.providers} providers, dashboard 2 × ${p.dashboardObjects} objects`).join('\n')}
+${Object.entries(PRESETS).map(([name, p]) => `  ${name.padEnd(8)} ${p.microservices} Microservices, churn ${p.churnRates.join('/')} per s × ${p.churnStepSeconds} s, ${p.repairs} repairs, idle ${p.idleSeconds} s, memory at ${p.memoryObjects.join('/')} objects, ${p.providers} providers, ${p.signalProviders} signal providers × ${p.signalSeconds} s, dashboard 2 × ${p.dashboardObjects} objects`).join('\n')}
 `;
 
 function positiveInt(flag: string, v: string | undefined): number | undefined {
@@ -149,6 +154,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         'idle-seconds': { type: 'string' },
         'memory-objects': { type: 'string' },
         providers: { type: 'string' },
+        'signal-providers': { type: 'string' },
+        'signal-seconds': { type: 'string' },
         'dashboard-objects': { type: 'string' },
         'dashboard-rate': { type: 'string' },
         'vendor-rps': { type: 'string' },
@@ -195,7 +202,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
 
   const churnRates = list('churn-rates', values['churn-rates']) ?? preset.churnRates;
   const vendorRps = positive('vendor-rps', values['vendor-rps']) ?? 5;
-  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'dashboard-objects', 'dashboard-rate', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders'] as const;
+  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'signal-providers', 'signal-seconds', 'dashboard-objects', 'dashboard-rate', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders'] as const;
   const isDefaultRun = !values.profile && sizeFlags.every((f) => values[f] === undefined || (f === 'size' && values.size === DEFAULT_SIZE));
   if (values.latest && values['no-latest']) throw new BenchUsageError('--latest and --no-latest exclude each other');
   return {
@@ -208,6 +215,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     idleSeconds: positive('idle-seconds', values['idle-seconds']) ?? preset.idleSeconds,
     memoryObjects: (list('memory-objects', values['memory-objects']) ?? preset.memoryObjects).map(Math.round).sort((a, b) => a - b),
     providers: positiveInt('providers', values.providers) ?? preset.providers,
+    signalProviders: positiveInt('signal-providers', values['signal-providers']) ?? preset.signalProviders,
+    signalSeconds: positive('signal-seconds', values['signal-seconds']) ?? preset.signalSeconds,
     dashboardObjects: positiveInt('dashboard-objects', values['dashboard-objects']) ?? preset.dashboardObjects,
     dashboardChangeRate: positive('dashboard-rate', values['dashboard-rate']) ?? 10,
     dashboardChangeSeconds: sizeArg === 'tiny' ? 5 : 20,

@@ -1,8 +1,19 @@
 /**
  * The DigitalHumanProvider reconciler: keeps one instance in the vendor's API converged to each
- * CR, reports its health in a `Ready` condition, and cleans it up through a finalizer.
+ * CR (limits included), reports what the upstream needs to choose — `Ready` (usable now),
+ * `QuotaExhausted`, `RateLimited`, `AccountSuspended`, `ScaleRecommended`, `status.usage` —
+ * and cleans the instance up through a finalizer.
  *
  * Guarantees:
+ * - **What it reads of the vendor** comes from the account watch's snapshot when that is fresh
+ *   and holds the instance (no vendor call), else from direct calls (ADR 0028).
+ * - **Limits**: only the fields `spec.limits` sets, only when the vendor's differ; a difference
+ *   without a spec change is drift, repaired with a Warning Event.
+ * - **The write bound**: a state change is written at once, usage figures alone at most every
+ *   `usageRefreshMs` (`usage-status.ts`); a provider whose vendor figures do not move costs no write.
+ * - **Retries**: a transient vendor failure is `EnsureFailed`, retried with backoff; input the
+ *   vendor refuses (4xx) is `VendorRejected` and is not sent again until the spec changes; a
+ *   suspended account is `AccountSuspended`, looked at again when the account watch sees it change.
  * - **One instance per CR.** The instance is found by `status.providerID`, else by the
  *   idempotency key (the CR's UID), and created — with that key — only when neither finds it.
  *   A lost create response, a crash between create and status write, or a stale cache therefore
