@@ -4,13 +4,11 @@
  * show, since when the object is unconverged, and for providers whether they are usable and
  * their quota. Pure.
  *
- * Quota (the quotas issue adds it later): read from `status.usage` when present (`used`, `limit`
- * numbers, in any of the spellings `used`/`inUse` and `limit`/`quota`), and the limiting reason
- * from a True condition whose type mentions quota or limit; both null when absent. Adding a
- * column for them on the page is a matter of listing it (see `web/columns.ts`).
+ * Quota: read from `status.usage` (`callsToday`, `dailyQuota`, `quotaRemaining`, ADR 0028), the
+ * limiting reason from `status.limitedBy` (Ready's False reason, else `RateLimited`); both null
+ * when absent (a provider not observed yet, or an older operator).
  * @module
  */
-import type { Condition } from '@converge/runtime';
 import type { Microservice } from '../operators/microservice/api/index.ts';
 import type { DigitalHumanProvider } from '../operators/provider/api/index.ts';
 import { microserviceRow, providerRow } from '../cli/views/status-view.ts';
@@ -52,17 +50,16 @@ export function microserviceItem(cluster: string, ms: Microservice, seenUnconver
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 export function quotaOf(p: DigitalHumanProvider): { quota: QuotaView | null; limitingReason: string | null } {
-  const status = p.status as (DigitalHumanProvider['status'] & { usage?: Record<string, unknown> }) | undefined;
-  const usage = status?.usage;
+  const usage = p.status?.usage as Record<string, unknown> | undefined;
   let quota: QuotaView | null = null;
   if (usage && typeof usage === 'object') {
-    const used = num(usage.used) ?? num(usage.inUse);
-    const limit = num(usage.limit) ?? num(usage.quota);
-    const left = num(usage.left) ?? (used !== null && limit !== null ? Math.max(0, limit - used) : null);
+    const used = num(usage.callsToday);
+    const limit = num(usage.dailyQuota);
+    const left = num(usage.quotaRemaining) ?? (used !== null && limit !== null ? Math.max(0, limit - used) : null);
     if (used !== null || limit !== null || left !== null) quota = { used, limit, left };
   }
-  const limiting = (status?.conditions as Condition[] | undefined)?.find((c) => /quota|limit/i.test(c.type) && c.status === 'True');
-  return { quota, limitingReason: limiting ? limiting.reason || limiting.type : null };
+  const limitedBy = p.status?.limitedBy;
+  return { quota, limitingReason: typeof limitedBy === 'string' && limitedBy !== '' ? limitedBy : null };
 }
 
 export function providerItem(cluster: string, p: DigitalHumanProvider, clusterReachable: boolean, seenUnconvergedAt: string): ProviderItem {

@@ -106,12 +106,12 @@ test('items: health, the reason shown, and since when unconverged', () => {
   assert.equal(microserviceItem('c', ms(cond('Ready', 'True', 'Available')), 'seen').key, 'Microservice/c/ns/web');
 });
 
-test('quota: read from status.usage and a True quota/limit condition when present, null otherwise', () => {
+test('quota: read from status.usage and status.limitedBy as the operator writes them, null otherwise', () => {
   const p = (status: Record<string, unknown>) => ({ metadata: { name: 'p', namespace: 'ns', generation: 1, finalizers: ['dhp.example.com/provider-cleanup'] }, spec: { region: 'eu' }, status } as unknown as DigitalHumanProvider);
   assert.deepEqual(quotaOf(p({})), { quota: null, limitingReason: null });
-  assert.deepEqual(quotaOf(p({ usage: { used: 7, limit: 10 }, conditions: [cond('QuotaLimited', 'True', 'QuotaExhausted')] })), { quota: { used: 7, limit: 10, left: 3 }, limitingReason: 'QuotaExhausted' });
-  assert.deepEqual(quotaOf(p({ usage: { inUse: 10, quota: 10 } })).quota, { used: 10, limit: 10, left: 0 });
-  const exhausted = providerItem('c', p({ observedGeneration: 1, providerID: 'x', usage: { used: 10, limit: 10 }, conditions: [cond('Ready', 'True', 'ProviderReady')] }), true, 'seen');
+  assert.deepEqual(quotaOf(p({ usage: { callsToday: 7, dailyQuota: 10, quotaRemaining: 3 }, limitedBy: 'RateLimited' })), { quota: { used: 7, limit: 10, left: 3 }, limitingReason: 'RateLimited' });
+  assert.deepEqual(quotaOf(p({ usage: { callsToday: 10, dailyQuota: 10 } })).quota, { used: 10, limit: 10, left: 0 });
+  const exhausted = providerItem('c', p({ observedGeneration: 1, providerID: 'x', usage: { callsToday: 10, dailyQuota: 10, quotaRemaining: 0 }, conditions: [cond('Ready', 'True', 'ProviderReady')] }), true, 'seen');
   assert.equal(exhausted.converged, true);
   assert.equal(exhausted.usable, false, 'no quota left: not usable');
   assert.equal(providerItem('c', p({ observedGeneration: 1, providerID: 'x', conditions: [cond('Ready', 'True', 'ProviderReady')] }), false, 'seen').usable, false, 'unreachable cluster: not usable');

@@ -197,3 +197,42 @@ test('a provider with a create sent but no instance recorded, and one with the a
   assert.ok(marked.findings.some((f) => f.message === 'vendor instance inst-1 at https://vendor.example'));
   assert.ok(marked.findings.some((f) => f.severity === 'warning' && f.message.startsWith('dhp.example.com/abandon-instance=inst-1: on deletion')));
 });
+
+test('quotas: explain names what limits a provider, what the vendor refused and what a person could do', () => {
+  const usage = { callsToday: 90, dailyQuota: 100, quotaRemaining: 10, throttledRequests: 3, throttleWindowSeconds: 60, quotaResetAt: '2026-01-02T00:00:00.000Z', observedAt: '2026-01-01T12:00:00.000Z' };
+  const p = provider({
+    observedGeneration: 1,
+    providerID: 'inst-1',
+    usage,
+    limits: { maxConcurrency: 10, requestsPerMinute: 600, dailyQuota: 100 },
+    limitedBy: 'AccountSuspended',
+    usable: false,
+    recommendation: '90 % of the daily quota used: raise spec.limits.dailyQuota above 100',
+    conditions: [
+      cond('Ready', 'False', 'AccountSuspended', 1, 'vendor account acct is suspended (NonPayment: invoice unpaid)'),
+      cond('AccountSuspended', 'True', 'NonPayment', 1, 'vendor account acct is suspended (NonPayment: invoice unpaid)'),
+      cond('RateLimited', 'True', 'Throttled', 1, '3 calls throttled in the last 60 s'),
+      cond('ScaleRecommended', 'True', 'QuotaNearlyUsed', 1, '90 % used'),
+    ],
+  });
+  p.spec.limits = { dailyQuota: 200 };
+  const e = explainProvider({ provider: p, credentials: { secretExists: true, keyPresent: true }, events: [] });
+  const messages = e.findings.map((f) => `${f.severity}: ${f.message}`);
+  assert.ok(messages.some((m) => /^error: vendor account acct is suspended .*AccountSuspended\/NonPayment.*pay or resolve it/.test(m)), messages.join('\n'));
+  assert.ok(messages.some((m) => /^warning: 3 calls throttled .*RateLimited.*stays usable/.test(m)));
+  assert.ok(messages.some((m) => /^info: recommendation \(never acted on\): 90 %/.test(m)));
+  assert.ok(messages.some((m) => /^warning: limits differ from spec\.limits .*dailyQuota 100 \(spec 200\)/.test(m)));
+  assert.deepEqual([e.provider!.usable, e.provider!.limitedBy, e.provider!.usage?.quotaRemaining, e.provider!.limits.inForce?.dailyQuota], [false, 'AccountSuspended', 10, 100]);
+  const text = renderExplanationText(e, { now: new Date('2026-01-01T12:05:00Z') });
+  assert.match(text, /limits: spec dailyQuota 200; in force maxConcurrency 10, requestsPerMinute 600, dailyQuota 100/);
+  assert.match(text, /usage: 90 of 100 calls today, 10 left \(resets 2026-01-02T00:00:00.000Z\); 3 throttled in the last 60 s/);
+  assert.match(text, /usable: no, limited by AccountSuspended/);
+
+  // Issue 18 item 7: a refused region says that it is immutable and what to do.
+  const refused = explainProvider({
+    provider: provider({ observedGeneration: 1, conditions: [cond('Ready', 'False', 'VendorRejected', 1, 'the vendor refused the ensure: vendor createInstance: HTTP 400 InvalidRequest: region must be lower-case (the vendor names spec.region, which is immutable: create a new DigitalHumanProvider); not retried until the spec changes')] }),
+    credentials: { secretExists: true, keyPresent: true },
+    events: [],
+  });
+  assert.ok(refused.findings.some((f) => f.severity === 'error' && /VendorRejected.*Nothing is retried until the spec changes; spec\.region is immutable, so create a new DigitalHumanProvider/.test(f.message)));
+});

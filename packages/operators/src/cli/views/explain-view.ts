@@ -31,7 +31,10 @@
  *   provider?: {                                       // kind DigitalHumanProvider
  *     spec: { endpoint, region, displayName|null, credentials: { secretRef: { name, key } } },
  *     providerID|null, instanceEndpoint|null, createRequestedAt|null, finalizer: { name, present }, deleting,
- *     credentials: { secret, key, secretExists: boolean|null, keyPresent: boolean|null, error|null } } }
+ *     credentials: { secret, key, secretExists: boolean|null, keyPresent: boolean|null, error|null },
+ *     limits: { desired: { maxConcurrency?, requestsPerMinute?, dailyQuota? }, inForce: {…} | null },
+ *     usage: { callsToday, dailyQuota, quotaRemaining, throttledRequests, throttleWindowSeconds, quotaResetAt, observedAt } | null,
+ *     limitedBy|null, usable, recommendation|null } }
  * ```
  * Secret values never enter an Explanation: the caller passes only whether the Secret and its key exist.
  * @module
@@ -140,7 +143,16 @@ export interface ProviderExplanation {
   finalizer: { name: string; present: boolean };
   deleting: boolean;
   credentials: { secret: string; key: string; secretExists: boolean | null; keyPresent: boolean | null; error: string | null };
+  /** spec.limits, and the limits in force at the vendor as last observed. */
+  limits: { desired: Partial<Record<LimitName, number>>; inForce: Record<LimitName, number> | null };
+  usage: NonNullable<DigitalHumanProvider['status']>['usage'] | null;
+  limitedBy: string | null;
+  usable: boolean;
+  recommendation: string | null;
 }
+
+type LimitName = 'maxConcurrency' | 'requestsPerMinute' | 'dailyQuota';
+const LIMIT_NAMES: readonly LimitName[] = ['maxConcurrency', 'requestsPerMinute', 'dailyQuota'];
 
 export interface Explanation {
   apiVersion: typeof VIEW_API_VERSION;
@@ -522,6 +534,7 @@ export function explainProvider(facts: ProviderFacts): Explanation {
   } else {
     findings.push({ severity: 'info', message: 'no create was ever sent: the deletion needs no vendor call' });
   }
+  quotaFindings(p, conditions, findings);
   const abandon = p.metadata.annotations?.[ABANDON_ANNOTATION];
   if (abandon !== undefined) {
     findings.push({ severity: 'warning', message: `${ABANDON_ANNOTATION}=${abandon}: on deletion the instance named is given up without cleanup (if it names status.providerID, or the UID when none is recorded)` });
@@ -538,8 +551,32 @@ export function explainProvider(facts: ProviderFacts): Explanation {
       finalizer: { name: PROVIDER_FINALIZER, present: finalizer },
       deleting,
       credentials: { secret, key, secretExists: creds.secretExists, keyPresent: creds.keyPresent, error: creds.error ?? null },
+      limits: { desired: { ...p.spec?.limits }, inForce: p.status?.limits ? { ...p.status.limits } : null },
+      usage: p.status?.usage ?? null,
+      limitedBy: p.status?.limitedBy ?? null,
+      usable: p.status?.usable === true,
+      recommendation: p.status?.recommendation ?? null,
     },
   };
+}
+
+/** What limits the provider, what the vendor refused, what a person could do (issue 14, issue 18 item 7). */
+function quotaFindings(p: DigitalHumanProvider, conditions: readonly { type: string; status: string; reason: string; message: string }[], findings: Finding[]): void {
+  const holds = (type: string) => conditions.find((c) => c.type === type && c.status === 'True');
+  const ready = conditions.find((c) => c.type === 'Ready');
+  if (ready?.reason === 'VendorRejected') {
+    findings.push({ severity: 'error', message: `the vendor refused what it was sent (VendorRejected): ${ready.message}. Nothing is retried until the spec changes${/region/.test(ready.message) ? '; spec.region is immutable, so create a new DigitalHumanProvider with a region the vendor accepts' : ''}` });
+  }
+  const suspended = holds('AccountSuspended');
+  if (suspended) findings.push({ severity: 'error', message: `${suspended.message} (AccountSuspended/${suspended.reason}): pay or resolve it with the vendor; the operator notices the resumption within seconds` });
+  const quota = holds('QuotaExhausted');
+  if (quota) findings.push({ severity: 'error', message: `${quota.message} (QuotaExhausted): the upstream should use another provider until then, or raise spec.limits.dailyQuota` });
+  const rate = holds('RateLimited');
+  if (rate) findings.push({ severity: 'warning', message: `${rate.message} (RateLimited): calls are slowed, the provider stays usable` });
+  if (holds('ScaleRecommended') && p.status?.recommendation) findings.push({ severity: 'info', message: `recommendation (never acted on): ${p.status.recommendation}` });
+  const inForce = p.status?.limits;
+  const differ = LIMIT_NAMES.filter((n) => p.spec?.limits?.[n] !== undefined && inForce && inForce[n] !== p.spec.limits![n]);
+  if (differ.length) findings.push({ severity: 'warning', message: `limits differ from spec.limits at the last look: ${differ.map((n) => `${n} ${inForce![n]} (spec ${p.spec.limits![n]})`).join(', ')}; the operator sets them at its next look` });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -606,6 +643,12 @@ export function renderExplanationText(e: Explanation, options: { style?: Style; 
     const c = p.credentials;
     const secretText = c.secretExists === null ? `unknown (${c.error ?? 'not checked'})` : c.secretExists ? (c.keyPresent ? `present, key "${c.key}" present` : `present, key "${c.key}" MISSING`) : 'MISSING';
     out.push(`  credentials Secret ${c.secret}: ${secretText}`);
+    const lim = (l: Partial<Record<LimitName, number>> | null) => (l ? LIMIT_NAMES.filter((n) => l[n] !== undefined).map((n) => `${n} ${l[n]}`).join(', ') || 'none set' : '-');
+    out.push(`  limits: spec ${lim(p.limits.desired)}; in force ${lim(p.limits.inForce)}`);
+    const u = p.usage;
+    out.push(u ? `  usage: ${u.callsToday} of ${u.dailyQuota} calls today, ${u.quotaRemaining} left (resets ${u.quotaResetAt}); ${u.throttledRequests} throttled in the last ${u.throttleWindowSeconds} s; observed ${u.observedAt}` : '  usage: - (not observed yet)');
+    out.push(`  usable: ${p.usable ? 'yes' : 'no'}${p.limitedBy ? `, limited by ${p.limitedBy}` : ''}`);
+    if (p.recommendation) out.push(`  recommendation: ${p.recommendation}`);
   }
 
   out.push('', style.paint('Conditions', 'bold'));

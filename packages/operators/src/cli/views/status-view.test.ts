@@ -118,8 +118,7 @@ test('the document is sorted, summarised and stable', () => {
     'observedGeneration', 'phase', 'port', 'progressing', 'ready', 'reason', 'replicas', 'stalled', 'uid',
   ]);
   assert.deepEqual(Object.keys(doc.providers[0]!).sort(), [
-    'converged', 'createdAt', 'deleting', 'displayName', 'endpoint', 'finalizer', 'generation', 'name', 'namespace',
-    'observedGeneration', 'providerID', 'ready', 'region', 'uid',
+    'converged', 'createdAt', 'deleting', 'displayName', 'endpoint', 'finalizer', 'generation', 'limitedBy', 'name', 'namespace', 'observedGeneration', 'providerID', 'ready', 'recommendation', 'region', 'uid', 'usage',
   ]);
 });
 
@@ -148,8 +147,20 @@ test('provider table shows region, provider ID, Ready and reason; deleting objec
     providers: [dhp('studio', { status: { observedGeneration: 1, providerID: 'inst-42', conditions: [cond('Ready', 'False', 'ProviderUnhealthy', 1, 'vendor reports down')] } })],
   });
   const text = renderStatusText(doc, { now, wide: true });
-  assert.match(text, /studio\s+ap-northeast-1\s+inst-42\s+False\s+ProviderUnhealthy\s+10m\s+https:\/\/127.0.0.1:8443\s+1\/1\s+vendor reports down/);
+  assert.match(text, /studio\s+ap-northeast-1\s+inst-42\s+False\s+ProviderUnhealthy\s+-\s+-\s+10m\s+https:\/\/127.0.0.1:8443\s+1\/1\s+vendor reports down/);
   assert.match(text, /old\s+.*Deleting\/Available/);
+});
+
+test('provider table and lines show quota left and what limits the provider', () => {
+  const usage = { callsToday: 10, dailyQuota: 10, quotaRemaining: 0, throttledRequests: 0, throttleWindowSeconds: 60, quotaResetAt: '2025-01-02T00:00:00Z', observedAt: '2025-01-01T12:00:00Z' };
+  const doc = buildStatusDocument({
+    namespace: 'default',
+    microservices: [],
+    providers: [dhp('studio', { status: { observedGeneration: 1, providerID: 'inst-42', usage, limitedBy: 'QuotaExhausted', conditions: [cond('Ready', 'False', 'QuotaExhausted', 1, '0 of 10 calls left today')] } })],
+  });
+  assert.deepEqual([doc.providers[0]!.usage?.quotaRemaining, doc.providers[0]!.limitedBy], [0, 'QuotaExhausted']);
+  assert.match(renderStatusText(doc, { now }), /NAME\s+REGION\s+PROVIDER-ID\s+READY\s+REASON\s+QUOTA-LEFT\s+LIMITED-BY\s+AGE\n.*studio\s+ap-northeast-1\s+inst-42\s+False\s+QuotaExhausted\s+0\/10\s+QuotaExhausted\s+10m/);
+  assert.match(statusLines(doc).get('DigitalHumanProvider default/studio')!, /ready=False\/QuotaExhausted providerID=inst-42 region=ap-northeast-1 limitedBy=QuotaExhausted generation=1\/1/);
 });
 
 test('statusLines change exactly when the state changes', () => {

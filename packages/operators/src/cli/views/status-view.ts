@@ -18,7 +18,10 @@
  *       managedResources: { deployment|null, service|null } }],
  *   providers: [{ namespace, name, uid, generation, observedGeneration|null,
  *       region, endpoint, displayName|null, providerID|null,
- *       ready: Condition | null, finalizer, converged, deleting, createdAt|null }],
+ *       ready: Condition | null, finalizer, converged, deleting, createdAt|null,
+ *       usage: { callsToday, dailyQuota, quotaRemaining, throttledRequests, observedAt } | null,
+ *       limitedBy|null,                       // Ready's False reason, else RateLimited
+ *       recommendation|null }],               // set while ScaleRecommended is True
  *   summary: { microservices: { total, ready }, providers: { total, ready } },
  *   warnings: string[] }                      // e.g. a CRD that is not installed
  * Condition = { status: "True"|"False"|"Unknown", reason, message,
@@ -86,6 +89,11 @@ export interface ProviderRow {
   converged: boolean;
   deleting: boolean;
   createdAt: string | null;
+  /** The vendor's figures, as `status.usage` has them (written at most every 30 s when only they change). */
+  usage: { callsToday: number; dailyQuota: number; quotaRemaining: number; throttledRequests: number; observedAt: string } | null;
+  /** What limits the provider now: Ready's reason while False, else `RateLimited`; null when nothing does. */
+  limitedBy: string | null;
+  recommendation: string | null;
 }
 
 export interface StatusDocument {
@@ -166,6 +174,17 @@ export function providerRow(p: DigitalHumanProvider): ProviderRow {
     converged: !deleting && ready?.status === 'True' && ready.current && observedGeneration === generation && providerID !== null && finalizer,
     deleting,
     createdAt: p.metadata.creationTimestamp ?? null,
+    usage: status?.usage
+      ? {
+          callsToday: status.usage.callsToday,
+          dailyQuota: status.usage.dailyQuota,
+          quotaRemaining: status.usage.quotaRemaining,
+          throttledRequests: status.usage.throttledRequests,
+          observedAt: status.usage.observedAt,
+        }
+      : null,
+    limitedBy: status?.limitedBy || null,
+    recommendation: status?.recommendation || null,
   };
 }
 
@@ -275,6 +294,8 @@ export function renderProviderTable(rows: readonly ProviderRow[], options: Table
     { header: 'provider-id' },
     { header: 'ready' },
     { header: 'reason' },
+    { header: 'quota-left' },
+    { header: 'limited-by' },
     { header: 'age' },
     ...(wide ? [{ header: 'endpoint' }, { header: 'generation' }, { header: 'message', maxWidth: 100 }] : []),
   ];
@@ -285,6 +306,8 @@ export function renderProviderTable(rows: readonly ProviderRow[], options: Table
     r.providerID ?? cell('-', 'yellow'),
     readyCell(r.ready, r.deleting),
     reasonCell(r.ready, r.deleting),
+    r.usage ? cell(`${r.usage.quotaRemaining}/${r.usage.dailyQuota}`, r.usage.quotaRemaining === 0 ? 'red' : undefined) : cell('-'),
+    r.limitedBy ? cell(r.limitedBy, 'yellow') : cell('-'),
     formatAge(r.createdAt, now),
     ...(wide ? [r.endpoint, generationCell(r.observedGeneration, r.generation), r.ready?.message ?? ''] : []),
   ]);
@@ -331,7 +354,7 @@ export function statusLines(doc: StatusDocument): Map<string, string> {
   for (const r of doc.providers) {
     lines.set(
       `DigitalHumanProvider ${r.namespace}/${r.name}`,
-      `DigitalHumanProvider ${r.namespace}/${r.name}: ready=${conditionText(r.ready)} providerID=${r.providerID ?? '-'} region=${r.region} generation=${r.observedGeneration ?? '-'}/${r.generation}${r.deleting ? ' deleting' : ''}`,
+      `DigitalHumanProvider ${r.namespace}/${r.name}: ready=${conditionText(r.ready)} providerID=${r.providerID ?? '-'} region=${r.region}${r.limitedBy ? ` limitedBy=${r.limitedBy}` : ''} generation=${r.observedGeneration ?? '-'}/${r.generation}${r.deleting ? ' deleting' : ''}`,
     );
   }
   return lines;

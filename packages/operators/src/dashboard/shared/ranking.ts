@@ -8,7 +8,7 @@
  * exhausted. "Best" orders providers by, in turn:
  * 1. usable before not usable;
  * 2. healthy (`ProviderReady`) before degraded (`ProviderDegraded`, still Ready=True);
- * 3. not limited before limited (a True quota/limit condition, once the quotas issue adds it);
+ * 3. not limited before limited (`status.limitedBy` set, e.g. `RateLimited`);
  * 4. more quota left first (unknown quota after any known positive amount);
  * 5. Ready=True for longer first (the oldest `lastTransitionTime` of Ready: the most stable);
  * 6. cluster, namespace, name (so equal providers always come in the same order).

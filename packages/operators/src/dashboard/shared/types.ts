@@ -39,7 +39,7 @@ export interface ItemCommon {
 
 export type MicroserviceItem = ItemCommon & MicroserviceRow & { kind: 'Microservice' };
 
-/** Quota figures, once the quotas issue adds `status.usage` to providers; null until then. */
+/** Quota figures from `status.usage` (callsToday, dailyQuota, quotaRemaining); null before the operator observed them. */
 export interface QuotaView {
   used: number | null;
   limit: number | null;
@@ -52,7 +52,7 @@ export type ProviderItem = ItemCommon & ProviderRow & {
   /** Converged and its cluster reachable and (when known) quota left: the upstream may send work here. */
   usable: boolean;
   quota: QuotaView | null;
-  /** Why the provider is limited (a True quota/limit condition's reason), null when it is not. */
+  /** What limits the provider (`status.limitedBy`: Ready's False reason, else RateLimited), null when nothing does. */
   limitingReason: string | null;
   /**
    * 1-based position in the best-first order among the providers a `GET /api/v1/providers`

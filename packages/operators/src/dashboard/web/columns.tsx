@@ -1,8 +1,8 @@
 /**
  * The columns of both tables: what each shows, how it sorts, and how early it disappears on a
  * narrow screen (`priority` 1 always shows; 2 goes below 1100 px; 3 below 1350 px). The quota
- * columns appear as soon as any provider carries quota figures (the quotas issue adds them to
- * `status.usage`), and stay blank for providers without them.
+ * columns appear as soon as any provider carries quota figures (`status.usage.quotaRemaining`
+ * and `status.limitedBy`, ADR 0028), and stay blank for providers without them.
  * @module
  */
 import type { ComponentChild } from 'preact';
