@@ -166,3 +166,30 @@ test('kubectl get dhp shows region, ready, quota left and the limiting reason', 
   assert.match(stdout.split('\n')[0]!, /NAME\s+REGION\s+READY\s+QUOTA LEFT\s+LIMITED BY\s+AGE/);
   assert.match(stdout, /cols\s+ap-northeast-1\s+False\s+0\s+QuotaExhausted/);
 });
+
+test('upstream selection: one line lists the usable providers of a region, best first — converge providers and kubectl agree', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t, FAST);
+  const a = await readyOne(env, 'eu-a', { region: 'eu-west-1', limits: { dailyQuota: 1000 } });
+  const b = await readyOne(env, 'eu-b', { region: 'eu-west-1', limits: { dailyQuota: 1000 } });
+  const c = await readyOne(env, 'eu-c', { region: 'eu-west-1', limits: { dailyQuota: 1000, requestsPerMinute: 5000 } });
+  await readyOne(env, 'ap-a', { region: 'ap-northeast-1' });
+  env.sim.consume(a.id, 300); // 700 left
+  env.sim.consume(b.id, 100); // 900 left: best
+  env.sim.consume(c.id, 1000); // none left: not usable
+  await kubectlWait(env, 'eu-c', 'QuotaExhausted');
+  // Figures alone are written within the 2 s refresh of these tests.
+  await waitFor(env.client, env.ns, 'eu-a', (d) => d.status?.usage?.quotaRemaining === 700, 'eu-a figures');
+  await waitFor(env.client, env.ns, 'eu-b', (d) => d.status?.usage?.quotaRemaining === 900, 'eu-b figures');
+
+  const { stdout: picked } = await execFileAsync(process.execPath, ['packages/operators/src/cli/main.ts', 'providers', '-n', env.ns, '--region', 'eu-west-1', '-o', 'name', '--kubeconfig', kubeconfigPath()]);
+  assert.deepEqual(picked.trim().split('\n'), [`${env.ns}/eu-b`, `${env.ns}/eu-a`]);
+  const { stdout: kubectl } = await execFileAsync('kubectl', [
+    '--kubeconfig', kubeconfigPath(), '-n', env.ns, 'get', 'dhp',
+    '--field-selector', 'spec.region=eu-west-1,status.usable=true',
+    '--sort-by=.status.usage.quotaRemaining', '-o', 'name',
+  ]);
+  assert.deepEqual(kubectl.trim().split('\n').reverse(), ['digitalhumanprovider.dhp.example.com/eu-b', 'digitalhumanprovider.dhp.example.com/eu-a'], 'most quota left first (read bottom-up)');
+  const { stdout: table } = await execFileAsync(process.execPath, ['packages/operators/src/cli/main.ts', 'providers', '-n', env.ns, '--all', '--kubeconfig', kubeconfigPath()]);
+  assert.match(table, /1\s+\S+\s+ap-a\s+ap-northeast-1\s+yes\s+10000\s+-\s+ProviderReady/);
+  assert.match(table, /eu-c\s+eu-west-1\s+no\s+0\s+QuotaExhausted/);
+});

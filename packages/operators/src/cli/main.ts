@@ -14,6 +14,7 @@ const COMMANDS: Record<string, string> = {
   run: 'run the operators against a cluster (in-cluster or --kubeconfig)',
   status: 'show Microservices and DigitalHumanProviders with rollout detail and reasons',
   explain: 'explain why an object is or is not converged',
+  providers: 'list the DigitalHumanProviders usable now, best first (the upstream\'s pick)',
   dashboard: 'serve a live web page and a read-only JSON API over one or more clusters',
   cluster: 'run the local Kubernetes control plane (cluster up --kubeconfig <path>)',
   'vendor-sim': 'run the vendor API simulator',
