@@ -193,3 +193,25 @@ test('upstream selection: one line lists the usable providers of a region, best 
   assert.match(table, /1\s+\S+\s+ap-a\s+ap-northeast-1\s+yes\s+10000\s+-\s+ProviderReady/);
   assert.match(table, /eu-c\s+eu-west-1\s+no\s+0\s+QuotaExhausted/);
 });
+
+test('absurd limits and regions the vendor refuses are rejected by the schema, with messages naming the field and the bound', { timeout: 60_000 }, async (t) => {
+  const env = await setupProviders(t, { startOperator: false });
+  const cases: [string, Partial<DigitalHumanProvider['spec']>, RegExp][] = [
+    ['negative', { limits: { dailyQuota: -5 } }, /spec\.limits\.dailyQuota: Invalid value: -5: spec\.limits\.dailyQuota in body should be greater than or equal to 1/],
+    ['zero', { limits: { maxConcurrency: 0 } }, /spec\.limits\.maxConcurrency: Invalid value: 0: .*greater than or equal to 1/],
+    ['huge', { limits: { requestsPerMinute: 5_000_000 } }, /spec\.limits\.requestsPerMinute: Invalid value: 5000000: .*less than or equal to 1000000/],
+    ['huge quota', { limits: { dailyQuota: 1e12 } }, /spec\.limits\.dailyQuota: Invalid value: 1000000000000: .*less than or equal to 1000000000/],
+    ['fraction', { limits: { dailyQuota: 1.5 } as never }, /spec\.limits\.dailyQuota: Invalid value: "float64": spec\.limits\.dailyQuota in body must be of type int64/],
+    ['text', { limits: { dailyQuota: 'lots' } as never }, /spec\.limits\.dailyQuota: Invalid value: "string": spec\.limits\.dailyQuota in body must be of type integer/],
+    ['region', { region: 'Mars 1' }, /spec\.region: Invalid value: "Mars 1": region must be lower-case letters, digits and dashes, starting and ending with a letter or digit, as the vendor names its regions \(e\.g\. ap-northeast-1\)/],
+    ['region dash', { region: '-eu' }, /spec\.region: Invalid value: "-eu": region must be lower-case letters/],
+  ];
+  for (const [name, spec, message] of cases) {
+    const err = await env.client.create(DigitalHumanProviderKind, provider(env.ns, `bad-${name.replace(' ', '-')}`, env.sim.baseUrl, spec)).then(() => undefined, (e: unknown) => e as Error);
+    assert.ok(err, `${name}: accepted`);
+    assert.match(err.message, message, name);
+    assert.ok(err.message.length < 600, `${name}: a readable length (${err.message.length})`);
+  }
+  // The bounds themselves are accepted.
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'bounds', env.sim.baseUrl, { region: 'a', limits: { maxConcurrency: 10_000, requestsPerMinute: 1, dailyQuota: 1_000_000_000 } }));
+});
