@@ -43,6 +43,8 @@ const POLICY: Record<string, Policy> = {
   'npx converge run --kubeconfig ~/.kube/config': { run: 'until-working', ready: /"msg":"starting workers"/, stopped: /"msg":"manager stopped"/ },
   'npx converge run --kubeconfig ~/.kube/config --namespace team-a --leader-elect': { run: 'until-working', ready: /"msg":"starting workers"/, stopped: /"msg":"manager stopped"/ },
   'npm run pack': { run: 'exit-0' },
+  'npx converge providers -A --region ap-northeast-1 -o name | head -1': { run: 'exit-0' },
+  'kubectl get dhp -A --field-selector spec.region=ap-northeast-1,status.usable=true --sort-by=.status.usage.quotaRemaining -o name | tac': { run: 'exit-0' },
   'npx converge init my-operator --kind Widget --group example.com': { skip: 'writes a project into the working directory; test/packaging/packages.test.ts runs converge init from the installed tarball and the scaffold\'s own npm install, typecheck, test and start' },
   'docker build -t converge:dev .': { skip: 'no Docker engine on these machines; test/image/image.test.ts builds the same Dockerfile with podman and runs it' },
   'npm run image': { skip: 'test/image/image.test.ts calls the same buildImage() and runs the image it builds' },
