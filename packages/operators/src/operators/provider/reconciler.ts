@@ -10,7 +10,9 @@
  * - **Limits**: only the fields `spec.limits` sets, only when the vendor's differ; a difference
  *   without a spec change is drift, repaired with a Warning Event.
  * - **The write bound**: a state change is written at once, usage figures alone at most every
- *   `usageRefreshMs` (`usage-status.ts`); a provider whose vendor figures do not move costs no write.
+ *   `usageRefreshMs` (`usage-status.ts`): measured from the figures' `observedAt` (which survives
+ *   restarts) and from this process's last write of that provider (exact, as the figures are read
+ *   a little before they are written); a provider whose vendor figures do not move costs no write.
  * - **Retries**: a transient vendor failure is `EnsureFailed`, retried with backoff; input the
  *   vendor refuses (4xx) is `VendorRejected` and is not sent again until the spec changes; a
  *   suspended account is `AccountSuspended`, looked at again when the account watch sees it change.
@@ -114,6 +116,8 @@ export class ProviderReconciler {
   readonly #d: ProviderReconcilerDeps;
   /** Last token seen per Secret key (`ns/name#key`), for deletions after the Secret is gone. */
   readonly #lastTokens = new Map<string, string>();
+  /** When this process last wrote each provider's status from an observation (monotonic ms), for the write bound. */
+  readonly #lastWrites = new Map<string, number>();
 
   constructor(deps: ProviderReconcilerDeps) {
     this.#d = deps;
@@ -122,6 +126,7 @@ export class ProviderReconciler {
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
     const dhp = this.#d.providers.get(request.key);
     if (!dhp) {
+      this.#lastWrites.delete(request.key);
       this.#d.recovery?.settled(request.key);
       this.#d.watches?.release(request.key);
       return {};
@@ -247,10 +252,13 @@ export class ProviderReconciler {
       ...(computed.limitedBy ? { limitedBy: computed.limitedBy } : {}),
       ...(computed.recommendation ? { recommendation: computed.recommendation } : {}),
     };
-    const plan = planStatusWrite(latest.status, status, nowMs, this.#d.usageRefreshMs ?? 30_000);
+    const lastWrite = this.#lastWrites.get(request.key);
+    const sinceLastWrite = lastWrite === undefined ? Number.POSITIVE_INFINITY : this.#d.clock.monotonic() - lastWrite;
+    const plan = planStatusWrite(latest.status, status, nowMs, this.#d.usageRefreshMs ?? 30_000, sinceLastWrite);
     if (plan.write) {
       this.#d.faultPoint?.('provider:before-status');
       await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
+      this.#lastWrites.set(request.key, this.#d.clock.monotonic());
     } else if (plan.requeueAfterMs !== undefined) {
       request.log.debug({ requeueAfterMs: plan.requeueAfterMs }, 'usage figures changed; written within the refresh bound');
     }

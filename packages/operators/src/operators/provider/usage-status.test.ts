@@ -95,6 +95,52 @@ test('the write bound: a state change at once, figures alone once they are refre
   assert.deepEqual(planStatusWrite(undefined, figures, NOW, 30_000), { write: true });
 });
 
+test('a health change behind an unchanged Ready reason is a state change, written at once: down (or back up, or new vendor words) while the account is suspended', () => {
+  const statusOf = (o: InstanceObservation): StatusLike => {
+    const s = usageStatus(o, policy, undefined, NOW);
+    return { observedGeneration: 1, providerID: 'inst-1', usable: s.ready.status === 'True', conditions: [s.ready, ...s.conditions].map((c) => ({ ...c, observedGeneration: 1 })), ...(s.limitedBy ? { limitedBy: s.limitedBy } : {}), limits: s.limits, usage: { ...s.usage, observedAt: new Date(NOW - 1_000).toISOString() } };
+  };
+  const suspended = { state: 'suspended' as const, reason: 'NonPayment', message: 'invoice unpaid' };
+  const up = statusOf(obs({ account: suspended }));
+  const down = statusOf(obs({ account: suspended, health: { status: 'down', message: 'GPU fault' } }));
+  assert.equal(up.limitedBy, 'AccountSuspended');
+  assert.equal(down.limitedBy, 'AccountSuspended', 'the same reason holds Ready False');
+  assert.deepEqual(planStatusWrite(up, down, NOW, 30_000), { write: true }, 'down while suspended');
+  assert.deepEqual(planStatusWrite(down, up, NOW, 30_000), { write: true }, 'back up while suspended');
+  const otherWords = statusOf(obs({ account: suspended, health: { status: 'down', message: 'maintenance until 14:00' } }));
+  assert.deepEqual(planStatusWrite(down, otherWords, NOW, 30_000), { write: true }, "the vendor's words changed");
+  const degraded = statusOf(obs({ health: { status: 'degraded', message: 'GPU hot' } }));
+  const degradedCooler = statusOf(obs({ health: { status: 'degraded', message: 'GPU warm' } }));
+  assert.deepEqual(planStatusWrite(degraded, degradedCooler, NOW, 30_000), { write: true }, 'degraded with new words (Ready True, same reason)');
+  // Figures alone still wait for the refresh bound, also while a reason holds Ready False.
+  const moreCalls = statusOf(obs({ account: suspended, health: { status: 'down', message: 'GPU fault' }, usage: { callsToday: 150 } }));
+  assert.deepEqual(planStatusWrite(down, moreCalls, NOW, 30_000), { write: false, requeueAfterMs: 29_000 });
+});
+
+test('property: the figures are read some time before they are written (the account watch\'s round, the queue): writes stay at least refreshMs apart in real time', () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.integer({ min: 200, max: 5_000 }), fc.integer({ min: 0, max: 5_000 })), { minLength: 10, maxLength: 200 }), fc.integer({ min: 1_000, max: 60_000 }), (steps, refreshMs) => {
+      let status: StatusLike = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'ProviderReady' }], usage: { observedAt: new Date(NOW).toISOString(), callsToday: 0 } as never };
+      let t = NOW;
+      let lastWrite = NOW;
+      let calls = 0;
+      for (const [gap, lag] of steps) {
+        t += gap;
+        calls += 1;
+        // What the reconcile sees now was read `lag` ms ago (never before the previous write's reading).
+        const readAt = Math.max(Date.parse(status.usage!.observedAt!), t - lag);
+        const desired = { ...status, usage: { observedAt: new Date(readAt).toISOString(), callsToday: calls } as never };
+        if (planStatusWrite(status, desired, t, refreshMs, t - lastWrite).write) {
+          assert.ok(t - lastWrite >= refreshMs, `written ${t - lastWrite} ms after the previous write (< ${refreshMs})`);
+          lastWrite = t;
+          status = desired;
+        }
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
 test('property: under a steady state with growing usage, writes per provider stay within 1 per refresh interval', () => {
   fc.assert(
     fc.property(fc.array(fc.integer({ min: 200, max: 5_000 }), { minLength: 10, maxLength: 200 }), fc.integer({ min: 1_000, max: 60_000 }), (gaps, refreshMs) => {

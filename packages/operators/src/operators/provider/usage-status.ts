@@ -159,18 +159,24 @@ export function nextTransitionInMs(status: UsageStatus, policy: RecommendationPo
 export interface StatusLike {
   observedGeneration?: number;
   providerID?: string;
-  conditions?: readonly { type: string; status: string; reason?: string; observedGeneration?: number }[];
+  conditions?: readonly { type: string; status: string; reason?: string; message?: string; observedGeneration?: number }[];
   limitedBy?: string;
   usable?: boolean;
   limits?: unknown;
   usage?: { observedAt?: string };
 }
 
+/**
+ * What counts as a state change: the conditions' status and reason, and Ready's message — it
+ * carries health and the vendor's words, which change behind an unchanged reason (down while
+ * the account is suspended, degraded with new words) and holds no figure that moves with usage.
+ * The other conditions' messages do (calls left, throttled counts): figures, not state.
+ */
 export function stateKey(s: StatusLike | undefined): unknown {
   return {
     g: s?.observedGeneration,
     id: s?.providerID,
-    c: [...(s?.conditions ?? [])].map((c) => [c.type, c.status, c.reason, c.observedGeneration]).sort(),
+    c: [...(s?.conditions ?? [])].map((c) => [c.type, c.status, c.reason, c.observedGeneration, c.type === 'Ready' ? (c.message ?? '') : '']).sort(),
     l: s?.limitedBy,
     u: s?.usable,
     lim: s?.limits,
@@ -181,14 +187,18 @@ export type WritePlan = { write: true } | { write: false; requeueAfterMs?: numbe
 
 /**
  * Write now, or not (and when to look again): a state change is written at once; a change of
- * details only once the figures in `current` are `refreshMs` old; nothing, when nothing differs.
+ * details only once the figures in `current` are `refreshMs` old and the last write of this
+ * provider (`sinceLastWriteMs`, when the caller knows it) is `refreshMs` ago; nothing, when
+ * nothing differs. The figures are read before they are written (the account watch's round, the
+ * queue), so their age alone would let two writes come closer than `refreshMs`; the age is what
+ * survives a restart or a change of leader, the time since the last write is exact meanwhile.
  */
-export function planStatusWrite(current: StatusLike | undefined, desired: StatusLike, nowMs: number, refreshMs: number): WritePlan {
+export function planStatusWrite(current: StatusLike | undefined, desired: StatusLike, nowMs: number, refreshMs: number, sinceLastWriteMs = Number.POSITIVE_INFINITY): WritePlan {
   // When the figures were read is no change by itself.
   if (isDeepStrictEqual(withoutObservedAt(current ?? {}), withoutObservedAt(desired))) return { write: false };
   if (!isDeepStrictEqual(stateKey(current), stateKey(desired))) return { write: true };
   const at = current?.usage?.observedAt ? Date.parse(current.usage.observedAt) : Number.NaN;
-  const age = Number.isFinite(at) ? nowMs - at : Number.POSITIVE_INFINITY;
+  const age = Math.min(Number.isFinite(at) ? nowMs - at : Number.POSITIVE_INFINITY, sinceLastWriteMs);
   return age >= refreshMs ? { write: true } : { write: false, requeueAfterMs: Math.max(1, Math.ceil(refreshMs - age)) };
 }
 
