@@ -45,6 +45,7 @@ import type { StatusDocument } from '../views/index.ts';
 import { commandsToTry, describeSamples, loadSamples, prepareSamples, renderDevScreen } from '../dev/index.ts';
 import type { DevInfo, SampleObject } from '../dev/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
+import { LOG_LEVEL_CHOICES, logLevelError } from '../shared/log-level.ts';
 import { assetDir } from '../shared/package-assets.ts';
 import { DEFAULT_LISTEN, startDashboard } from '../../dashboard/index.ts';
 import type { RunningDashboard } from '../../dashboard/index.ts';
@@ -66,7 +67,7 @@ Flags:
   --namespace <ns>         namespace for the samples (default "default"; created if missing)
   --kubeconfig-out <path>  where to write the admin kubeconfig (default .converge/dev/kubeconfig)
   --log-file <path>        where the operators' JSON logs go (default .converge/dev/operators.log)
-  --log-level <level>      operator log level: trace|debug|info|warn|error (default info)
+  --log-level <level>      operator log level: ${LOG_LEVEL_CHOICES} (default info)
   --dashboard <host:port>  where the web dashboard listens (default ${DEFAULT_LISTEN}; a free port when that
                            one is taken; "off" = no dashboard). Loopback addresses only
   --exit-when-ready        exit 0 once both samples are Ready (for tests and CI)
@@ -115,8 +116,9 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write('converge dev: --exit-when-ready waits for the samples; it cannot be used with --no-samples\n');
     return 2;
   }
-  if (!['trace', 'debug', 'info', 'warn', 'error', 'silent'].includes(values['log-level'])) {
-    process.stderr.write(`converge dev: unknown --log-level "${values['log-level']}"\n`);
+  const badLevel = logLevelError('dev', values['log-level']);
+  if (badLevel) {
+    process.stderr.write(badLevel);
     return 2;
   }
   return new DevSession({

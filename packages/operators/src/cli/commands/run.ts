@@ -14,6 +14,7 @@ import { loadOperatorConfig, defaultOperatorConfig } from '../../operators/opera
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { stopSignal } from '../shared/stop-signal.ts';
+import { LOG_LEVEL_CHOICES, logLevelError } from '../shared/log-level.ts';
 
 const HELP = `Usage: converge run [flags]
 
@@ -29,7 +30,7 @@ Flags:
   --health-probe-bind-address <addr>   /healthz and /readyz (default ":8081"; "0" disables)
   --config <file>                      operator configuration (YAML): platform defaults, intervals, limits
   --operators <list>                   comma-separated: microservice,provider (default both)
-  --log-level <level>                  trace|debug|info|warn|error (default info)
+  --log-level <level>                  ${LOG_LEVEL_CHOICES} (default info)
   -h, --help                           show this help
 `;
 
@@ -48,6 +49,11 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (args.exitCode !== undefined) return args.exitCode;
   const { values } = args;
+  const badLevel = logLevelError('run', values['log-level']);
+  if (badLevel) {
+    process.stderr.write(badLevel);
+    return 2;
+  }
   const operators = values.operators.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = operators.filter((o) => o !== 'microservice' && o !== 'provider');
   if (unknown.length) {
