@@ -14,6 +14,9 @@
  *   when `--timeout` passes first; a component that dies exits 1 (its logs are copied next to
  *   the kubeconfig, under `logs/`).
  * - Operator logs (JSON) go to a file, never to the screen; the vendor token is never printed.
+ * - While it runs, `vendor-sim.json` beside the kubeconfig (mode 0600) tells
+ *   `converge vendor-sim fault` where the simulator is and its admin token; the screen shows
+ *   the CA path and the fault commands. Removed at teardown.
  * @module
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -42,7 +45,7 @@ import type { OperatorConfig } from '../../operators/operator-config.ts';
 import { readStatus } from '../shared/status-reader.ts';
 import { colorEnabled, createStyle, humanDuration, renderStatusText, statusLines } from '../views/index.ts';
 import type { StatusDocument } from '../views/index.ts';
-import { commandsToTry, describeSamples, loadSamples, prepareSamples, renderDevScreen } from '../dev/index.ts';
+import { commandsToTry, describeSamples, loadSamples, prepareSamples, removeVendorSimHandle, renderDevScreen, writeVendorSimHandle } from '../dev/index.ts';
 import type { DevInfo, SampleObject } from '../dev/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { LOG_LEVEL_CHOICES, logLevelError } from '../shared/log-level.ts';
@@ -257,7 +260,8 @@ class DevSession {
 
     const token = `dev-${randomBytes(16).toString('hex')}`;
     this.#sim = await startVendorSimulator({ token, host: '127.0.0.1' });
-    this.#say(`vendor simulator at ${this.#sim.baseUrl} (CA ${this.#sim.caPath})`, 'green');
+    await writeVendorSimHandle(this.#simHandlePath, { baseUrl: this.#sim.baseUrl, caPath: this.#sim.caPath, adminToken: this.#sim.adminToken, pid: process.pid });
+    this.#say(`vendor simulator at ${this.#sim.baseUrl} (CA ${this.#sim.caPath}; faults: npx converge vendor-sim fault --help)`, 'green');
     if (this.#stop.signal.aborted) return;
 
     await mkdir(dirname(o.logFile), { recursive: true });
@@ -304,6 +308,9 @@ class DevSession {
   }
 
   #metricsUrl: string | undefined;
+  get #simHandlePath(): string {
+    return join(dirname(this.#o.kubeconfigPath), 'vendor-sim.json');
+  }
   #sampleKeys: string[] = [];
 
   /** The web dashboard on this control plane; a taken port falls back to a free one (same host). */
@@ -329,6 +336,7 @@ class DevSession {
       kubeconfigPath: this.#o.kubeconfigPath,
       server: this.#cp?.server ?? '',
       vendorUrl: this.#sim?.baseUrl ?? '',
+      ...(this.#sim ? { vendorCaPath: this.#sim.caPath, vendorSimHandle: displayPath(this.#simHandlePath), vendorSimHandleIsDefault: this.#simHandlePath === join(DEV_DIR, 'vendor-sim.json') } : {}),
       logFile: displayPath(this.#o.logFile),
       ...(this.#metricsUrl ? { metricsUrl: this.#metricsUrl } : {}),
       ...(this.#dashboard ? { dashboardUrl: this.#dashboard.url } : {}),
@@ -406,6 +414,7 @@ class DevSession {
     if (this.#failed && this.#o.logFile) await this.#printLogTail();
     if (this.#sim) {
       this.#say('stopping the vendor simulator');
+      await removeVendorSimHandle(this.#simHandlePath).catch(() => {});
       await this.#sim.stop().catch(() => {});
     }
     await this.#client?.close().catch(() => {});
