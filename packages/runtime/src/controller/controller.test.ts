@@ -214,3 +214,25 @@ test('abortNow during the grace period: in-flight reconciles are aborted at once
   assert.deepEqual(started, ['ns/k0'], 'no key taken after the cut');
   assert.equal(clock.pendingTimers(), 0);
 });
+
+test('debug: one "reconcile done" line per successful reconcile, with its result and duration', async () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const debugLog = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const clock = new FakeClock(1_000_000);
+  const controller = new Controller(
+    { name: 'dbg', log: debugLog, clock, reconciler: { reconcile: async (req) => (req.key === 'ns/later' ? { requeueAfterMs: 2_500 } : {}) } },
+    { resyncPeriodMs: 0, shutdownGraceMs: 1_000 },
+  );
+  const stop = new AbortController();
+  const running = controller.start(stop.signal);
+  controller.enqueue('ns/a');
+  controller.enqueue('ns/later');
+  for (let i = 0; i < 5; i++) await tick();
+  stop.abort();
+  await running;
+  const done = lines.filter((l) => l.msg === 'reconcile done');
+  assert.deepEqual(done.map((l) => [l.name, l.result, typeof l.durationMs, l.requeueAfterMs, l.controller, typeof l.reconcileID]), [
+    ['a', 'success', 'number', undefined, 'dbg', 'string'],
+    ['later', 'requeue_after', 'number', 2_500, 'dbg', 'string'],
+  ]);
+});

@@ -156,6 +156,11 @@ export class Controller {
     try {
       const result = (await withReconcileSpan(this.name, key, () => this.#deps.reconciler.reconcile(request, signal), { reconcileId })) ?? {};
       outcome = this.#onSuccess(key, result);
+      // One line per reconcile at debug (failures have their own line at info or above).
+      log.debug(
+        { result: outcome, durationMs: Math.round(Math.max(0, this.#clock.monotonic() - started)), ...(result.requeueAfterMs ? { requeueAfterMs: Math.round(result.requeueAfterMs) } : {}) },
+        'reconcile done',
+      );
     } catch (err) {
       outcome = this.#onError(key, err, log, signal);
     } finally {
