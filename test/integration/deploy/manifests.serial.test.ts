@@ -18,6 +18,8 @@ import { serviceAccountKubeConfig } from '../../support/service-account.ts';
 import { renderManifests, run as manifests } from '../../../packages/operators/src/cli/commands/manifests.ts';
 import type { RenderOptions } from '../../../packages/operators/src/cli/commands/manifests.ts';
 import { runKubectl, type CommandIO } from '../../../packages/operators/src/cli/shared/kubectl.ts';
+import { testClient } from '../../support/operator-harness.ts';
+import { usePublishedCrds } from '../../support/suite-webhook.ts';
 
 const SA = 'system:serviceaccount:converge-system:converge';
 
@@ -127,6 +129,11 @@ test('namespace mode, then cluster mode: least-privilege RBAC and a restricted o
   const watched = await withNamespace(t, 'watched');
   const other = await withNamespace(t, 'other');
   t.after(cleanUpInstall);
+
+  // `converge manifests --apply` installs the published CRDs (conversion through the in-cluster Service).
+  const admin = testClient();
+  t.after(() => admin.close());
+  await usePublishedCrds(t, admin);
 
   // ---- namespace mode ----
   const io = capture();
