@@ -18,7 +18,6 @@ import { serviceAccountKubeConfig } from '../../support/service-account.ts';
 import { renderManifests, run as manifests } from '../../../packages/operators/src/cli/commands/manifests.ts';
 import type { RenderOptions } from '../../../packages/operators/src/cli/commands/manifests.ts';
 import { runKubectl, type CommandIO } from '../../../packages/operators/src/cli/shared/kubectl.ts';
-import { testClient } from '../../support/operator-harness.ts';
 import { usePublishedCrds } from '../../support/suite-webhook.ts';
 
 const SA = 'system:serviceaccount:converge-system:converge';
