@@ -2,7 +2,8 @@
  * End to end: the fault tools of `npm start`. `converge dev --no-ui` runs (its own control plane,
  * as test/e2e/dev.test.ts), tells where its vendor simulator's handle is, and
  * `converge vendor-sim fault` — another process, as a person in a second terminal — changes
- * that simulator: the studio provider's Ready follows. When dev stops, the handle is gone.
+ * that simulator: the studio provider's Ready follows. A failing image is RolloutStalled after
+ * dev's one-minute progress deadline, not Kubernetes' ten. When dev stops, the handle is gone.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,7 +24,7 @@ async function until(what: string, probe: () => boolean, timeoutMs: number, tran
   }
 }
 
-test('converge vendor-sim fault drives the simulator of a running converge dev', { timeout: 900_000 }, async (t) => {
+test('converge vendor-sim fault drives the simulator of a running converge dev; a failing image stalls after a minute', { timeout: 900_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'converge-dev-faults-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const handle = join(dir, 'vendor-sim.json');
@@ -57,6 +58,13 @@ test('converge vendor-sim fault drives the simulator of a running converge dev',
   assert.equal(shown.status, 0, shown.stderr);
   assert.match(shown.stdout, /^faults: none$/m);
   assert.match(shown.stdout, /^ {2}inst-\S+ {2}ap-northeast-1 {2}degraded \(GPU hot\)/m);
+
+  // npm start's progress deadline is a minute: a failing image is called stalled after it.
+  const patched = spawnSync('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), 'patch', 'ms', 'todo-api', '--type=merge', '-p', '{"spec":{"container":{"image":"example.com/todo:fail"}}}'], { encoding: 'utf8' });
+  assert.equal(patched.status, 0, patched.stderr);
+  const since = Date.now();
+  await until('todo-api RolloutStalled', () => /Microservice default\/todo-api: phase=ResourcesApplied ready=False\/RolloutStalled/.test(stdout), 180_000, transcript);
+  process.stdout.write(`# failing image → RolloutStalled after ${Math.round((Date.now() - since) / 1000)} s under converge dev\n`);
 
   child.kill('SIGTERM');
   assert.equal(await exited, 0, transcript());

@@ -272,12 +272,7 @@ class DevSession {
     await mkdir(dirname(o.logFile), { recursive: true });
     this.#logStream = createWriteStream(o.logFile, { flags: 'a' });
     const log = createLogger({ level: o.logLevel, name: 'converge', destination: this.#logStream });
-    const config: OperatorConfig = {
-      ...defaultOperatorConfig,
-      shutdownGraceMs: 5_000,
-      // The provider operator trusts the system CAs plus this bundle (see packages/operators/src/operators/provider/provider-config.ts).
-      provider: { vendor: { caFile: this.#sim.caPath } },
-    };
+    const config = devOperatorConfig(this.#sim.caPath);
     let manager: Manager | undefined;
     const abort = new AbortController();
     const done = runOperatorProcess(
@@ -448,6 +443,26 @@ class DevSession {
     }
     this.#say(`control-plane component logs copied to ${displayPath(dest)}`);
   }
+}
+
+/** How long a rollout without progress waits before it is RolloutStalled under `converge dev` (the platform default is Kubernetes' 600 s). */
+export const DEV_PROGRESS_DEADLINE_SECONDS = 60;
+
+/**
+ * The operators' configuration under `converge dev`: the built-in one, with a short grace period,
+ * a failing rollout called stalled after a minute rather than ten, and the simulator's CA trusted.
+ */
+export function devOperatorConfig(vendorCaPath: string): OperatorConfig {
+  return {
+    ...defaultOperatorConfig,
+    shutdownGraceMs: 5_000,
+    microservice: {
+      ...defaultOperatorConfig.microservice,
+      defaults: { ...defaultOperatorConfig.microservice.defaults, progressDeadlineSeconds: DEV_PROGRESS_DEADLINE_SECONDS },
+    },
+    // The provider operator trusts the system CAs plus this bundle (see packages/operators/src/operators/provider/provider-config.ts).
+    provider: { vendor: { caFile: vendorCaPath } },
+  };
 }
 
 /** Applies the project's CRDs (Server-Side Apply) and waits until the API server serves them. */

@@ -69,3 +69,14 @@ test('loadPlatformDefaults reads microservice.defaults of a YAML or JSON file', 
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('progressDeadlineSeconds: Kubernetes\' 600 by default, a platform setting, rendered on every Deployment', async () => {
+  assert.equal(defaultPlatformDefaults.progressDeadlineSeconds, 600);
+  assert.equal(parsePlatformDefaults({ progressDeadlineSeconds: 60 }).progressDeadlineSeconds, 60);
+  for (const bad of [0, 1.5, -3, '60']) {
+    assert.throws(() => parsePlatformDefaults({ progressDeadlineSeconds: bad }), (e: unknown) => e instanceof PlatformDefaultsError && e.problems.some((p) => p.startsWith('progressDeadlineSeconds:')), String(bad));
+  }
+  const { renderDesiredState } = await import('./desired-state.ts');
+  const ms = { metadata: { name: 'a', namespace: 'n', uid: 'u', generation: 1 }, spec: { container: { image: 'nginx:1', port: 80 } } };
+  assert.equal(renderDesiredState(ms, parsePlatformDefaults({ progressDeadlineSeconds: 45 })).deployment.spec?.progressDeadlineSeconds, 45);
+});

@@ -9,6 +9,7 @@
  *   microservice:
  *     defaults:
  *       replicas: 2
+ *       progressDeadlineSeconds: 600       # a rollout without progress for this long is RolloutStalled
  *       otlpEndpoint: http://otel-collector.observability.svc.cluster.local:4317
  *       containerName: app
  *       resources:
@@ -34,6 +35,13 @@ import { canonicalQuantity } from './quantity.ts';
 export interface PlatformDefaults {
   /** Deployment replicas; 0 scales every Microservice to zero (Ready as `ScaledToZero`). */
   readonly replicas: number;
+  /**
+   * The Deployment's `progressDeadlineSeconds`: how long a rollout may make no progress before
+   * the Deployment controller calls it failed (`ProgressDeadlineExceeded`), which the operator
+   * reports as `RolloutStalled`. Until then a failing image is `RolloutInProgress`. Kubernetes'
+   * own default is 600 (10 minutes); `converge dev` uses 60.
+   */
+  readonly progressDeadlineSeconds: number;
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` of every workload. */
   readonly otlpEndpoint: string;
   /** Name of the one container in the pod. */
@@ -49,6 +57,7 @@ export interface PlatformDefaults {
 
 export const defaultPlatformDefaults: PlatformDefaults = Object.freeze({
   replicas: 2,
+  progressDeadlineSeconds: 600,
   otlpEndpoint: 'http://otel-collector.observability.svc.cluster.local:4317',
   containerName: 'app',
   resources: Object.freeze({ requests: Object.freeze({ cpu: '25m', memory: '128Mi' }), limits: Object.freeze({}) }),
@@ -63,6 +72,7 @@ const HttpPath = Type.String({ pattern: '^/[^\\s]*$', maxLength: 1024 });
 export const PlatformDefaultsConfigSchema = Type.Object(
   {
     replicas: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    progressDeadlineSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
     otlpEndpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048 })),
     containerName: Type.Optional(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 })),
     resources: Type.Optional(
@@ -112,6 +122,7 @@ export function parsePlatformDefaults(section: unknown, source = 'config', base:
 
   return Object.freeze({
     replicas: config.replicas ?? base.replicas,
+    progressDeadlineSeconds: config.progressDeadlineSeconds ?? base.progressDeadlineSeconds,
     otlpEndpoint: config.otlpEndpoint ?? base.otlpEndpoint,
     containerName: config.containerName ?? base.containerName,
     resources: Object.freeze({ requests: Object.freeze({ ...requests }), limits: Object.freeze({ ...limits }) }),
