@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { runOperatorProcess } from '../../operators/operator-process.ts';
 import { defaultWebhookHosts } from '../../operators/conversion-webhook.ts';
 import type { WebhookSettings } from '../../operators/conversion-webhook.ts';
-import { loadOperatorConfig, defaultOperatorConfig } from '../../operators/operator-config.ts';
+import { loadOperatorConfig, defaultOperatorConfig, OperatorConfigError } from '../../operators/operator-config.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { stopSignal } from '../shared/stop-signal.ts';
@@ -78,7 +78,14 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`converge run: unknown operator(s) ${unknown.join(', ')}; use microservice, provider\n`);
     return 2;
   }
-  const config = values.config ? await loadOperatorConfig(values.config) : defaultOperatorConfig;
+  let config = defaultOperatorConfig;
+  try {
+    if (values.config) config = await loadOperatorConfig(values.config);
+  } catch (err) {
+    if (!(err instanceof OperatorConfigError)) throw err;
+    process.stderr.write(`converge run: ${err.message}\nNothing was started.\n`);
+    return 1;
+  }
   const kubeConfig = kubeConfigFrom(values.kubeconfig);
   const signal = stopSignal();
   if (signal.aborted) return 0; // told to stop while starting

@@ -80,3 +80,16 @@ test('progressDeadlineSeconds: Kubernetes\' 600 by default, a platform setting, 
   const ms = { metadata: { name: 'a', namespace: 'n', uid: 'u', generation: 1 }, spec: { container: { image: 'nginx:1', port: 80 } } };
   assert.equal(renderDesiredState(ms, parsePlatformDefaults({ progressDeadlineSeconds: 45 })).deployment.spec?.progressDeadlineSeconds, 45);
 });
+
+test('values next to a field the schema refuses are checked too, in one report', () => {
+  assert.throws(
+    () => parsePlatformDefaults({ replicas: 'two', resources: { requests: { cpu: 5, memory: 'lots' } }, labels: { tier: 1, 'bad key!': 'v' } }),
+    (e: unknown) =>
+      e instanceof PlatformDefaultsError &&
+      e.problems.some((p) => p.startsWith('replicas: expected integer')) &&
+      e.problems.some((p) => p.startsWith('resources.requests.cpu: expected string')) &&
+      e.problems.some((p) => p.startsWith('resources.requests.memory: "lots"')) &&
+      e.problems.some((p) => p.startsWith('labels.tier: expected string')) &&
+      e.problems.some((p) => p === 'labels: "bad key!" is not a valid label key'),
+  );
+});

@@ -27,7 +27,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { schemaProblems } from '../config-problems.ts';
 import { parse as parseYaml } from 'yaml';
 import { ManagedLabel } from './api/index.ts';
 import { canonicalQuantity } from './quantity.ts';
@@ -103,16 +103,14 @@ export class PlatformDefaultsError extends Error {
  */
 export function parsePlatformDefaults(section: unknown, source = 'config', base: PlatformDefaults = defaultPlatformDefaults): PlatformDefaults {
   if (section === undefined || section === null) return base;
-  const problems: string[] = [];
-  for (const error of Value.Errors(PlatformDefaultsConfigSchema, section)) {
-    problems.push(`${error.path.slice(1).replaceAll('/', '.') || '<section>'}: ${error.message}`);
-  }
-  if (problems.length > 0) throw new PlatformDefaultsError(source, problems);
-  const config = section as PlatformDefaultsConfig;
-
-  const requests = resourceList(config.resources?.requests, 'requests', problems) ?? base.resources.requests;
-  const limits = resourceList(config.resources?.limits, 'limits', problems) ?? base.resources.limits;
-  const labels = config.labels ?? base.labels;
+  // Every problem at once: the schema's, and those of the values it lets through (quantities,
+  // label keys and values), also of fields next to ones the schema refused.
+  const problems = schemaProblems(PlatformDefaultsConfigSchema, section);
+  const config = (isPlainObject(section) ? section : {}) as PlatformDefaultsConfig;
+  const resources = isPlainObject(config.resources) ? config.resources : undefined;
+  const requests = resourceList(stringEntries(resources?.requests), 'requests', problems) ?? base.resources.requests;
+  const limits = resourceList(stringEntries(resources?.limits), 'limits', problems) ?? base.resources.limits;
+  const labels = stringEntries(config.labels) ?? base.labels;
   for (const [key, value] of Object.entries(labels)) {
     if ((Object.values(ManagedLabel) as string[]).includes(key)) problems.push(`labels: ${key} is set by the operator and cannot be overridden`);
     else if (!isLabelKey(key)) problems.push(`labels: ${JSON.stringify(key)} is not a valid label key`);
@@ -156,6 +154,15 @@ export async function loadPlatformDefaults(path: string): Promise<PlatformDefaul
   if (typeof document !== 'object' || Array.isArray(document)) throw new PlatformDefaultsError(path, ['the file must hold a mapping']);
   const section = (document as { microservice?: { defaults?: unknown } }).microservice?.defaults;
   return parsePlatformDefaults(section, `${path} (microservice.defaults)`);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The string-valued entries of a map (others are the schema's problems), or undefined when it is not a map. */
+function stringEntries(v: unknown): Record<string, string> | undefined {
+  return isPlainObject(v) ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
 }
 
 function resourceList(list: Record<string, string> | undefined, field: string, problems: string[]): Record<string, string> | undefined {
