@@ -47,7 +47,11 @@ test('Microservice at debug: read, matched or differed, written or skipped; boun
   await waitReady(client, ns, 'web');
 
   // A periodic check of the converged object: every decision is a skip, and says so.
-  const converged = await eventually(() => reconciles(lines).find((g) => msgs(g).includes('status unchanged; not written') && msgs(g).includes('reconcile done')), { what: 'a converged reconcile', timeoutMs: 30_000 });
+  // (Not merely the first unchanged status: a resync during the rollout also leaves an unchanged,
+  // not yet Ready status.)
+  const isConvergedCheck = (g: readonly Line[]) =>
+    msgs(g).includes('reconcile done') && g.some((l) => l.msg === 'status unchanged; not written' && (l.conditions as Record<string, string> | undefined)?.Ready === 'True/Available');
+  const converged = await eventually(() => reconciles(lines).find(isConvergedCheck), { what: 'a converged reconcile', timeoutMs: 30_000 });
   assert.deepEqual(msgs(debugOnly(converged)), [
     `read ${ns}/web and its children from the cache`,
     'Deployment matches the desired state; not written',
