@@ -62,7 +62,7 @@ test('loadPlatformDefaults reads microservice.defaults of a YAML or JSON file', 
     await writeFile(broken, 'microservice: [\n');
     const invalid = join(dir, 'invalid.yaml');
     await writeFile(invalid, 'microservice:\n  defaults:\n    replicas: -1\n');
-    await assert.rejects(loadPlatformDefaults(invalid), /invalid platform defaults in .*invalid\.yaml \(microservice\.defaults\):\n  - replicas: /);
+    await assert.rejects(loadPlatformDefaults(invalid), /invalid platform defaults in .*invalid\.yaml:\n  - microservice\.defaults\.replicas: /);
     await assert.rejects(loadPlatformDefaults(broken), PlatformDefaultsError);
     await assert.rejects(loadPlatformDefaults(join(dir, 'missing.yaml')), /cannot read the file/);
   } finally {

@@ -27,7 +27,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
-import { schemaProblems } from '../config-problems.ts';
+import { inSection, schemaProblems } from '../config-problems.ts';
 import { parse as parseYaml } from 'yaml';
 import { ManagedLabel } from './api/index.ts';
 import { canonicalQuantity } from './quantity.ts';
@@ -153,7 +153,13 @@ export async function loadPlatformDefaults(path: string): Promise<PlatformDefaul
   if (document === null || document === undefined) return defaultPlatformDefaults;
   if (typeof document !== 'object' || Array.isArray(document)) throw new PlatformDefaultsError(path, ['the file must hold a mapping']);
   const section = (document as { microservice?: { defaults?: unknown } }).microservice?.defaults;
-  return parsePlatformDefaults(section, `${path} (microservice.defaults)`);
+  try {
+    return parsePlatformDefaults(section, path);
+  } catch (error) {
+    // Paths in the file, as `converge run --config` reports them.
+    if (error instanceof PlatformDefaultsError) throw new PlatformDefaultsError(path, error.problems.map((p) => inSection('microservice.defaults', p)));
+    throw error;
+  }
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
