@@ -6,7 +6,8 @@
  *
  * Used by every part of the operator configuration (the file, the platform defaults, the
  * provider section) so that `converge run --config` reports all problems at once, in one form.
- * Pure.
+ * Pure. The edit distance behind "did you mean" is the ten-line Levenshtein below rather than a
+ * dependency: it compares a key with the few known keys of one object, nothing more.
  * @module
  */
 import type { TSchema } from '@sinclair/typebox';
