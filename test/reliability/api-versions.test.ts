@@ -100,9 +100,19 @@ test('API versions: upgrade from the previous build, rolling upgrade and rollbac
     const dhp = await client.list((through === 'v1' ? DigitalHumanProviderKind : DigitalHumanProviderV1alpha1Kind) as typeof DigitalHumanProviderKind, { namespace: APPS });
     return ms.items.length === MS_COUNT && dhp.items.length === DHP_COUNT && [...ms.items, ...dhp.items].every(isReady);
   }, { what, timeoutMs: 180_000, intervalMs: 250 });
-  /** The operator writes nothing more for 6 s (3 periodic checks): no loop. */
+  /** Every Deployment of the apps has rolled out what it was last given (nothing left to report). */
+  const settled = async (what: string) => eventually(async () => {
+    const { items } = await client.list(DeploymentKind, { namespace: APPS });
+    return items.length === MS_COUNT && items.every((d) => {
+      const s = d.status ?? {};
+      const want = d.spec?.replicas ?? 1;
+      return s.observedGeneration === d.metadata.generation && (s.updatedReplicas ?? 0) === want && (s.availableReplicas ?? 0) === want && (s.replicas ?? 0) === want;
+    });
+  }, { what: `${what}: every rollout done`, timeoutMs: 120_000, intervalMs: 250 });
+  /** Once every rollout is done, the operator writes nothing more for 6 s (2 periodic checks): no loop. */
   const quiet = async (what: string) => {
-    await sleep(1_000);
+    await settled(what);
+    await sleep(2_000);
     const offset = await auditLogSize(auditLog);
     await sleep(6_000);
     const writes = await writesSince(offset);

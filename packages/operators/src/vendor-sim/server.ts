@@ -35,13 +35,25 @@ export async function startVendorSimulator(options: VendorSimulatorOptions): Pro
   const host = options.host ?? '127.0.0.1';
   const accounts = new Accounts([{ id: DEFAULT_ACCOUNT, token: options.token }, ...(options.accounts ?? [])]);
   const metering = new Metering(options.usageWindowSeconds === undefined ? {} : { throttleWindowSeconds: options.usageWindowSeconds });
-  const faults = new FaultState();
-  if (options.faults) faults.replace(parseFaults(options.faults));
   const stateFile = options.stateFile === undefined ? undefined : resolve(options.stateFile);
+  const initialFaults = options.faults ? parseFaults(options.faults) : undefined; // before anything is written
   const ownDir = options.dir === undefined && stateFile === undefined;
   const dir = options.dir !== undefined ? resolve(options.dir) : stateFile ? dirname(stateFile) : await mkdtemp(join(tmpdir(), 'converge-vendor-sim-'));
-  const tls = await prepareTls(dir, host);
-  const store = new InstanceStore(stateFile);
+  /** A start that fails leaves no temporary folder (it holds the CA's and the server's private keys). */
+  const discardOwnDir = async (err: unknown): Promise<never> => {
+    if (ownDir) await rm(dir, { recursive: true, force: true });
+    throw err;
+  };
+  let tls: Awaited<ReturnType<typeof prepareTls>>;
+  let store: InstanceStore;
+  try {
+    tls = await prepareTls(dir, host);
+    store = new InstanceStore(stateFile);
+  } catch (err) {
+    return discardOwnDir(err);
+  }
+  const faults = new FaultState();
+  if (initialFaults) faults.replace(initialFaults);
   const adminTokenText = options.adminToken ?? randomBytes(16).toString('hex');
   const adminToken = Buffer.from(adminTokenText);
   let counters: Counters = emptyCounters();
@@ -234,7 +246,7 @@ export async function startVendorSimulator(options: VendorSimulatorOptions): Pro
       server.off('error', reject);
       ready();
     });
-  });
+  }).catch(discardOwnDir);
   const port = (server.address() as AddressInfo).port;
   let stopping: Promise<void> | undefined;
   return Object.assign(sim, {

@@ -35,7 +35,7 @@ import { AccountWatches } from './account-watches.ts';
 
 export * from './api/index.ts';
 export { ProviderReconciler } from './reconciler.ts';
-export { parseProviderConfig, defaultProviderConfig } from './provider-config.ts';
+export { parseProviderConfig, providerConfigProblems, defaultProviderConfig } from './provider-config.ts';
 export type { ProviderConfig } from './provider-config.ts';
 
 const SECRET_REF_INDEX = 'credentials-secret';

@@ -82,6 +82,7 @@ import type { AccountWatches } from './account-watches.ts';
 import type { VendorAccount } from './vendor/index.ts';
 import { planLimits } from './limits-plan.ts';
 import { nextTransitionInMs, planStatusWrite, usageStatus, type InstanceObservation, type RecommendationPolicy } from './usage-status.ts';
+import { providerConditions } from './conditions.ts';
 
 export interface ProviderReconcilerDeps {
   client: KubeClient;
@@ -118,23 +119,52 @@ export class ProviderReconciler {
   readonly #lastTokens = new Map<string, string>();
   /** When this process last wrote each provider's status from an observation (monotonic ms), for the write bound. */
   readonly #lastWrites = new Map<string, number>();
+  /**
+   * The logger of the reconcile in progress, per key, for the status writer's debug line. Safe:
+   * the work queue never runs two reconciles of one key at once.
+   */
+  readonly #logs = new Map<string, Request['log']>();
 
   constructor(deps: ProviderReconcilerDeps) {
     this.#d = deps;
   }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    this.#logs.set(request.key, request.log);
+    try {
+      return await this.#reconcile(request, signal);
+    } finally {
+      this.#logs.delete(request.key);
+    }
+  }
+
+  async #reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    const log = request.log;
     const dhp = this.#d.providers.get(request.key);
     if (!dhp) {
       this.#lastWrites.delete(request.key);
+      log.debug('DigitalHumanProvider not in the cache (deleted): nothing to do');
       this.#d.recovery?.settled(request.key);
       this.#d.watches?.release(request.key);
       return {};
     }
+    log.debug(
+      {
+        generation: dhp.metadata.generation,
+        observedGeneration: dhp.status?.observedGeneration ?? null,
+        resourceVersion: dhp.metadata.resourceVersion,
+        providerID: dhp.status?.providerID ?? null,
+        finalizer: hasFinalizer(dhp, PROVIDER_FINALIZER),
+        deleting: Boolean(dhp.metadata.deletionTimestamp),
+      },
+      `read ${request.key} from the cache`,
+    );
     if (dhp.metadata.deletionTimestamp) return this.#delete(dhp, request, signal);
 
     const guarded = await addFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
     const token = await this.#token(dhp, signal);
+    const ref = dhp.spec.credentials.secretRef;
+    log.debug(`credentials ${token ? 'read from' : 'missing in'} Secret ${ref.name} key ${ref.key ?? DEFAULT_CREDENTIALS_KEY}`);
     if (!token) {
       await this.#status(guarded, 'False', Reason.CredentialsMissing, this.#credentialsMessage(dhp), signal);
       return {}; // the Secret watch brings it back here when the Secret appears
@@ -164,6 +194,7 @@ export class ProviderReconciler {
       observation = seen && seen.instance.id === instance.id && fleet
         ? { instanceId: instance.id, region: guarded.spec.region, health: seen.health, account: fleet.account, limits: seen.limits, usage: seen.usage }
         : await this.#observe(vendor, instance.id, guarded.spec.region, fleet?.account, signal);
+      log.debug({ providerID: instance.id, fromAccountWatch: Boolean(seen) }, `vendor reports ${observation.health.status}`);
     } catch (err) {
       const failure = asVendorFailure(err);
       if (failure.kind === 'NotFound') {
@@ -238,7 +269,9 @@ export class ProviderReconciler {
     const computed = usageStatus(obs, policy, latest.status?.conditions, nowMs);
     let conditions = latest.status?.conditions;
     const ready = pending && computed.ready.status === 'False' ? { ...computed.ready, message: `${computed.ready.message}; ${pending}` } : computed.ready;
-    for (const c of [ready, ...computed.conditions]) conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now);
+    // Reconciling and Stalled (what kstatus reads) follow Ready, as `#status` writes them.
+    const kstatus = providerConditions(ready.status, ready.reason, ready.message).slice(1).map(([type, status, reason, message]) => ({ type, status, reason, message }));
+    for (const c of [ready, ...computed.conditions, ...kstatus]) conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now);
     const { limitedBy: _l, recommendation: _r, ...rest } = latest.status ?? {};
     const status: DigitalHumanProviderStatus = {
       ...rest,
@@ -259,8 +292,11 @@ export class ProviderReconciler {
       this.#d.faultPoint?.('provider:before-status');
       await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
       this.#lastWrites.set(request.key, this.#d.clock.monotonic());
+      request.log.debug({ ready: `${ready.status}/${ready.reason}`, limitedBy: computed.limitedBy ?? null }, 'status written');
     } else if (plan.requeueAfterMs !== undefined) {
       request.log.debug({ requeueAfterMs: plan.requeueAfterMs }, 'usage figures changed; written within the refresh bound');
+    } else {
+      request.log.debug({ ready: `${ready.status}/${ready.reason}` }, 'status unchanged; not written');
     }
     this.#d.recovery?.settled(request.key);
     const next = [plan.write ? undefined : plan.requeueAfterMs, nextTransitionInMs(computed, policy, conditions, nowMs)].filter((ms): ms is number => ms !== undefined);
@@ -276,8 +312,13 @@ export class ProviderReconciler {
     let instance: VendorInstance | undefined = seen;
     const known = dhp.status?.providerID;
     if (known && !instance) instance = await vendor.getInstance(known, signal);
-    if (!instance) instance = await vendor.findByIdempotencyKey(key, signal);
+    if (instance) request.log.debug({ providerID: instance.id, fromAccountWatch: Boolean(seen) }, 'vendor instance found by providerID');
+    else {
+      instance = await vendor.findByIdempotencyKey(key, signal);
+      if (instance) request.log.debug({ providerID: instance.id, recorded: known ?? null }, 'vendor instance found by idempotency key');
+    }
     if (!instance) {
+      request.log.debug(known ? `vendor instance ${known} not found, nor one with the idempotency key; creating` : 'no vendor instance with the idempotency key; creating');
       await this.#recordCreateRequest(dhp, signal);
       this.#d.faultPoint?.('provider:before-create');
       instance = await vendor.createInstance({ region: dhp.spec.region, ...(dhp.spec.displayName ? { displayName: dhp.spec.displayName } : {}) }, key, signal);
@@ -285,7 +326,10 @@ export class ProviderReconciler {
       request.log.info({ providerID: instance.id, region: dhp.spec.region }, 'vendor instance created');
       this.#d.events.normal(dhp, Reason.Created, 'CreateInstance', `vendor instance ${instance.id} created in ${dhp.spec.region}`);
       if (known) this.#d.events.warning(dhp, Reason.Created, 'CreateInstance', `instance ${known} was not found at ${dhp.spec.endpoint}; replaced by ${instance.id} (if the credentials now belong to another vendor account, ${known} may still exist there)`);
-    } else if (dhp.spec.displayName !== undefined && instance.displayName !== dhp.spec.displayName) {
+    } else if (dhp.spec.displayName === undefined || instance.displayName === dhp.spec.displayName) {
+      request.log.debug({ providerID: instance.id }, 'vendor instance matches the spec; not updated');
+    } else {
+      request.log.debug({ providerID: instance.id }, 'vendor instance displayName differs; updating');
       this.#d.watches?.forget(instance.id);
       instance = await vendor.updateInstance(instance.id, { displayName: dhp.spec.displayName }, signal);
       request.log.info({ providerID: instance.id }, 'vendor instance updated');
@@ -431,7 +475,7 @@ export class ProviderReconciler {
       // The same input would be refused the same way: wait for the spec to change (#waitsForChange).
       const field = failure.field ? ` (the vendor names ${failure.field === 'region' ? 'spec.region, which is immutable: create a new DigitalHumanProvider' : failure.field})` : '';
       const message = `the vendor refused the ${step}: ${failure.message}${field}; not retried until the spec changes`;
-      await this.#status(dhp, 'False', Reason.VendorRejected, message, signal, providerID);
+      await this.#status(dhp, 'False', Reason.VendorRejected, message, signal, providerID, true);
       throw new PermanentError(Reason.VendorRejected, message);
     }
     if (failure.kind === 'AccountSuspended') {
@@ -443,13 +487,18 @@ export class ProviderReconciler {
     throw new TemporaryError(Reason.EnsureFailed, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
   }
 
-  /** Writes the Ready condition, providerID and observedGeneration when they changed, to the very version read. */
-  async #status(dhp: DigitalHumanProvider, ready: ReadyStatus, reason: string, message: string, signal: AbortSignal, providerID?: string): Promise<void> {
+  /**
+   * Writes the Ready condition (with Reconciling and Stalled, `conditions.ts`), providerID and
+   * observedGeneration when they changed, to the very version read. `permanent`: a failure that
+   * waits for a change (Stalled).
+   */
+  async #status(dhp: DigitalHumanProvider, ready: ReadyStatus, reason: string, message: string, signal: AbortSignal, providerID?: string, permanent = false): Promise<void> {
     const latest = this.#latest(dhp);
     const generation = latest.metadata.generation ?? 0;
     const id = providerID ?? latest.status?.providerID;
     // Not usable while Ready is not True; what limits it is Ready's reason.
     const { limitedBy: _l, usable: _u, ...rest } = latest.status ?? {};
+    const now = toRfc3339(new Date(this.#d.clock.now()));
     const status: DigitalHumanProviderStatus = {
       ...rest,
       ...(ready === 'False' ? { limitedBy: reason } : {}),
@@ -458,10 +507,14 @@ export class ProviderReconciler {
       ...(id ? { providerID: id } : {}),
       // An instance without a recorded endpoint (written by an earlier version) lives at the spec's.
       ...(id && !latest.status?.instanceEndpoint ? { instanceEndpoint: latest.spec.endpoint } : {}),
-      conditions: setCondition(latest.status?.conditions, { type: 'Ready', status: ready, reason, message, observedGeneration: generation }, toRfc3339(new Date(this.#d.clock.now()))),
+      conditions: providerConditions(ready, reason, message, permanent).reduce(
+        (conditions, [type, status, why, text]) => setCondition(conditions, { type, status, reason: why, message: text, observedGeneration: generation }, now),
+        latest.status?.conditions,
+      ),
     };
     this.#d.faultPoint?.('provider:before-status');
-    await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
+    const written = await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
+    this.#logs.get(`${latest.metadata.namespace}/${latest.metadata.name}`)?.debug({ ready: `${ready}/${reason}` }, written ? 'status written' : 'status unchanged; not written');
   }
 
   /** The cached version of `dhp`, when it is still the same object at the same generation. */

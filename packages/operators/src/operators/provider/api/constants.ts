@@ -42,6 +42,10 @@ export const REGION_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 
 export const ProviderConditionType = {
   Ready: 'Ready',
+  /** kstatus's "the controller is working towards the spec": True while it waits for the vendor. */
+  Reconciling: 'Reconciling',
+  /** kstatus's "progress needs a person": rejected credentials, a missing Secret, input the vendor refuses. */
+  Stalled: 'Stalled',
   /** True: no calls left in the vendor's quota day (until status.usage.quotaResetAt). */
   QuotaExhausted: 'QuotaExhausted',
   /** True: the vendor throttled the instance's calls in its last window. Ready stays True. */
@@ -83,6 +87,8 @@ export const ProviderReason = {
    * created at the new endpoint. Waits for the spec to change back.
    */
   EndpointChanged: 'EndpointChanged',
+  /** Stalled=False: nothing needs a person. */
+  NotStalled: 'NotStalled',
   /** Events. */
   Created: 'Created',
   Updated: 'Updated',

@@ -26,7 +26,7 @@ export const ProviderStatusSchema = Type.Object(
     ),
     conditions: Type.Optional(
       ConditionsSchema(
-        'Ready (usable now: healthy or degraded, account active, quota left), QuotaExhausted, RateLimited, AccountSuspended and ScaleRecommended, each with the generation it was computed for.',
+        'Ready (usable now: healthy or degraded, account active, quota left), QuotaExhausted, RateLimited, AccountSuspended, ScaleRecommended, and Reconciling and Stalled (what kstatus reads), each with the generation it was computed for.',
       ),
     ),
     usage: Type.Optional(
