@@ -45,6 +45,8 @@ export interface BenchOptions {
   /** The compare scenario's settings rows and contenders (bench/comparison/contenders.ts). */
   compareSettings: SettingName[];
   compareContenders: ContenderName[];
+  /** How the operator runs: `shipped` (packed and installed, as in the image) or `source` (the TypeScript sources). */
+  operatorBuild: 'shipped' | 'source';
   /** Output directory (default bench/out/<timestamp>). */
   out?: string;
   /** Copy the report to bench/reports/latest (default: only for the default run). */
@@ -94,6 +96,7 @@ Flags:
   --compare-settings <list> the compare scenario's rows, from: ${SETTING_NAMES.join(', ')} (default: all)
   --compare-contenders <list> from: ${CONTENDER_NAMES.join(', ')} (default: all)
   --profile                 write CPU profiles of the operator processes (.cpuprofile, open in Chrome DevTools)
+  --operator-build <b>      shipped (default: the packed tarballs, compiled JavaScript, as the image) | source
   --out <dir>               output directory (default bench/out/<timestamp>)
   --latest / --no-latest    copy the report to bench/reports/latest (default: only for a default run)
   -h, --help                this help
@@ -133,6 +136,11 @@ function names<T extends string>(flag: string, v: string | undefined, known: rea
   return known.filter((k) => asked.includes(k));
 }
 
+function operatorBuild(v: string | undefined): 'shipped' | 'source' {
+  if (v === undefined || v === 'shipped' || v === 'source') return v ?? 'shipped';
+  throw new BenchUsageError(`--operator-build must be shipped or source, got ${JSON.stringify(v)}`);
+}
+
 /** Parses argv; returns undefined for --help. */
 export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   let values;
@@ -160,6 +168,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         'compare-contenders': { type: 'string' },
         profile: { type: 'boolean', default: false },
         out: { type: 'string' },
+        'operator-build': { type: 'string' },
         latest: { type: 'boolean' },
         'no-latest': { type: 'boolean' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -195,7 +204,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
 
   const churnRates = list('churn-rates', values['churn-rates']) ?? preset.churnRates;
   const vendorRps = positive('vendor-rps', values['vendor-rps']) ?? 5;
-  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'dashboard-objects', 'dashboard-rate', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders'] as const;
+  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'dashboard-objects', 'dashboard-rate', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders', 'operator-build'] as const;
   const isDefaultRun = !values.profile && sizeFlags.every((f) => values[f] === undefined || (f === 'size' && values.size === DEFAULT_SIZE));
   if (values.latest && values['no-latest']) throw new BenchUsageError('--latest and --no-latest exclude each other');
   return {
@@ -222,6 +231,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     profile: values.profile,
     compareSettings: names('compare-settings', values['compare-settings'], SETTING_NAMES),
     compareContenders: names('compare-contenders', values['compare-contenders'], CONTENDER_NAMES),
+    operatorBuild: operatorBuild(values['operator-build']),
     ...(values.out ? { out: values.out } : {}),
     latest: values.latest ?? (values['no-latest'] ? false : isDefaultRun),
     isDefaultRun,

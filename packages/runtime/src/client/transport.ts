@@ -18,8 +18,7 @@
  *   (watches) keep theirs until they end.
  * @module
  */
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import type { IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Credentials, TlsMaterial } from '../kubeconfig/index.ts';
 
@@ -39,6 +38,10 @@ export class HeadersTimeoutError extends Error {
   override readonly name = 'HeadersTimeoutError';
   readonly code = 'UND_ERR_HEADERS_TIMEOUT';
 }
+
+// `import … from 'node:http'` makes Node 24 evaluate every export of the module, which loads
+// its bundled undici and http2 (≈ 2 MB of heap, 10 MB of RSS) for nothing; this does not.
+const { Agent: HttpAgentClass, request: httpRequest } = process.getBuiltinModule('node:http');
 
 const IDLE_SOCKET_MS = 30_000;
 
@@ -106,7 +109,7 @@ export class Transport {
           rejectUnauthorized: tls.rejectUnauthorized,
           ...(tls.servername ? { servername: tls.servername } : {}),
         })
-      : new HttpAgent(common);
+      : new HttpAgentClass(common);
     this.#agentTlsId = id;
     return this.#agent;
   }
