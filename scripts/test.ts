@@ -25,6 +25,8 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureControlPlaneBinary, serveControlEndpoint, startControlPlane } from '@converge/envtest';
 import type { ComponentName } from '@converge/envtest';
+import { KubeClient, loadKubeConfig } from '@converge/runtime';
+import { startSuiteWebhook } from '../test/support/suite-webhook.ts';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const argv = process.argv.slice(2);
@@ -135,9 +137,14 @@ async function main(): Promise<number> {
       },
     });
     const control = await serveControlEndpoint(cp);
+    // The cluster's conversion webhook, as a cluster always has its operators' one running
+    // (test/support/suite-webhook.ts); the CRDs are installed pointing at it.
+    const suiteClient = new KubeClient({ kubeConfig: loadKubeConfig(cp.kubeconfigPath), userAgent: 'converge-test-harness' });
+    const webhook = await startSuiteWebhook(suiteClient, cp.stateDir);
     let integrationFailed = false;
     try {
       const env: NodeJS.ProcessEnv = {
+        ...webhook.env,
         ...process.env,
         CONVERGE_TEST_KUBECONFIG: cp.kubeconfigPath,
         CONVERGE_TEST_SERVER: cp.server,
@@ -163,6 +170,8 @@ async function main(): Promise<number> {
       }
       if (componentDied) integrationFailed = true;
     } finally {
+      await webhook.stop();
+      await suiteClient.close();
       await control.close();
       if (integrationFailed) {
         const dest = join(root, '.converge', 'test-logs');

@@ -110,11 +110,11 @@ export const churn: Scenario = {
         }
         const key = `${fleet.namespace}/${name}`;
         const current = fleet.microservices.store.get(key);
-        const image = current?.spec.image.endsWith(`:${IMAGE_TAGS[0]}`) ? `${IMAGE}:${IMAGE_TAGS[1]}` : `${IMAGE}:${IMAGE_TAGS[0]}`;
+        const image = current?.spec.container.image.endsWith(`:${IMAGE_TAGS[0]}`) ? `${IMAGE}:${IMAGE_TAGS[1]}` : `${IMAGE}:${IMAGE_TAGS[0]}`;
         inFlight.set(key, Number.MAX_SAFE_INTEGER); // reserved until the PATCH answers
         const sentAt = performance.now();
         pending.push(
-          session.client.patch(MicroserviceKind, { namespace: fleet.namespace, name }, { type: 'merge', body: { spec: { image } } }).then((ms) => {
+          session.client.patch(MicroserviceKind, { namespace: fleet.namespace, name }, { type: 'merge', body: { spec: { container: { image } } } }).then((ms) => {
             const generation = ms.metadata.generation ?? 0;
             inFlight.set(key, generation);
             changes.push({ key, generation, sentAt });

@@ -40,11 +40,11 @@ async function populate(client: KubeClient, cluster: string, n: number): Promise
   const names = Array.from({ length: n }, (_, i) => (i < HOT ? `hot-${cluster}-${i}` : i < microservices ? `ms-${String(i).padStart(5, '0')}` : `dhp-${String(i).padStart(5, '0')}`));
   await pool(names, 16, async (name, i) => {
     if (i < microservices) {
-      const ms = await client.create(MicroserviceKind, { apiVersion: MicroserviceKind.apiVersion, kind: MicroserviceKind.kind, metadata: { name, namespace: DASHBOARD_NAMESPACE }, spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } } as never);
+      const ms = await client.create(MicroserviceKind, { apiVersion: MicroserviceKind.apiVersion, kind: MicroserviceKind.kind, metadata: { name, namespace: DASHBOARD_NAMESPACE }, spec: { container: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } } } as never);
       const ok = i % 7 !== 0;
       await client.patch(MicroserviceKind, { namespace: DASHBOARD_NAMESPACE, name }, { type: 'merge', body: { status: { observedGeneration: 1, phase: 'ResourcesApplied', conditions: [readyCondition(ok, ok ? '' : 'rolling out', ms.metadata.generation ?? 1)] } } }, { subresource: 'status' });
     } else {
-      await client.create(DigitalHumanProviderKind, { apiVersion: DigitalHumanProviderKind.apiVersion, kind: DigitalHumanProviderKind.kind, metadata: { name, namespace: DASHBOARD_NAMESPACE, finalizers: [PROVIDER_FINALIZER] }, spec: { endpoint: 'https://vendor.example', region: ['eu-west-1', 'ap-northeast-1', 'us-east-1'][i % 3]!, credentialsSecretRef: { name: 'vendor' } } } as never);
+      await client.create(DigitalHumanProviderKind, { apiVersion: DigitalHumanProviderKind.apiVersion, kind: DigitalHumanProviderKind.kind, metadata: { name, namespace: DASHBOARD_NAMESPACE, finalizers: [PROVIDER_FINALIZER] }, spec: { endpoint: 'https://vendor.example', region: ['eu-west-1', 'ap-northeast-1', 'us-east-1'][i % 3]!, credentials: { secretRef: { name: 'vendor' } } } } as never);
       await client.patch(DigitalHumanProviderKind, { namespace: DASHBOARD_NAMESPACE, name }, { type: 'merge', body: { status: { observedGeneration: 1, providerID: `inst-${i}`, conditions: [{ type: 'Ready', status: 'True', reason: 'ProviderReady', message: '', observedGeneration: 1, lastTransitionTime: now() }] } } }, { subresource: 'status' });
     }
   });

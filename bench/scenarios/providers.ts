@@ -43,7 +43,7 @@ export const providers: Scenario = {
       await pool(names, 16, async (name) => {
         await session.client.create(DigitalHumanProviderKind, {
           metadata: { name, namespace: ns },
-          spec: { endpoint: sim.baseUrl, region: 'ap-northeast-1', displayName: `Presenter ${name}`, credentialsSecretRef: { name: 'vendor-creds', key: 'token' } },
+          spec: { endpoint: sim.baseUrl, region: 'ap-northeast-1', displayName: `Presenter ${name}`, credentials: { secretRef: { name: 'vendor-creds', key: 'token' } } },
         } as DigitalHumanProvider);
       });
       const observed = await observe(session.client, DigitalHumanProviderKind, ns);

@@ -12,7 +12,7 @@ export const IMAGE = 'ghcr.io/yrw9281/it30-todo-api';
 export const IMAGE_TAGS = ['0.1.0', '0.1.1'] as const;
 
 export function microservice(namespace: string, name: string, tag: string = IMAGE_TAGS[0], port = 8080): Microservice {
-  return { metadata: { name, namespace, labels: { 'converge.dev/bench': 'true' } }, spec: { image: `${IMAGE}:${tag}`, port } };
+  return { metadata: { name, namespace, labels: { 'converge.dev/bench': 'true' } }, spec: { container: { image: `${IMAGE}:${tag}`, port } } };
 }
 
 export const msName = (i: number) => `ms-${String(i).padStart(5, '0')}`;

@@ -50,6 +50,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
       '--config', configPath,
       '--metrics-bind-address', `127.0.0.1:${port}`,
       '--health-probe-bind-address', '0',
+      // Benchmarks use v1 only: no conversion is needed, and replicas must not share a port.
+      '--webhook-bind-address', '0',
       '--log-level', 'warn',
     ],
     outDir: options.outDir,

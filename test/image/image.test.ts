@@ -27,6 +27,7 @@ import type { VendorSimulator } from '../../packages/operators/src/vendor-sim/in
 import { renderManifests } from '../../packages/operators/src/cli/commands/manifests.ts';
 import { loadSamples, prepareSamples } from '../../packages/operators/src/cli/dev/samples.ts';
 import { assetDir } from '../../packages/operators/src/cli/shared/package-assets.ts';
+import { ensureCrds } from '../support/crds.ts';
 import { eventually, kubeconfigPath, sleep, testClient, testNamespace } from '../support/operator-harness.ts';
 
 const execFileP = promisify(execFile);
@@ -42,7 +43,7 @@ const containers: string[] = [];
 before(async () => {
   image = await buildImage({ log: (l) => process.stderr.write(`${l}\n`) });
   client = testClient();
-  await installCustomResourceDefinitions(client, [MicroserviceCrd, DigitalHumanProviderCrd], { fieldManager: 'converge-tests' });
+  await ensureCrds(client);
   work = mkdtempSync(join(tmpdir(), 'converge-image-'));
 });
 

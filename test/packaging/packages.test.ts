@@ -27,6 +27,7 @@ import { packWorkspace } from '../../scripts/pack.ts';
 import type { PackedPackage } from '../../scripts/pack.ts';
 import { DigitalHumanProviderCrd, MicroserviceCrd, MicroserviceKind } from '../../packages/operators/src/index.ts';
 import type { Microservice } from '../../packages/operators/src/index.ts';
+import { ensureCrds } from '../support/crds.ts';
 import { eventually, kubeconfigPath, testClient, testNamespace } from '../support/operator-harness.ts';
 
 const execFileP = promisify(execFile);
@@ -74,7 +75,7 @@ before(async () => {
   work = mkdtempSync(join(tmpdir(), 'converge-packaging-'));
   packed = await packWorkspace({ outDir: join(work, 'tarballs') });
   client = testClient();
-  await installCustomResourceDefinitions(client, [MicroserviceCrd, DigitalHumanProviderCrd], { fieldManager: 'converge-tests' });
+  await ensureCrds(client);
 });
 
 after(async () => {
@@ -110,10 +111,10 @@ test('the CLI runs from node_modules: --help, and `converge run` converges a Mic
   assert.match(help, /init/);
 
   const ns = await testNamespace(t, client, 'pkg');
-  await client.create(MicroserviceKind, { metadata: { name: 'from-tarball', namespace: ns }, spec: { image: 'example.com/app:1', port: 8080 } } as Microservice);
+  await client.create(MicroserviceKind, { metadata: { name: 'from-tarball', namespace: ns }, spec: { container: { image: 'example.com/app:1', port: 8080 } } } as Microservice);
   const [metricsPort, probePort] = await freePorts(2);
   const child = spawn(join(dir, 'node_modules', '.bin', 'converge'), [
-    'run', '--kubeconfig', kubeconfigPath(), '--namespace', ns, '--operators', 'microservice',
+    'run', '--kubeconfig', kubeconfigPath(), '--namespace', ns, '--operators', 'microservice', '--webhook-bind-address', '0',
     '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`,
   ], { cwd: dir, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

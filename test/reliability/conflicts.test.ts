@@ -75,12 +75,12 @@ test('concurrent writers on the same CRs and children: no lost edit, no duplicat
         const name = `ms-${i}`;
         const r = await edit(env.client, MicroserviceKind, env.ns, name, (o) => {
           o.metadata.labels = { ...o.metadata.labels, 'team.example.com/edit': label };
-          if (rng.next() < 0.7) o.spec.image = `ghcr.io/yrw9281/it30-todo-api:0.2.${version}`;
-          else o.spec.port = rng.int(8000, 8999);
+          if (rng.next() < 0.7) o.spec.container.image = `ghcr.io/yrw9281/it30-todo-api:0.2.${version}`;
+          else o.spec.container.port = rng.int(8000, 8999);
           return o;
         });
         userConflicts += r.conflicts;
-        if (r.written) { churn.expect.microservices.set(name, { image: r.written.spec.image, port: r.written.spec.port }); userLabels.set(`ms/${name}`, label); userEdits++; }
+        if (r.written) { churn.expect.microservices.set(name, { container: { image: r.written.spec.container.image, port: r.written.spec.container.port } }); userLabels.set(`ms/${name}`, label); userEdits++; }
       } else {
         const name = `dhp-${i}`;
         const r = await edit(env.client, DigitalHumanProviderKind, env.ns, name, (o) => {

@@ -24,7 +24,7 @@ import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describ
 import type { ReliabilityEnv } from './support/index.ts';
 
 const workersStarted = (l: Record<string, unknown>) => l.msg === 'starting workers';
-const MS: MicroserviceSpec = { image: IMAGE, port: 8080 };
+const MS: MicroserviceSpec = { container: { image: IMAGE, port: 8080 } };
 const msKey = (env: ReliabilityEnv) => ({ namespace: env.ns, name: 'crash' });
 
 interface Cell {
@@ -50,7 +50,7 @@ const get = async <T,>(fn: () => Promise<T>): Promise<T | undefined> => {
   }
 };
 
-const dhpSpec = (env: ReliabilityEnv): DigitalHumanProviderSpec => ({ endpoint: env.sim.baseUrl, region: 'ap-northeast-1', displayName: 'crash', credentialsSecretRef: { name: 'creds' } });
+const dhpSpec = (env: ReliabilityEnv): DigitalHumanProviderSpec => ({ endpoint: env.sim.baseUrl, region: 'ap-northeast-1', displayName: 'crash', credentials: { secretRef: { name: 'creds' } } });
 const createMs = (env: ReliabilityEnv) => env.client.create(MicroserviceKind, { metadata: { name: 'crash', namespace: env.ns }, spec: MS }).then(() => {});
 const createDhp = (env: ReliabilityEnv) => env.client.create(DigitalHumanProviderKind, { metadata: { name: 'crash', namespace: env.ns }, spec: dhpSpec(env) }).then(() => {});
 const deleteDhp = (env: ReliabilityEnv) => env.client.delete(DigitalHumanProviderKind, { namespace: env.ns, name: 'crash' }).then(() => {});
@@ -97,7 +97,7 @@ const cells: Cell[] = [
   },
   {
     point: 'microservice:after-apply-deployment', what: 'port change: after the Deployment update, before the Service update', kind: 'ms', prepare: 'converged',
-    trigger: (env) => env.client.patch(MicroserviceKind, msKey(env), { type: 'merge', body: { spec: { port: 9090 } } }).then(() => {}),
+    trigger: (env) => env.client.patch(MicroserviceKind, msKey(env), { type: 'merge', body: { spec: { container: { port: 9090 } } } }).then(() => {}),
     final: () => ({ ...MS, port: 9090 }),
     afterCrash: async (env) => {
       const c = await children(env);

@@ -25,7 +25,7 @@ const key = (env: ReliabilityEnv) => ({ namespace: env.ns, name: 'crash' });
 const get = (env: ReliabilityEnv) => env.client.get(DigitalHumanProviderKind, key(env));
 const ready = (d: DigitalHumanProvider) => d.status?.conditions?.find((c) => c.type === 'Ready');
 const create = (env: ReliabilityEnv) =>
-  env.client.create(DigitalHumanProviderKind, { metadata: { name: 'crash', namespace: env.ns }, spec: { endpoint: env.sim.baseUrl, region: 'ap-northeast-1', displayName: 'crash', credentialsSecretRef: { name: 'creds' } } });
+  env.client.create(DigitalHumanProviderKind, { metadata: { name: 'crash', namespace: env.ns }, spec: { endpoint: env.sim.baseUrl, region: 'ap-northeast-1', displayName: 'crash', credentials: { secretRef: { name: 'creds' } } } });
 const mine = (env: ReliabilityEnv, uid: string) => env.sim.instances().filter((i) => i.idempotencyKey === uid);
 
 async function waitGone(env: ReliabilityEnv, timeoutMs = 60_000): Promise<void> {

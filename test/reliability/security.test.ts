@@ -185,8 +185,8 @@ test('RBAC: no wildcards, `kubectl auth can-i --list` matches the expectation, t
   await churn.createProvider('dhp-a');
   let state = await waitConverged(client, ns, env.sim, { ...churn.expect, timeoutMs: 90_000 });
   assert.ok(state.converged, describe(state));
-  await client.patch(MicroserviceKind, { namespace: ns, name: 'ms-a' }, { type: 'merge', body: { spec: { port: 9090 } } }); // Deployment and Service update
-  churn.expect.microservices.set('ms-a', { ...churn.expect.microservices.get('ms-a')!, port: 9090 });
+  await client.patch(MicroserviceKind, { namespace: ns, name: 'ms-a' }, { type: 'merge', body: { spec: { container: { port: 9090 } } } }); // Deployment and Service update
+  churn.expect.microservices.set('ms-a', { container: { ...churn.expect.microservices.get('ms-a')!.container, port: 9090 } });
   state = await waitConverged(client, ns, env.sim, { ...churn.expect, timeoutMs: 90_000 });
   assert.ok(state.converged, describe(state));
   await client.delete(ServiceKind, { namespace: ns, name: 'ms-a' }); // Service re-created
@@ -270,7 +270,7 @@ test('a canary token never appears in logs, Events or status', { timeout: 180_00
   const churn = new Churn({ client: env.client, ns: env.ns, rng: random.seeded(12), endpoint: env.sim.baseUrl });
   await churn.createProvider('ok');
   await churn.createMicroservice('ms');
-  const spec = (name: string, secret: string, key?: string) => ({ metadata: { name, namespace: env.ns }, spec: { endpoint: env.sim.baseUrl, region: 'ap-northeast-1', credentialsSecretRef: { name: secret, ...(key ? { key } : {}) } } });
+  const spec = (name: string, secret: string, key?: string) => ({ metadata: { name, namespace: env.ns }, spec: { endpoint: env.sim.baseUrl, region: 'ap-northeast-1', credentials: { secretRef: { name: secret, ...(key ? { key } : {}) } } } });
   await env.client.create(DigitalHumanProviderKind, spec('unauthorized', 'wrong'));
   await env.client.create(DigitalHumanProviderKind, spec('no-key', 'creds', 'absent'));
   await env.client.create(DigitalHumanProviderKind, spec('no-secret', 'missing'));

@@ -98,6 +98,11 @@ async function createTestCluster(): Promise<TestCluster> {
       onProgress: (m) => process.stderr.write(`[control plane] ${m}\n`),
     });
     // The launcher kills the components and removes its state dir when this process exits.
+    // The suite's conversion webhook too, as the harness would start it (suite-webhook.ts).
+    const { KubeClient, loadKubeConfig } = await import('@converge/runtime');
+    const { startSuiteWebhook } = await import('./suite-webhook.ts');
+    const webhook = await startSuiteWebhook(new KubeClient({ kubeConfig: loadKubeConfig(cp.kubeconfigPath) }), cp.stateDir);
+    Object.assign(process.env, webhook.env);
     return makeCluster({
       kubeconfigPath: cp.kubeconfigPath,
       auditLogPath: cp.auditLogPath,

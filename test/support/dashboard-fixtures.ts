@@ -25,7 +25,7 @@ function condition(type: string, c: Readiness, generation: number) {
 
 /** Creates a Microservice and writes a status for its generation: Ready as given, phase ResourcesApplied. */
 export async function createMicroservice(client: KubeClient, ns: string, name: string, ready: Readiness, image = 'ghcr.io/yrw9281/it30-todo-api:0.1.0'): Promise<Microservice> {
-  const ms = await client.create(MicroserviceKind, { apiVersion: MicroserviceKind.apiVersion, kind: MicroserviceKind.kind, metadata: { name, namespace: ns }, spec: { image, port: 8080 } } as Microservice);
+  const ms = await client.create(MicroserviceKind, { apiVersion: MicroserviceKind.apiVersion, kind: MicroserviceKind.kind, metadata: { name, namespace: ns }, spec: { container: { image, port: 8080 } } } as Microservice);
   return setMicroserviceReady(client, ms, ready);
 }
 
@@ -55,7 +55,7 @@ export async function createProvider(client: KubeClient, ns: string, name: strin
     apiVersion: DigitalHumanProviderKind.apiVersion,
     kind: DigitalHumanProviderKind.kind,
     metadata: { name, namespace: ns, finalizers: [PROVIDER_FINALIZER] },
-    spec: { endpoint: 'https://vendor.example', region, credentialsSecretRef: { name: 'vendor-token' } },
+    spec: { endpoint: 'https://vendor.example', region, credentials: { secretRef: { name: 'vendor-token' } } },
   } as DigitalHumanProvider);
   return setProviderReady(client, p, ready);
 }

@@ -23,7 +23,10 @@ export interface OperatorReplica {
 }
 
 export function startReplica(name: string, args: string[], env: NodeJS.ProcessEnv = {}): OperatorReplica {
-  const child = spawn(process.execPath, [MAIN, 'run', '--kubeconfig', kubeconfigPath(), ...args], {
+  // Unless a test asks for it, no webhook: the suite's shared one serves conversion (scripts/test.ts),
+  // and replicas started side by side must not compete for :9443.
+  const webhook = args.some((a) => a.startsWith('--webhook-')) ? [] : ['--webhook-bind-address=0'];
+  const child = spawn(process.execPath, [MAIN, 'run', '--kubeconfig', kubeconfigPath(), ...webhook, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

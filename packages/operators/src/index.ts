@@ -14,4 +14,6 @@ export { defaultOperatorConfig, loadOperatorConfig } from './operators/operator-
 export type { OperatorConfig } from './operators/operator-config.ts';
 export * from './operators/microservice/index.ts';
 export * from './operators/provider/index.ts';
+export { addConversionWebhook, conversionRegistry, localConversionWebhook, startStandaloneConversionWebhook, CONVERTED_CRDS } from './operators/conversion-webhook.ts';
+export type { WebhookSettings } from './operators/conversion-webhook.ts';
 export { startVendorSimulator } from './vendor-sim/index.ts';

@@ -14,7 +14,7 @@ import type { CustomResourceDefinition } from '@converge/runtime';
 
 test('SIGTERM at any moment of the start is a graceful stop with exit code 0', { timeout: 120_000 }, async (t) => {
   const client = testClient();
-  await ensureCrds(client, [MicroserviceCrd as CustomResourceDefinition, DigitalHumanProviderCrd as CustomResourceDefinition]);
+  await ensureCrds(client);
   const ns = await testNamespace(t, client, 'run-signals');
   const args = ['--namespace', ns, '--metrics-bind-address', '0', '--health-probe-bind-address', '0'];
   // The moments a test can name: with the first log line (caches not synced yet), during the

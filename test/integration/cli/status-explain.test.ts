@@ -55,7 +55,7 @@ async function startOperator(t: import('node:test').TestContext, ns: string): Pr
 async function setup(t: import('node:test').TestContext): Promise<{ client: KubeClient; ns: string }> {
   const client = testClient();
   t.after(() => client.close());
-  await ensureCrds(client, [MicroserviceCrd, DigitalHumanProviderCrd] as unknown as CustomResourceDefinition[]);
+  await ensureCrds(client);
   const ns = await testNamespace(t, client, 'cli');
   return { client, ns };
 }
@@ -122,7 +122,7 @@ test('status -o json and explain describe a converged Microservice', { timeout: 
   assert.match(text.stdout, /Service web: contains the desired state/);
 
   // A spec change the operator cannot finish (pods never ready): not converged, and why.
-  await client.patch(MicroserviceKind, { namespace: ns, name: 'web' }, { type: 'merge', body: { spec: { image: 'example.com/web:fail' } } });
+  await client.patch(MicroserviceKind, { namespace: ns, name: 'web' }, { type: 'merge', body: { spec: { container: { image: 'example.com/web:fail' } } } });
   const stuck = await eventually(async () => {
     const x = await json<Explanation>('explain', 'ms/web', '-n', ns, '-o', 'json');
     return x.object.observedGeneration === x.object.generation && x.conditions.find((c) => c.type === 'Ready')?.reason === 'RolloutInProgress' ? x : undefined;
@@ -201,7 +201,7 @@ test('explain a DigitalHumanProvider that no operator has seen: no status, Secre
   const { client, ns } = await setup(t);
   await client.create(DigitalHumanProviderKind, {
     metadata: { name: 'studio', namespace: ns },
-    spec: { endpoint: 'https://127.0.0.1:9', region: 'eu-west-1', credentialsSecretRef: { name: 'creds', key: 'token' } },
+    spec: { endpoint: 'https://127.0.0.1:9', region: 'eu-west-1', credentials: { secretRef: { name: 'creds', key: 'token' } } },
   });
   let e = await json<Explanation>('explain', 'dhp/studio', '-n', ns, '-o', 'json');
   assert.equal(e.converged, false);

@@ -40,7 +40,7 @@ const TOKEN_VALUE = 'c2VjcmV0LXZlbmRvci10b2tlbi0xMjM0NQ=='; // base64 of a fake 
 test('the dashboard API: every endpoint and filter, the upstream pick, timeline, SSE and security', { timeout: 180_000 }, async (t) => {
   const client = testClient();
   t.after(() => client.close());
-  await ensureCrds(client, [MicroserviceCrd, DigitalHumanProviderCrd] as unknown as CustomResourceDefinition[]);
+  await ensureCrds(client);
   const ns = await testNamespace(t, client, 'dash-api');
   t.after(() => releaseProviders(client, ns));
 

@@ -47,7 +47,7 @@ test('the dashboard page over two clusters: live changes, detail, filters, an un
   // Cluster "eu": the shared control plane, in a namespace of our own.
   const eu = testClient();
   t.after(() => eu.close());
-  await ensureCrds(eu, crds);
+  await ensureCrds(eu);
   const ns = await testNamespace(t, eu, 'shop');
   t.after(() => releaseProviders(eu, ns));
 
@@ -61,7 +61,7 @@ test('the dashboard page over two clusters: live changes, detail, filters, an un
 
   // eu: the real Microservice operator on this namespace.
   const IMAGE = 'ghcr.io/yrw9281/it30-todo-api:0.1.0';
-  const ms = (name: string, image = IMAGE) => ({ apiVersion: MicroserviceKind.apiVersion, kind: MicroserviceKind.kind, metadata: { name, namespace: ns }, spec: { image, port: 8080 } }) as Microservice;
+  const ms = (name: string, image = IMAGE) => ({ apiVersion: MicroserviceKind.apiVersion, kind: MicroserviceKind.kind, metadata: { name, namespace: ns }, spec: { container: { image, port: 8080 } } }) as Microservice;
   await eu.create(ServiceKind, { metadata: { name: 'payments', namespace: ns, labels: { team: 'legacy-payments' } }, spec: { selector: { app: 'legacy-payments' }, ports: [{ port: 8080, targetPort: 8080 }] } });
   for (const m of [ms('checkout'), ms('catalog'), ms('search', 'example.com/search:fail-1'), ms('payments')]) await eu.create(MicroserviceKind, m);
   let closeEvents: (() => Promise<void>) | undefined;
@@ -184,7 +184,7 @@ test('the dashboard page over two clusters: live changes, detail, filters, an un
   await cp.stopApiServer();
   await page.waitForSelector('.cluster[data-cluster="ap"][data-state="unreachable"]', { timeout: 15_000 });
   assert.equal(await page.getAttribute('.cluster[data-cluster="eu"]', 'data-state'), 'reachable');
-  await eu.patch(MicroserviceKind, { namespace: ns, name: 'search' }, { type: 'merge', body: { spec: { image: IMAGE } } });
+  await eu.patch(MicroserviceKind, { namespace: ns, name: 'search' }, { type: 'merge', body: { spec: { container: { image: IMAGE } } } });
   await page.waitForFunction((sel) => document.querySelector(sel)?.getAttribute('data-ready') === 'true', `tr.row[data-key="Microservice/eu/${ns}/search"]`, { timeout: 60_000 });
   assert.ok(await page.locator(`tr.row[data-cluster="ap"]`).count() > 0, "ap's last known objects stay listed");
   await shot(page, 'ap-unreachable');

@@ -77,7 +77,7 @@ test('image and port changes update the same objects; Ready only from the new po
 
   const ms = await getMs(client, ns, 'svc');
   const image2 = 'ghcr.io/yrw9281/it30-todo-api:0.2.0';
-  await client.replace(MicroserviceKind, { ...ms, spec: { image: image2, port: 9090 } });
+  await client.replace(MicroserviceKind, { ...ms, spec: { container: { image: image2, port: 9090 } } });
   const ready = await waitReady(client, ns, 'svc');
   assert.equal(ready.metadata.generation, 2);
   const dep = (await getDeployment(client, ns, 'svc'))!;

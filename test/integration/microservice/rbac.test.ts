@@ -45,7 +45,7 @@ test('the operator converges a Microservice with only the namespace-mode Role', 
     namespaces: [ns],
     configure: (m) => registerMicroserviceOperator(m, { events: { normal() {}, warning() {} } }),
   });
-  await client.create(MicroserviceKind, { metadata: { name: 'rbac', namespace: ns }, spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } });
+  await client.create(MicroserviceKind, { metadata: { name: 'rbac', namespace: ns }, spec: { container: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } } });
   await waitReady(client, ns, 'rbac');
   assert.deepEqual(refused, [], 'no request of the operator was refused');
 });

@@ -56,7 +56,7 @@ export async function startOperator(t: TestContext, ns: string, options: { defau
 }
 
 export function microservice(ns: string, name: string, image: string, port: number): Microservice {
-  return { metadata: { name, namespace: ns }, spec: { image, port } };
+  return { metadata: { name, namespace: ns }, spec: { container: { image, port } } };
 }
 
 export async function getMs(client: KubeClient, ns: string, name: string): Promise<Microservice> {

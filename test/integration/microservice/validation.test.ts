@@ -6,23 +6,34 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError, DeploymentKind } from '@converge/runtime';
-import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { MicroserviceKind, MicroserviceV1alpha1Kind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { eventually } from '../../support/operator-harness.ts';
 import { setup, startOperator, microservice, getMs, getDeployment, waitReady, condition } from './support.ts';
 
 test('port 0, port 70000 and an empty image are rejected with a readable message', async (t) => {
   const { client, ns } = await setup(t);
   const cases: [string, unknown, RegExp][] = [
-    ['port-zero', { image: 'nginx:1', port: 0 }, /spec\.port/],
-    ['port-big', { image: 'nginx:1', port: 70000 }, /spec\.port/],
-    ['empty-image', { image: '', port: 8080 }, /spec\.image/],
-    ['bad-image', { image: 'Not An Image!', port: 8080 }, /image must be a valid image reference/],
-    ['no-port', { image: 'nginx:1' }, /spec\.port/],
-    ['string-port', { image: 'nginx:1', port: '8080' }, /spec\.port/],
+    ['port-zero', { container: { image: 'nginx:1', port: 0 } }, /spec\.container\.port/],
+    ['port-big', { container: { image: 'nginx:1', port: 70000 } }, /spec\.container\.port/],
+    ['empty-image', { container: { image: '', port: 8080 } }, /spec\.container\.image/],
+    ['bad-image', { container: { image: 'Not An Image!', port: 8080 } }, /image must be a valid image reference/],
+    ['no-port', { container: { image: 'nginx:1' } }, /spec\.container\.port/],
+    ['string-port', { container: { image: 'nginx:1', port: '8080' } }, /spec\.container\.port/],
+    ['platform-env', { container: { image: 'nginx:1', port: 80, env: [{ name: 'OTEL_SERVICE_NAME', value: 'x' }] } }, /the platform sets ASPNETCORE_URLS, OTEL_SERVICE_NAME/],
+    ['env-both', { container: { image: 'nginx:1', port: 80, env: [{ name: 'A', value: '1', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] } }, /give exactly one of value and valueFrom/],
+    ['replicas-big', { container: { image: 'nginx:1', port: 80 }, replicas: 1000 }, /spec\.replicas/],
   ];
   for (const [name, spec, message] of cases) {
     await assert.rejects(
       client.create(MicroserviceKind, { metadata: { name, namespace: ns }, spec } as never),
+      (err: unknown) => err instanceof ApiError && err.reason === 'Invalid' && message.test(err.message),
+      name,
+    );
+  }
+  // The deprecated v1alpha1 says the same in its own field names.
+  for (const [name, spec, message] of [['old-port-zero', { image: 'nginx:1', port: 0 }, /spec\.port/], ['old-bad-image', { image: 'Not An Image!', port: 8080 }, /image must be a valid image reference/]] as [string, unknown, RegExp][]) {
+    await assert.rejects(
+      client.create(MicroserviceV1alpha1Kind, { metadata: { name, namespace: ns }, spec } as never),
       (err: unknown) => err instanceof ApiError && err.reason === 'Invalid' && message.test(err.message),
       name,
     );
@@ -46,7 +57,7 @@ test('a failing image stalls with RolloutStalled; fixing the image makes it Read
   assert.equal(stalled.status?.phase, 'ResourcesApplied', 'configuration was applied; the workload is what fails');
 
   const ms = await getMs(client, ns, 'broken');
-  await client.replace(MicroserviceKind, { ...ms, spec: { ...ms.spec, image: 'example.com/app:1.0.1' } });
+  await client.replace(MicroserviceKind, { ...ms, spec: { ...ms.spec, container: { ...ms.spec.container, image: 'example.com/app:1.0.1' } } });
   const ready = await waitReady(client, ns, 'broken', 120_000);
   assert.equal(condition(ready, 'Stalled')?.status, 'False');
 });

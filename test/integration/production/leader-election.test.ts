@@ -27,7 +27,7 @@ test('one leader reconciles; failover after SIGKILL and after a graceful stop', 
   const b = start('b');
   const first = await Promise.race([a.waitFor(isLeading).then(() => a), b.waitFor(isLeading).then(() => b)]);
   const standby = first === a ? b : a;
-  await client.create(MicroserviceKind, { metadata: { name: 'one', namespace: ns }, spec: { image: IMAGE, port: 8080 } });
+  await client.create(MicroserviceKind, { metadata: { name: 'one', namespace: ns }, spec: { container: { image: IMAGE, port: 8080 } } });
   await waitReady(client, ns, 'one');
   assert.ok(first.lines.some((l) => typeof l.msg === 'string' && l.msg.startsWith(`Accepted ${ns}/one`)), 'the leader reconciled');
   assert.ok(!standby.lines.some(isLeading), 'the standby did not lead');
@@ -40,7 +40,7 @@ test('one leader reconciles; failover after SIGKILL and after a graceful stop', 
   const failoverMs = took - killedAt;
   t.diagnostic(`failover after SIGKILL: ${failoverMs} ms (lease 15 s + retry 2 s)`);
   assert.ok(failoverMs <= 15_000 + 2_000 + 3_000, `failover took ${failoverMs} ms`);
-  await client.create(MicroserviceKind, { metadata: { name: 'two', namespace: ns }, spec: { image: IMAGE, port: 8080 } });
+  await client.create(MicroserviceKind, { metadata: { name: 'two', namespace: ns }, spec: { container: { image: IMAGE, port: 8080 } } });
   await waitReady(client, ns, 'two');
 
   // Graceful stop: the lease is released and a fresh standby takes over at once.

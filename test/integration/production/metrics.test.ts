@@ -53,7 +53,7 @@ const DOCUMENTED = [
 test('a freshly started operator process shows every documented series before any reconcile', { timeout: 120_000 }, async (t) => {
   const client = testClient();
   t.after(() => client.close());
-  await ensureCrds(client, [MicroserviceCrd, DigitalHumanProviderCrd] as CustomResourceDefinition[]);
+  await ensureCrds(client);
   const ns = await testNamespace(t, client, 'fresh-metrics');
   let manager: Manager | undefined;
   const abort = new AbortController();
@@ -108,8 +108,8 @@ test('metrics move with reconciles, errors and retries; longest-unconverged rise
 
   // A service that cannot converge: its Service name is taken by someone else.
   await client.create(ServiceKind, { metadata: { name: 'blocked', namespace: ns }, spec: { ports: [{ port: 80 }] } });
-  await client.create(MicroserviceKind, { metadata: { name: 'blocked', namespace: ns }, spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } });
-  await client.create(MicroserviceKind, { metadata: { name: 'fine', namespace: ns }, spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } });
+  await client.create(MicroserviceKind, { metadata: { name: 'blocked', namespace: ns }, spec: { container: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } } });
+  await client.create(MicroserviceKind, { metadata: { name: 'fine', namespace: ns }, spec: { container: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } } });
 
   const text = await eventually(async () => {
     const s = await scrape();

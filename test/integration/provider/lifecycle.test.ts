@@ -61,7 +61,7 @@ test('an unreachable endpoint is EnsureFailed; fixing it converges', { timeout: 
 
 test('missing credentials wait for the Secret', { timeout: 120_000 }, async (t) => {
   const env = await setupProviders(t);
-  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'nocreds', env.sim.baseUrl, { credentialsSecretRef: { name: 'later' } }));
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'nocreds', env.sim.baseUrl, { credentials: { secretRef: { name: 'later' } } }));
   await waitFor(env.client, env.ns, 'nocreds', (d) => ready(d)?.reason === 'CredentialsMissing', 'CredentialsMissing');
   const { SecretKind } = await import('@converge/runtime');
   await env.client.create(SecretKind, { metadata: { name: 'later', namespace: env.ns }, stringData: { token: env.token } });

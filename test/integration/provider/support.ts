@@ -34,7 +34,7 @@ export interface ProviderEnv {
 
 export async function setupProviders(t: TestContext, options: { healthIntervalSeconds?: number; vendor?: Record<string, unknown>; startOperator?: boolean; faults?: Partial<FaultMix> | false } = {}): Promise<ProviderEnv> {
   const client = testClient();
-  await ensureCrds(client, [MicroserviceCrd, DigitalHumanProviderCrd] as CustomResourceDefinition[]);
+  await ensureCrds(client);
   const ns = await testNamespace(t, client, 'dhp');
   const token = `canary-${randomBytes(12).toString('hex')}`;
   const sim = await startVendorSimulator({ token });
@@ -71,7 +71,7 @@ export async function setupProviders(t: TestContext, options: { healthIntervalSe
 }
 
 export function provider(ns: string, name: string, endpoint: string, extra: Partial<DigitalHumanProvider['spec']> = {}): DigitalHumanProvider {
-  return { metadata: { name, namespace: ns }, spec: { endpoint, region: 'ap-northeast-1', displayName: `Presenter ${name}`, credentialsSecretRef: { name: 'creds' }, ...extra } };
+  return { metadata: { name, namespace: ns }, spec: { endpoint, region: 'ap-northeast-1', displayName: `Presenter ${name}`, credentials: { secretRef: { name: 'creds' } }, ...extra } };
 }
 
 export function ready(dhp: DigitalHumanProvider) {

@@ -84,13 +84,13 @@ export async function assess(client: KubeClient, ns: string, sim: VendorSimulato
     const s = child(svcs.items, m);
     const container = d?.spec?.template?.spec?.containers?.[0];
     if (!d) why.push('no Deployment controlled by it');
-    else if (container?.image !== m.spec.image || container?.ports?.[0]?.containerPort !== m.spec.port) why.push(`Deployment has ${container?.image}:${container?.ports?.[0]?.containerPort}`);
+    else if (container?.image !== m.spec.container.image || container?.ports?.[0]?.containerPort !== m.spec.container.port) why.push(`Deployment has ${container?.image}:${container?.ports?.[0]?.containerPort}`);
     if (!s) why.push('no Service controlled by it');
-    else if (s.spec?.ports?.[0]?.port !== m.spec.port) why.push(`Service port ${s.spec?.ports?.[0]?.port}`);
+    else if (s.spec?.ports?.[0]?.port !== m.spec.container.port) why.push(`Service port ${s.spec?.ports?.[0]?.port}`);
     const wanted = expect.microservices?.get(name);
-    if (expect.microservices && (!wanted || wanted.image !== m.spec.image || wanted.port !== m.spec.port)) {
+    if (expect.microservices && (!wanted || wanted.container.image !== m.spec.container.image || wanted.container.port !== m.spec.container.port)) {
       lostEdits++;
-      why.push(wanted ? `spec ${m.spec.image}:${m.spec.port}, the user last wrote ${wanted.image}:${wanted.port}` : 'should not exist');
+      why.push(wanted ? `spec ${m.spec.container.image}:${m.spec.container.port}, the user last wrote ${wanted.container.image}:${wanted.container.port}` : 'should not exist');
     }
     if (why.length) { unconverged++; problems.push(`Microservice ${name}: ${why.join(', ')}`); }
   }

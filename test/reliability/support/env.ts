@@ -75,7 +75,7 @@ export interface InProcessOperator {
 
 export async function reliabilityEnv(t: TestContext, prefix: string, settings: OperatorSettings = {}): Promise<ReliabilityEnv> {
   const client = testClient();
-  await ensureCrds(client, [MicroserviceCrd, DigitalHumanProviderCrd] as CustomResourceDefinition[]);
+  await ensureCrds(client);
   const ns = await testNamespace(t, client, prefix);
   await eventually(async () => {
     try {

@@ -52,7 +52,7 @@ export class Churn {
   }
 
   async createMicroservice(name = `ms-${this.#next++}`): Promise<void> {
-    const spec: MicroserviceSpec = { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 };
+    const spec: MicroserviceSpec = { container: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } };
     await this.#do('ms-create', `ms/${name}`, async () => {
       await this.#o.client.create(MicroserviceKind, { metadata: { name, namespace: this.#o.ns }, spec });
       this.expect.microservices.set(name, spec);
@@ -61,7 +61,7 @@ export class Churn {
 
   async createProvider(name = `dhp-${this.#next++}`): Promise<void> {
     if (!this.#o.endpoint) return;
-    const spec: DigitalHumanProviderSpec = { endpoint: this.#o.endpoint, region: 'ap-northeast-1', displayName: `${name} v0`, credentialsSecretRef: { name: 'creds' } };
+    const spec: DigitalHumanProviderSpec = { endpoint: this.#o.endpoint, region: 'ap-northeast-1', displayName: `${name} v0`, credentials: { secretRef: { name: 'creds' } } };
     await this.#do('dhp-create', `dhp/${name}`, async () => {
       await this.#o.client.create(DigitalHumanProviderKind, { metadata: { name, namespace: this.#o.ns }, spec });
       this.expect.providers.set(name, spec);
@@ -71,8 +71,8 @@ export class Churn {
   async updateMicroservice(name: string): Promise<void> {
     const old = this.expect.microservices.get(name)!;
     const spec: MicroserviceSpec = this.#o.rng.next() < 0.7
-      ? { ...old, image: `ghcr.io/yrw9281/it30-todo-api:0.1.${++this.#version}` }
-      : { ...old, port: this.#o.rng.int(8000, 8999) };
+      ? { ...old, container: { ...old.container, image: `ghcr.io/yrw9281/it30-todo-api:0.1.${++this.#version}` } }
+      : { ...old, container: { ...old.container, port: this.#o.rng.int(8000, 8999) } };
     await this.#do('ms-update', `ms/${name}`, async () => {
       await this.#o.client.patch(MicroserviceKind, { namespace: this.#o.ns, name }, { type: 'merge', body: { spec } });
       this.expect.microservices.set(name, spec);
@@ -140,7 +140,7 @@ export class Churn {
         if (kind === 'ms') {
           const live = await this.#o.client.get(MicroserviceKind, { namespace: this.#o.ns, name });
           if (live.metadata.deletionTimestamp) this.expect.microservices.delete(name);
-          else this.expect.microservices.set(name, { image: live.spec.image, port: live.spec.port });
+          else this.expect.microservices.set(name, { container: { image: live.spec.container.image, port: live.spec.container.port } });
         } else {
           const live = await this.#o.client.get(DigitalHumanProviderKind, { namespace: this.#o.ns, name });
           if (live.metadata.deletionTimestamp) this.expect.providers.delete(name);

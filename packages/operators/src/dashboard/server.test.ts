@@ -88,7 +88,7 @@ test('timeline: first sight, changes of status or reason, removals; message-only
 const ms = (ready: ReturnType<typeof cond> | null, extra: Partial<Microservice['status']> = {}): Microservice => ({
   apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice',
   metadata: { name: 'web', namespace: 'ns', uid: 'u1', generation: 1, creationTimestamp: '2025-12-01T00:00:00Z' },
-  spec: { image: 'img:1', port: 80 },
+  spec: { container: { image: 'img:1', port: 80 } },
   status: { observedGeneration: 1, phase: 'ResourcesApplied', conditions: ready ? [ready] : [], ...extra },
 } as unknown as Microservice);
 

@@ -29,6 +29,8 @@ import { registerMicroserviceOperator } from './microservice/index.ts';
 import type { OperatorConfig } from './operator-config.ts';
 import { registerProviderOperator } from './provider/index.ts';
 import { defaultOperatorConfig } from './operator-config.ts';
+import { addConversionWebhook } from './conversion-webhook.ts';
+import type { WebhookSettings } from './conversion-webhook.ts';
 
 export interface OperatorProcessOptions {
   kubeConfig: KubeConfig;
@@ -42,6 +44,8 @@ export interface OperatorProcessOptions {
   operators?: ('microservice' | 'provider')[];
   log?: Logger;
   logLevel?: string;
+  /** The conversion webhook (`conversion-webhook.ts`); none when absent. `converge run` serves it by default. */
+  webhook?: WebhookSettings;
   /** Called once the manager is built (tests reach its metrics and client). */
   onManager?: (manager: Manager) => void;
 }
@@ -94,6 +98,7 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
   if (operators.includes('provider')) {
     registerProviderOperator(manager, { events, config: config.provider, faultPoint });
   }
+  if (options.webhook) addConversionWebhook(manager, options.webhook, log);
   options.onManager?.(manager);
   log.info({ identity, namespaces: options.namespaces ?? 'all', operators, leaderElection: Boolean(elector) }, 'starting operators');
   try {

@@ -47,7 +47,7 @@ import { Controller, ControllerBuilder, LeadershipLostError } from '../controlle
 import type { ControllerHost, ControllerOptions } from '../controller/index.ts';
 import type { ConvergenceTracker } from '../convergence/index.ts';
 import { createMetricsServer, createProbeServer } from '../serving/index.ts';
-import type { EndpointServer } from '../serving/index.ts';
+import type { EndpointServer, ProbeServer } from '../serving/index.ts';
 import { apiCallObserver } from '../tracing/index.ts';
 import { createLogger } from '../logging/index.ts';
 import { describeWatch, readyChecksFor, type ReadyCheck } from './readiness.ts';
@@ -132,6 +132,8 @@ export class Manager implements ControllerHost {
   readonly #running = new Map<number, string>();
   #runSeq = 0;
   readonly #cacheSyncTimeoutMs: number;
+  readonly #extraReadyChecks = new Map<string, () => { ok: boolean; detail?: string }>();
+  #probe: ProbeServer | undefined;
   #started = false;
 
   constructor(options: ManagerOptions) {
@@ -175,6 +177,7 @@ export class Manager implements ControllerHost {
         }]),
       );
       const server = createProbeServer({ address: options.healthProbeBindAddress, checks });
+      this.#probe = server;
       this.#servers.push(server);
       this.add({ name: 'probe server', start: (s) => server.start(s) }, { needLeaderElection: false });
     }
@@ -218,9 +221,26 @@ export class Manager implements ControllerHost {
     (options.needLeaderElection === false ? this.#alwaysRunnables : this.#leaderRunnables).push(runnable);
   }
 
-  /** Readiness: caches synced and every watch healthy (one that never listed is not). */
+  /**
+   * Adds a readiness check (shown by `/readyz` and `readyChecks()`), e.g. a webhook server that
+   * must listen before the replica takes traffic. `check` must be cheap and synchronous.
+   */
+  addReadyCheck(name: string, check: () => { ok: boolean; detail?: string }): void {
+    if (this.#extraReadyChecks.has(name) || name === 'caches-synced' || name === 'watches-healthy') throw new Error(`ready check ${name} already exists`);
+    this.#extraReadyChecks.set(name, check);
+    this.#probe?.addReadyCheck(name, () => {
+      const { ok, detail } = check();
+      return { ok, ...(detail ? { message: detail } : {}) };
+    });
+  }
+
+  /** Readiness: caches synced, every watch healthy (one that never listed is not), and the added checks. */
   readyChecks(): ReadyCheck[] {
-    return readyChecksFor(this.cache.health());
+    const extra = [...this.#extraReadyChecks].map(([name, check]) => {
+      const { ok, detail } = check();
+      return { name, ok, ...(detail ? { detail } : {}) };
+    });
+    return [...readyChecksFor(this.cache.health()), ...extra];
   }
 
   get isLeader(): boolean {

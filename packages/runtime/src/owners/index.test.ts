@@ -13,7 +13,7 @@ test('controllerReference marks controller and blocks owner deletion', () => {
   assert.throws(() => controllerReference({ metadata: { name: 'x' } }, Kind));
 });
 
-test('ownership checks UID, apiVersion, kind and controller', () => {
+test('ownership checks UID, API group, kind and controller; another served version of the owner is the same owner', () => {
   const ref = controllerReference(owner, Kind);
   const child = (refs: object[]) => ({ metadata: { name: 'a', ownerReferences: refs as never } });
   assert.equal(ownershipOf(child([ref]), owner, Kind), 'owned');
@@ -22,6 +22,7 @@ test('ownership checks UID, apiVersion, kind and controller', () => {
   assert.equal(ownershipOf(child([{ ...ref, controller: false }]), owner, Kind), 'unowned');
   assert.equal(ownershipOf(child([{ ...ref, uid: 'old' }]), owner, Kind), 'foreign', 'an older CR of the same name');
   assert.equal(ownershipOf(child([{ ...ref, kind: 'Other' }]), owner, Kind), 'foreign');
-  assert.equal(ownershipOf(child([{ ...ref, apiVersion: 'platform.example.io/v2' }]), owner, Kind), 'foreign');
+  assert.equal(ownershipOf(child([{ ...ref, apiVersion: 'platform.example.io/v2' }]), owner, Kind), 'owned', 'a reference written for another served version');
+  assert.equal(ownershipOf(child([{ ...ref, apiVersion: 'other.example.io/v1' }]), owner, Kind), 'foreign', 'another group');
   assert.equal(controllerOf(child([{ ...ref, controller: false }, ref]))?.uid, 'u1');
 });

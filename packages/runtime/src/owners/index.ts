@@ -1,7 +1,9 @@
 /**
- * Controller ownerReferences: make one, and check one strictly (UID, apiVersion, kind and
+ * Controller ownerReferences: make one, and check one strictly (UID, API group, kind and
  * `controller: true`), so a same-named object owned by someone else — or by an older object of
- * the same name — is never mistaken for ours.
+ * the same name — is never mistaken for ours. The version in a reference's apiVersion is not
+ * compared: garbage collection resolves owners by group, kind and UID, and a reference written
+ * for an older served version of the owner's kind names the same owner.
  * @module
  */
 import type { KubeObject, OwnerReference, ResourceKind } from '../objects/index.ts';
@@ -29,7 +31,13 @@ export type Ownership =
 export function ownershipOf(obj: KubeObject, owner: KubeObject, kind: ResourceKind): Ownership {
   const ref = controllerOf(obj);
   if (!ref) return 'unowned';
-  return ref.uid === owner.metadata.uid && ref.apiVersion === kind.apiVersion && ref.kind === kind.kind ? 'owned' : 'foreign';
+  return ref.uid === owner.metadata.uid && groupOf(ref.apiVersion) === kind.group && ref.kind === kind.kind ? 'owned' : 'foreign';
+}
+
+/** The API group of an apiVersion (`''` for the core group's `v1`). */
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
 export function isControlledBy(obj: KubeObject, owner: KubeObject, kind: ResourceKind): boolean {

@@ -154,6 +154,17 @@ export interface SelfManagedOptions {
   clock?: Clock;
 }
 
+/**
+ * The CA of a self-managed store, made and saved now if the store has none: what a local setup
+ * puts into the CRDs' `caBundle` before the webhook's first start. Returns its PEM.
+ */
+export async function ensureSelfManagedCa(store: CaStore): Promise<string> {
+  const existing = await store.load();
+  if (existing) return existing.certPem;
+  const x509 = await loadX509();
+  return (await store.saveIfAbsent(await x509.createCa())).certPem;
+}
+
 /** A self-managed CA (made once, shared through the store) and per-process serving certificates. */
 export function selfManagedCertificates(options: SelfManagedOptions): CertificateSource {
   const clock = options.clock ?? systemClock;

@@ -53,6 +53,27 @@ Options:
   -h, --help            show this help
 `;
 
+/**
+ * The CRDs to apply: as published (conversion through the in-cluster `converge-webhook` Service),
+ * except that a CRD already pointing at a webhook by URL (a local setup: `converge dev`, a local
+ * control plane) keeps its URL and CA. Applying the Service form over a URL would leave both in
+ * `clientConfig`, which the API server refuses ("exactly one of url or service is required").
+ */
+async function keepingLocalWebhooks(yaml: string, values: { kubeconfig?: string; context?: string }, io: CommandIO): Promise<string> {
+  const files: string[] = [];
+  for (const file of CRD_FILES) {
+    const live = await runKubectl([...connectionFlags(values), 'get', 'crd', file.crd.metadata.name, '-o', 'json', '--ignore-not-found'], { env: io.env });
+    const conversion = live.code === 0 && live.stdout.trim() ? (JSON.parse(live.stdout) as { spec?: { conversion?: { webhook?: { clientConfig?: { url?: string } } } } }).spec?.conversion : undefined;
+    if (!conversion?.webhook?.clientConfig?.url) {
+      files.push(renderCrdFile(file));
+      continue;
+    }
+    io.stderr(`converge crds: ${file.crd.metadata.name} converts through ${conversion.webhook.clientConfig.url} (a local webhook); keeping it\n`);
+    files.push(renderCrdFile({ ...file, crd: { ...file.crd, spec: { ...file.crd.spec, conversion: conversion as NonNullable<typeof file.crd.spec.conversion> } } }));
+  }
+  return files.length ? files.join('---\n') : yaml;
+}
+
 export async function run(argv: string[], io: CommandIO = processIO): Promise<number> {
   const parsed = parseCommandArgs('crds', HELP, argv, { apply: { type: 'boolean' }, kubeconfig: { type: 'string' }, context: { type: 'string' } }, false, io);
   if (parsed.exitCode !== undefined) return parsed.exitCode;
@@ -62,7 +83,7 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
     io.stdout(yaml);
     return 0;
   }
-  if (!(await applyServerSide('crds', yaml, values, io))) return 1;
+  if (!(await applyServerSide('crds', await keepingLocalWebhooks(yaml, values, io), values, io))) return 1;
   const names = CRD_FILES.map((f) => `crd/${f.crd.metadata.name}`);
   const established = await runKubectl([...connectionFlags(values), 'wait', '--for=condition=Established', '--timeout=60s', ...names], { env: io.env });
   io.stdout(established.stdout);

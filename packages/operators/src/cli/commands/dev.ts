@@ -22,21 +22,22 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
 import {
   KubeClient,
-  CustomResourceDefinitionKind,
   NamespaceKind,
   SecretKind,
   createLogger,
+  installCustomResourceDefinitions,
   isAlreadyExists,
   loadKubeConfig,
 } from '@converge/runtime';
-import type { CustomResourceDefinition, KubeObject, Manager, ResourceKind } from '@converge/runtime';
-import { ensureControlPlaneBinary, startControlPlane } from '@converge/envtest';
+import type { CustomResourceDefinitionV1, KubeObject, Manager, ResourceKind } from '@converge/runtime';
+import { ensureControlPlaneBinary, freePorts, startControlPlane } from '@converge/envtest';
 import type { ComponentName, ControlPlane } from '@converge/envtest';
 import { startVendorSimulator } from '../../vendor-sim/index.ts';
 import type { VendorSimulator } from '../../vendor-sim/index.ts';
 import { MicroserviceCrd, MicroserviceKind } from '../../operators/microservice/api/index.ts';
 import { DigitalHumanProviderCrd, DigitalHumanProviderKind } from '../../operators/provider/api/index.ts';
 import { runOperatorProcess } from '../../operators/operator-process.ts';
+import { localConversionWebhook } from '../../operators/conversion-webhook.ts';
 import { defaultOperatorConfig } from '../../operators/operator-config.ts';
 import type { OperatorConfig } from '../../operators/operator-config.ts';
 import { readStatus } from '../shared/status-reader.ts';
@@ -249,7 +250,11 @@ class DevSession {
 
     const kubeConfig = loadKubeConfig(o.kubeconfigPath);
     this.#client = new KubeClient({ kubeConfig, userAgent: 'converge-dev/0.1', timeoutMs: 15_000 });
-    await installCrds(this.#client, this.#stop.signal);
+    // The conversion webhook (v1alpha1 ↔ v1) is served by the operators below on 127.0.0.1; the
+    // CRDs are installed pointing at it, with its CA (kept in .converge/dev/webhook).
+    const [webhookPort] = await freePorts(1);
+    const webhook = await localConversionWebhook(join(DEV_DIR, 'webhook'), webhookPort!);
+    await installCrds(this.#client, webhook.crds, this.#stop.signal);
     this.#say(`CRDs installed: ${[MicroserviceCrd, DigitalHumanProviderCrd].map((c) => c.metadata.name).join(', ')}`, 'green');
     if (this.#stop.signal.aborted) return;
 
@@ -270,7 +275,7 @@ class DevSession {
     let manager: Manager | undefined;
     const abort = new AbortController();
     const done = runOperatorProcess(
-      { kubeConfig, config, metricsBindAddress: '127.0.0.1:0', healthProbeBindAddress: '0', log, onManager: (m) => (manager = m) },
+      { kubeConfig, config, metricsBindAddress: '127.0.0.1:0', healthProbeBindAddress: '0', log, webhook: webhook.settings, onManager: (m) => (manager = m) },
       abort.signal,
     );
     this.#operators = { abort, done };
@@ -435,19 +440,8 @@ class DevSession {
 }
 
 /** Applies the project's CRDs (Server-Side Apply) and waits until the API server serves them. */
-async function installCrds(client: KubeClient, signal: AbortSignal): Promise<void> {
-  const crds = [MicroserviceCrd, DigitalHumanProviderCrd] as unknown as CustomResourceDefinition[];
-  for (const crd of crds) await client.apply(CustomResourceDefinitionKind, crd, { fieldManager: 'converge-dev', force: true, signal });
-  const deadline = Date.now() + 60_000;
-  for (const crd of crds) {
-    for (;;) {
-      const live = await client.get(CustomResourceDefinitionKind, { namespace: '', name: crd.metadata.name! }, { signal });
-      const conditions = (live.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline || signal.aborted) throw new Error(`CRD ${crd.metadata.name} was not established within 60s`);
-      await sleep(200, signal);
-    }
-  }
+async function installCrds(client: KubeClient, crds: CustomResourceDefinitionV1[], signal: AbortSignal): Promise<void> {
+  await installCustomResourceDefinitions(client, crds, { fieldManager: 'converge-dev', signal });
 }
 
 async function applySamples(client: KubeClient, namespace: string, samples: SampleObject[]): Promise<void> {

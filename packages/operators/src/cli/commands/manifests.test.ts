@@ -112,10 +112,10 @@ test('every kustomization renders; the samples hold todo-api and a provider with
     assert.equal(result.code, 0, `${dir}: ${result.stderr}`);
   }
   const samples = docs((await runKubectl(['kustomize', `${DEPLOY_DIR}samples`])).stdout);
-  assert.deepEqual(find(samples, 'Microservice', 'todo-api').spec, { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 });
+  assert.deepEqual(find(samples, 'Microservice', 'todo-api').spec, { container: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } });
   const provider = find(samples, 'DigitalHumanProvider', 'studio');
-  const secret = find(samples, 'Secret', provider.spec.credentialsSecretRef.name);
-  assert.ok(secret.stringData[provider.spec.credentialsSecretRef.key]);
+  const secret = find(samples, 'Secret', provider.spec.credentials.secretRef.name);
+  assert.ok(secret.stringData[provider.spec.credentials.secretRef.key]);
   assert.match(provider.spec.endpoint, /^https:\/\//);
 });
 

@@ -9,7 +9,11 @@
  */
 import { readFileSync, existsSync } from 'node:fs';
 import { DrainTimeoutError, LeadershipLostError, ListenError, RunnableFailedError } from '@converge/runtime';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { runOperatorProcess } from '../../operators/operator-process.ts';
+import { defaultWebhookHosts } from '../../operators/conversion-webhook.ts';
+import type { WebhookSettings } from '../../operators/conversion-webhook.ts';
 import { loadOperatorConfig, defaultOperatorConfig } from '../../operators/operator-config.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
@@ -29,6 +33,14 @@ Flags:
   --health-probe-bind-address <addr>   /healthz and /readyz (default ":8081"; "0" disables)
   --config <file>                      operator configuration (YAML): platform defaults, intervals, limits
   --operators <list>                   comma-separated: microservice,provider (default both)
+  --webhook-bind-address <addr>        the CRD conversion webhook (HTTPS; default ":9443"; "0" disables)
+  --webhook-cert-dir <dir>             tls.crt and tls.key from cert-manager (reloaded on renewal)
+  --webhook-ca-secret <name>           self-managed CA in this Secret of the pod's namespace
+                                       (default in a pod: converge-webhook-ca; elsewhere a folder
+                                       under ~/.cache/converge/webhook-ca)
+  --webhook-ca-dir <dir>               self-managed CA in this folder instead
+  --webhook-inject-ca                  write the self-managed CA into the CRDs' caBundle
+  --webhook-url <url>                  with --webhook-inject-ca: point the CRDs at this URL (local runs)
   --log-level <level>                  trace|debug|info|warn|error (default info)
   -h, --help                           show this help
 `;
@@ -45,6 +57,12 @@ export async function run(argv: string[]): Promise<number> {
     config: { type: 'string' },
     operators: { type: 'string', default: 'microservice,provider' },
     'log-level': { type: 'string', default: 'info' },
+    'webhook-bind-address': { type: 'string', default: ':9443' },
+    'webhook-cert-dir': { type: 'string' },
+    'webhook-ca-secret': { type: 'string' },
+    'webhook-ca-dir': { type: 'string' },
+    'webhook-inject-ca': { type: 'boolean', default: false },
+    'webhook-url': { type: 'string' },
   });
   if (args.exitCode !== undefined) return args.exitCode;
   const { values } = args;
@@ -69,6 +87,7 @@ export async function run(argv: string[]): Promise<number> {
         config,
         operators: operators as ('microservice' | 'provider')[],
         logLevel: values['log-level'],
+        webhook: webhookSettings(values),
       },
       signal,
     );
@@ -102,6 +121,28 @@ function hintFor(cause: unknown): string {
 function exitSoon(code: number): void {
   process.exitCode = code;
   setTimeout(() => process.exit(code), 100).unref();
+}
+
+/**
+ * The conversion webhook from the flags: cert-manager's folder when given; else a self-managed
+ * CA, in a Secret of the pod's namespace when running in a pod (every replica shares it), else in
+ * a folder of the user's cache (a laptop run never creates anything in the cluster for it).
+ */
+function webhookSettings(values: Record<string, string | boolean | string[] | undefined>): WebhookSettings {
+  const namespace = podNamespace();
+  const caSecret = values['webhook-ca-secret'] as string | undefined;
+  const caDir = values['webhook-ca-dir'] as string | undefined;
+  const cacheDir = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'converge', 'webhook-ca');
+  return {
+    bindAddress: values['webhook-bind-address'] as string,
+    ...(values['webhook-cert-dir'] ? { certDir: values['webhook-cert-dir'] as string } : {}),
+    ...(caSecret ? { caSecret: { namespace: namespace ?? 'default', name: caSecret } } : {}),
+    ...(!caSecret && caDir ? { caDir } : {}),
+    ...(!caSecret && !caDir && !values['webhook-cert-dir'] ? (namespace ? { caSecret: { namespace, name: 'converge-webhook-ca' } } : { caDir: cacheDir }) : {}),
+    ...(namespace ? { hosts: defaultWebhookHosts(namespace) } : {}),
+    injectCa: Boolean(values['webhook-inject-ca']),
+    ...(values['webhook-url'] ? { url: values['webhook-url'] as string } : {}),
+  };
 }
 
 function podNamespace(): string | undefined {

@@ -24,7 +24,7 @@ test('prepareSamples points providers at the simulator and puts its token in the
 });
 
 test('a token under data is replaced, other keys kept; a missing Secret is an error', () => {
-  const provider = { apiVersion: 'dhp.example.com/v1alpha1', kind: 'DigitalHumanProvider', metadata: { name: 'p' }, spec: { endpoint: 'https://x', region: 'r', credentialsSecretRef: { name: 's', key: 'k' } } };
+  const provider = { apiVersion: 'dhp.example.com/v1alpha1', kind: 'DigitalHumanProvider', metadata: { name: 'p' }, spec: { endpoint: 'https://x', region: 'r', credentials: { secretRef: { name: 's', key: 'k' } } } };
   const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { k: 'b2xk', other: 'eA==' } };
   const [s] = prepareSamples([provider, secret], 'ns', { endpoint: 'https://sim', token: 't' });
   assert.deepEqual(s!.data, { other: 'eA==' });

@@ -55,11 +55,13 @@ export function prepareSamples(samples: readonly SampleObject[], namespace: stri
   const out = samples.map((s) => structuredClone(s));
   for (const o of out) o.metadata = { ...o.metadata, namespace };
   for (const p of out.filter((o) => o.kind === PROVIDER_KIND)) {
-    const spec = (p.spec ?? {}) as { endpoint?: string; credentialsSecretRef?: { name?: string; key?: string } };
+    // v1 says spec.credentials.secretRef, the deprecated v1alpha1 spec.credentialsSecretRef.
+    const spec = (p.spec ?? {}) as { endpoint?: string; credentials?: { secretRef?: { name?: string; key?: string } }; credentialsSecretRef?: { name?: string; key?: string } };
     spec.endpoint = simulator.endpoint;
     p.spec = spec;
-    const secretName = spec.credentialsSecretRef?.name;
-    const key = spec.credentialsSecretRef?.key ?? DEFAULT_CREDENTIALS_KEY;
+    const ref = spec.credentials?.secretRef ?? spec.credentialsSecretRef;
+    const secretName = ref?.name;
+    const key = ref?.key ?? DEFAULT_CREDENTIALS_KEY;
     const secret = out.find((o) => o.kind === 'Secret' && o.apiVersion === 'v1' && o.metadata.name === secretName);
     if (!secret) throw new Error(`DigitalHumanProvider ${p.metadata.name} names Secret ${secretName ?? '(none)'}, which is not among the samples`);
     const data = { ...((secret.data as Record<string, string> | undefined) ?? {}) };

@@ -27,10 +27,10 @@ export function commandsToTry(info: DevInfo): string[] {
   if (info.samples) {
     lines.push(
       `kubectl get ms,dhp,deploy,svc${ns}`,
-      `kubectl patch ms todo-api${ns} --type=merge -p '{"spec":{"image":"ghcr.io/yrw9281/it30-todo-api:0.2.0"}}'   # roll out a new image`,
+      `kubectl patch ms todo-api${ns} --type=merge -p '{"spec":{"container":{"image":"ghcr.io/yrw9281/it30-todo-api:0.2.0"}}}'   # roll out a new image`,
       `kubectl set image deployment/todo-api${ns} app=example.com/drift:1   # drift: the operator puts it back`,
       `kubectl delete service todo-api${ns}   # watch it come back`,
-      `kubectl patch ms todo-api${ns} --type=merge -p '{"spec":{"image":"example.com/todo:fail"}}'   # pods that never get ready`,
+      `kubectl patch ms todo-api${ns} --type=merge -p '{"spec":{"container":{"image":"example.com/todo:fail"}}}'   # pods that never get ready`,
       `npx converge explain ms/todo-api${ns}`,
       `npx converge explain dhp/studio${ns}`,
     );

@@ -50,7 +50,7 @@ export async function gatherMicroserviceFacts(reader: ObjectReader, namespace: s
 export async function gatherProviderFacts(reader: ObjectReader, namespace: string, name: string): Promise<ProviderFacts | undefined> {
   const provider = await reader.get(DigitalHumanProviderKind, namespace, name);
   if (!provider) return undefined;
-  const ref = provider.spec?.credentialsSecretRef;
+  const ref = provider.spec?.credentials?.secretRef;
   const credentials: SecretPresence = ref?.name
     ? await reader.secretPresence(namespace, ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY)
     : { secretExists: false, keyPresent: null };

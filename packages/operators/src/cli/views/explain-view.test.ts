@@ -18,7 +18,7 @@ function microservice(generation = 1, status?: Microservice['status']): Microser
     apiVersion: 'platform.example.io/v1alpha1',
     kind: 'Microservice',
     metadata: { name: 'todo-api', namespace: 'demo', uid: 'ms-uid', generation, creationTimestamp: T0 },
-    spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 },
+    spec: { container: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } },
     ...(status ? { status } : {}),
   };
 }
@@ -79,7 +79,7 @@ test('a converged Microservice: Ready for the current generation, children contr
 test('a stale status and a changed spec: generations and differences explain why it is not converged', () => {
   const old = microservice(1, readyStatus(1));
   const { deployment, service } = liveChildren(old);
-  const ms = { ...microservice(2, readyStatus(1)), spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.2.0', port: 8080 } };
+  const ms = { ...microservice(2, readyStatus(1)), spec: { container: { image: 'ghcr.io/yrw9281/it30-todo-api:0.2.0', port: 8080 } } };
   const e = explainMicroservice({ ...base, microservice: ms, deployment, service, endpointSlices: [slice([true])], events: [] });
   assert.equal(e.converged, false);
   assert.match(e.verdict, /status describes generation 1, the spec is at generation 2/);
@@ -154,7 +154,7 @@ test('events: most recent kept, oldest first, series and legacy counts honoured'
 function provider(status?: DigitalHumanProvider['status'], extra: { finalizers?: string[]; deletionTimestamp?: string } = {}): DigitalHumanProvider {
   return {
     metadata: { name: 'studio', namespace: 'demo', uid: 'p-uid', generation: 1, creationTimestamp: T0, finalizers: extra.finalizers ?? ['dhp.example.com/provider-cleanup'], ...(extra.deletionTimestamp ? { deletionTimestamp: extra.deletionTimestamp } : {}) },
-    spec: { endpoint: 'https://127.0.0.1:8443', region: 'ap-northeast-1', displayName: 'Studio', credentialsSecretRef: { name: 'creds', key: 'token' } },
+    spec: { endpoint: 'https://127.0.0.1:8443', region: 'ap-northeast-1', displayName: 'Studio', credentials: { secretRef: { name: 'creds', key: 'token' } } },
     ...(status ? { status } : {}),
   };
 }

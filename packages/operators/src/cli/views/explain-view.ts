@@ -17,7 +17,7 @@
  *   conditions: [{ type, status, reason, message, observedGeneration|null, current, lastTransitionTime|null }],
  *   events: [{ type, reason, action, note, object: "<Kind>/<name>", count, lastTime|null, reportingController }],
  *   microservice?: {                                   // kind Microservice
- *     spec: { image, port }, phase|null, reason|null, message|null,
+ *     spec: { container: { image, port, env? (names only) }, replicas? }, phase|null, reason|null, message|null,
  *     managedResources: { deployment|null, service|null },
  *     rollout: { reported: { replicas, updatedReplicas, availableReplicas, readyEndpoints } | null,
  *                assessed: { state, message, summary } | null },   // from the live Deployment now
@@ -29,7 +29,7 @@
  *                  generationStamp|null, state: {…kind-specific…} | null,
  *                  differences: [{ path, expected, actual }], differenceText: string[] }] },
  *   provider?: {                                       // kind DigitalHumanProvider
- *     spec: { endpoint, region, displayName|null, credentialsSecretRef: { name, key } },
+ *     spec: { endpoint, region, displayName|null, credentials: { secretRef: { name, key } } },
  *     providerID|null, instanceEndpoint|null, createRequestedAt|null, finalizer: { name, present }, deleting,
  *     credentials: { secret, key, secretExists: boolean|null, keyPresent: boolean|null, error|null } } }
  * ```
@@ -42,6 +42,7 @@ import {
   GENERATION_ANNOTATION,
   HANDOVER_ANNOTATION,
   MICROSERVICE_API_VERSION,
+  MICROSERVICE_GROUP,
   MICROSERVICE_KIND,
   assessRollout,
   countEndpoints as countDistinctEndpoints,
@@ -116,7 +117,7 @@ export interface ChildExplanation {
 }
 
 export interface MicroserviceExplanation {
-  spec: { image: string; port: number };
+  spec: { container: { image: string; port: number; env?: string[] }; replicas?: number };
   phase: string | null;
   reason: string | null;
   message: string | null;
@@ -131,7 +132,7 @@ export interface MicroserviceExplanation {
 }
 
 export interface ProviderExplanation {
-  spec: { endpoint: string; region: string; displayName: string | null; credentialsSecretRef: { name: string; key: string } };
+  spec: { endpoint: string; region: string; displayName: string | null; credentials: { secretRef: { name: string; key: string } } };
   providerID: string | null;
   /** Where the instance lives (or a create was sent), and when a create was last requested. */
   instanceEndpoint: string | null;
@@ -299,7 +300,7 @@ export function ownershipOfChild(child: KubeObject | undefined, ms: Microservice
   const ref = controllerOf(child);
   if (!ref) return { ownership: handoverTo === ms.metadata.name ? 'handover' : 'unowned', controller: null, handoverTo };
   const controller = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid };
-  if (ref.uid === ms.metadata.uid && ref.apiVersion === MICROSERVICE_API_VERSION && ref.kind === MICROSERVICE_KIND) return { ownership: 'controlled', controller, handoverTo };
+  if (ref.uid === ms.metadata.uid && ref.apiVersion.startsWith(`${MICROSERVICE_GROUP}/`) && ref.kind === MICROSERVICE_KIND) return { ownership: 'controlled', controller, handoverTo };
   if (ref.kind === MICROSERVICE_KIND && ref.name === ms.metadata.name) return { ownership: 'previous-owner', controller, handoverTo };
   return { ownership: 'foreign', controller, handoverTo };
 }
@@ -448,7 +449,10 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
   return {
     ...explanation(header, converged, ready, findings, conditions, facts.events),
     microservice: {
-      spec: { image: ms.spec?.image ?? '', port: ms.spec?.port ?? 0 },
+      spec: {
+        container: { image: ms.spec?.container?.image ?? '', port: ms.spec?.container?.port ?? 0, ...(ms.spec?.container?.env?.length ? { env: ms.spec.container.env.map((e) => e.name) } : {}) },
+        ...(ms.spec?.replicas !== undefined ? { replicas: ms.spec.replicas } : {}),
+      },
       phase: ms.status?.phase ?? null,
       reason: ms.status?.reason ?? null,
       message: ms.status?.message ?? null,
@@ -481,8 +485,8 @@ export function explainProvider(facts: ProviderFacts): Explanation {
   const deleting = header.deletionTimestamp !== null;
   const finalizer = header.finalizers.includes(PROVIDER_FINALIZER);
   const providerID = p.status?.providerID || null;
-  const secret = p.spec?.credentialsSecretRef?.name ?? '';
-  const key = p.spec?.credentialsSecretRef?.key ?? DEFAULT_CREDENTIALS_KEY;
+  const secret = p.spec?.credentials?.secretRef?.name ?? '';
+  const key = p.spec?.credentials?.secretRef?.key ?? DEFAULT_CREDENTIALS_KEY;
 
   if (deleting) {
     findings.push({
@@ -527,7 +531,7 @@ export function explainProvider(facts: ProviderFacts): Explanation {
   return {
     ...explanation(header, converged, ready, findings, conditions, facts.events),
     provider: {
-      spec: { endpoint: p.spec?.endpoint ?? '', region: p.spec?.region ?? '', displayName: p.spec?.displayName ?? null, credentialsSecretRef: { name: secret, key } },
+      spec: { endpoint: p.spec?.endpoint ?? '', region: p.spec?.region ?? '', displayName: p.spec?.displayName ?? null, credentials: { secretRef: { name: secret, key } } },
       providerID,
       instanceEndpoint,
       createRequestedAt,
@@ -582,7 +586,7 @@ export function renderExplanationText(e: Explanation, options: { style?: Style; 
   if (e.microservice) {
     const m = e.microservice;
     out.push('', style.paint('Spec and status', 'bold'));
-    out.push(`  image ${m.spec.image}, port ${m.spec.port}`);
+    out.push(`  image ${m.spec.container.image}, port ${m.spec.container.port}`);
     out.push(
       `  phase ${m.phase ?? '-'}, observedGeneration ${o.observedGeneration ?? '-'}/${o.generation}` +
         (m.reason ? `, reason ${m.reason}` : '') +

@@ -20,7 +20,7 @@ function ms(name: string, overrides: { generation?: number; status?: Microservic
       creationTimestamp: T0,
       ...(overrides.deleting ? { deletionTimestamp: T0 } : {}),
     },
-    spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 },
+    spec: { container: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } },
     ...(overrides.status ? { status: overrides.status } : {}),
   };
 }
@@ -47,7 +47,7 @@ function dhp(name: string, overrides: { generation?: number; status?: DigitalHum
       creationTimestamp: T0,
       ...(overrides.finalizer === false ? {} : { finalizers: ['dhp.example.com/provider-cleanup'] }),
     },
-    spec: { endpoint: 'https://127.0.0.1:8443', region: 'ap-northeast-1', credentialsSecretRef: { name: 'creds', key: 'token' } },
+    spec: { endpoint: 'https://127.0.0.1:8443', region: 'ap-northeast-1', credentials: { secretRef: { name: 'creds', key: 'token' } } },
     ...(overrides.status ? { status: overrides.status } : {}),
   };
 }

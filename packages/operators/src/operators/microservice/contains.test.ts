@@ -6,10 +6,10 @@ import { renderDesiredState } from './desired-state.ts';
 import type { Microservice } from './api/index.ts';
 
 const todoApi: Microservice = {
-  apiVersion: 'platform.example.io/v1alpha1',
+  apiVersion: 'platform.example.io/v1',
   kind: 'Microservice',
   metadata: { name: 'todo-api', namespace: 'todo', uid: '5f0c6c1e-8a51-4b9e-9d0b-2f6f7d1c2a10', generation: 1 },
-  spec: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 },
+  spec: { container: { image: 'ghcr.io/yrw9281/it30-todo-api:0.1.0', port: 8080 } },
 };
 
 /** The Deployment as the API server returns it after the operator's write (v1.36 defaults). */
@@ -33,7 +33,7 @@ const liveDeployment = {
     annotations: { 'deployment.kubernetes.io/revision': '1', 'platform.example.io/generation': '1' },
     ownerReferences: [
       {
-        apiVersion: 'platform.example.io/v1alpha1',
+        apiVersion: 'platform.example.io/v1',
         kind: 'Microservice',
         name: 'todo-api',
         uid: '5f0c6c1e-8a51-4b9e-9d0b-2f6f7d1c2a10',

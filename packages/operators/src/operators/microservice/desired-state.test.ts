@@ -8,10 +8,10 @@ import { isValidImageReference, type Microservice } from './api/index.ts';
 
 function microservice(name: string, image: string, port: number, generation = 1): Microservice {
   return {
-    apiVersion: 'platform.example.io/v1alpha1',
+    apiVersion: 'platform.example.io/v1',
     kind: 'Microservice',
     metadata: { name, namespace: 'todo', uid: `uid-${name}`, generation, resourceVersion: '7' },
-    spec: { image, port },
+    spec: { container: { image, port } },
   };
 }
 
@@ -31,7 +31,7 @@ test('todo-api renders the Deployment and Service of the seed, field by field', 
     labels,
     annotations: { 'platform.example.io/generation': '3' },
     ownerReferences: [
-      { apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice', name: 'todo-api', uid: 'uid-todo-api', controller: true, blockOwnerDeletion: true },
+      { apiVersion: 'platform.example.io/v1', kind: 'Microservice', name: 'todo-api', uid: 'uid-todo-api', controller: true, blockOwnerDeletion: true },
     ],
   };
   assert.deepEqual(deployment, {
@@ -116,18 +116,31 @@ test('no resources block when the platform sets no requests or limits', () => {
 
 test('specs the API server should have rejected throw InvalidSpecError with every problem', () => {
   const cases: Array<[Microservice, RegExp]> = [
-    [microservice('a', 'nginx', 0), /spec\.port/],
-    [microservice('a', 'nginx', 70000), /spec\.port/],
-    [microservice('a', 'nginx', 80.5), /spec\.port/],
-    [microservice('a', '', 80), /spec\.image/],
-    [microservice('a', 'Not An Image', 80), /spec\.image: must be a valid image reference/],
+    [microservice('a', 'nginx', 0), /spec\.container\.port/],
+    [microservice('a', 'nginx', 70000), /spec\.container\.port/],
+    [microservice('a', 'nginx', 80.5), /spec\.container\.port/],
+    [microservice('a', '', 80), /spec\.container\.image/],
+    [microservice('a', 'Not An Image', 80), /spec\.container\.image: must be a valid image reference/],
     [microservice('1-api', 'nginx', 80), /metadata\.name/],
     [microservice('a'.repeat(64), 'nginx', 80), /metadata\.name/],
-    [{ ...microservice('a', 'nginx', 80), spec: {} as Microservice['spec'] }, /spec\.image.*spec\.port|spec\.port.*spec\.image/],
+    [{ ...microservice('a', 'nginx', 80), spec: {} as Microservice['spec'] }, /spec\.container/],
+    [{ ...microservice('a', 'nginx', 80), spec: { container: { image: 'nginx', port: 80, env: [{ name: 'OTEL_SERVICE_NAME', value: 'x' }] } } }, /env\[0\]\.name: OTEL_SERVICE_NAME is set by the platform/],
+    [{ ...microservice('a', 'nginx', 80), spec: { container: { image: 'nginx', port: 80, env: [{ name: 'A', value: '1', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] } } }, /exactly one of value and valueFrom/],
+    [{ ...microservice('a', 'nginx', 80), spec: { container: { image: 'nginx', port: 80 }, replicas: -1 } }, /spec\.replicas/],
   ];
   for (const [ms, message] of cases) {
     assert.throws(() => renderDesiredState(ms), (e: unknown) => e instanceof InvalidSpecError && message.test(e.message), JSON.stringify(ms.spec));
   }
+});
+
+test('v1 fields: replicas override the platform default; env follows the platform\'s own, Secret keys as references, empty values omitted', () => {
+  const ms = { ...microservice('a', 'nginx:1', 80), spec: { container: { image: 'nginx:1', port: 80, env: [{ name: 'LOG', value: 'debug' }, { name: 'EMPTY', value: '' }, { name: 'DB', valueFrom: { secretKeyRef: { name: 'db', key: 'url' } } }] }, replicas: 3 } };
+  const { deployment } = renderDesiredState(ms);
+  assert.equal(deployment.spec?.replicas, 3);
+  const env = deployment.spec!.template.spec!.containers[0]!.env!;
+  assert.deepEqual(env.map((e) => e.name), ['ASPNETCORE_URLS', 'OTEL_SERVICE_NAME', 'OTEL_SERVICE_VERSION', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'LOG', 'EMPTY', 'DB']);
+  assert.deepEqual(env.slice(4), [{ name: 'LOG', value: 'debug' }, { name: 'EMPTY' }, { name: 'DB', valueFrom: { secretKeyRef: { name: 'db', key: 'url' } } }]);
+  assert.equal(renderDesiredState(microservice('a', 'nginx:1', 80)).deployment.spec?.replicas, 2, 'the platform default without spec.replicas');
 });
 
 test('a CR not read from the API server is a programming error, not InvalidSpec', () => {

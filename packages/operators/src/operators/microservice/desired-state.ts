@@ -12,13 +12,13 @@
  *   canonical and no empty maps or lists are emitted, so after a write the object read back contains
  *   the desired state.
  * - The port moves together: containerPort, both probes, `ASPNETCORE_URLS` and the Service's port and
- *   targetPort all come from `spec.port`.
+ *   targetPort all come from `spec.container.port`.
  * - Throws `InvalidSpecError` when the CR cannot be rendered (a spec or name the API server should
  *   have rejected); the reconciler reports it as `InvalidSpec` and does not retry.
  * @module
  */
 import type { Deployment, Service, OwnerReference } from '@converge/runtime';
-import type { Microservice } from './api/index.ts';
+import type { EnvVar, Microservice } from './api/index.ts';
 import {
   GENERATION_ANNOTATION,
   MANAGED_BY,
@@ -74,6 +74,19 @@ export function controllerReferenceTo(ms: Microservice): OwnerReference {
   return { apiVersion: MICROSERVICE_API_VERSION, kind: MICROSERVICE_KIND, name, uid, controller: true, blockOwnerDeletion: true };
 }
 
+/**
+ * One of the team's variables as the API server stores it: an empty value is omitted (the server
+ * drops it, and a rendering that kept it would differ from every read), a Secret key reference
+ * keeps only the fields given.
+ */
+function renderEnvVar(e: EnvVar): { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string; optional?: boolean } } } {
+  if (e.valueFrom) {
+    const { name, key, optional } = e.valueFrom.secretKeyRef;
+    return { name: e.name, valueFrom: { secretKeyRef: { name, key, ...(optional !== undefined ? { optional } : {}) } } };
+  }
+  return e.value ? { name: e.name, value: e.value } : { name: e.name };
+}
+
 export function renderDesiredState(ms: Microservice, defaults: PlatformDefaults = defaultPlatformDefaults): DesiredState {
   const { name, namespace, uid, generation } = ms.metadata;
   if (!name || !namespace || !uid || generation === undefined) {
@@ -85,7 +98,7 @@ export function renderDesiredState(ms: Microservice, defaults: PlatformDefaults 
   }
   if (problems.length > 0) throw new InvalidSpecError(problems);
 
-  const { image, port } = ms.spec;
+  const { image, port, env = [] } = ms.spec.container;
   const labels = workloadLabels(name, defaults);
   // The generation stamp goes on the Deployment only: readiness is judged from it, and stamping the
   // Service too would rewrite an unchanged Service on every spec change (an image bump, say).
@@ -107,7 +120,7 @@ export function renderDesiredState(ms: Microservice, defaults: PlatformDefaults 
     kind: 'Deployment',
     metadata: metadata(true),
     spec: {
-      replicas: defaults.replicas,
+      replicas: ms.spec.replicas ?? defaults.replicas,
       selector: { matchLabels: selectorLabels(name) },
       template: {
         metadata: { labels: { ...labels } },
@@ -122,6 +135,7 @@ export function renderDesiredState(ms: Microservice, defaults: PlatformDefaults 
                 { name: 'OTEL_SERVICE_NAME', value: name },
                 { name: 'OTEL_SERVICE_VERSION', value: image },
                 { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: defaults.otlpEndpoint },
+                ...env.map(renderEnvVar),
               ],
               readinessProbe: probe(defaults.probes.readinessPath),
               livenessProbe: probe(defaults.probes.livenessPath),

@@ -134,7 +134,7 @@ export class MicroserviceReconciler {
     // Microservice still exists; otherwise a child is created only after a live read (below).
     let confirmedLive = false;
     if (ms.status?.observedGeneration !== generation) {
-      log.info(`Accepted ${request.key}: image=${ms.spec.image} port=${ms.spec.port}`);
+      log.info(`Accepted ${request.key}: image=${ms.spec.container.image} port=${ms.spec.container.port}${ms.spec.replicas !== undefined ? ` replicas=${ms.spec.replicas}` : ""}`);
       const accepted = await this.#writeStatus(ms, { phase: MicroservicePhase.Accepted, observedGeneration: generation }, [
         [Cond.Ready, 'False', Reason.RolloutInProgress, 'spec accepted; applying resources'],
         [Cond.Progressing, 'True', Reason.RolloutInProgress, 'spec accepted; applying resources'],

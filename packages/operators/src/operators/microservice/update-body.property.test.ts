@@ -15,7 +15,7 @@ import { deploymentUpdate, serviceUpdate } from './update-body.ts';
 import type { Microservice } from './api/index.ts';
 
 function microservice(name: string, image: string, port: number, generation: number, uid = `uid-${name}`): Microservice {
-  return { apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice', metadata: { name, namespace: 'ns', uid, generation, resourceVersion: '1' }, spec: { image, port } };
+  return { apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice', metadata: { name, namespace: 'ns', uid, generation, resourceVersion: '1' }, spec: { container: { image, port } } };
 }
 
 const name = fc.stringMatching(/^[a-z][-a-z0-9]{0,20}[a-z0-9]$/);

@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Deployment, Service } from '@converge/runtime';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
+import { containsDesired } from './contains.ts';
 
-const ours = { apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice', name: 'a', uid: 'u', controller: true, blockOwnerDeletion: true };
+const ours = { apiVersion: 'platform.example.io/v1', kind: 'Microservice', name: 'a', uid: 'u', controller: true, blockOwnerDeletion: true };
 
 test('a Deployment update replaces the spec, merges metadata and template annotations, keeps resourceVersion', () => {
   const current: Deployment = {
@@ -43,4 +44,14 @@ test('a Service update keeps allocated fields and replaces selector and ports', 
   assert.deepEqual(out.spec?.ports?.map((p) => p.port), [8080]);
   assert.deepEqual(out.metadata.ownerReferences, [ours]);
   assert.equal(out.metadata.annotations?.['platform.example.io/handover-to'], 'a');
+});
+
+test('a child written for the owner\'s older version (v1alpha1 ownerReference) is not rewritten after the upgrade to v1', () => {
+  const desired: Service = { metadata: { name: 'a', ownerReferences: [ours] }, spec: { type: 'ClusterIP', selector: { app: 'a' }, ports: [{ name: 'http', port: 8080, targetPort: 8080, protocol: 'TCP' }] } };
+  const current: Service = { ...structuredClone(desired), metadata: { name: 'a', resourceVersion: '3', ownerReferences: [{ ...ours, apiVersion: 'platform.example.io/v1alpha1' }] } };
+  const out = serviceUpdate(current, desired);
+  assert.deepEqual(out.metadata.ownerReferences, current.metadata.ownerReferences, 'the live reference is kept as it is');
+  assert.ok(containsDesired(current, out), 'nothing to write');
+  const foreign: Service = { ...current, metadata: { ...current.metadata, ownerReferences: [{ ...ours, uid: 'someone-else', apiVersion: 'platform.example.io/v1alpha1' }] } };
+  assert.deepEqual(serviceUpdate(foreign, desired).metadata.ownerReferences?.find((r) => r.controller)?.apiVersion, 'platform.example.io/v1', 'only a reference to the same owner is kept');
 });

@@ -7,15 +7,24 @@
  *   restart` keeps working).
  * - Service: `type`, `selector` and `ports` become the desired ones; everything the API server
  *   allocated (`clusterIP`, `clusterIPs`, `ipFamilies`, …) is kept.
- * - Metadata: labels and annotations merge (desired wins); the controller ownerReference is set,
- *   other ownerReferences are kept. `resourceVersion` stays, so the PUT is a compare-and-swap.
+ * - Metadata: labels and annotations merge (desired wins); the controller ownerReference is set
+ *   (keeping the apiVersion a live reference to the same owner already has), other
+ *   ownerReferences are kept. `resourceVersion` stays, so the PUT is a compare-and-swap.
  * Pure; inputs are not mutated. See ADR 0003 for why this is a PUT rather than Server-Side Apply.
  * @module
  */
 import type { Deployment, KubeObject, OwnerReference, Service } from '@converge/runtime';
 
+const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
+
 function mergeMetadata(current: KubeObject['metadata'], desired: KubeObject['metadata']): KubeObject['metadata'] {
-  const ours = desired.ownerReferences ?? [];
+  // Our reference as the child already carries it: one written for an older served version of
+  // the owner (`platform.example.io/v1alpha1`) names the same owner (garbage collection and
+  // ownership go by group, kind and UID), so an upgrade rewrites no child (ADR 0024).
+  const ours = (desired.ownerReferences ?? []).map((o) => {
+    const live = current.ownerReferences?.find((r) => r.uid === o.uid && r.kind === o.kind && groupOf(r.apiVersion) === groupOf(o.apiVersion));
+    return live ? { ...o, apiVersion: live.apiVersion } : o;
+  });
   const others = (current.ownerReferences ?? []).filter((r: OwnerReference) => !r.controller && !ours.some((o) => o.uid === r.uid));
   return {
     ...current,

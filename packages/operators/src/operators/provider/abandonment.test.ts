@@ -5,7 +5,7 @@ import type { DigitalHumanProvider } from './api/index.ts';
 
 const dhp = (annotations: Record<string, string> | undefined, providerID?: string, managedFields?: unknown[]): DigitalHumanProvider => ({
   metadata: { name: 'studio', namespace: 'team-a', uid: 'uid-1', ...(annotations ? { annotations } : {}), ...(managedFields ? { managedFields } : {}) },
-  spec: { endpoint: 'https://vendor.example', region: 'r', credentialsSecretRef: { name: 'creds' } },
+  spec: { endpoint: 'https://vendor.example', region: 'r', credentials: { secretRef: { name: 'creds' } } },
   ...(providerID ? { status: { providerID } } : {}),
 });
 const annotated = (time: string, manager: string) => ({

@@ -1,5 +1,5 @@
 /**
- * The vendor token a DigitalHumanProvider names (`spec.credentialsSecretRef`), read without
+ * The vendor token a DigitalHumanProvider names (`spec.credentials.secretRef`), read without
  * caching other people's Secrets.
  *
  * Secrets are watched by metadata only (`PartialObjectMetadata`: the operator's memory does not

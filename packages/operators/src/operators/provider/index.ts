@@ -45,7 +45,7 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
   const config = parseProviderConfig(options.config ?? {});
   const providers = manager.cache.informer(DigitalHumanProviderKind, {
     installHint: 'install the CRDs with `converge crds --apply`',
-    indexes: { [SECRET_REF_INDEX]: (p: DigitalHumanProvider) => [`${p.metadata.namespace ?? ''}/${p.spec.credentialsSecretRef.name}`] },
+    indexes: { [SECRET_REF_INDEX]: (p: DigitalHumanProvider) => [`${p.metadata.namespace ?? ''}/${p.spec.credentials.secretRef.name}`] },
   }).store;
   // Metadata only: memory must not grow with Secrets this operator never reads (Helm releases, …).
   const secrets = manager.cache.informer(SecretKind, { metadataOnly: true }).store;

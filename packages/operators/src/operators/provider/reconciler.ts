@@ -300,7 +300,7 @@ export class ProviderReconciler {
   async #vendorFailed(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, step: string, signal: AbortSignal, providerID?: string): Promise<Result> {
     this.#blockedOnVendor(dhp, request, failure);
     if (failure.kind === 'Unauthorized') {
-      await this.#status(dhp, 'False', Reason.Unauthorized, `the vendor rejected the token from Secret ${dhp.spec.credentialsSecretRef.name}`, signal, providerID);
+      await this.#status(dhp, 'False', Reason.Unauthorized, `the vendor rejected the token from Secret ${dhp.spec.credentials.secretRef.name}`, signal, providerID);
       throw new PermanentError(Reason.Unauthorized, 'vendor rejected the credentials'); // the Secret watch retries on change
     }
     await this.#status(dhp, 'False', Reason.EnsureFailed, `${step} failed: ${failure.message}`, signal, providerID);
@@ -335,12 +335,12 @@ export class ProviderReconciler {
   }
 
   #secretKey(dhp: DigitalHumanProvider): string {
-    const ref = dhp.spec.credentialsSecretRef;
+    const ref = dhp.spec.credentials.secretRef;
     return `${dhp.metadata.namespace}/${ref.name}#${ref.key ?? DEFAULT_CREDENTIALS_KEY}`;
   }
 
   async #token(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<string | undefined> {
-    const ref = dhp.spec.credentialsSecretRef;
+    const ref = dhp.spec.credentials.secretRef;
     const token = await this.#d.credentials.token(dhp.metadata.namespace ?? '', ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY, signal);
     if (!token) return undefined;
     this.#lastTokens.set(this.#secretKey(dhp), token);
@@ -348,7 +348,7 @@ export class ProviderReconciler {
   }
 
   #credentialsMessage(dhp: DigitalHumanProvider): string {
-    const ref = dhp.spec.credentialsSecretRef;
+    const ref = dhp.spec.credentials.secretRef;
     return `Secret ${ref.name} with key ${ref.key ?? DEFAULT_CREDENTIALS_KEY} not found in namespace ${dhp.metadata.namespace}`;
   }
 }

@@ -14,7 +14,8 @@
  */
 
 export const MICROSERVICE_GROUP = 'platform.example.io';
-export const MICROSERVICE_VERSION = 'v1alpha1';
+/** The hub and storage version; `v1alpha1` is still served, deprecated (ADR 0024). */
+export const MICROSERVICE_VERSION = 'v1';
 export const MICROSERVICE_API_VERSION = `${MICROSERVICE_GROUP}/${MICROSERVICE_VERSION}`;
 export const MICROSERVICE_KIND = 'Microservice';
 export const MICROSERVICE_PLURAL = 'microservices';

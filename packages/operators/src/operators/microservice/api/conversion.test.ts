@@ -4,10 +4,10 @@ import fc from 'fast-check';
 import { Value } from '@sinclair/typebox/value';
 import { ConversionRegistry } from '@converge/runtime';
 import { V1_FIELDS_ANNOTATION, microserviceConversion, microserviceFromV1, microserviceToV1 } from './conversion.ts';
-import { MicroserviceSpecV1Schema, PLATFORM_ENV_NAMES } from './microservice-v1.ts';
-import type { MicroserviceV1 } from './microservice-v1.ts';
-import { MicroserviceSpecSchema } from './microservice.ts';
-import type { Microservice } from './microservice.ts';
+import { MicroserviceSpecSchema, PLATFORM_ENV_NAMES } from './v1.ts';
+import type { Microservice } from './v1.ts';
+import { MicroserviceV1alpha1SpecSchema } from './v1alpha1.ts';
+import type { MicroserviceV1alpha1 } from './v1alpha1.ts';
 
 const registry = new ConversionRegistry().register(microserviceConversion);
 const V1 = 'platform.example.io/v1';
@@ -36,32 +36,32 @@ const metadata = fc.record({
   annotations: fc.option(annotations, { nil: undefined }),
 }, { requiredKeys: ['name', 'namespace', 'uid'] });
 
-const v1Object: fc.Arbitrary<MicroserviceV1> = fc.record({
+const v1Object: fc.Arbitrary<Microservice> = fc.record({
   metadata,
   spec: fc.record({
     container: fc.record({ image, port: fc.integer({ min: 1, max: 65535 }), env }, { requiredKeys: ['image', 'port'] }),
     replicas: fc.integer({ min: 0, max: 100 }),
   }, { requiredKeys: ['container'] }),
   status,
-}, { requiredKeys: ['metadata', 'spec'] }).map((o) => ({ apiVersion: V1, kind: 'Microservice', ...o }) as MicroserviceV1);
+}, { requiredKeys: ['metadata', 'spec'] }).map((o) => ({ apiVersion: V1, kind: 'Microservice', ...o }) as Microservice);
 
-const v1alpha1Object: fc.Arbitrary<Microservice> = fc.record({
+const v1alpha1Object: fc.Arbitrary<MicroserviceV1alpha1> = fc.record({
   metadata,
   spec: fc.record({ image, port: fc.integer({ min: 1, max: 65535 }) }),
   status,
-}, { requiredKeys: ['metadata', 'spec'] }).map((o) => ({ apiVersion: V1ALPHA1, kind: 'Microservice', ...o }) as Microservice);
+}, { requiredKeys: ['metadata', 'spec'] }).map((o) => ({ apiVersion: V1ALPHA1, kind: 'Microservice', ...o }) as MicroserviceV1alpha1);
 
 /** Drops keys whose value is undefined (what JSON on the wire does). */
 const wire = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
 test('property: any v1 object survives v1 → v1alpha1 → v1 unchanged, v1-only fields included, and both sides are schema-valid', () => {
   fc.assert(fc.property(v1Object, (obj) => {
-    const down = registry.convert(wire(obj), V1ALPHA1) as Microservice;
+    const down = registry.convert(wire(obj), V1ALPHA1) as MicroserviceV1alpha1;
     assert.equal(down.apiVersion, V1ALPHA1);
-    assert.ok(Value.Check(MicroserviceSpecSchema, down.spec), 'the v1alpha1 spec is valid');
+    assert.ok(Value.Check(MicroserviceV1alpha1SpecSchema, down.spec), 'the v1alpha1 spec is valid');
     const up = registry.convert(wire(down), V1);
     assert.deepEqual(wire(up), wire(obj));
-    assert.ok(Value.Check(MicroserviceSpecV1Schema, (up as MicroserviceV1).spec));
+    assert.ok(Value.Check(MicroserviceSpecSchema, (up as Microservice).spec));
   }), { numRuns: RUNS });
 });
 
@@ -95,13 +95,13 @@ test('property: conversion never throws, whatever the review holds; bad input ge
 });
 
 test('a review converts objects in order, echoes the uid, keeps identity; one bad object fails the whole review', () => {
-  const a: MicroserviceV1 = { apiVersion: V1, kind: 'Microservice', metadata: { name: 'a', namespace: 'n', uid: 'uid-a', resourceVersion: '7' }, spec: { container: { image: 'x:1', port: 80, env: [{ name: 'A', value: '1' }] }, replicas: 3 } };
-  const b: Microservice = { apiVersion: V1ALPHA1, kind: 'Microservice', metadata: { name: 'b', namespace: 'n', uid: 'uid-b' }, spec: { image: 'y:2', port: 81 } };
+  const a: Microservice = { apiVersion: V1, kind: 'Microservice', metadata: { name: 'a', namespace: 'n', uid: 'uid-a', resourceVersion: '7' }, spec: { container: { image: 'x:1', port: 80, env: [{ name: 'A', value: '1' }] }, replicas: 3 } };
+  const b: MicroserviceV1alpha1 = { apiVersion: V1ALPHA1, kind: 'Microservice', metadata: { name: 'b', namespace: 'n', uid: 'uid-b' }, spec: { image: 'y:2', port: 81 } };
   const ok = registry.review({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'r1', desiredAPIVersion: V1ALPHA1, objects: [a, b] } });
   assert.equal(ok.response?.uid, 'r1');
   assert.equal(ok.response?.result.status, 'Success');
   assert.deepEqual(ok.response?.convertedObjects.map((o) => [o.metadata.name, o.metadata.uid, o.apiVersion]), [['a', 'uid-a', V1ALPHA1], ['b', 'uid-b', V1ALPHA1]]);
-  assert.deepEqual((ok.response?.convertedObjects[0] as Microservice).spec, { image: 'x:1', port: 80 });
+  assert.deepEqual((ok.response?.convertedObjects[0] as MicroserviceV1alpha1).spec, { image: 'x:1', port: 80 });
   assert.equal(ok.response?.convertedObjects[0]!.metadata.annotations?.[V1_FIELDS_ANNOTATION], '{"env":[{"name":"A","value":"1"}],"replicas":3}');
   assert.strictEqual(ok.response?.convertedObjects[1], b, 'already in the desired version: untouched');
 

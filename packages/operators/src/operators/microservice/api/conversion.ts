@@ -12,14 +12,14 @@
  * @module
  */
 import type { KindConversion } from '@converge/runtime';
-import type { Microservice } from './microservice.ts';
-import type { MicroserviceV1, MicroserviceSpecV1 } from './microservice-v1.ts';
+import type { MicroserviceV1alpha1 } from './v1alpha1.ts';
+import type { Microservice, MicroserviceSpec } from './v1.ts';
 import { MICROSERVICE_GROUP, MICROSERVICE_KIND } from './constants.ts';
 
 /** Where a v1alpha1 object keeps what only v1 can say (reserved; users must not set it). */
 export const V1_FIELDS_ANNOTATION = 'platform.example.io/v1-fields';
 
-type V1OnlyFields = { env?: MicroserviceSpecV1['container']['env']; replicas?: number };
+type V1OnlyFields = { env?: MicroserviceSpec['container']['env']; replicas?: number };
 
 function withoutAnnotation<T extends { metadata: { annotations?: Record<string, string> } }>(obj: T, key: string): Record<string, string> | undefined {
   const { [key]: _dropped, ...rest } = obj.metadata.annotations ?? {};
@@ -41,10 +41,10 @@ function readStash(value: string | undefined): V1OnlyFields {
   }
 }
 
-export function microserviceToV1(obj: Microservice): MicroserviceV1 {
+export function microserviceToV1(obj: MicroserviceV1alpha1): Microservice {
   const stash = readStash(obj.metadata.annotations?.[V1_FIELDS_ANNOTATION]);
   const annotations = withoutAnnotation(obj, V1_FIELDS_ANNOTATION);
-  const spec = obj.spec ?? ({} as Microservice['spec']);
+  const spec = obj.spec ?? ({} as MicroserviceV1alpha1['spec']);
   const { annotations: _a, ...metadata } = obj.metadata;
   return {
     ...obj,
@@ -56,8 +56,8 @@ export function microserviceToV1(obj: Microservice): MicroserviceV1 {
   };
 }
 
-export function microserviceFromV1(obj: MicroserviceV1): Microservice {
-  const container = obj.spec?.container ?? ({} as MicroserviceSpecV1['container']);
+export function microserviceFromV1(obj: Microservice): MicroserviceV1alpha1 {
+  const container = obj.spec?.container ?? ({} as MicroserviceSpec['container']);
   const stash: V1OnlyFields = {
     ...(container.env !== undefined ? { env: container.env } : {}),
     ...(obj.spec?.replicas !== undefined ? { replicas: obj.spec.replicas } : {}),
@@ -73,7 +73,7 @@ export function microserviceFromV1(obj: MicroserviceV1): Microservice {
 }
 
 /** The registration for the runtime's `ConversionRegistry`. */
-export const microserviceConversion: KindConversion<MicroserviceV1> = {
+export const microserviceConversion: KindConversion<Microservice> = {
   group: MICROSERVICE_GROUP,
   kind: MICROSERVICE_KIND,
   hub: 'v1',

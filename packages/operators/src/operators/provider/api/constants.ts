@@ -5,7 +5,8 @@
  */
 
 export const PROVIDER_GROUP = 'dhp.example.com';
-export const PROVIDER_VERSION = 'v1alpha1';
+/** The hub and storage version; `v1alpha1` is still served, deprecated (ADR 0024). */
+export const PROVIDER_VERSION = 'v1';
 export const PROVIDER_API_VERSION = `${PROVIDER_GROUP}/${PROVIDER_VERSION}`;
 export const PROVIDER_KIND = 'DigitalHumanProvider';
 export const PROVIDER_PLURAL = 'digitalhumanproviders';
@@ -33,7 +34,7 @@ export const ABANDONED_BY_ANNOTATION = 'dhp.example.com/abandoned-by';
 /** Server-Side Apply field manager for the operator's writes (status, finalizer). */
 export const PROVIDER_FIELD_MANAGER = 'converge-digitalhumanprovider';
 
-/** Key read from the credentials Secret when `spec.credentialsSecretRef.key` is not given. */
+/** Key read from the credentials Secret when `spec.credentials.secretRef.key` is not given. */
 export const DEFAULT_CREDENTIALS_KEY = 'token';
 
 export const ProviderConditionType = {

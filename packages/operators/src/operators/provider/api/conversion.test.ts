@@ -4,10 +4,10 @@ import fc from 'fast-check';
 import { Value } from '@sinclair/typebox/value';
 import { ConversionRegistry } from '@converge/runtime';
 import { V1_FIELDS_ANNOTATION, providerConversion } from './conversion.ts';
-import { ProviderSpecV1Schema } from './digital-human-provider-v1.ts';
-import type { DigitalHumanProviderV1 } from './digital-human-provider-v1.ts';
-import { ProviderSpecSchema } from './digital-human-provider.ts';
-import type { DigitalHumanProvider } from './digital-human-provider.ts';
+import { ProviderSpecSchema } from './v1.ts';
+import type { DigitalHumanProvider } from './v1.ts';
+import { ProviderV1alpha1SpecSchema } from './v1alpha1.ts';
+import type { DigitalHumanProviderV1alpha1 } from './v1alpha1.ts';
 
 const registry = new ConversionRegistry().register(providerConversion);
 const V1 = 'dhp.example.com/v1';
@@ -37,21 +37,21 @@ const v1Object = fc.record({
   metadata,
   spec: fc.record({ ...common, credentials: fc.record({ secretRef }), limits }, { requiredKeys: ['endpoint', 'region', 'credentials'] }),
   status,
-}, { requiredKeys: ['metadata', 'spec'] }).map((o) => ({ apiVersion: V1, kind: 'DigitalHumanProvider', ...o }) as DigitalHumanProviderV1);
+}, { requiredKeys: ['metadata', 'spec'] }).map((o) => ({ apiVersion: V1, kind: 'DigitalHumanProvider', ...o }) as DigitalHumanProvider);
 const v1alpha1Object = fc.record({
   metadata,
   spec: fc.record({ ...common, credentialsSecretRef: secretRef }, { requiredKeys: ['endpoint', 'region', 'credentialsSecretRef'] }),
   status,
-}, { requiredKeys: ['metadata', 'spec'] }).map((o) => ({ apiVersion: V1ALPHA1, kind: 'DigitalHumanProvider', ...o }) as DigitalHumanProvider);
+}, { requiredKeys: ['metadata', 'spec'] }).map((o) => ({ apiVersion: V1ALPHA1, kind: 'DigitalHumanProvider', ...o }) as DigitalHumanProviderV1alpha1);
 
 const wire = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
 test('property: any v1 provider survives v1 → v1alpha1 → v1 unchanged (limits included); both sides schema-valid', () => {
   fc.assert(fc.property(v1Object, (obj) => {
-    const down = registry.convert(wire(obj), V1ALPHA1) as DigitalHumanProvider;
-    assert.ok(Value.Check(ProviderSpecSchema, down.spec));
-    const up = registry.convert(wire(down), V1) as DigitalHumanProviderV1;
-    assert.ok(Value.Check(ProviderSpecV1Schema, up.spec));
+    const down = registry.convert(wire(obj), V1ALPHA1) as DigitalHumanProviderV1alpha1;
+    assert.ok(Value.Check(ProviderV1alpha1SpecSchema, down.spec));
+    const up = registry.convert(wire(down), V1) as DigitalHumanProvider;
+    assert.ok(Value.Check(ProviderSpecSchema, up.spec));
     assert.deepEqual(wire(up), wire(obj));
     assert.equal(up.metadata.annotations?.[V1_FIELDS_ANNOTATION], undefined);
   }), { numRuns: RUNS });
@@ -64,11 +64,11 @@ test('property: any v1alpha1 provider survives v1alpha1 → v1 → v1alpha1 unch
 });
 
 test('credentials move between credentialsSecretRef and credentials.secretRef; limits ride in the annotation', () => {
-  const v1: DigitalHumanProviderV1 = {
+  const v1: DigitalHumanProvider = {
     apiVersion: V1, kind: 'DigitalHumanProvider', metadata: { name: 'p', namespace: 'n', uid: 'u' },
     spec: { endpoint: 'https://v.example', region: 'r', credentials: { secretRef: { name: 's', key: 'token' } }, limits: { dailyQuota: 1000 } },
   };
-  const down = registry.convert(v1, V1ALPHA1) as DigitalHumanProvider;
+  const down = registry.convert(v1, V1ALPHA1) as DigitalHumanProviderV1alpha1;
   assert.deepEqual(down.spec, { endpoint: 'https://v.example', region: 'r', credentialsSecretRef: { name: 's', key: 'token' } });
   assert.equal(down.metadata.annotations?.[V1_FIELDS_ANNOTATION], '{"limits":{"dailyQuota":1000}}');
 });

@@ -6,8 +6,8 @@
  * @module
  */
 import type { KindConversion } from '@converge/runtime';
-import type { DigitalHumanProvider } from './digital-human-provider.ts';
-import type { DigitalHumanProviderV1, ProviderLimits } from './digital-human-provider-v1.ts';
+import type { DigitalHumanProviderV1alpha1 } from './v1alpha1.ts';
+import type { DigitalHumanProvider, ProviderLimits } from './v1.ts';
 import { PROVIDER_GROUP, PROVIDER_KIND } from './constants.ts';
 
 /** Where a v1alpha1 object keeps what only v1 can say (reserved; users must not set it). */
@@ -29,8 +29,8 @@ function readLimits(value: string | undefined): ProviderLimits | undefined {
   }
 }
 
-export function providerToV1(obj: DigitalHumanProvider): DigitalHumanProviderV1 {
-  const { credentialsSecretRef, ...rest } = obj.spec ?? ({} as DigitalHumanProvider['spec']);
+export function providerToV1(obj: DigitalHumanProviderV1alpha1): DigitalHumanProvider {
+  const { credentialsSecretRef, ...rest } = obj.spec ?? ({} as DigitalHumanProviderV1alpha1['spec']);
   const limits = readLimits(obj.metadata.annotations?.[V1_FIELDS_ANNOTATION]);
   const annotations = otherAnnotations(obj.metadata.annotations);
   const { annotations: _a, ...metadata } = obj.metadata;
@@ -41,8 +41,8 @@ export function providerToV1(obj: DigitalHumanProvider): DigitalHumanProviderV1 
   };
 }
 
-export function providerFromV1(obj: DigitalHumanProviderV1): DigitalHumanProvider {
-  const { credentials, limits, ...rest } = obj.spec ?? ({} as DigitalHumanProviderV1['spec']);
+export function providerFromV1(obj: DigitalHumanProvider): DigitalHumanProviderV1alpha1 {
+  const { credentials, limits, ...rest } = obj.spec ?? ({} as DigitalHumanProvider['spec']);
   const others = otherAnnotations(obj.metadata.annotations);
   const annotations = limits !== undefined ? { ...others, [V1_FIELDS_ANNOTATION]: JSON.stringify({ limits }) } : others;
   const { annotations: _a, ...metadata } = obj.metadata;
@@ -50,11 +50,11 @@ export function providerFromV1(obj: DigitalHumanProviderV1): DigitalHumanProvide
     ...obj,
     metadata: { ...metadata, ...(annotations ? { annotations } : {}) },
     spec: { ...rest, credentialsSecretRef: credentials?.secretRef },
-  } as DigitalHumanProvider;
+  } as DigitalHumanProviderV1alpha1;
 }
 
 /** The registration for the runtime's `ConversionRegistry`. */
-export const providerConversion: KindConversion<DigitalHumanProviderV1> = {
+export const providerConversion: KindConversion<DigitalHumanProvider> = {
   group: PROVIDER_GROUP,
   kind: PROVIDER_KIND,
   hub: 'v1',

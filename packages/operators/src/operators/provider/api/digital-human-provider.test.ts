@@ -5,8 +5,23 @@ import { DigitalHumanProviderCrd, DigitalHumanProviderKind, PROVIDER_FINALIZER, 
 const version = DigitalHumanProviderCrd.spec.versions[0]!;
 const spec = version.schema.openAPIV3Schema.properties!.spec!;
 
+test('two served versions: v1 the hub and storage version, v1alpha1 deprecated; both carry the endpoint rule', () => {
+  assert.deepEqual(DigitalHumanProviderCrd.spec.versions.map((v) => [v.name, v.served, v.storage, v.deprecated ?? false]), [['v1', true, true, false], ['v1alpha1', true, false, true]]);
+  assert.equal(DigitalHumanProviderCrd.spec.conversion?.strategy, 'Webhook');
+  const alpha = DigitalHumanProviderCrd.spec.versions[1]!.schema.openAPIV3Schema;
+  assert.deepEqual(alpha.properties!.spec!.required, ['endpoint', 'region', 'credentialsSecretRef']);
+  assert.ok(alpha['x-kubernetes-validations']?.some((r) => r.fieldPath === '.spec.endpoint'));
+  assert.deepEqual(alpha.properties!.status, version.schema.openAPIV3Schema.properties!.status, 'one status schema');
+});
+
+test('spec.limits (v1 only): positive, bounded', () => {
+  const limits = spec.properties!.limits!;
+  assert.deepEqual(Object.keys(limits.properties!), ['maxConcurrency', 'requestsPerMinute', 'dailyQuota']);
+  for (const l of Object.values(limits.properties!)) assert.equal(l.minimum, 1);
+});
+
 test('the kind and the CRD name the same resource', () => {
-  assert.equal(DigitalHumanProviderKind.apiVersion, 'dhp.example.com/v1alpha1');
+  assert.equal(DigitalHumanProviderKind.apiVersion, 'dhp.example.com/v1');
   assert.equal(DigitalHumanProviderKind.plural, 'digitalhumanproviders');
   assert.equal(DigitalHumanProviderCrd.metadata.name, 'digitalhumanproviders.dhp.example.com');
   assert.deepEqual(DigitalHumanProviderCrd.spec.names.shortNames, ['dhp']);
@@ -15,13 +30,13 @@ test('the kind and the CRD name the same resource', () => {
 });
 
 test('spec: https endpoint, immutable non-empty region, credentials reference', () => {
-  assert.deepEqual(spec.required, ['endpoint', 'region', 'credentialsSecretRef']);
+  assert.deepEqual(spec.required, ['endpoint', 'region', 'credentials']);
   assert.equal(spec.properties!.endpoint!.pattern, '^https://');
   const region = spec.properties!.region!;
   assert.equal(region.minLength, 1);
   assert.deepEqual(region['x-kubernetes-validations']?.map((r) => r.rule), ['self == oldSelf']);
   assert.match(region['x-kubernetes-validations']?.[0]?.message ?? '', /immutable/);
-  const ref = spec.properties!.credentialsSecretRef!;
+  const ref = spec.properties!.credentials!.properties!.secretRef!;
   assert.deepEqual(ref.required, ['name']);
   assert.equal(ref.properties!.key!.default, DEFAULT_CREDENTIALS_KEY);
   assert.equal(spec.properties!.displayName!.type, 'string');

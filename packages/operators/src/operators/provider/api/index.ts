@@ -1,6 +1,6 @@
 /**
- * The DigitalHumanProvider API (`digitalhumanproviders.dhp.example.com/v1alpha1`, short name
- * `dhp`): its TypeScript types, its `ResourceKind`, its CRD, and the names (finalizer, condition
+ * The DigitalHumanProvider API (`digitalhumanproviders.dhp.example.com`, short name `dhp`; `v1`
+ * is the hub, `v1alpha1` deprecated and converted by the webhook): its TypeScript types, its `ResourceKind`, its CRD, and the names (finalizer, condition
  * reasons, field manager) that the operator, the CLI and the tests share.
  *
  * What a caller can rely on:
@@ -13,14 +13,12 @@
  *
  * @module
  */
-export {
-  DigitalHumanProviderKind,
-  DigitalHumanProviderCrd,
-  DigitalHumanProviderSchema,
-  ProviderSpecSchema,
-  ProviderStatusSchema,
-  CredentialsSecretRefSchema,
-  ENDPOINT_IMMUTABLE_RULE,
-} from './digital-human-provider.ts';
-export type { DigitalHumanProvider, DigitalHumanProviderSpec, DigitalHumanProviderStatus } from './digital-human-provider.ts';
+export { DigitalHumanProviderKind, DigitalHumanProviderV1alpha1Kind, DigitalHumanProviderCrd } from './digital-human-provider.ts';
+export { DigitalHumanProviderSchema, ProviderSpecSchema, ProviderLimitsSchema } from './v1.ts';
+export type { DigitalHumanProvider, DigitalHumanProviderSpec, ProviderLimits } from './v1.ts';
+export { DigitalHumanProviderV1alpha1Schema, ProviderV1alpha1SpecSchema, CredentialsSecretRefSchema } from './v1alpha1.ts';
+export type { DigitalHumanProviderV1alpha1, DigitalHumanProviderV1alpha1Spec } from './v1alpha1.ts';
+export { ProviderStatusSchema, ENDPOINT_IMMUTABLE_RULE } from './status.ts';
+export type { DigitalHumanProviderStatus } from './status.ts';
+export { providerConversion, providerToV1, providerFromV1, V1_FIELDS_ANNOTATION as PROVIDER_V1_FIELDS_ANNOTATION } from './conversion.ts';
 export * from './constants.ts';

@@ -17,8 +17,8 @@ import { Value } from '@sinclair/typebox/value';
 import { celRule } from '@converge/runtime';
 import type { KubeObject } from '@converge/runtime';
 import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN, isValidImageReference } from './image-reference.ts';
-import { MicroserviceStatusSchema } from './microservice.ts';
-import type { MicroserviceStatus } from './microservice.ts';
+import { MicroserviceStatusSchema } from './status.ts';
+import type { MicroserviceStatus } from './status.ts';
 
 /** Environment variables the platform sets on every Microservice's container; a spec cannot set them. */
 export const PLATFORM_ENV_NAMES = ['ASPNETCORE_URLS', 'OTEL_SERVICE_NAME', 'OTEL_SERVICE_VERSION', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const;
@@ -85,7 +85,7 @@ export const ContainerSpecSchema = Type.Object(
   { description: 'The application container.' },
 );
 
-export const MicroserviceSpecV1Schema = Type.Object(
+export const MicroserviceSpecSchema = Type.Object(
   {
     container: ContainerSpecSchema,
     replicas: Type.Optional(Type.Integer({ description: 'Pods to run; the platform default when absent.', minimum: 0, maximum: 100, format: 'int32' })),
@@ -93,15 +93,15 @@ export const MicroserviceSpecV1Schema = Type.Object(
   { description: 'What the service team asks for. Everything else comes from the platform defaults.' },
 );
 
-export const MicroserviceV1Schema = Type.Object(
-  { spec: MicroserviceSpecV1Schema, status: Type.Optional(MicroserviceStatusSchema) },
+export const MicroserviceSchema = Type.Object(
+  { spec: MicroserviceSpecSchema, status: Type.Optional(MicroserviceStatusSchema) },
   { description: 'A service a team runs on the platform: a container in; a Deployment, a Service and a truthful status out.' },
 );
 
-export type MicroserviceSpecV1 = Static<typeof MicroserviceSpecV1Schema>;
+export type MicroserviceSpec = Static<typeof MicroserviceSpecSchema>;
 export type EnvVar = Static<typeof EnvVarSchema>;
-export interface MicroserviceV1 extends KubeObject {
-  spec: MicroserviceSpecV1;
+export interface Microservice extends KubeObject {
+  spec: MicroserviceSpec;
   status?: MicroserviceStatus;
 }
 
@@ -109,9 +109,9 @@ export interface MicroserviceV1 extends KubeObject {
  * The problems with a v1 spec, in the API server's words where possible; empty when valid. The API
  * server enforces all of this, so a non-empty answer means the object bypassed validation.
  */
-export function checkMicroserviceSpecV1(spec: unknown): string[] {
+export function checkMicroserviceSpec(spec: unknown): string[] {
   const problems: string[] = [];
-  for (const error of Value.Errors(MicroserviceSpecV1Schema, spec)) problems.push(`spec${error.path.replaceAll('/', '.')}: ${error.message}`);
+  for (const error of Value.Errors(MicroserviceSpecSchema, spec)) problems.push(`spec${error.path.replaceAll('/', '.')}: ${error.message}`);
   const container = (spec as { container?: { image?: unknown; env?: unknown } } | null | undefined)?.container;
   if (typeof container?.image === 'string' && container.image.length > 0 && !isValidImageReference(container.image)) {
     problems.push('spec.container.image: must be a valid image reference such as ghcr.io/org/app:1.0.0');

@@ -6,14 +6,16 @@
  * - `spec.limits` (v1 only): the limits the platform wants on the vendor instance (concurrency,
  *   requests per minute, a daily call quota), converged by the operator.
  *
- * `endpoint`, `region` (immutable) and `displayName` are unchanged; the status is the same in
+ * `endpoint` (immutable once an instance may live there), `region` (immutable) and `displayName`
+ * are unchanged; the status is the same in
  * both versions. `v1alpha1` stays served, deprecated, and converts losslessly (`conversion.ts`).
  * @module
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { KubeObject } from '@converge/runtime';
-import { CredentialsSecretRefSchema, ProviderSpecSchema, ProviderStatusSchema } from './digital-human-provider.ts';
-import type { DigitalHumanProviderStatus } from './digital-human-provider.ts';
+import { CredentialsSecretRefSchema, ProviderV1alpha1SpecSchema } from './v1alpha1.ts';
+import { ENDPOINT_IMMUTABLE_RULE, ProviderStatusSchema } from './status.ts';
+import type { DigitalHumanProviderStatus } from './status.ts';
 
 export const ProviderLimitsSchema = Type.Object(
   {
@@ -24,25 +26,28 @@ export const ProviderLimitsSchema = Type.Object(
   { description: 'Limits the vendor enforces on the instance; the operator keeps them converged. Absent fields are left as the vendor has them.' },
 );
 
-export const ProviderSpecV1Schema = Type.Object(
+export const ProviderSpecSchema = Type.Object(
   {
-    endpoint: ProviderSpecSchema.properties.endpoint,
-    region: ProviderSpecSchema.properties.region,
-    displayName: ProviderSpecSchema.properties.displayName,
+    endpoint: ProviderV1alpha1SpecSchema.properties.endpoint,
+    region: ProviderV1alpha1SpecSchema.properties.region,
+    displayName: ProviderV1alpha1SpecSchema.properties.displayName,
     credentials: Type.Object({ secretRef: CredentialsSecretRefSchema }, { description: 'How the operator authenticates to the vendor.' }),
     limits: Type.Optional(ProviderLimitsSchema),
   },
   { description: 'The desired vendor instance.' },
 );
 
-export const DigitalHumanProviderV1Schema = Type.Object(
-  { spec: ProviderSpecV1Schema, status: Type.Optional(ProviderStatusSchema) },
-  { description: "An instance in the digital-human vendor's API, created, kept converged and cleaned up by the operator." },
+export const DigitalHumanProviderSchema = Type.Object(
+  { spec: ProviderSpecSchema, status: Type.Optional(ProviderStatusSchema) },
+  {
+    description: "An instance in the digital-human vendor's API, created, kept converged and cleaned up by the operator.",
+    'x-kubernetes-validations': [ENDPOINT_IMMUTABLE_RULE],
+  },
 );
 
-export type DigitalHumanProviderSpecV1 = Static<typeof ProviderSpecV1Schema>;
+export type DigitalHumanProviderSpec = Static<typeof ProviderSpecSchema>;
 export type ProviderLimits = Static<typeof ProviderLimitsSchema>;
-export interface DigitalHumanProviderV1 extends KubeObject {
-  spec: DigitalHumanProviderSpecV1;
+export interface DigitalHumanProvider extends KubeObject {
+  spec: DigitalHumanProviderSpec;
   status?: DigitalHumanProviderStatus;
 }
