@@ -14,7 +14,7 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@converge/runtime';
 import {
   KubeClient,
   LeaderElector,
