@@ -162,6 +162,25 @@ export class RuntimeMetrics {
     this.#activeWorkers.inc({ controller }, delta);
   }
 
+  /**
+   * An event recorder's counts as `converge_events_total{outcome}` (created, series_update,
+   * deduplicated, dropped, failed), read from `stats` at scrape time.
+   */
+  eventRecorder(stats: () => { created: number; seriesUpdates: number; deduplicated: number; dropped: number; failed: number }): void {
+    new Counter({
+      name: 'converge_events_total', help: 'Kubernetes Events recorded, by outcome (dropped: over the recorder\'s own budget or queue)', labelNames: ['outcome'], registers: [this.registry],
+      collect() {
+        const s = stats();
+        this.reset();
+        this.inc({ outcome: 'created' }, s.created);
+        this.inc({ outcome: 'series_update' }, s.seriesUpdates);
+        this.inc({ outcome: 'deduplicated' }, s.deduplicated);
+        this.inc({ outcome: 'dropped' }, s.dropped);
+        this.inc({ outcome: 'failed' }, s.failed);
+      },
+    });
+  }
+
   setLeader(name: string, leading: boolean): void {
     this.#leader.set({ name }, leading ? 1 : 0);
   }
