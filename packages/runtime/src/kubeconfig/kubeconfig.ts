@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { createRequire } from 'node:module';
+import { loadOnFirstUse } from '../loading/index.ts';
 
 export interface KubeConfigCluster {
   name: string;
@@ -184,7 +184,7 @@ function parseDocument(text: string): unknown {
       // YAML flow mappings also start with `{`: let the YAML parser decide.
     }
   }
-  const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  const yaml = loadOnFirstUse<typeof import('yaml')>('yaml');
   return yaml.parse(text);
 }
 

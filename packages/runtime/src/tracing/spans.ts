@@ -8,7 +8,7 @@
  * @module
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createRequire } from 'node:module';
+import { loadOnFirstUse } from '../loading/index.ts';
 import type { Span, SpanContext, Tracer } from '@opentelemetry/api';
 import type { ClientObserver, RequestInfo } from '../client/index.ts';
 
@@ -25,7 +25,7 @@ function otel(tracer: Tracer | undefined): OtelApi | undefined {
   if (api) return api;
   const registered = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_GLOBAL]?.trace;
   if (!tracer && !registered) return undefined;
-  api = createRequire(import.meta.url)('@opentelemetry/api') as OtelApi;
+  api = loadOnFirstUse<OtelApi>('@opentelemetry/api');
   return api;
 }
 

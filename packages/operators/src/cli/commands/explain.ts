@@ -11,7 +11,6 @@
  * 2 usage error.
  * @module
  */
-import { stringify as toYaml } from 'yaml';
 import { KubeClient } from '@converge/runtime';
 import { defaultPlatformDefaults, loadPlatformDefaults } from '../../operators/microservice/index.ts';
 import { clientReader, gatherMicroserviceFacts, gatherProviderFacts } from '../shared/explain-facts.ts';
@@ -108,7 +107,7 @@ export async function run(argv: string[]): Promise<number> {
       return 1;
     }
     if (output === 'json') process.stdout.write(`${JSON.stringify(explanation, null, 2)}\n`);
-    else if (output === 'yaml') process.stdout.write(toYaml(explanation, { lineWidth: 0 }));
+    else if (output === 'yaml') process.stdout.write((await import('yaml')).stringify(explanation, { lineWidth: 0 }));
     else process.stdout.write(`${renderExplanationText(explanation, { style: createStyle(colorEnabled(process.stdout)), now: new Date() })}\n`);
     return 0;
   } catch (err) {
