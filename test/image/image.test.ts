@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { LeaseKind, installCustomResourceDefinitions, loadKubeConfig } from '@converge/runtime';
+import { LeaseKind, SecretKind, loadKubeConfig } from '@converge/runtime';
+import { request as httpsRequest } from 'node:https';
 import type { KubeClient } from '@converge/runtime';
 import { freePorts } from '@converge/envtest';
 import { buildImage, podman } from '../../scripts/build-image.ts';
@@ -57,7 +58,7 @@ after(async () => {
 /** deploy/'s namespace-mode install, but every namespaced object in `ns` (no shared converge-system). */
 async function installRbac(ns: string): Promise<string> {
   const rendered = await renderManifests({ mode: 'namespace', namespaces: [ns] });
-  const keep = ['ServiceAccount', 'Role', 'RoleBinding', 'ConfigMap'];
+  const keep = ['ServiceAccount', 'Role', 'RoleBinding', 'ConfigMap', 'Secret'];
   let config = '';
   const docs: unknown[] = [];
   for (const doc of parseAllDocuments(rendered)) {
@@ -101,11 +102,26 @@ interface Replica {
   name: string;
   probe: string;
   metrics: string;
+  webhookPort: number;
   startedAt: number;
 }
 
+/** POSTs a ConversionReview (one v1alpha1 Microservice to v1) to a replica's webhook, trusting only `ca`. */
+function convert(port: number, ca: string): Promise<{ status: number; body: { response?: { result: { status: string }; convertedObjects: { spec: unknown }[] } } }> {
+  const review = JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'u', desiredAPIVersion: 'platform.example.io/v1', objects: [{ apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice', metadata: { name: 'x', namespace: 'y', uid: 'z' }, spec: { image: 'nginx:1', port: 80 } }] } });
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port, path: '/convert', method: 'POST', ca, servername: 'localhost', headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as never }));
+    });
+    req.on('error', reject);
+    req.end(review);
+  });
+}
+
 async function startReplica(name: string, ns: string, files: { secrets: string; config: string }): Promise<Replica> {
-  const [metricsPort, probePort] = await freePorts(2);
+  const [metricsPort, probePort, webhookPort] = await freePorts(3);
   const server = new URL(loadKubeConfig(kubeconfigPath()).getCurrentCluster()!.server);
   containers.push(name);
   const startedAt = performance.now();
@@ -119,9 +135,12 @@ async function startReplica(name: string, ns: string, files: { secrets: string; 
     image.tag,
     'run', '--leader-elect', `--leader-election-namespace=${ns}`, `--namespace=${ns}`,
     `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${probePort}`,
+    // The conversion webhook as deployed (self-managed CA in the Secret converge-webhook-ca, shared
+    // by both replicas); not injected into the CRDs, which the suite's webhook serves.
+    `--webhook-bind-address=127.0.0.1:${webhookPort}`,
     '--config=/etc/converge/config.yaml',
   ]);
-  return { name, probe: `http://127.0.0.1:${probePort}`, metrics: `http://127.0.0.1:${metricsPort}`, startedAt };
+  return { name, probe: `http://127.0.0.1:${probePort}`, metrics: `http://127.0.0.1:${metricsPort}`, webhookPort: webhookPort!, startedAt };
 }
 
 async function leading(r: Replica): Promise<boolean | undefined> {
@@ -149,6 +168,16 @@ test('two containers of the image: one leader, both ready, the samples converge,
     const states = await Promise.all([a, b].map(leading));
     return states.filter((s) => s === true).length === 1 && states.filter((s) => s === false).length === 1;
   }, { what: 'exactly one leader', timeoutMs: 60_000 });
+
+  // Both replicas serve the conversion webhook with certificates from the one CA in the Secret.
+  const caSecret = await client.get(SecretKind, { namespace: ns, name: 'converge-webhook-ca' });
+  const ca = Buffer.from(caSecret.data!['ca.crt']!, 'base64').toString('utf8');
+  for (const r of [a, b]) {
+    const answer = await convert(r.webhookPort, ca);
+    assert.equal(answer.status, 200, r.name);
+    assert.equal(answer.body.response?.result.status, 'Success');
+    assert.deepEqual(answer.body.response?.convertedObjects[0]?.spec, { container: { image: 'nginx:1', port: 80 } });
+  }
 
   const samples = prepareSamples(await loadSamples(join(assetDir('deploy'), 'samples')), ns, { endpoint: sim.baseUrl, token: 'image-test-token' });
   const file = join(work, 'samples.yaml');

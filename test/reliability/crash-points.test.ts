@@ -90,7 +90,7 @@ const cells: Cell[] = [
   {
     point: 'microservice:after-apply-deployment', what: 'port change: after the Deployment update, before the Service update', kind: 'ms', prepare: 'converged',
     trigger: (env) => env.client.patch(MicroserviceKind, msKey(env), { type: 'merge', body: { spec: { container: { port: 9090 } } } }).then(() => {}),
-    final: () => ({ ...MS, port: 9090 }),
+    final: () => ({ ...MS, container: { ...MS.container, port: 9090 } }),
     afterCrash: async (env) => {
       const c = await children(env);
       assert.equal(c.deployment?.spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort, 9090, 'the Deployment was updated');

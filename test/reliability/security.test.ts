@@ -125,7 +125,9 @@ test('RBAC: no wildcards, `kubectl auth can-i --list` matches the expectation, t
       if (all.some((x) => x.includes('*'))) offending.push(`${role.kind} ${role.metadata.name}: wildcard in ${JSON.stringify(rule)}`);
       if (rule.nonResourceURLs?.length) offending.push(`${role.kind} ${role.metadata.name}: nonResourceURLs`);
       for (const v of ['escalate', 'bind', 'impersonate', 'deletecollection']) if (rule.verbs.includes(v)) offending.push(`${role.kind} ${role.metadata.name}: verb ${v}`);
-      if (rule.resources?.includes('secrets') && rule.verbs.some((v) => !['get', 'list', 'watch'].includes(v))) offending.push(`${role.kind} ${role.metadata.name}: writes Secrets`);
+      // The one Secret it may write is its own webhook CA, by name (never create, never another).
+      const ownCa = rule.resourceNames?.length === 1 && rule.resourceNames[0] === 'converge-webhook-ca' && rule.verbs.every((v) => v === 'get' || v === 'update');
+      if (rule.resources?.includes('secrets') && !ownCa && rule.verbs.some((v) => !['get', 'list', 'watch'].includes(v))) offending.push(`${role.kind} ${role.metadata.name}: writes Secrets`);
     }
   }
   fig.count('Roles/ClusterRoles checked', roles.length);

@@ -26,7 +26,12 @@ export function startReplica(name: string, args: string[], env: NodeJS.ProcessEn
   // Unless a test asks for it, no webhook: the suite's shared one serves conversion (scripts/test.ts),
   // and replicas started side by side must not compete for :9443.
   const webhook = args.some((a) => a.startsWith('--webhook-')) ? [] : ['--webhook-bind-address=0'];
-  const child = spawn(process.execPath, [MAIN, 'run', '--kubeconfig', kubeconfigPath(), ...webhook, ...args], {
+  return startCommand(name, MAIN, ['run', '--kubeconfig', kubeconfigPath(), ...webhook, ...args], env);
+}
+
+/** Runs any `converge`-style entry point (`main`, e.g. an older build's) with `args`, following its log. */
+export function startCommand(name: string, main: string, args: string[], env: NodeJS.ProcessEnv = {}): OperatorReplica {
+  const child = spawn(process.execPath, [main, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -32,7 +32,7 @@ const provider = (ns: string, name: string, spec: Record<string, unknown>) => ({
   apiVersion: 'dhp.example.com/v1alpha1',
   kind: 'DigitalHumanProvider',
   metadata: { name, namespace: ns },
-  spec: { endpoint: 'https://vendor.example', region: 'eu-west-1', credentials: { secretRef: { name: 'creds' } }, ...spec },
+  spec: { endpoint: 'https://vendor.example', region: 'eu-west-1', credentialsSecretRef: { name: 'creds' }, ...spec },
 });
 
 test('converge crds --apply installs both CRDs and they become established', async () => {
@@ -107,7 +107,7 @@ test('DigitalHumanProvider: https endpoint, non-empty immutable region, credenti
   }
   const created = await cluster.request('POST', path, provider(ns, 'studio', { displayName: 'Studio' }));
   assert.equal(created.status, 201, JSON.stringify(created.body));
-  assert.equal(created.body.spec.credentials.secretRef.key, 'token', 'the key defaults to "token"');
+  assert.equal(created.body.spec.credentialsSecretRef.key, 'token', 'the key defaults to "token"');
 
   const moved = await cluster.request('PATCH', `${path}/studio`, { spec: { region: 'us-east-1' } }, { contentType: 'application/merge-patch+json' });
   assert.equal(moved.status, 422);

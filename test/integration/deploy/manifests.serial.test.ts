@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { testCluster, withNamespace } from '../../support/cluster.ts';
 import { run as manifests } from '../../../packages/operators/src/cli/commands/manifests.ts';
 import { runKubectl, type CommandIO } from '../../../packages/operators/src/cli/shared/kubectl.ts';
+import { testClient } from '../../support/operator-harness.ts';
+import { usePublishedCrds } from '../../support/suite-webhook.ts';
 
 const SA = 'system:serviceaccount:converge-system:converge';
 
@@ -44,6 +46,11 @@ test('namespace mode, then cluster mode: least-privilege RBAC and a restricted o
     await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge');
     await cluster.request('DELETE', '/api/v1/namespaces/converge-system');
   });
+
+  // `converge manifests --apply` installs the published CRDs (conversion through the in-cluster Service).
+  const admin = testClient();
+  t.after(() => admin.close());
+  await usePublishedCrds(t, admin);
 
   // ---- namespace mode ----
   const io = capture();

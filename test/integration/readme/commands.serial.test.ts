@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testCluster } from '../../support/cluster.ts';
-import { kubeconfigPath } from '../../support/operator-harness.ts';
+import { kubeconfigPath, testClient } from '../../support/operator-harness.ts';
+import { usePublishedCrds } from '../../support/suite-webhook.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -43,6 +44,10 @@ const POLICY: Record<string, Policy> = {
   'npx converge run --kubeconfig ~/.kube/config': { run: 'until-working', ready: /"msg":"starting workers"/, stopped: /"msg":"manager stopped"/ },
   'npx converge run --kubeconfig ~/.kube/config --namespace team-a --leader-elect': { run: 'until-working', ready: /"msg":"starting workers"/, stopped: /"msg":"manager stopped"/ },
   'npm run pack': { run: 'exit-0' },
+  'kubectl -n converge-system rollout status deployment/converge': { run: 'exit-0' },
+  'npx converge migrate-storage': { run: 'exit-0' },
+  'kubectl apply -f deploy/dashboard/clusterrole.yaml': { run: 'exit-0' },
+  'npx converge dashboard --kubeconfig prod-eu=~/.kube/eu.yaml --kubeconfig prod-ap=~/.kube/ap.yaml': { skip: 'needs two real clusters\' kubeconfigs; test/integration/dashboard/browser.test.ts runs converge dashboard over two control planes with two --kubeconfig NAME=PATH flags' },
   'npx converge init my-operator --kind Widget --group example.com': { skip: 'writes a project into the working directory; test/packaging/packages.test.ts runs converge init from the installed tarball and the scaffold\'s own npm install, typecheck, test and start' },
   'docker build -t converge:dev .': { skip: 'no Docker engine on these machines; test/image/image.test.ts builds the same Dockerfile with podman and runs it' },
   'npm run image': { skip: 'test/image/image.test.ts calls the same buildImage() and runs the image it builds' },
@@ -102,6 +107,10 @@ test('the README lists only commands this test knows', () => {
 
 test('every README command that can run here works as written', { timeout: 600_000 }, async (t) => {
   const cluster = await testCluster();
+  // The README installs the published CRDs (conversion through the in-cluster Service).
+  const admin = testClient();
+  t.after(() => admin.close());
+  await usePublishedCrds(t, admin);
   const home = mkdtempSync(join(tmpdir(), 'converge-readme-'));
   mkdirSync(join(home, '.kube'));
   copyFileSync(kubeconfigPath(), join(home, '.kube', 'config'));
@@ -110,6 +119,9 @@ test('every README command that can run here works as written', { timeout: 600_0
     for (const path of [
       '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/converge',
       '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge',
+      '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/converge-webhook',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge-webhook',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge-dashboard-viewer',
       '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/converge',
       '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/converge',
       '/apis/coordination.k8s.io/v1/namespaces/default/leases/converge-operators',

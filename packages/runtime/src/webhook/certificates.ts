@@ -22,7 +22,7 @@ import { X509Certificate } from 'node:crypto';
 import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import type { KubeClient } from '../client/index.ts';
-import { isAlreadyExists, isNotFound } from '../client/index.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../client/index.ts';
 import { SecretKind } from '../objects/index.ts';
 
 export interface ServingCertificate {
@@ -111,36 +111,44 @@ export function directoryCaStore(dir: string): CaStore {
   };
 }
 
-/** The CA in a Secret (`ca.crt`, `ca.key`), shared by every replica; RBAC: get and create secrets. */
+/**
+ * The CA in a Secret (`ca.crt`, `ca.key`), shared by every replica. The Secret may be installed
+ * empty (as `deploy/` does), so that the operator needs only `get` and `update` on that one name;
+ * when it does not exist it is created (which needs `create` on Secrets). Of two replicas saving at
+ * once, one wins (the other's update conflicts, and it takes the stored CA).
+ */
 export function secretCaStore(client: KubeClient, namespace: string, name: string): CaStore {
   const key = { namespace, name };
-  const load = async () => {
+  const read = async () => {
     try {
-      const secret = await client.get(SecretKind, key);
-      const crt = secret.data?.['ca.crt'];
-      const k = secret.data?.['ca.key'];
-      return crt && k ? { certPem: Buffer.from(crt, 'base64').toString('utf8'), keyPem: Buffer.from(k, 'base64').toString('utf8') } : undefined;
+      return await client.get(SecretKind, key);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
   };
+  const caOf = (secret: Awaited<ReturnType<typeof read>>) => {
+    const crt = secret?.data?.['ca.crt'];
+    const k = secret?.data?.['ca.key'];
+    return crt && k ? { certPem: Buffer.from(crt, 'base64').toString('utf8'), keyPem: Buffer.from(k, 'base64').toString('utf8') } : undefined;
+  };
   return {
-    load,
+    load: async () => caOf(await read()),
     async saveIfAbsent(ca) {
-      try {
-        await client.create(SecretKind, {
-          metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'converge', 'app.kubernetes.io/component': 'webhook-ca' } },
-          type: 'Opaque',
-          data: { 'ca.crt': Buffer.from(ca.certPem).toString('base64'), 'ca.key': Buffer.from(ca.keyPem).toString('base64') },
-        });
-        return ca;
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-        const stored = await load();
-        if (!stored) throw new Error(`Secret ${namespace}/${name} exists but holds no CA (ca.crt, ca.key)`);
-        return stored;
+      const data = { 'ca.crt': Buffer.from(ca.certPem).toString('base64'), 'ca.key': Buffer.from(ca.keyPem).toString('base64') };
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const existing = await read();
+        const stored = caOf(existing);
+        if (stored) return stored;
+        try {
+          if (existing) await client.replace(SecretKind, { ...existing, data: { ...existing.data, ...data } });
+          else await client.create(SecretKind, { metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'converge', 'app.kubernetes.io/component': 'webhook-ca' } }, type: 'Opaque', data });
+          return ca;
+        } catch (err) {
+          if (!isAlreadyExists(err) && !isConflict(err)) throw err; // someone else saved one: read it
+        }
       }
+      throw new Error(`Secret ${namespace}/${name}: could not store or read the webhook CA`);
     },
   };
 }

@@ -54,8 +54,18 @@ function checkOperatorDeployment(objs: Obj[]): Obj {
   assert.deepEqual(container.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
   assert.deepEqual(
     container.ports.map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]),
-    [['metrics', 8080], ['health', 8081]],
+    [['metrics', 8080], ['health', 8081], ['webhook', 9443]],
   );
+  assert.ok(container.args.includes('--webhook-bind-address=:9443') && container.args.includes('--webhook-inject-ca'), 'self-managed webhook certificates by default');
+  // The conversion webhook's Service, and the exact permissions its self-managed CA needs.
+  assert.equal(find(objs, 'Service', 'converge-webhook', 'converge-system').spec.ports[0].targetPort, 'webhook');
+  assert.deepEqual(find(objs, 'Role', 'converge-webhook', 'converge-system').rules, [
+    { apiGroups: [''], resources: ['secrets'], resourceNames: ['converge-webhook-ca'], verbs: ['get', 'update'] },
+  ]);
+  assert.equal(find(objs, 'Secret', 'converge-webhook-ca', 'converge-system').data, undefined, 'installed empty');
+  assert.deepEqual(find(objs, 'ClusterRole', 'converge-webhook').rules, [
+    { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['microservices.platform.example.io', 'digitalhumanproviders.dhp.example.com'], verbs: ['get', 'patch'] },
+  ]);
   return deployment;
 }
 
@@ -89,7 +99,8 @@ test('namespace mode: the same rules in a Role of the watched namespace, and --n
   const objs = docs(await renderManifests({ mode: 'namespace' }));
   assert.deepEqual(find(objs, 'Role', 'converge', 'default').rules, EXPECTED_RULES);
   assert.equal(find(objs, 'RoleBinding', 'converge', 'default').subjects[0].namespace, 'converge-system');
-  assert.equal(objs.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').length, 0);
+  // Cluster-wide only what the conversion webhook needs on the two named CRDs (components/cert-manager removes even that).
+  assert.deepEqual(objs.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`), ['ClusterRole/converge-webhook', 'ClusterRoleBinding/converge-webhook']);
   const deployment = checkOperatorDeployment(objs);
   assert.ok(deployment.spec.template.spec.containers[0].args.includes('--namespace=default'));
 });
@@ -107,7 +118,7 @@ test('namespace mode for other namespaces and another image', { skip }, async ()
 });
 
 test('every kustomization renders; the samples hold todo-api and a provider with its Secret', { skip }, async () => {
-  for (const dir of ['crds', 'base', 'overlays/cluster-mode', 'overlays/namespace-mode', 'samples']) {
+  for (const dir of ['crds', 'base', 'overlays/cluster-mode', 'overlays/namespace-mode', 'overlays/cluster-mode-cert-manager', 'samples']) {
     const result = await runKubectl(['kustomize', `${DEPLOY_DIR}${dir}`]);
     assert.equal(result.code, 0, `${dir}: ${result.stderr}`);
   }
@@ -151,4 +162,19 @@ test('the shipped operator configuration is valid and matches the built-in defau
   const configMap = parse(await readFile(`${DEPLOY_DIR}base/config.yaml`, 'utf8')) as { data: Record<string, string> };
   const config = parseOperatorConfig(parse(configMap.data['config.yaml']!), 'deploy/base/config.yaml');
   assert.deepEqual(config.microservice, defaultOperatorConfig.microservice);
+});
+
+test('the cert-manager overlay: the webhook certificate from cert-manager, no self-managed CA permissions', { skip }, async () => {
+  const result = await runKubectl(['kustomize', `${DEPLOY_DIR}overlays/cluster-mode-cert-manager`]);
+  assert.equal(result.code, 0, result.stderr);
+  const objs = docs(result.stdout);
+  const container = find(objs, 'Deployment', 'converge', 'converge-system').spec.template.spec.containers[0];
+  assert.ok(container.args.includes('--webhook-cert-dir=/var/run/converge/webhook-certs'));
+  assert.ok(!container.args.includes('--webhook-inject-ca'));
+  assert.ok(container.volumeMounts.some((m: { name: string }) => m.name === 'webhook-certs'));
+  find(objs, 'Certificate', 'converge-webhook', 'converge-system');
+  for (const name of ['microservices.platform.example.io', 'digitalhumanproviders.dhp.example.com']) {
+    assert.equal((find(objs, 'CustomResourceDefinition', name).metadata as { annotations?: Record<string, string> }).annotations?.['cert-manager.io/inject-ca-from'], 'converge-system/converge-webhook');
+  }
+  assert.ok(!objs.some((o) => o.metadata?.name === 'converge-webhook' && ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].includes(o.kind)), 'no Secret or CRD permissions');
 });
