@@ -14,6 +14,7 @@ import { memory } from './memory.ts';
 import { providers } from './providers.ts';
 import { compare } from './compare.ts';
 import { dashboard } from './dashboard.ts';
+import { cliStart } from './cli-start.ts';
 import type { Scenario } from './types.ts';
 
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
@@ -25,6 +26,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
   providers,
   compare,
   dashboard,
+  'cli-start': cliStart,
 };
 
 /** Scenarios that use the shared fleet. */

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { CONTENDER_NAMES, SETTING_NAMES } from '../comparison/names.ts';
 import type { ContenderName, SettingName } from '../comparison/names.ts';
 
-export const SCENARIO_NAMES = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers', 'dashboard'] as const;
+export const SCENARIO_NAMES = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers', 'dashboard', 'cli-start'] as const;
 /** Run only when named in --scenarios: `compare` runs four operators 13 times (≈ 40 min at 500). */
 export const OPT_IN_SCENARIO_NAMES = ['compare'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number] | (typeof OPT_IN_SCENARIO_NAMES)[number];
