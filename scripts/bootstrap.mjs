@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { engineWarningFilter } from './npm-engine-warnings.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const nodeBin = join(root, 'node_modules', '.bin', process.platform === 'win32' ? 'node.cmd' : 'node');
@@ -20,10 +21,24 @@ function run(cmd, args) {
   return r.status ?? 1;
 }
 
+/** `npm ci`, its stderr passed on without the EBADENGINE noise of an older Node.js (see npm-engine-warnings.mjs). */
+function npmCi() {
+  return new Promise((resolveCode, reject) => {
+    const child = spawn('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: ['inherit', 'inherit', 'pipe'], shell: process.platform === 'win32' });
+    const filter = engineWarningFilter((line) => process.stderr.write(line));
+    child.stderr.setEncoding('utf8').on('data', (chunk) => filter.push(chunk));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      filter.end();
+      resolveCode(code ?? 1);
+    });
+  });
+}
+
 const stale = !existsSync(nodeBin) || !existsSync(installed) || statSync(lock).mtimeMs > statSync(installed).mtimeMs + 1000;
 if (stale) {
   process.stderr.write('converge: installing npm dependencies (npm ci), including Node.js 24…\n');
-  let code = run('npm', ['ci', '--no-audit', '--no-fund']);
+  let code = await npmCi();
   if (code === 0 && spawnSync(nodeBin, ['--version']).status !== 0) code = run('npm', ['rebuild', 'node']);
   if (code !== 0) {
     process.stderr.write('converge: npm ci failed; see above\n');

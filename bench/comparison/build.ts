@@ -4,7 +4,8 @@
  *
  * - the controller-runtime comparison operator (`bench/comparison/controller-runtime/`, its own
  *   Go module): `go build` into `<cache>/bench-cr-<hash>`, the hash taken over the Go sources,
- *   go.mod, go.sum and the platform, so an edit rebuilds and unchanged sources reuse the binary;
+ *   go.mod, go.sum and the platform, so an edit rebuilds and unchanged sources reuse the binary
+ *   (`ensureGoBinary`, which the kstatus checker in `test/kstatus/` is built with too);
  * - the Kopf operator's virtualenv: `<cache>/bench-kopf-venv`, `pip install` of KOPF_PACKAGES from
  *   PyPI, rebuilt when that list changes (recorded in the venv).
  *
@@ -46,7 +47,8 @@ export function contentHash(files: readonly { name: string; content: Buffer | st
   return hash.digest('hex').slice(0, 16);
 }
 
-export async function controllerRuntimeSourceHash(dir = controllerRuntimeSourceDir): Promise<string> {
+/** The hash of a Go module folder's build inputs and the platform (the controller-runtime operator's by default). */
+export async function goSourceHash(dir = controllerRuntimeSourceDir): Promise<string> {
   const names = (await readdir(dir)).filter(isGoBuildInput);
   const files = await Promise.all(names.map(async (name) => ({ name, content: await readFile(join(dir, name)) })));
   return contentHash(files, [process.platform, process.arch]);
@@ -122,18 +124,32 @@ function run(command: string, args: string[], options: { cwd?: string; env?: Nod
   });
 }
 
-/** The path of an up-to-date controller-runtime comparison binary, built first if needed. */
-export async function ensureControllerRuntimeBinary(options: BuildOptions = {}): Promise<string> {
+export interface GoBinaryOptions extends BuildOptions {
+  /** The Go module folder to build (`go build .` there). */
+  sourceDir: string;
+  /** The cached binary's name before its hash: `<cache>/<prefix>-<hash>`. */
+  prefix: string;
+  /** What is built, for progress lines and errors. */
+  what: string;
+}
+
+/**
+ * The path of an up-to-date binary of the Go module in `sourceDir`, built first if needed:
+ * `go build` into `<cache>/<prefix>-<hash>`, the hash taken over the module's Go sources, go.mod,
+ * go.sum and the platform. Concurrent callers build once (a lock file); a failed build throws
+ * with the tail of Go's output and leaves nothing in the cache.
+ */
+export async function ensureGoBinary(options: GoBinaryOptions): Promise<string> {
   const progress = options.onProgress ?? (() => {});
   const dir = controlPlaneCacheDir();
   await mkdir(dir, { recursive: true });
-  const bin = join(dir, `bench-cr-${await controllerRuntimeSourceHash()}`);
+  const bin = join(dir, `${options.prefix}-${await goSourceHash(options.sourceDir)}`);
   await buildOnce(bin, () => isExecutable(bin), async () => {
     const tmp = `${bin}.tmp-${process.pid}`;
     const started = Date.now();
-    progress(`building the controller-runtime comparison operator (go build in ${controllerRuntimeSourceDir}); minutes with a cold Go cache`);
+    progress(`building ${options.what} (go build in ${options.sourceDir}); minutes with a cold Go cache`);
     try {
-      await run('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', tmp, '.'], { cwd: controllerRuntimeSourceDir, what: 'go build of the controller-runtime comparison operator' });
+      await run('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', tmp, '.'], { cwd: options.sourceDir, what: `go build of ${options.what}` });
       await rename(tmp, bin);
     } finally {
       await rm(tmp, { force: true });
@@ -141,6 +157,11 @@ export async function ensureControllerRuntimeBinary(options: BuildOptions = {}):
     progress(`built ${bin} in ${Math.round((Date.now() - started) / 1000)} s`);
   }, progress);
   return bin;
+}
+
+/** The path of an up-to-date controller-runtime comparison binary, built first if needed. */
+export async function ensureControllerRuntimeBinary(options: BuildOptions = {}): Promise<string> {
+  return ensureGoBinary({ ...options, sourceDir: controllerRuntimeSourceDir, prefix: 'bench-cr', what: 'the controller-runtime comparison operator' });
 }
 
 export interface KopfEnvironment {

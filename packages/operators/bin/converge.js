@@ -8,10 +8,10 @@ import { enableCompileCache } from 'node:module';
 
 const [major] = process.versions.node.split('.').map(Number);
 if (major < 24) {
+  // The same words as src/cli/shared/node-version.ts.
   process.stderr.write(
-    `converge needs Node.js >= 24 (this is ${process.version}).\n` +
-      'In the repository, `npm start` and `npm test` install and use it (the `node` dev dependency); ' +
-      'elsewhere install Node.js 24 LTS.\n',
+    `Converge needs Node.js >= 24 (this is ${process.version}). ` +
+      'In the repository, `npm start` and `npm test` install it and run on it (node_modules/.bin/node); elsewhere install Node.js 24 LTS.\n',
   );
   process.exit(1);
 }

@@ -1,8 +1,8 @@
 /**
  * `converge status -o json` and `converge explain`, run as child processes (as a person would)
  * against the shared control plane, checked against states the Microservice operator produced:
- * a converged Microservice, an OwnershipConflict, a DigitalHumanProvider no operator has seen,
- * and the usage errors.
+ * a converged Microservice, an OwnershipConflict, a rollout whose image cannot be pulled, a
+ * DigitalHumanProvider no operator has seen, and the usage errors.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -195,6 +195,22 @@ test('an update the API server refuses is explained: Failed/ApplyRejected, the f
   }, { what: 'explain shows the ApplyRejected Event', timeoutMs: 30_000 });
   assert.match(text.stdout, /^Not converged: phase Failed \(ApplyRejected\)/m);
   assert.match(text.stdout, /refused to adopt/);
+});
+
+test('a rollout whose image cannot be pulled: explain names the cause from the pods and how long until RolloutStalled', { timeout: 120_000 }, async (t) => {
+  const { client, ns } = await setup(t);
+  await client.create(MicroserviceKind, microservice(ns, 'broken', 'example.com/todo:fail', 8080));
+  await startOperator(t, ns);
+  // The node simulator keeps a container whose tag starts with "fail" Waiting (ErrImagePull).
+  const e = await eventually(async () => {
+    const doc = await json<Explanation>('explain', 'ms/broken', '-n', ns, '-o', 'json');
+    return doc.findings.some((f) => f.message.startsWith('pods:')) ? doc : undefined;
+  }, { what: 'explain names the pods\' problem', timeoutMs: 60_000 });
+  assert.equal(e.converged, false);
+  assert.ok(e.findings.some((f) => /^live rollout: rolling out: .*RolloutStalled after 600 s without progress \(progressDeadlineSeconds\)/.test(f.message)), JSON.stringify(e.findings));
+  assert.ok(e.findings.some((f) => /^pods: \d\/2 pods not ready: container app: ErrImagePull — .*example\.com\/todo:fail/.test(f.message)), JSON.stringify(e.findings));
+  const text = await converge('explain', 'ms/broken', '-n', ns);
+  assert.match(text.stdout, /pods: \d\/2 pods not ready: container app: ErrImagePull/);
 });
 
 test('explain a DigitalHumanProvider that no operator has seen: no status, Secret missing, never Secret data', { timeout: 60_000 }, async (t) => {

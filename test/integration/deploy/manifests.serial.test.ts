@@ -1,15 +1,23 @@
 /**
  * The install manifests on a real API server: `converge manifests --apply` in namespace mode and
  * cluster mode, the operator pods admitted under the restricted Pod Security profile, and the
- * ServiceAccount's rights checked with `kubectl auth can-i` (what it needs, and nothing more).
+ * ServiceAccount's rights checked with `kubectl auth can-i` (what it needs, and nothing more);
+ * and an install that would be refused in part writes nothing at all (a watched namespace that
+ * does not exist, a user who may not create everything).
  * Serial: it owns the cluster-wide names converge-system and ClusterRole converge while it runs.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { testCluster, withNamespace } from '../../support/cluster.ts';
-import { run as manifests } from '../../../packages/operators/src/cli/commands/manifests.ts';
-import { runKubectl, type CommandIO } from '../../../packages/operators/src/cli/shared/kubectl.ts';
 import { testClient } from '../../support/operator-harness.ts';
+import { serviceAccountKubeConfig } from '../../support/service-account.ts';
+import { renderManifests, run as manifests } from '../../../packages/operators/src/cli/commands/manifests.ts';
+import type { RenderOptions } from '../../../packages/operators/src/cli/commands/manifests.ts';
+import { runKubectl, type CommandIO } from '../../../packages/operators/src/cli/shared/kubectl.ts';
 import { usePublishedCrds } from '../../support/suite-webhook.ts';
 
 const SA = 'system:serviceaccount:converge-system:converge';
@@ -36,16 +44,95 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
   }
 }
 
+/** `kind ns/name → resourceVersion` of every object of the manifests that exists now. */
+async function installed(kubeconfig: string, options: RenderOptions): Promise<Record<string, string>> {
+  const got = await runKubectl(['--kubeconfig', kubeconfig, 'get', '-f', '-', '--ignore-not-found', '-o', 'json'], { input: await renderManifests(options) });
+  assert.equal(got.code, 0, got.stderr);
+  type Found = { kind: string; metadata: { name: string; namespace?: string; resourceVersion: string } };
+  const body = JSON.parse(got.stdout || '{"kind":"List","items":[]}') as Found & { items?: Found[] };
+  const items = body.kind === 'List' ? body.items ?? [] : [body]; // one object found: kubectl prints it bare
+  return Object.fromEntries(items.map((o) => [`${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`, o.metadata.resourceVersion]));
+}
+
+const cleanUpInstall = async () => {
+  const cluster = await testCluster();
+  await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/converge');
+  await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge');
+  await cluster.request('DELETE', '/api/v1/namespaces/converge-system');
+};
+
+test('a watched namespace that does not exist: nothing is applied; --create-namespace creates it', { timeout: 120_000 }, async (t) => {
+  const cluster = await testCluster();
+  const kc = cluster.kubeconfigPath;
+  const team = `team-x-${randomBytes(3).toString('hex')}`;
+  // converge-system stays for the tests below (deleting it takes a while); the last one removes it.
+  t.after(async () => void (await cluster.request('DELETE', `/api/v1/namespaces/${team}`)));
+  // The manifests hold the published CRDs (conversion through the in-cluster Service); the suite's
+  // point theirs at its own webhook URL, which the apply (and its dry run) cannot merge with.
+  const admin = testClient();
+  t.after(() => admin.close());
+  await usePublishedCrds(t, admin);
+  const before = await installed(kc, { mode: 'namespace', namespaces: [team] });
+
+  const io = capture();
+  assert.equal(await manifests(['--namespace', team, '--apply', '--kubeconfig', kc], io), 1, io.out);
+  assert.equal(
+    io.err,
+    `converge manifests: namespace "${team}" does not exist, so nothing was applied ("${team}" would hold Role, RoleBinding). ` +
+      `Create it first (kubectl create namespace ${team}), or add --create-namespace.\n`,
+  );
+  assert.deepEqual(await installed(kc, { mode: 'namespace', namespaces: [team] }), before, 'nothing was written');
+
+  const created = capture();
+  assert.equal(await manifests(['--namespace', team, '--apply', '--create-namespace', '--kubeconfig', kc], created), 0, created.err);
+  assert.equal((await cluster.request('GET', `/api/v1/namespaces/${team}`)).status, 200);
+  assert.equal((await cluster.request('GET', `/apis/rbac.authorization.k8s.io/v1/namespaces/${team}/roles/converge`)).status, 200);
+  assert.match(created.out, new RegExp(`namespace/${team} serverside-applied`));
+});
+
+test('a user who may write only part of the install: the dry run refuses it and nothing is written', { timeout: 120_000 }, async (t) => {
+  const cluster = await testCluster();
+  const kc = cluster.kubeconfigPath;
+  const client = testClient();
+  const home = await withNamespace(t, 'installer');
+  const dir = await mkdtemp(join(tmpdir(), 'converge-installer-'));
+  const role = `converge-test-installer-${home}`;
+  t.after(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await cluster.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${role}`);
+    await cluster.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${role}`);
+  });
+  // The user may read and write namespaces and ConfigMaps, nothing else: the ConfigMap of the
+  // install would go through, every other object would be refused.
+  assert.ok([200, 201, 409].includes((await cluster.request('POST', '/api/v1/namespaces', { metadata: { name: 'converge-system' } })).status));
+  await cluster.request('DELETE', '/api/v1/namespaces/converge-system/configmaps/converge-config');
+  assert.equal((await cluster.request('POST', `/api/v1/namespaces/${home}/serviceaccounts`, { metadata: { name: 'installer' } })).status, 201);
+  assert.equal((await cluster.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+    metadata: { name: role },
+    rules: [{ apiGroups: [''], resources: ['namespaces', 'configmaps'], verbs: ['get', 'list', 'create', 'patch', 'update'] }],
+  })).status, 201);
+  assert.equal((await cluster.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    metadata: { name: role },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+    subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: home }],
+  })).status, 201);
+  const saConfig = join(dir, 'installer.kubeconfig');
+  await writeFile(saConfig, (await serviceAccountKubeConfig(client, home, 'installer')).exportConfig());
+  const before = await installed(kc, { mode: 'cluster' });
+
+  const io = capture();
+  assert.equal(await manifests(['--mode', 'cluster', '--apply', '--kubeconfig', saConfig], io), 1, io.out);
+  assert.match(io.err, /^converge manifests: the API server refused part of it in a dry run \(kubectl exit 1\); nothing was applied:\n/);
+  assert.match(io.err, /forbidden/);
+  assert.deepEqual(await installed(kc, { mode: 'cluster' }), before, 'nothing was written');
+});
+
 test('namespace mode, then cluster mode: least-privilege RBAC and a restricted operator', { timeout: 180_000 }, async (t) => {
   const cluster = await testCluster();
   const kc = cluster.kubeconfigPath;
   const watched = await withNamespace(t, 'watched');
   const other = await withNamespace(t, 'other');
-  t.after(async () => {
-    await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/converge');
-    await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge');
-    await cluster.request('DELETE', '/api/v1/namespaces/converge-system');
-  });
+  t.after(cleanUpInstall);
 
   // `converge manifests --apply` installs the published CRDs (conversion through the in-cluster Service).
   const admin = testClient();

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError, DeploymentKind } from '@converge/runtime';
+import { ApiError } from '@converge/runtime';
 import { MicroserviceKind, MicroserviceV1alpha1Kind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { eventually } from '../../support/operator-harness.ts';
 import { setup, startOperator, microservice, getMs, getDeployment, waitReady, condition } from './support.ts';
@@ -40,13 +40,18 @@ test('port 0, port 70000 and an empty image are rejected with a readable message
   }
 });
 
-test('a failing image stalls with RolloutStalled; fixing the image makes it Ready', { timeout: 240_000 }, async (t) => {
+test('a failing image stalls with RolloutStalled after the platform\'s progress deadline; fixing the image makes it Ready', { timeout: 240_000 }, async (t) => {
   const { client, ns } = await setup(t);
   await client.create(MicroserviceKind, microservice(ns, 'broken', 'example.com/app:fail', 8080));
-  await startOperator(t, ns, { resyncPeriodMs: 2_000 });
-  await eventually(() => getDeployment(client, ns, 'broken'), { what: 'Deployment created' });
-  // A short progress deadline, set by another field manager: the operator leaves fields it does not manage alone.
-  await client.patch(DeploymentKind, { namespace: ns, name: 'broken' }, { type: 'merge', body: { spec: { progressDeadlineSeconds: 5 } } }, { fieldManager: 'test' });
+  // The platform default, not a hand edit of the Deployment (the operator owns the field now).
+  await startOperator(t, ns, { resyncPeriodMs: 2_000, defaults: { progressDeadlineSeconds: 5 } });
+  const deployment = await eventually(() => getDeployment(client, ns, 'broken'), { what: 'Deployment created' });
+  assert.equal(deployment.spec?.progressDeadlineSeconds, 5);
+  const rolling = await eventually(async () => {
+    const ms = await getMs(client, ns, 'broken');
+    return condition(ms, 'Ready')?.reason === 'RolloutInProgress' && /^rolling out/.test(condition(ms, 'Ready')?.message ?? '') ? ms : undefined;
+  }, { timeoutMs: 60_000, what: 'RolloutInProgress, rolling out' });
+  assert.match(condition(rolling, 'Ready')?.message ?? '', /RolloutStalled after 5 s without progress \(progressDeadlineSeconds\)/, 'says how long it waits');
   const stalled = await eventually(async () => {
     const ms = await getMs(client, ns, 'broken');
     return condition(ms, 'Stalled')?.status === 'True' ? ms : undefined;
@@ -54,6 +59,7 @@ test('a failing image stalls with RolloutStalled; fixing the image makes it Read
   assert.equal(condition(stalled, 'Ready')?.status, 'False');
   assert.equal(condition(stalled, 'Ready')?.reason, 'RolloutStalled');
   assert.equal(condition(stalled, 'Stalled')?.reason, 'RolloutStalled');
+  assert.match(condition(stalled, 'Stalled')?.message ?? '', /\(no progress for 5 s, the progressDeadlineSeconds\)$/);
   assert.equal(stalled.status?.phase, 'ResourcesApplied', 'configuration was applied; the workload is what fails');
 
   const ms = await getMs(client, ns, 'broken');

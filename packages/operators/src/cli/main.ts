@@ -8,6 +8,7 @@
  * @module
  */
 import { stopSignal } from './shared/stop-signal.ts';
+import { nodeVersionProblem } from './shared/node-version.ts';
 
 const COMMANDS: Record<string, string> = {
   dev: 'start the local control plane, the vendor simulator and both operators, apply the samples, show a live table',
@@ -36,6 +37,11 @@ function usage(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
+  const tooOld = nodeVersionProblem();
+  if (tooOld) {
+    process.stderr.write(tooOld);
+    return 1;
+  }
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${usage()}\n`);

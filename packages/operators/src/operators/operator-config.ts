@@ -16,14 +16,20 @@
  * shutdownGraceSeconds: 30
  * cacheSyncTimeoutSeconds: 120     # start fails (exit 1, naming the kinds) if the caches are not synced by then
  * ```
+ *
+ * Guarantees: a file is checked whole before anything starts, the platform defaults and the
+ * `provider` section included, and every problem is reported at once, one line each, with its
+ * path in the file (`microservice.defaults.replicas: …`, `micrservice: unexpected property (did
+ * you mean "microservice"?)`; `config-problems.ts`).
  * @module
  */
 import { readFile } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
-import { defaultPlatformDefaults, parsePlatformDefaults } from './microservice/index.ts';
+import { defaultPlatformDefaults, parsePlatformDefaults, PlatformDefaultsError } from './microservice/index.ts';
+import { providerConfigProblems } from './provider/index.ts';
+import { inSection, schemaProblems } from './config-problems.ts';
 import type { PlatformDefaults } from './microservice/index.ts';
 
 const Seconds = (max: number) => Type.Number({ exclusiveMinimum: 0, maximum: max });
@@ -69,14 +75,42 @@ export const defaultOperatorConfig: OperatorConfig = {
   cacheSyncTimeoutMs: 120_000,
 };
 
+/** The configuration cannot be used; `problems` are `path: what` lines (paths in the file), all of them. */
 export class OperatorConfigError extends Error {
   override readonly name = 'OperatorConfigError';
+  readonly problems: readonly string[];
+  constructor(source: string, problems: string[]) {
+    super(`invalid configuration in ${source}:\n  - ${problems.join('\n  - ')}`);
+    this.problems = problems;
+  }
+}
+
+/**
+ * Every problem of a configuration file's content, all sections at once (the file's own fields,
+ * `microservice.defaults`, `provider`), as `path: what` lines with paths from the top of the file.
+ * Empty when it is valid. Pure.
+ */
+export function operatorConfigProblems(raw: unknown): string[] {
+  const input = raw ?? {};
+  const problems = schemaProblems(OperatorConfigFileSchema, input);
+  if (typeof input !== 'object' || Array.isArray(input)) return problems;
+  const file = input as { microservice?: unknown; provider?: unknown };
+  const defaults = isMapping(file.microservice) ? file.microservice['defaults'] : undefined;
+  try {
+    parsePlatformDefaults(defaults);
+  } catch (error) {
+    if (!(error instanceof PlatformDefaultsError)) throw error;
+    problems.push(...error.problems.map((p) => inSection('microservice.defaults', p)));
+  }
+  if (file.provider !== undefined && file.provider !== null) problems.push(...providerConfigProblems(file.provider).map((p) => inSection('provider', p)));
+  // By path, so that each section's problems stand together.
+  return problems.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 export function parseOperatorConfig(raw: unknown, source = 'config'): OperatorConfig {
   const input = raw ?? {};
-  const errors = [...Value.Errors(OperatorConfigFileSchema, input)].map((e) => `${source}${e.path.replaceAll('/', '.') || ''}: ${e.message}`);
-  if (errors.length) throw new OperatorConfigError(errors.join('; '));
+  const problems = operatorConfigProblems(input);
+  if (problems.length) throw new OperatorConfigError(source, problems);
   const file = input as OperatorConfigFile;
   const d = defaultOperatorConfig;
   return {
@@ -98,13 +132,17 @@ export async function loadOperatorConfig(path: string): Promise<OperatorConfig> 
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new OperatorConfigError(`cannot read config file ${path}: ${(err as Error).message}`);
+    throw new OperatorConfigError(path, [`cannot read the file: ${(err as Error).message}`]);
   }
   let raw: unknown;
   try {
     raw = parseYaml(text);
   } catch (err) {
-    throw new OperatorConfigError(`${path} is not valid YAML: ${(err as Error).message}`);
+    throw new OperatorConfigError(path, [`not YAML or JSON: ${(err as Error).message}`]);
   }
   return parseOperatorConfig(raw, path);
+}
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

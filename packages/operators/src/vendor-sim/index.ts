@@ -7,7 +7,9 @@
  * - `startVendorSimulator({ token, host?, port?, adminToken?, stateFile?, dir?, faults? })`
  *   resolves once the server listens; `baseUrl` (no trailing slash) and `caPath` (PEM of a
  *   self-signed CA that signed the server certificate for localhost/127.0.0.1/::1) are then valid.
- *   `stop()` closes every connection, hanging ones included, and is idempotent.
+ *   `stop()` closes every connection, hanging ones included, and is idempotent. A start that
+ *   fails (a busy port, faults it refuses, an unreadable state file) removes the temporary
+ *   folder it made, so no private key is left behind.
  * - /v1 follows `openapi.yaml`: bearer auth (401), Idempotency-Key on create (same key → same
  *   live instance, 200 + `Idempotent-Replayed: true`; a deleted instance frees its key),
  *   region immutable (422 `ImmutableField`), DELETE of a missing instance → 404, every failure

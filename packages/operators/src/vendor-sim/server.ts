@@ -192,12 +192,24 @@ export async function startVendorSimulator(options: VendorSimulatorOptions): Pro
   if (!options.token) throw new Error('vendor-sim: a token is required');
   const host = options.host ?? '127.0.0.1';
   const stateFile = options.stateFile === undefined ? undefined : resolve(options.stateFile);
+  const initialFaults = options.faults ? parseFaults(options.faults) : undefined; // before anything is written
   const ownDir = options.dir === undefined && stateFile === undefined;
   const dir = options.dir !== undefined ? resolve(options.dir) : stateFile ? dirname(stateFile) : await mkdtemp(join(tmpdir(), 'converge-vendor-sim-'));
-  const tls = await prepareTls(dir, host);
-  const store = new InstanceStore(stateFile);
+  /** A start that fails leaves no temporary folder (it holds the CA's and the server's private keys). */
+  const discardOwnDir = async (err: unknown): Promise<never> => {
+    if (ownDir) await rm(dir, { recursive: true, force: true });
+    throw err;
+  };
+  let tls: Awaited<ReturnType<typeof prepareTls>>;
+  let store: InstanceStore;
+  try {
+    tls = await prepareTls(dir, host);
+    store = new InstanceStore(stateFile);
+  } catch (err) {
+    return discardOwnDir(err);
+  }
   const faults = new FaultState();
-  if (options.faults) faults.replace(parseFaults(options.faults));
+  if (initialFaults) faults.replace(initialFaults);
   const token = Buffer.from(options.token);
   const adminTokenText = options.adminToken ?? randomBytes(16).toString('hex');
   const adminToken = Buffer.from(adminTokenText);
@@ -498,7 +510,7 @@ export async function startVendorSimulator(options: VendorSimulatorOptions): Pro
       server.off('error', reject);
       ready();
     });
-  });
+  }).catch(discardOwnDir);
   const port = (server.address() as AddressInfo).port;
   let stopping: Promise<void> | undefined;
   return Object.assign(sim, {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiErrorFromResponse, parseRetryAfter, isNotFound, isConflict, ApiError } from './errors.ts';
+import { apiErrorFromResponse, parseRetryAfter, isNotFound, isConflict, isNamespaceTerminating, ApiError } from './errors.ts';
 
 const status = (code: number, reason: string, extra: object = {}) => ({ kind: 'Status', status: 'Failure', code, reason, message: `m-${reason}`, ...extra });
 
@@ -56,4 +56,17 @@ test('504 "Too large resource version" is its own reason, as client-go tells it 
   // API servers 1.17–1.18.5 set no cause: the message tells.
   assert.equal(apiErrorFromResponse(504, { ...body, details: {} }).reason, 'ResourceVersionTooLarge');
   assert.equal(apiErrorFromResponse(504, status(504, 'Timeout')).reason, 'Timeout', 'other timeouts stay Timeout');
+});
+
+test('isNamespaceTerminating: the 403 of a create in a namespace being deleted, by its cause or (old servers) its message', () => {
+  const body = {
+    kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403,
+    message: 'services "web" is forbidden: unable to create new content in namespace team-a because it is being terminated',
+    details: { name: 'web', kind: 'services', causes: [{ reason: 'NamespaceTerminating', message: 'namespace team-a is being terminated', field: 'metadata.namespace' }] },
+  };
+  assert.equal(isNamespaceTerminating(apiErrorFromResponse(403, body)), true);
+  assert.equal(isNamespaceTerminating(apiErrorFromResponse(403, { ...body, details: { name: 'web', kind: 'services' } })), true, 'no cause, the message says it');
+  assert.equal(isNamespaceTerminating(apiErrorFromResponse(403, { ...body, message: 'services is forbidden: User "x" cannot create resource', details: {} })), false, 'RBAC');
+  assert.equal(isNamespaceTerminating(apiErrorFromResponse(404, { ...body, code: 404, reason: 'NotFound' })), false);
+  assert.equal(isNamespaceTerminating(new Error('because it is being terminated')), false);
 });

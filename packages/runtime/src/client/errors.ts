@@ -136,3 +136,14 @@ export const isInvalid = (e: unknown): boolean => e instanceof ApiError && e.rea
 export const isGone = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Gone';
 export const isResourceVersionTooLarge = (e: unknown): boolean => e instanceof ApiError && e.reason === 'ResourceVersionTooLarge';
 export const isForbidden = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Forbidden';
+
+/**
+ * The API server refused to create something in a namespace that is being deleted (403 with the
+ * cause `NamespaceTerminating`, client-go's `HasStatusCause(err, NamespaceTerminatingCause)`; API
+ * servers before 1.19 set no cause, only the message). Nothing can be created there any more and
+ * everything in it is on its way out: an expected state, not a failure.
+ */
+export function isNamespaceTerminating(e: unknown): boolean {
+  if (!(e instanceof ApiError) || e.reason !== 'Forbidden') return false;
+  return e.causes.some((c) => c.reason === 'NamespaceTerminating') || /because it is being terminated/.test(e.message);
+}

@@ -23,6 +23,6 @@ export type {
   DeleteOptions,
   JsonPatchOperation,
 } from './client.ts';
-export { ApiError, apiErrorFromResponse, parseRetryAfter, isNotFound, isAlreadyExists, isConflict, isInvalid, isGone, isForbidden, isResourceVersionTooLarge } from './errors.ts';
+export { ApiError, apiErrorFromResponse, parseRetryAfter, isNotFound, isAlreadyExists, isConflict, isInvalid, isGone, isForbidden, isNamespaceTerminating, isResourceVersionTooLarge } from './errors.ts';
 export type { ApiErrorReason, FieldCause, ApiStatus } from './errors.ts';
 

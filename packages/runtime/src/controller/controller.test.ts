@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { FakeClock } from '../clock/index.ts';
 import { PermanentError, TemporaryError } from '../reconcile/index.ts';
 import type { Request, Result } from '../reconcile/index.ts';
-import { ApiError } from '../client/index.ts';
+import { ApiError, apiErrorFromResponse } from '../client/index.ts';
 import { Controller, LeadershipLostError } from './controller.ts';
 
 const log = pino({ level: 'silent' });
@@ -213,4 +213,53 @@ test('abortNow during the grace period: in-flight reconciles are aborted at once
   await running;
   assert.deepEqual(started, ['ns/k0'], 'no key taken after the cut');
   assert.equal(clock.pendingTimers(), 0);
+});
+
+test('debug: one "reconcile done" line per successful reconcile, with its result and duration', async () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const debugLog = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const clock = new FakeClock(1_000_000);
+  const controller = new Controller(
+    { name: 'dbg', log: debugLog, clock, reconciler: { reconcile: async (req) => (req.key === 'ns/later' ? { requeueAfterMs: 2_500 } : {}) } },
+    { resyncPeriodMs: 0, shutdownGraceMs: 1_000 },
+  );
+  const stop = new AbortController();
+  const running = controller.start(stop.signal);
+  controller.enqueue('ns/a');
+  controller.enqueue('ns/later');
+  for (let i = 0; i < 5; i++) await tick();
+  stop.abort();
+  await running;
+  const done = lines.filter((l) => l.msg === 'reconcile done');
+  assert.deepEqual(done.map((l) => [l.name, l.result, typeof l.durationMs, l.requeueAfterMs, l.controller, typeof l.reconcileID]), [
+    ['a', 'success', 'number', undefined, 'dbg', 'string'],
+    ['later', 'requeue_after', 'number', 2_500, 'dbg', 'string'],
+  ]);
+});
+
+test('a create refused because the namespace is being terminated is done: no retry, no warning, a debug line', async () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const debugLog = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const clock = new FakeClock(1_000_000);
+  const calls: string[] = [];
+  const terminating = apiErrorFromResponse(403, {
+    kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403,
+    message: 'services "web" is forbidden: unable to create new content in namespace gone because it is being terminated',
+    details: { causes: [{ reason: 'NamespaceTerminating', message: 'namespace gone is being terminated', field: 'metadata.namespace' }] },
+  });
+  const controller = new Controller(
+    { name: 'ns', log: debugLog, clock, reconciler: { reconcile: async (req) => { calls.push(req.key); throw terminating; } } },
+    { resyncPeriodMs: 0, shutdownGraceMs: 1_000 },
+  );
+  const stop = new AbortController();
+  const running = controller.start(stop.signal);
+  controller.enqueue('gone/web');
+  await tick();
+  await clock.advanceAsync(60_000);
+  await tick();
+  stop.abort();
+  await running;
+  assert.deepEqual(calls, ['gone/web'], 'not retried');
+  assert.deepEqual(lines.filter((l) => (l.level as number) >= 40), [], 'no warning or error');
+  assert.ok(lines.some((l) => l.msg === 'the namespace is being terminated; nothing more to do' && l.level === 20));
 });

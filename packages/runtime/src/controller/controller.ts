@@ -11,7 +11,7 @@ import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import { WorkQueue, defaultControllerRateLimiter } from '../queue/index.ts';
 import type { RateLimiter } from '../queue/index.ts';
-import { ApiError } from '../client/index.ts';
+import { ApiError, isNamespaceTerminating } from '../client/index.ts';
 import type { RuntimeMetrics, ReconcileOutcome } from '../metrics/index.ts';
 import { PermanentError, TemporaryError } from '../reconcile/index.ts';
 import { withReconcileSpan } from '../tracing/index.ts';
@@ -156,6 +156,11 @@ export class Controller {
     try {
       const result = (await withReconcileSpan(this.name, key, () => this.#deps.reconciler.reconcile(request, signal), { reconcileId })) ?? {};
       outcome = this.#onSuccess(key, result);
+      // One line per reconcile at debug (failures have their own line at info or above).
+      log.debug(
+        { result: outcome, durationMs: Math.round(Math.max(0, this.#clock.monotonic() - started)), ...(result.requeueAfterMs ? { requeueAfterMs: Math.round(result.requeueAfterMs) } : {}) },
+        'reconcile done',
+      );
     } catch (err) {
       outcome = this.#onError(key, err, log, signal);
     } finally {
@@ -190,6 +195,13 @@ export class Controller {
       this.#schedulePeriodicCheck(key);
       log.warn({ reason: err.reason, err: err.message }, 'reconcile failed permanently; waiting for a change');
       return 'error';
+    }
+    if (isNamespaceTerminating(err)) {
+      // The namespace is being deleted: whatever the reconcile wanted to create cannot be, and
+      // the object itself is on its way out (its delete event follows). Done, quietly.
+      this.queue.forget(key);
+      log.debug({ err: (err as Error).message }, 'the namespace is being terminated; nothing more to do');
+      return 'success';
     }
     if (err instanceof ApiError && err.reason === 'Conflict') {
       log.debug({ err: err.message }, 'conflict; re-reading and retrying');

@@ -14,6 +14,8 @@
  * - throws `TemporaryError`: retried after its own delay (`retryAfterMs` > 0), or with the key's
  *   backoff (no delay, or 0: "soon" is rate limited, never a tight loop);
  * - throws an `ApiError` with reason `Conflict`: re-read and retried at once, logged quietly;
+ * - throws the API server's refusal to create in a namespace that is being deleted
+ *   (`isNamespaceTerminating`): done, logged at debug; the object's deletion follows;
  * - throws anything else: retried with per-key exponential backoff (5 ms … 1000 s).
  * The signal aborts when the manager shuts down or loses leadership: stop early and throw.
  * @module

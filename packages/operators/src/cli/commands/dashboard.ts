@@ -13,6 +13,7 @@ import { DEFAULT_LISTEN, ListenError, startDashboard } from '../../dashboard/ind
 import type { ClusterSpec } from '../../dashboard/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { stopSignal } from '../shared/stop-signal.ts';
+import { LOG_LEVEL_CHOICES, logLevelError } from '../shared/log-level.ts';
 
 const HELP = `Usage: converge dashboard [--kubeconfig [NAME=]PATH]... [--listen host:port] [--token-file <file>]
 
@@ -28,7 +29,7 @@ Flags:
                             A non-loopback address needs --token-file, or the dashboard refuses to start
   --token-file <file>       a bearer token (one line, at least 16 characters): every request must send
                             "Authorization: Bearer <token>" (the page: open it once with ?token=<token>)
-  --log-level <level>       trace|debug|info|warn|error|silent (default warn; JSON on stderr)
+  --log-level <level>       ${LOG_LEVEL_CHOICES} (default warn; JSON on stderr)
   -h, --help                show this help
 
 The RBAC the dashboard needs is read-only: deploy/dashboard/clusterrole.yaml (get/list/watch; no Secrets).
@@ -62,8 +63,9 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (args.exitCode !== undefined) return args.exitCode;
   const { values } = args;
-  if (!['trace', 'debug', 'info', 'warn', 'error', 'silent'].includes(values['log-level'])) {
-    process.stderr.write(`converge dashboard: unknown --log-level "${values['log-level']}"\n`);
+  const badLevel = logLevelError('dashboard', values['log-level']);
+  if (badLevel) {
+    process.stderr.write(badLevel);
     return 2;
   }
   let clusters: ClusterSpec[];

@@ -14,6 +14,9 @@
  *   when `--timeout` passes first; a component that dies exits 1 (its logs are copied next to
  *   the kubeconfig, under `logs/`).
  * - Operator logs (JSON) go to a file, never to the screen; the vendor token is never printed.
+ * - While it runs, `vendor-sim.json` beside the kubeconfig (mode 0600) tells
+ *   `converge vendor-sim fault` where the simulator is and its admin token; the screen shows
+ *   the CA path and the fault commands. Removed at teardown.
  * @module
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -43,9 +46,10 @@ import type { OperatorConfig } from '../../operators/operator-config.ts';
 import { readStatus } from '../shared/status-reader.ts';
 import { colorEnabled, createStyle, humanDuration, renderStatusText, statusLines } from '../views/index.ts';
 import type { StatusDocument } from '../views/index.ts';
-import { commandsToTry, describeSamples, loadSamples, prepareSamples, renderDevScreen } from '../dev/index.ts';
+import { commandsToTry, describeSamples, loadSamples, prepareSamples, removeVendorSimHandle, renderDevScreen, writeVendorSimHandle } from '../dev/index.ts';
 import type { DevInfo, SampleObject } from '../dev/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
+import { LOG_LEVEL_CHOICES, logLevelError } from '../shared/log-level.ts';
 import { assetDir } from '../shared/package-assets.ts';
 import { DEFAULT_LISTEN, startDashboard } from '../../dashboard/index.ts';
 import type { RunningDashboard } from '../../dashboard/index.ts';
@@ -67,7 +71,7 @@ Flags:
   --namespace <ns>         namespace for the samples (default "default"; created if missing)
   --kubeconfig-out <path>  where to write the admin kubeconfig (default .converge/dev/kubeconfig)
   --log-file <path>        where the operators' JSON logs go (default .converge/dev/operators.log)
-  --log-level <level>      operator log level: trace|debug|info|warn|error (default info)
+  --log-level <level>      operator log level: ${LOG_LEVEL_CHOICES} (default info)
   --dashboard <host:port>  where the web dashboard listens (default ${DEFAULT_LISTEN}; a free port when that
                            one is taken; "off" = no dashboard). Loopback addresses only
   --exit-when-ready        exit 0 once both samples are Ready (for tests and CI)
@@ -116,8 +120,9 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write('converge dev: --exit-when-ready waits for the samples; it cannot be used with --no-samples\n');
     return 2;
   }
-  if (!['trace', 'debug', 'info', 'warn', 'error', 'silent'].includes(values['log-level'])) {
-    process.stderr.write(`converge dev: unknown --log-level "${values['log-level']}"\n`);
+  const badLevel = logLevelError('dev', values['log-level']);
+  if (badLevel) {
+    process.stderr.write(badLevel);
     return 2;
   }
   return new DevSession({
@@ -260,18 +265,14 @@ class DevSession {
 
     const token = `dev-${randomBytes(16).toString('hex')}`;
     this.#sim = await startVendorSimulator({ token, host: '127.0.0.1' });
-    this.#say(`vendor simulator at ${this.#sim.baseUrl} (CA ${this.#sim.caPath})`, 'green');
+    await writeVendorSimHandle(this.#simHandlePath, { baseUrl: this.#sim.baseUrl, caPath: this.#sim.caPath, adminToken: this.#sim.adminToken, pid: process.pid });
+    this.#say(`vendor simulator at ${this.#sim.baseUrl} (CA ${this.#sim.caPath}; faults: npx converge vendor-sim fault --help)`, 'green');
     if (this.#stop.signal.aborted) return;
 
     await mkdir(dirname(o.logFile), { recursive: true });
     this.#logStream = createWriteStream(o.logFile, { flags: 'a' });
     const log = createLogger({ level: o.logLevel, name: 'converge', destination: this.#logStream });
-    const config: OperatorConfig = {
-      ...defaultOperatorConfig,
-      shutdownGraceMs: 5_000,
-      // The provider operator trusts the system CAs plus this bundle (see packages/operators/src/operators/provider/provider-config.ts).
-      provider: { vendor: { caFile: this.#sim.caPath } },
-    };
+    const config = devOperatorConfig(this.#sim.caPath);
     // The manager is built after an await (the provider operator is imported when it runs), so it
     // is waited for, not looked at right after the call.
     let built!: (m: Manager) => void;
@@ -310,6 +311,9 @@ class DevSession {
   }
 
   #metricsUrl: string | undefined;
+  get #simHandlePath(): string {
+    return join(dirname(this.#o.kubeconfigPath), 'vendor-sim.json');
+  }
   #sampleKeys: string[] = [];
 
   /** The web dashboard on this control plane; a taken port falls back to a free one (same host). */
@@ -335,6 +339,7 @@ class DevSession {
       kubeconfigPath: this.#o.kubeconfigPath,
       server: this.#cp?.server ?? '',
       vendorUrl: this.#sim?.baseUrl ?? '',
+      ...(this.#sim ? { vendorCaPath: this.#sim.caPath, vendorSimHandle: displayPath(this.#simHandlePath), vendorSimHandleIsDefault: this.#simHandlePath === join(DEV_DIR, 'vendor-sim.json') } : {}),
       logFile: displayPath(this.#o.logFile),
       ...(this.#metricsUrl ? { metricsUrl: this.#metricsUrl } : {}),
       ...(this.#dashboard ? { dashboardUrl: this.#dashboard.url } : {}),
@@ -412,6 +417,7 @@ class DevSession {
     if (this.#failed && this.#o.logFile) await this.#printLogTail();
     if (this.#sim) {
       this.#say('stopping the vendor simulator');
+      await removeVendorSimHandle(this.#simHandlePath).catch(() => {});
       await this.#sim.stop().catch(() => {});
     }
     await this.#client?.close().catch(() => {});
@@ -440,6 +446,26 @@ class DevSession {
     }
     this.#say(`control-plane component logs copied to ${displayPath(dest)}`);
   }
+}
+
+/** How long a rollout without progress waits before it is RolloutStalled under `converge dev` (the platform default is Kubernetes' 600 s). */
+export const DEV_PROGRESS_DEADLINE_SECONDS = 60;
+
+/**
+ * The operators' configuration under `converge dev`: the built-in one, with a short grace period,
+ * a failing rollout called stalled after a minute rather than ten, and the simulator's CA trusted.
+ */
+export function devOperatorConfig(vendorCaPath: string): OperatorConfig {
+  return {
+    ...defaultOperatorConfig,
+    shutdownGraceMs: 5_000,
+    microservice: {
+      ...defaultOperatorConfig.microservice,
+      defaults: { ...defaultOperatorConfig.microservice.defaults, progressDeadlineSeconds: DEV_PROGRESS_DEADLINE_SECONDS },
+    },
+    // The provider operator trusts the system CAs plus this bundle (see packages/operators/src/operators/provider/provider-config.ts).
+    provider: { vendor: { caFile: vendorCaPath } },
+  };
 }
 
 /** Applies the project's CRDs (Server-Side Apply) and waits until the API server serves them. */

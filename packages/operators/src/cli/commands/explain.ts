@@ -7,12 +7,19 @@
  * the Secret's data). `-o json|yaml` prints the `Explanation` document described in
  * `packages/operators/src/cli/views/explain-view.ts`.
  *
+ * An object that is not there because its kind is not served (the CRD is missing, or does not
+ * serve the version the CLI reads) is said to be that, with the command that installs the CRDs.
+ *
  * Exit codes: 0 explained (converged or not), 1 not found or the API server could not be read,
  * 2 usage error.
  * @module
  */
-import { KubeClient } from '@converge/runtime';
+import { stringify as toYaml } from 'yaml';
+import { KubeClient, isNotFound } from '@converge/runtime';
+import type { KubeObject, ResourceKind } from '@converge/runtime';
 import { defaultPlatformDefaults, loadPlatformDefaults } from '../../operators/microservice/index.ts';
+import { MicroserviceKind } from '../../operators/microservice/api/index.ts';
+import { DigitalHumanProviderKind } from '../../operators/provider/api/index.ts';
 import { clientReader, gatherMicroserviceFacts, gatherProviderFacts } from '../shared/explain-facts.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { namespaceFrom } from '../shared/namespace-flag.ts';
@@ -102,8 +109,8 @@ export async function run(argv: string[]): Promise<number> {
       ? await explainMicroserviceFromCluster(client, namespace, target.name, values.config)
       : await explainProviderFromCluster(client, namespace, target.name);
     if (!explanation) {
-      const kind = target.kind === 'microservice' ? 'microservice' : 'digitalhumanprovider';
-      process.stderr.write(`converge explain: ${kind} "${target.name}" not found in namespace "${namespace}"\n`);
+      const kind = target.kind === 'microservice' ? MicroserviceKind : DigitalHumanProviderKind;
+      process.stderr.write(`converge explain: ${notFoundMessage(kind, target.name, namespace, await isServed(client, kind, namespace))}\n`);
       return 1;
     }
     if (output === 'json') process.stdout.write(`${JSON.stringify(explanation, null, 2)}\n`);
@@ -128,4 +135,26 @@ async function explainMicroserviceFromCluster(client: KubeClient, namespace: str
 async function explainProviderFromCluster(client: KubeClient, namespace: string, name: string): Promise<Explanation | undefined> {
   const facts = await gatherProviderFacts(clientReader(client), namespace, name);
   return facts && explainProvider(facts);
+}
+
+/** Whether the API server serves `kind` (its CRD is installed and serves that version): a list of one answers. */
+export async function isServed(client: KubeClient, kind: ResourceKind<KubeObject>, namespace: string): Promise<boolean> {
+  try {
+    await client.list(kind, { namespace, limit: 1 });
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}
+
+/** What to say when the object is not there: it does not exist, or its kind is not served at all. Pure. */
+export function notFoundMessage(kind: ResourceKind<KubeObject>, name: string, namespace: string, served: boolean): string {
+  const lower = kind.kind.toLowerCase();
+  if (served) return `${lower} "${name}" not found in namespace "${namespace}"`;
+  return (
+    `there is no ${lower} "${name}": the API server does not serve ${kind.kind} (${kind.apiVersion}) — ` +
+    `the CustomResourceDefinition ${kind.plural}.${kind.group} is not installed, or does not serve version ${kind.version}. ` +
+    'Install it with `converge crds --apply` (or kubectl apply -k deploy/crds/)'
+  );
 }

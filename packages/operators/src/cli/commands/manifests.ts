@@ -5,7 +5,9 @@
  *
  * Modes: `cluster` (a ClusterRole; the operator watches every namespace) and `namespace` (a Role
  * in each watched namespace; `--namespace` is repeatable and also goes on the operator's command
- * line). `--apply` pipes the result to `kubectl apply --server-side`; `--kubeconfig`, `--context`
+ * line). `--apply` pipes the result to `kubectl apply --server-side`, after checking that nothing
+ * will be refused (shared/kubectl.ts): a watched namespace that does not exist stops it before
+ * anything is written, unless `--create-namespace` asks to create it; `--kubeconfig`, `--context`
  * and `KUBECONFIG` are honoured as kubectl does. Needs `kubectl` on PATH.
  *
  * Exit codes: 0 done, 1 kubectl failed, 2 usage error.
@@ -75,7 +77,7 @@ interface KubeDoc {
   spec?: { template?: { spec?: { containers?: Array<{ name: string; image?: string; args?: string[] }> } } };
 }
 
-const HELP = `Usage: converge manifests [--mode cluster|namespace] [--namespace <ns>]... [--image <ref>] [--apply]
+const HELP = `Usage: converge manifests [--mode cluster|namespace] [--namespace <ns>]... [--image <ref>] [--apply [--create-namespace]]
 
 Print the manifests that install Converge (CRDs, namespace converge-system, ServiceAccount,
 RBAC, configuration, operator Deployment), rendered with kubectl kustomize from deploy/.
@@ -85,7 +87,10 @@ Options:
                         namespace: a Role in each watched namespace, no cluster-wide rights
   --namespace <ns>      a namespace to watch (repeatable; implies --mode namespace; default "${PLACEHOLDER_NAMESPACE}")
   --image <ref>         operator image (default: the converge:dev placeholder)
-  --apply               apply with kubectl apply --server-side instead of printing
+  --apply               apply with kubectl apply --server-side instead of printing; checked first
+                        (namespaces exist, a server-side dry run passes), so a refusal writes nothing
+  --create-namespace    with --apply: create the watched namespaces that do not exist yet
+                        (default: refuse, naming them, so a typo does not make a namespace)
   --kubeconfig <path>   kubeconfig for --apply (default: $KUBECONFIG, then ~/.kube/config)
   --context <name>      kubeconfig context for --apply
   -h, --help            show this help
@@ -98,6 +103,7 @@ Examples:
 export async function run(argv: string[], io: CommandIO = processIO): Promise<number> {
   const parsed = parseCommandArgs('manifests', HELP, argv, {
     apply: { type: 'boolean' },
+    'create-namespace': { type: 'boolean' },
     mode: { type: 'string' },
     namespace: { type: 'string', short: 'n', multiple: true },
     image: { type: 'string' },
@@ -122,6 +128,10 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
       return 2;
     }
   }
+  if (values['create-namespace'] && !values.apply) {
+    io.stderr('converge manifests: --create-namespace only applies with --apply\n');
+    return 2;
+  }
   if (values.image !== undefined && values.image.trim() === '') {
     io.stderr('converge manifests: --image needs an image reference\n');
     return 2;
@@ -143,5 +153,5 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
     io.stdout(yaml);
     return 0;
   }
-  return (await applyServerSide('manifests', yaml, values, io)) ? 0 : 1;
+  return (await applyServerSide('manifests', yaml, values, io, { createNamespaces: values['create-namespace'] === true })) ? 0 : 1;
 }

@@ -14,10 +14,11 @@ import { join } from 'node:path';
 import { runOperatorProcess } from '../../operators/operator-process.ts';
 import { defaultWebhookHosts } from '../../operators/conversion-webhook.ts';
 import type { WebhookSettings } from '../../operators/conversion-webhook.ts';
-import { loadOperatorConfig, defaultOperatorConfig } from '../../operators/operator-config.ts';
+import { loadOperatorConfig, defaultOperatorConfig, OperatorConfigError } from '../../operators/operator-config.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { stopSignal } from '../shared/stop-signal.ts';
+import { LOG_LEVEL_CHOICES, logLevelError } from '../shared/log-level.ts';
 
 const HELP = `Usage: converge run [flags]
 
@@ -41,7 +42,7 @@ Flags:
   --webhook-ca-dir <dir>               self-managed CA in this folder instead
   --webhook-inject-ca                  write the self-managed CA into the CRDs' caBundle
   --webhook-url <url>                  with --webhook-inject-ca: point the CRDs at this URL (local runs)
-  --log-level <level>                  trace|debug|info|warn|error (default info)
+  --log-level <level>                  ${LOG_LEVEL_CHOICES} (default info)
   -h, --help                           show this help
 `;
 
@@ -66,13 +67,25 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (args.exitCode !== undefined) return args.exitCode;
   const { values } = args;
+  const badLevel = logLevelError('run', values['log-level']);
+  if (badLevel) {
+    process.stderr.write(badLevel);
+    return 2;
+  }
   const operators = values.operators.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = operators.filter((o) => o !== 'microservice' && o !== 'provider');
   if (unknown.length) {
     process.stderr.write(`converge run: unknown operator(s) ${unknown.join(', ')}; use microservice, provider\n`);
     return 2;
   }
-  const config = values.config ? await loadOperatorConfig(values.config) : defaultOperatorConfig;
+  let config = defaultOperatorConfig;
+  try {
+    if (values.config) config = await loadOperatorConfig(values.config);
+  } catch (err) {
+    if (!(err instanceof OperatorConfigError)) throw err;
+    process.stderr.write(`converge run: ${err.message}\nNothing was started.\n`);
+    return 1;
+  }
   const kubeConfig = kubeConfigFrom(values.kubeconfig);
   const signal = stopSignal();
   if (signal.aborted) return 0; // told to stop while starting

@@ -1,15 +1,18 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createVendorSimAdmin } from '../../vendor-sim/index.ts';
 import { parseListen } from './vendor-sim.ts';
 
 const main = fileURLToPath(new URL('../main.ts', import.meta.url));
 
-function converge(args: string[]) {
-  const child = spawn(process.execPath, [main, 'vendor-sim', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function converge(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const child = spawn(process.execPath, [main, 'vendor-sim', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -38,6 +41,27 @@ describe('converge vendor-sim', () => {
     const help = converge(['--help']);
     assert.equal(await help.exited, 0);
     assert.match(help.out(), /Usage: converge vendor-sim/);
+  });
+
+  it('a start that fails (busy port, faults it refuses) leaves no temporary folder with its keys behind', async () => {
+    const tmp = await mkdtemp(join(tmpdir(), 'converge-vendor-sim-test-'));
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    try {
+      const port = (busy.address() as { port: number }).port;
+      const taken = converge(['--listen', `127.0.0.1:${port}`, '--token', 't'], { ...process.env, TMPDIR: tmp });
+      assert.equal(await taken.exited, 1, taken.err());
+      assert.match(taken.err(), new RegExp(`cannot start: address 127\\.0\\.0\\.1:${port} is already in use`));
+      assert.deepEqual(await readdir(tmp), [], 'no folder left after a busy port');
+
+      const refused = converge(['--token', 't', '--faults', '{"errors":{"rate":7}}'], { ...process.env, TMPDIR: tmp });
+      assert.equal(await refused.exited, 2, refused.err());
+      assert.match(refused.err(), /errors\.rate: must be in \[0, 1\]/);
+      assert.deepEqual(await readdir(tmp), [], 'no folder left after refused faults');
+    } finally {
+      busy.close();
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 
   it('prints its base URL and CA path, serves, and stops cleanly on SIGTERM', async () => {

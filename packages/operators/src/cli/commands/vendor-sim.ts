@@ -1,6 +1,7 @@
 /**
  * `converge vendor-sim --listen 127.0.0.1:<port> --token <token> [--state-file F] [--dir D]`:
  * runs the vendor API simulator (packages/operators/src/vendor-sim) in the foreground.
+ * `converge vendor-sim fault …` drives the one `converge dev` runs (vendor-sim-fault.ts).
  *
  * Prints, one line each on stdout, `vendor-sim base URL: <url>`, `vendor-sim CA: <path>` and
  * (when generated) `vendor-sim admin token: <token>`, then `vendor-sim ready`; runs until
@@ -12,6 +13,7 @@ import { startVendorSimulator, type Faults } from '../../vendor-sim/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
 
 const HELP = `Usage: converge vendor-sim --listen <host:port> --token <token> [flags]
+       converge vendor-sim fault [faults]     (faults for the simulator npm start runs; fault --help)
 
 Run the digital-human vendor API simulator: real HTTPS on the given address with a
 self-signed CA, the API of packages/operators/src/vendor-sim/openapi.yaml, and /admin endpoints to inject
@@ -49,6 +51,7 @@ export function parseListen(value: string): { host: string; port: number } {
 }
 
 export async function run(argv: string[]): Promise<number> {
+  if (argv[0] === 'fault') return (await import('./vendor-sim-fault.ts')).run(argv.slice(1));
   const args = parseCommandArgs('vendor-sim', HELP, argv, {
     listen: { type: 'string', default: '127.0.0.1:0' },
     token: { type: 'string' },

@@ -1,10 +1,13 @@
 /**
  * The parts of `converge dev` (the command itself is `packages/operators/src/cli/commands/dev.ts`): the samples it
- * applies, pointed at the local vendor simulator, and the live screen it draws. Pure functions,
- * apart from `loadSamples`, which reads `deploy/samples/`.
+ * applies, pointed at the local vendor simulator, the live screen it draws, and the handle file
+ * through which `converge vendor-sim fault` finds its simulator. Pure functions, apart from
+ * `loadSamples`, which reads `deploy/samples/`, and the handle file's read and write.
  * @module
  */
 export { loadSamples, prepareSamples, describeSamples } from './samples.ts';
 export type { SampleObject, SimulatorTarget } from './samples.ts';
 export { renderDevScreen, commandsToTry } from './screen.ts';
 export type { DevInfo, ScreenInput } from './screen.ts';
+export { defaultVendorSimHandlePath, readVendorSimHandle, removeVendorSimHandle, writeVendorSimHandle } from './vendor-sim-handle.ts';
+export type { VendorSimHandle } from './vendor-sim-handle.ts';

@@ -38,3 +38,14 @@ test('the screen shows the dashboard URL beside the table when it runs', () => {
   assert.match(renderDevScreen({ doc, info: { ...info, dashboardUrl: 'http://127.0.0.1:7070/' }, changes: [], now: new Date() }), /dashboard\s+http:\/\/127\.0\.0\.1:7070\//);
   assert.doesNotMatch(renderDevScreen({ doc, info, changes: [], now: new Date() }), /dashboard\s+http/);
 });
+
+test('the screen shows where the vendor simulator keeps its CA and admin handle, and the fault commands', () => {
+  const doc = buildStatusDocument({ namespace: null, microservices: [], providers: [] });
+  const sim = { ...info, vendorCaPath: '/tmp/converge-vendor-sim-x/ca.pem', vendorSimHandle: '.converge/dev/vendor-sim.json', vendorSimHandleIsDefault: true };
+  const text = renderDevScreen({ doc, info: sim, changes: [], now: new Date() });
+  assert.match(text, /^ {2}vendor admin {2}\.converge\/dev\/vendor-sim\.json {3}CA \/tmp\/converge-vendor-sim-x\/ca\.pem$/m);
+  assert.match(text, /^ {2}npx converge vendor-sim fault --outage 30s {3}# /m);
+  assert.match(text, /^ {2}npx converge vendor-sim fault --health degraded:"GPU hot"/m);
+  const elsewhere = commandsToTry({ ...sim, vendorSimHandle: '/tmp/d/vendor-sim.json', vendorSimHandleIsDefault: false });
+  assert.ok(elsewhere.some((l) => l.startsWith('npx converge vendor-sim fault --sim /tmp/d/vendor-sim.json --outage 30s')), elsewhere.join('\n'));
+});

@@ -10,6 +10,12 @@ export interface DevInfo {
   kubeconfigPath: string;
   server: string;
   vendorUrl: string;
+  /** The CA file of the vendor simulator (what `--cacert` needs). */
+  vendorCaPath?: string;
+  /** The handle file `converge vendor-sim fault` reads (URL, CA, admin token), as shown. */
+  vendorSimHandle?: string;
+  /** Whether that file is where `converge vendor-sim fault` looks by default (else `--sim` is added). */
+  vendorSimHandleIsDefault?: boolean;
   logFile: string;
   /** `http://127.0.0.1:<port>` of the operators' metrics server, when known. */
   metricsUrl?: string;
@@ -37,6 +43,14 @@ export function commandsToTry(info: DevInfo): string[] {
   } else {
     lines.push('kubectl apply -f deploy/samples/todo-api.yaml', 'npx converge status -A');
   }
+  if (info.vendorSimHandle) {
+    const sim = info.vendorSimHandleIsDefault === false ? ` --sim ${info.vendorSimHandle}` : '';
+    lines.push(
+      `npx converge vendor-sim fault${sim} --outage 30s   # the vendor answers 503 for 30 s: watch studio's Ready, then its recovery`,
+      `npx converge vendor-sim fault${sim} --health degraded:"GPU hot"   # studio turns ProviderDegraded`,
+      `npx converge vendor-sim fault${sim}   # active faults, instances, request counts (--help: every fault)`,
+    );
+  }
   lines.push('npx converge status -A --watch');
   return lines;
 }
@@ -63,6 +77,7 @@ export function renderDevScreen(input: ScreenInput): string {
   out.push(`${style.paint('converge dev', 'bold')}   ${style.paint(now.toTimeString().slice(0, 8), 'dim')}   ${style.paint('Ctrl-C stops everything', 'dim')}`);
   out.push(`  control plane ${info.server}   vendor simulator ${info.vendorUrl}`);
   if (info.dashboardUrl) out.push(`  dashboard     ${style.paint(info.dashboardUrl, 'bold')}   (live page and API over this cluster)`);
+  if (info.vendorCaPath) out.push(`  vendor admin  ${info.vendorSimHandle ?? ''}   CA ${info.vendorCaPath}`);
   out.push(`  kubeconfig    ${info.kubeconfigPath}`);
   out.push(`  operator logs ${info.logFile}${info.metricsUrl ? `   metrics ${info.metricsUrl}/metrics` : ''}`);
   if (input.readyAfterMs !== undefined) {

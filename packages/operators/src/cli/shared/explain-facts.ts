@@ -1,6 +1,7 @@
 /**
  * What `converge explain` reads, gathered once for every reader: the object, its same-named
- * Deployment and Service, their EndpointSlices, the Events regarding any of them, and whether
+ * Deployment and Service, their EndpointSlices, the Deployment's pods (at most `POD_SAMPLE`, from
+ * readers that can list them), the Events regarding any of them, and whether
  * a provider's credentials Secret and key exist. `converge explain` reads through the API server
  * (`clientReader`); the dashboard reads through its informer cache (`dashboard/cache-reader.ts`).
  * Both hand the facts to the same pure `explainMicroservice` / `explainProvider`.
@@ -8,8 +9,8 @@
  * Guarantees: Secret values never leave a reader — `secretPresence` returns booleans only.
  * @module
  */
-import { ApiError, EventKind, SecretKind, DeploymentKind, ServiceKind, EndpointSliceKind, isNotFound } from '@converge/runtime';
-import type { KubeClient, KubeEvent, KubeObject, ResourceKind } from '@converge/runtime';
+import { ApiError, EventKind, SecretKind, DeploymentKind, ServiceKind, EndpointSliceKind, PodKind, isNotFound } from '@converge/runtime';
+import type { KubeClient, KubeEvent, KubeObject, Pod, ResourceKind } from '@converge/runtime';
 import { MicroserviceKind } from '../../operators/microservice/api/index.ts';
 import type { PlatformDefaults } from '../../operators/microservice/index.ts';
 import { DigitalHumanProviderKind, DEFAULT_CREDENTIALS_KEY } from '../../operators/provider/api/index.ts';
@@ -26,7 +27,12 @@ export interface ObjectReader {
   eventsRegarding(namespace: string, uids: readonly string[]): Promise<KubeEvent[]>;
   /** Whether the Secret and its key exist; never the values. */
   secretPresence(namespace: string, name: string, key: string): Promise<SecretPresence>;
+  /** Up to `limit` pods of a namespace matching all of `labels`; a reader without pods leaves it out. */
+  podsMatching?(namespace: string, labels: Readonly<Record<string, string>>, limit: number): Promise<Pod[]>;
 }
+
+/** Pods read to say why a rollout does not progress: enough to name the causes, bounded for a large Deployment. */
+export const POD_SAMPLE = 50;
 
 export interface MicroserviceFactOptions {
   defaults: PlatformDefaults;
@@ -43,8 +49,12 @@ export async function gatherMicroserviceFacts(reader: ObjectReader, namespace: s
     reader.listLabelled(EndpointSliceKind, namespace, 'kubernetes.io/service-name', name),
   ]);
   const uids = [microservice, deployment, service].filter((o): o is NonNullable<typeof o> => o !== undefined).map((o: KubeObject) => o.metadata.uid ?? '');
-  const events = await reader.eventsRegarding(namespace, uids);
-  return { microservice, deployment, service, endpointSlices, events, defaults: options.defaults, defaultsSource: options.defaultsSource };
+  const selector = deployment?.spec?.selector?.matchLabels;
+  const [events, pods] = await Promise.all([
+    reader.eventsRegarding(namespace, uids),
+    selector && Object.keys(selector).length > 0 && reader.podsMatching ? reader.podsMatching(namespace, selector, POD_SAMPLE) : undefined,
+  ]);
+  return { microservice, deployment, service, endpointSlices, events, ...(pods ? { pods } : {}), defaults: options.defaults, defaultsSource: options.defaultsSource };
 }
 
 export async function gatherProviderFacts(reader: ObjectReader, namespace: string, name: string): Promise<ProviderFacts | undefined> {
@@ -77,6 +87,8 @@ export function clientReader(client: KubeClient): ObjectReader {
   return {
     get: (kind, namespace, name) => getOrUndefined(() => client.get(kind, { namespace, name })),
     listLabelled: async (kind, namespace, label, value) => (await client.listAll(kind, { namespace, labelSelector: `${label}=${value}` })).items,
+    podsMatching: async (namespace, labels, limit) =>
+      (await client.list(PodKind, { namespace, labelSelector: Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(','), limit })).items,
     eventsRegarding: async (namespace, uids) => {
       const wanted = uids.filter(Boolean);
       try {

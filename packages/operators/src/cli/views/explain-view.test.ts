@@ -76,6 +76,27 @@ test('a converged Microservice: Ready for the current generation, children contr
   assert.match(text, /Created\s+Microservice\/todo-api\s+Created note/);
 });
 
+test('a rollout that does not progress: explain names the cause from the pods and the deadline (issue 18 item 8)', () => {
+  const ms = microservice(1, readyStatus());
+  const { deployment, service } = liveChildren(ms);
+  deployment.status = { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 0, availableReplicas: 0, unavailableReplicas: 2 } as never;
+  const failing = (name: string) => ({
+    metadata: { name, namespace: 'demo' },
+    status: {
+      conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'False' }],
+      containerStatuses: [{ name: 'app', ready: false, restartCount: 0, image: 'example.com/todo:fail', imageID: '', state: { waiting: { reason: 'ErrImagePull', message: 'pull failed' } } }],
+    },
+  });
+  const e = explainMicroservice({ ...base, microservice: ms, deployment, service, endpointSlices: [slice([false, false])], events: [], pods: [failing('a'), failing('b')] });
+  assert.equal(e.microservice!.rollout.assessed?.state, 'InProgress');
+  assert.ok(e.findings.some((f) => f.severity === 'warning' && /RolloutStalled after 600 s without progress/.test(f.message)), JSON.stringify(e.findings));
+  assert.ok(e.findings.some((f) => f.severity === 'warning' && f.message === 'pods: 2/2 pods not ready: container app: ErrImagePull — pull failed (2 pods)'), JSON.stringify(e.findings));
+  assert.match(renderExplanationText(e, { now }), /pods: 2\/2 pods not ready: container app: ErrImagePull/);
+  // Without pods (a reader that cannot list them) the rollout is still explained, without a cause.
+  const bare = explainMicroservice({ ...base, microservice: ms, deployment, service, endpointSlices: [], events: [] });
+  assert.ok(!bare.findings.some((f) => f.message.startsWith('pods:')));
+});
+
 test('a stale status and a changed spec: generations and differences explain why it is not converged', () => {
   const old = microservice(1, readyStatus(1));
   const { deployment, service } = liveChildren(old);

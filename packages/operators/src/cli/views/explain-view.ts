@@ -36,7 +36,7 @@
  * Secret values never enter an Explanation: the caller passes only whether the Secret and its key exist.
  * @module
  */
-import type { Condition, Deployment, EndpointSlice, KubeEvent, KubeObject, Service } from '@converge/runtime';
+import type { Condition, Deployment, EndpointSlice, KubeEvent, KubeObject, Pod, Service } from '@converge/runtime';
 import { controllerOf } from '@converge/runtime';
 import {
   GENERATION_ANNOTATION,
@@ -56,6 +56,7 @@ import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts
 import { ABANDON_ANNOTATION, DEFAULT_CREDENTIALS_KEY, PROVIDER_API_VERSION, PROVIDER_FINALIZER, PROVIDER_KIND } from '../../operators/provider/api/index.ts';
 import { VIEW_API_VERSION, conditionView, type ConditionView } from './status-view.ts';
 import { formatAge } from './age.ts';
+import { describePodProblems, podProblems } from './pod-problems.ts';
 import { renderTable, cell } from './table.ts';
 import { conditionColor, plainStyle, type Color, type Style } from './style.ts';
 
@@ -283,6 +284,8 @@ export interface MicroserviceFacts {
   endpointSlices: readonly EndpointSlice[];
   /** Events regarding the Microservice, its Deployment and its Service. */
   events: readonly KubeEvent[];
+  /** Pods of the Deployment (a sample), when the reader can list them: they say why a rollout waits. */
+  pods?: readonly Pod[];
   defaults: PlatformDefaults;
   /** Where `defaults` came from, e.g. `built-in platform defaults` or `--config ops.yaml`. */
   defaultsSource: string;
@@ -434,6 +437,9 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
   const assessed = facts.deployment ? assessRollout(facts.deployment, generation, endpoints.ready) : null;
   if (assessed && children[0]!.ownership === 'controlled' && assessed.state !== 'Available' && assessed.state !== 'ScaledToZero') {
     findings.push({ severity: assessed.state === 'Stalled' ? 'error' : 'warning', message: `live rollout: ${assessed.message}` });
+    // The cause, in the pods' words: what the Deployment's counts cannot say.
+    const pods = facts.pods && podProblems(facts.pods);
+    if (pods) findings.push({ severity: assessed.state === 'Stalled' ? 'error' : 'warning', message: `pods: ${describePodProblems(pods)}` });
   }
 
   const childrenOk = children.every((c) => c.ownership === 'controlled' && c.differences.length === 0);

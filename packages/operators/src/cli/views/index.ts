@@ -13,3 +13,4 @@ export * from './table.ts';
 export * from './age.ts';
 export * from './status-view.ts';
 export * from './explain-view.ts';
+export * from './pod-problems.ts';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { containsDesired, describeDifferences, findDifferences } from './contains.ts';
+import { containsDesired, describeDifferences, differencesForLog, findDifferences } from './contains.ts';
 import { renderDesiredState } from './desired-state.ts';
 import type { Microservice } from './api/index.ts';
 
@@ -280,4 +280,19 @@ test('property: changing any desired leaf in current is detected at that path', 
       },
     ),
   );
+});
+
+test('differencesForLog: bounded, and never an env value', () => {
+  const current = { spec: { containers: [{ image: 'a:1', env: [{ name: 'DB_PASSWORD', value: 'hunter2' }] }] } };
+  const desired = { spec: { containers: [{ image: 'a:2', env: [{ name: 'DB_PASSWORD', value: 's3cret-new' }, { name: 'X', value: 'y' }] }] } };
+  const { differences, more } = differencesForLog(current, desired);
+  assert.deepEqual(differences, ['spec.containers[0].image: want "a:2", have "a:1"', 'spec.containers[0].env: differs (value hidden)']);
+  assert.equal(more, 0);
+  assert.ok(!JSON.stringify(differences).includes('hunter2') && !JSON.stringify(differences).includes('s3cret'));
+  const one = differencesForLog({ spec: { containers: [{ env: [{ name: 'A', value: 'old-secret' }] }] } }, { spec: { containers: [{ env: [{ name: 'A', value: 'new-secret' }] }] } });
+  assert.deepEqual(one.differences, ['spec.containers[0].env[0].value: differs (value hidden)']);
+  const many = differencesForLog({}, Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`k${i}`, 'x'.repeat(500)])));
+  assert.equal(many.differences.length, 10);
+  assert.equal(many.more, 5);
+  assert.ok(many.differences.every((d) => d.length <= 200));
 });

@@ -65,6 +65,26 @@ export function describeDifferences(current: unknown, desired: unknown): string[
   });
 }
 
+/** A path that is, or is inside, a container's `env` (whose values may be secrets). */
+const ENV_PATH = /(^|\.)env(\[|\.|$)/;
+
+/**
+ * The differences fit for a log line: at most `max` entries (`more` counts the rest), each at
+ * most 200 characters, and no value under a container's `env` shown — a plain env value may be a
+ * password — only that it differs (`(value hidden)`).
+ */
+export function differencesForLog(current: unknown, desired: unknown, max = 10): { differences: string[]; more: number } {
+  const all = findDifferences(current, desired);
+  const differences = all.slice(0, max).map((d) => {
+    const where = d.path || '<root>';
+    const text = ENV_PATH.test(where)
+      ? `${where}: differs (value hidden)`
+      : `${where}: want ${show(d.expected)}, have ${d.actual === undefined ? 'absent' : show(d.actual)}`;
+    return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+  });
+  return { differences, more: Math.max(0, all.length - max) };
+}
+
 function walk(current: unknown, desired: unknown, path: string, out: Difference[]): void {
   if (desired === undefined) return;
   if (desired === null) {

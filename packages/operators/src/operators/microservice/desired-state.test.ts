@@ -40,6 +40,7 @@ test('todo-api renders the Deployment and Service of the seed, field by field', 
     metadata,
     spec: {
       replicas: 2,
+      progressDeadlineSeconds: 600,
       selector: { matchLabels: { app: 'todo-api' } },
       template: {
         metadata: { labels },

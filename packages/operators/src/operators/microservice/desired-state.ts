@@ -121,6 +121,7 @@ export function renderDesiredState(ms: Microservice, defaults: PlatformDefaults 
     metadata: metadata(true),
     spec: {
       replicas: ms.spec.replicas ?? defaults.replicas,
+      progressDeadlineSeconds: defaults.progressDeadlineSeconds,
       selector: { matchLabels: selectorLabels(name) },
       template: {
         metadata: { labels: { ...labels } },

@@ -22,6 +22,8 @@ export type { MicroserviceReconcilerDeps } from './reconciler.ts';
 export { assessRollout, countEndpoints } from './rollout.ts';
 export { endpointSliceForReadiness } from './endpoint-readiness.ts';
 export type { RolloutAssessment, RolloutState, RolloutSummary } from './rollout.ts';
+export { acceptedConditions, rolloutConditions, failedConditions, MICROSERVICE_CONDITION_REASONS } from './conditions.ts';
+export type { ConditionEntry } from './conditions.ts';
 export * from './api/index.ts';
 export * from './desired-state.ts';
 export * from './contains.ts';

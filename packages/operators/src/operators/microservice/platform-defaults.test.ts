@@ -62,10 +62,34 @@ test('loadPlatformDefaults reads microservice.defaults of a YAML or JSON file', 
     await writeFile(broken, 'microservice: [\n');
     const invalid = join(dir, 'invalid.yaml');
     await writeFile(invalid, 'microservice:\n  defaults:\n    replicas: -1\n');
-    await assert.rejects(loadPlatformDefaults(invalid), /invalid platform defaults in .*invalid\.yaml \(microservice\.defaults\):\n  - replicas: /);
+    await assert.rejects(loadPlatformDefaults(invalid), /invalid platform defaults in .*invalid\.yaml:\n  - microservice\.defaults\.replicas: /);
     await assert.rejects(loadPlatformDefaults(broken), PlatformDefaultsError);
     await assert.rejects(loadPlatformDefaults(join(dir, 'missing.yaml')), /cannot read the file/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('progressDeadlineSeconds: Kubernetes\' 600 by default, a platform setting, rendered on every Deployment', async () => {
+  assert.equal(defaultPlatformDefaults.progressDeadlineSeconds, 600);
+  assert.equal(parsePlatformDefaults({ progressDeadlineSeconds: 60 }).progressDeadlineSeconds, 60);
+  for (const bad of [0, 1.5, -3, '60']) {
+    assert.throws(() => parsePlatformDefaults({ progressDeadlineSeconds: bad }), (e: unknown) => e instanceof PlatformDefaultsError && e.problems.some((p) => p.startsWith('progressDeadlineSeconds:')), String(bad));
+  }
+  const { renderDesiredState } = await import('./desired-state.ts');
+  const ms = { metadata: { name: 'a', namespace: 'n', uid: 'u', generation: 1 }, spec: { container: { image: 'nginx:1', port: 80 } } };
+  assert.equal(renderDesiredState(ms, parsePlatformDefaults({ progressDeadlineSeconds: 45 })).deployment.spec?.progressDeadlineSeconds, 45);
+});
+
+test('values next to a field the schema refuses are checked too, in one report', () => {
+  assert.throws(
+    () => parsePlatformDefaults({ replicas: 'two', resources: { requests: { cpu: 5, memory: 'lots' } }, labels: { tier: 1, 'bad key!': 'v' } }),
+    (e: unknown) =>
+      e instanceof PlatformDefaultsError &&
+      e.problems.some((p) => p.startsWith('replicas: expected integer')) &&
+      e.problems.some((p) => p.startsWith('resources.requests.cpu: expected string')) &&
+      e.problems.some((p) => p.startsWith('resources.requests.memory: "lots"')) &&
+      e.problems.some((p) => p.startsWith('labels.tier: expected string')) &&
+      e.problems.some((p) => p === 'labels: "bad key!" is not a valid label key'),
+  );
 });

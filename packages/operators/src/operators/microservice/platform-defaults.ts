@@ -9,6 +9,7 @@
  *   microservice:
  *     defaults:
  *       replicas: 2
+ *       progressDeadlineSeconds: 600       # a rollout without progress for this long is RolloutStalled
  *       otlpEndpoint: http://otel-collector.observability.svc.cluster.local:4317
  *       containerName: app
  *       resources:
@@ -26,7 +27,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { inSection, schemaProblems } from '../config-problems.ts';
 import { parse as parseYaml } from 'yaml';
 import { ManagedLabel } from './api/index.ts';
 import { canonicalQuantity } from './quantity.ts';
@@ -34,6 +35,13 @@ import { canonicalQuantity } from './quantity.ts';
 export interface PlatformDefaults {
   /** Deployment replicas; 0 scales every Microservice to zero (Ready as `ScaledToZero`). */
   readonly replicas: number;
+  /**
+   * The Deployment's `progressDeadlineSeconds`: how long a rollout may make no progress before
+   * the Deployment controller calls it failed (`ProgressDeadlineExceeded`), which the operator
+   * reports as `RolloutStalled`. Until then a failing image is `RolloutInProgress`. Kubernetes'
+   * own default is 600 (10 minutes); `converge dev` uses 60.
+   */
+  readonly progressDeadlineSeconds: number;
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` of every workload. */
   readonly otlpEndpoint: string;
   /** Name of the one container in the pod. */
@@ -49,6 +57,7 @@ export interface PlatformDefaults {
 
 export const defaultPlatformDefaults: PlatformDefaults = Object.freeze({
   replicas: 2,
+  progressDeadlineSeconds: 600,
   otlpEndpoint: 'http://otel-collector.observability.svc.cluster.local:4317',
   containerName: 'app',
   resources: Object.freeze({ requests: Object.freeze({ cpu: '25m', memory: '128Mi' }), limits: Object.freeze({}) }),
@@ -63,6 +72,7 @@ const HttpPath = Type.String({ pattern: '^/[^\\s]*$', maxLength: 1024 });
 export const PlatformDefaultsConfigSchema = Type.Object(
   {
     replicas: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    progressDeadlineSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
     otlpEndpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048 })),
     containerName: Type.Optional(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 })),
     resources: Type.Optional(
@@ -93,16 +103,14 @@ export class PlatformDefaultsError extends Error {
  */
 export function parsePlatformDefaults(section: unknown, source = 'config', base: PlatformDefaults = defaultPlatformDefaults): PlatformDefaults {
   if (section === undefined || section === null) return base;
-  const problems: string[] = [];
-  for (const error of Value.Errors(PlatformDefaultsConfigSchema, section)) {
-    problems.push(`${error.path.slice(1).replaceAll('/', '.') || '<section>'}: ${error.message}`);
-  }
-  if (problems.length > 0) throw new PlatformDefaultsError(source, problems);
-  const config = section as PlatformDefaultsConfig;
-
-  const requests = resourceList(config.resources?.requests, 'requests', problems) ?? base.resources.requests;
-  const limits = resourceList(config.resources?.limits, 'limits', problems) ?? base.resources.limits;
-  const labels = config.labels ?? base.labels;
+  // Every problem at once: the schema's, and those of the values it lets through (quantities,
+  // label keys and values), also of fields next to ones the schema refused.
+  const problems = schemaProblems(PlatformDefaultsConfigSchema, section);
+  const config = (isPlainObject(section) ? section : {}) as PlatformDefaultsConfig;
+  const resources = isPlainObject(config.resources) ? config.resources : undefined;
+  const requests = resourceList(stringEntries(resources?.requests), 'requests', problems) ?? base.resources.requests;
+  const limits = resourceList(stringEntries(resources?.limits), 'limits', problems) ?? base.resources.limits;
+  const labels = stringEntries(config.labels) ?? base.labels;
   for (const [key, value] of Object.entries(labels)) {
     if ((Object.values(ManagedLabel) as string[]).includes(key)) problems.push(`labels: ${key} is set by the operator and cannot be overridden`);
     else if (!isLabelKey(key)) problems.push(`labels: ${JSON.stringify(key)} is not a valid label key`);
@@ -112,6 +120,7 @@ export function parsePlatformDefaults(section: unknown, source = 'config', base:
 
   return Object.freeze({
     replicas: config.replicas ?? base.replicas,
+    progressDeadlineSeconds: config.progressDeadlineSeconds ?? base.progressDeadlineSeconds,
     otlpEndpoint: config.otlpEndpoint ?? base.otlpEndpoint,
     containerName: config.containerName ?? base.containerName,
     resources: Object.freeze({ requests: Object.freeze({ ...requests }), limits: Object.freeze({ ...limits }) }),
@@ -144,7 +153,22 @@ export async function loadPlatformDefaults(path: string): Promise<PlatformDefaul
   if (document === null || document === undefined) return defaultPlatformDefaults;
   if (typeof document !== 'object' || Array.isArray(document)) throw new PlatformDefaultsError(path, ['the file must hold a mapping']);
   const section = (document as { microservice?: { defaults?: unknown } }).microservice?.defaults;
-  return parsePlatformDefaults(section, `${path} (microservice.defaults)`);
+  try {
+    return parsePlatformDefaults(section, path);
+  } catch (error) {
+    // Paths in the file, as `converge run --config` reports them.
+    if (error instanceof PlatformDefaultsError) throw new PlatformDefaultsError(path, error.problems.map((p) => inSection('microservice.defaults', p)));
+    throw error;
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The string-valued entries of a map (others are the schema's problems), or undefined when it is not a map. */
+function stringEntries(v: unknown): Record<string, string> | undefined {
+  return isPlainObject(v) ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
 }
 
 function resourceList(list: Record<string, string> | undefined, field: string, problems: string[]): Record<string, string> | undefined {

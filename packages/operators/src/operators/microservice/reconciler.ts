@@ -20,7 +20,8 @@
  *    API server refuses as invalid (422: an immutable field, a value it rejects) is a permanent
  *    failure, `Failed`/`ApplyRejected` naming the fields and what to do, and is not sent again
  *    until the Microservice or that child changes.
- * 6. Status: `ResourcesApplied` plus Ready/Progressing/Stalled for this generation, written only
+ * 6. Status: `ResourcesApplied` plus Ready/Progressing/Reconciling/Stalled for this generation
+ *    (`conditions.ts`; what kstatus reads), written only
  *    when it differs, and only to the same UID and resourceVersion that was read; the conditions
  *    are set on that version's conditions, so other writers' condition types are kept.
  *    Progress-only changes (the `status.rollout` counts and condition messages, with the same
@@ -44,6 +45,8 @@ import {
   controllerOf,
   setCondition,
   patchStatus,
+  formatKey,
+  keyOf,
   toRfc3339,
 } from '@converge/runtime';
 import type {
@@ -62,7 +65,6 @@ import type {
 import {
   MicroserviceKind,
   MicroservicePhase,
-  MicroserviceConditionType as Cond,
   MicroserviceReason as Reason,
   HANDOVER_ANNOTATION,
   MICROSERVICE_FIELD_MANAGER,
@@ -73,8 +75,10 @@ import type { Microservice, MicroserviceStatus } from './api/index.ts';
 import { renderDesiredState, InvalidSpecError } from './desired-state.ts';
 import type { DesiredState } from './desired-state.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';
-import { containsDesired, describeDifferences } from './contains.ts';
+import { containsDesired, differencesForLog } from './contains.ts';
 import { assessRollout, countEndpoints } from './rollout.ts';
+import { acceptedConditions, failedConditions, rolloutConditions } from './conditions.ts';
+import type { ConditionEntry } from './conditions.ts';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
 
 export interface MicroserviceReconcilerDeps {
@@ -96,8 +100,6 @@ export interface MicroserviceReconcilerDeps {
 }
 
 type Child = { kind: ResourceKind<Deployment> | ResourceKind<Service>; current: Deployment | Service | undefined; desired: Deployment | Service };
-/** A condition the operator sets: type, status, reason, message (observedGeneration is added). */
-type ConditionEntry = [string, Condition['status'], string, string];
 /** The status fields the operator writes; conditions are merged into whatever the object has. */
 type OwnStatus = Omit<MicroserviceStatus, 'conditions'>;
 
@@ -113,12 +115,18 @@ export class MicroserviceReconciler {
   readonly #refused = new Map<string, { fingerprint: string; message: string }>();
   /** When each Microservice's status was last written by this process (monotonic ms). */
   readonly #statusWrittenAt = new Map<string, number>();
+  /**
+   * The logger of the reconcile in progress, per key, for the status writer's debug line. Safe:
+   * the work queue never runs two reconciles of one key at once.
+   */
+  readonly #logs = new Map<string, Logger>();
 
   constructor(deps: MicroserviceReconcilerDeps) {
     this.#d = deps;
   }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    this.#logs.set(request.key, request.log);
     try {
       return await this.#reconcile(request, signal);
     } catch (err) {
@@ -127,6 +135,8 @@ export class MicroserviceReconciler {
       // way. Retrying now would act on the stale copy again (e.g. re-create collected children).
       request.log.debug({ err: err.message }, 'Microservice is gone; waiting for the cache to catch up');
       return {};
+    } finally {
+      this.#logs.delete(request.key);
     }
   }
 
@@ -136,6 +146,7 @@ export class MicroserviceReconciler {
     if (!ms || ms.metadata.deletionTimestamp) {
       this.#refused.delete(request.key);
       this.#statusWrittenAt.delete(request.key);
+      log.debug(ms ? 'Microservice is being deleted; garbage collection removes its children: nothing to do' : 'Microservice not in the cache (deleted): nothing to do');
       return {};
     }
     const generation = ms.metadata.generation ?? 0;
@@ -153,11 +164,7 @@ export class MicroserviceReconciler {
     } catch (err) {
       // Applying this generation failed and will be retried: say at least that it was received.
       if (newGeneration && !(err instanceof PermanentError) && !(err instanceof OwnerGone) && !signal.aborted) {
-        await this.#writeStatus(ms, { phase: MicroservicePhase.Accepted, observedGeneration: generation }, [
-          [Cond.Ready, 'False', Reason.RolloutInProgress, 'spec accepted; applying resources'],
-          [Cond.Progressing, 'True', Reason.RolloutInProgress, 'spec accepted; applying resources'],
-          [Cond.Stalled, 'False', Reason.NotStalled, ''],
-        ], signal).catch(() => undefined);
+        await this.#writeStatus(ms, { phase: MicroservicePhase.Accepted, observedGeneration: generation }, acceptedConditions(), signal).catch(() => undefined);
       }
       throw err;
     }
@@ -178,6 +185,17 @@ export class MicroserviceReconciler {
       { kind: DeploymentKind, current: this.#d.deployments.get(request.key), desired: desired.deployment },
       { kind: ServiceKind, current: this.#d.services.get(request.key), desired: desired.service },
     ];
+
+    log.debug(
+      {
+        generation,
+        observedGeneration: ms.status?.observedGeneration ?? null,
+        resourceVersion: ms.metadata.resourceVersion,
+        deployment: children[0]!.current?.metadata.resourceVersion ?? 'absent',
+        service: children[1]!.current?.metadata.resourceVersion ?? 'absent',
+      },
+      `read ${request.key} and its children from the cache`,
+    );
 
     // Ownership of both children is settled before either is touched.
     const adopt: Child[] = [];
@@ -211,11 +229,20 @@ export class MicroserviceReconciler {
       // Converged when the update we would send changes nothing: the same function that builds
       // the write decides whether one is needed, so they can never disagree (e.g. about other
       // writers' ownerReferences or labels, which the update keeps).
-      if (child.current && !adopt.includes(child) && containsDesired(child.current, this.#updateBody(child))) continue;
+      if (child.current && !adopt.includes(child) && containsDesired(child.current, this.#updateBody(child))) {
+        log.debug(`${child.kind.kind} matches the desired state; not written`);
+        continue;
+      }
       // A write the API server refused as invalid is not sent again unchanged (see #refused).
       const fingerprint = `${ms.metadata.uid}/${generation}/${child.kind.kind}/${child.current?.metadata.uid ?? '-'}/${child.current?.metadata.resourceVersion ?? '-'}`;
       const refused = this.#refused.get(request.key);
-      if (refused?.fingerprint === fingerprint) return this.#fail(ms, Reason.ApplyRejected, refused.message, log, signal);
+      if (refused?.fingerprint === fingerprint) {
+        log.debug(`${child.kind.kind} not sent again: the API server refused the same write before`);
+        return this.#fail(ms, Reason.ApplyRejected, refused.message, log, signal);
+      }
+      if (!child.current) log.debug(`${child.kind.kind} ${request.name} is missing; creating`);
+      else if (adopt.includes(child)) log.debug(`${child.kind.kind} ${request.name} carries ${HANDOVER_ANNOTATION}=${request.name}; adopting`);
+      else log.debug(differencesForLog(child.current, this.#updateBody(child)), `${child.kind.kind} differs from the desired state; updating`);
       await this.#d.faultPoint?.(`microservice:before-apply-${child.kind.kind.toLowerCase()}`);
       const existed = child.current !== undefined;
       const before = child.current;
@@ -230,7 +257,7 @@ export class MicroserviceReconciler {
       this.#refused.delete(request.key);
       await this.#d.faultPoint?.(`microservice:after-apply-${child.kind.kind.toLowerCase()}`);
       const action = adopt.includes(child) ? Reason.Adopted : existed ? Reason.Updated : Reason.Created;
-      log.info({ child: child.kind.kind, action, ...(existed && !adopt.includes(child) ? { differences: describeDifferences(before, this.#updateBody({ ...child, current: before })).slice(0, 10) } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
+      log.info({ child: child.kind.kind, action, ...(existed && !adopt.includes(child) ? { differences: differencesForLog(before, this.#updateBody({ ...child, current: before })).differences } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
       applied.push(`${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
       actions.add(action);
     }
@@ -243,27 +270,13 @@ export class MicroserviceReconciler {
     const deployment = children[0]!.current as Deployment;
     const slices = this.#d.endpointSlices.byIndex(SERVICE_NAME_INDEX, `${request.namespace}/${request.name}`);
     const rollout = assessRollout(deployment, generation, countEndpoints(slices).ready);
-    const ready: Condition['status'] = rollout.state === 'Available' || rollout.state === 'ScaledToZero' ? 'True' : 'False';
-    const readyReason = {
-      Available: Reason.Available,
-      ScaledToZero: Reason.ScaledToZero,
-      InProgress: Reason.RolloutInProgress,
-      Stalled: Reason.RolloutStalled,
-      EndpointsNotReady: Reason.EndpointsNotReady,
-    }[rollout.state];
     const status: OwnStatus = {
       phase: MicroservicePhase.ResourcesApplied,
       observedGeneration: generation,
       managedResources: { deployment: request.name, service: request.name },
       rollout: rollout.summary,
     };
-    const conditions: ConditionEntry[] = [
-      [Cond.Ready, ready, readyReason, rollout.message],
-      rollout.state === 'InProgress'
-        ? [Cond.Progressing, 'True', Reason.RolloutInProgress, rollout.message]
-        : [Cond.Progressing, 'False', rollout.state === 'Stalled' ? Reason.RolloutStalled : Reason.RolloutComplete, rollout.message],
-      rollout.state === 'Stalled' ? [Cond.Stalled, 'True', Reason.RolloutStalled, rollout.message] : [Cond.Stalled, 'False', Reason.NotStalled, ''],
-    ];
+    const conditions = rolloutConditions(rollout);
     const latest = this.#d.microservices.get(request.key);
     if (latest && isProgressOnly(latest.status, status, conditions)) {
       const since = this.#d.clock.monotonic() - (this.#statusWrittenAt.get(request.key) ?? -Infinity);
@@ -302,11 +315,7 @@ export class MicroserviceReconciler {
   async #fail(ms: Microservice, reason: string, message: string, log: Logger, signal: AbortSignal): Promise<never> {
     const generation = ms.metadata.generation ?? 0;
     const status: OwnStatus = { phase: MicroservicePhase.Failed, observedGeneration: generation, reason, message };
-    const written = await this.#writeStatus(ms, status, [
-      [Cond.Ready, 'False', reason, message],
-      [Cond.Progressing, 'False', reason, message],
-      [Cond.Stalled, 'True', reason, message],
-    ], signal);
+    const written = await this.#writeStatus(ms, status, failedConditions(reason, message), signal);
     if (written) {
       log.warn({ reason }, message);
       this.#d.events.warning(ms, reason, 'Reconcile', message);
@@ -334,6 +343,10 @@ export class MicroserviceReconciler {
     try {
       const written = await patchStatus(this.#d.client, MicroserviceKind, latest, status, { fieldManager: MICROSERVICE_FIELD_MANAGER, signal });
       if (written) this.#statusWrittenAt.set(`${ms.metadata.namespace ?? ''}/${ms.metadata.name ?? ''}`, this.#d.clock.monotonic());
+      this.#logs.get(formatKey(keyOf(latest)))?.debug(
+        { phase: own.phase, conditions: Object.fromEntries(conditions.map(([type, s, reason]) => [type, `${s}/${reason}`])) },
+        written ? 'status written' : 'status unchanged; not written',
+      );
       return written;
     } catch (err) {
       if (isNotFound(err)) throw new OwnerGone(`${MicroserviceKind.kind} ${ms.metadata.namespace}/${ms.metadata.name} was deleted`);

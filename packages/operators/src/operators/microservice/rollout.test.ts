@@ -67,3 +67,19 @@ test('endpoints are counted once per pod, not once per address family', () => {
   assert.deepEqual(countEndpoints([slice('IPv4', [{ addresses: [] }, { addresses: ['10.0.0.9'] }, { addresses: ['10.0.0.8'], hostname: 'h' }]), slice('IPv6', [{ addresses: ['fd00::8'], hostname: 'h' }])]), { ready: 2, notReady: 0 });
   assert.deepEqual(countEndpoints([]), { ready: 0, notReady: 0 });
 });
+
+test('the messages say how long a rollout without progress waits before it is called stalled', () => {
+  const base = {
+    metadata: { name: 'a', generation: 2, annotations: { [GENERATION_ANNOTATION]: '3' } },
+    spec: { replicas: 2, progressDeadlineSeconds: 60 },
+  };
+  const rolling = assessRollout({ ...base, status: { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 0, unavailableReplicas: 2 } } as unknown as Deployment, 3, 0);
+  assert.equal(rolling.state, 'InProgress');
+  assert.equal(rolling.message, 'rolling out: 2/2 updated, 0/2 available; RolloutStalled after 60 s without progress (progressDeadlineSeconds)');
+  const stalled = assessRollout({
+    ...base,
+    status: { observedGeneration: 2, replicas: 2, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "a-1" has timed out progressing.' }] },
+  } as unknown as Deployment, 3, 0);
+  assert.equal(stalled.state, 'Stalled');
+  assert.equal(stalled.message, 'rollout stalled: ReplicaSet "a-1" has timed out progressing. (no progress for 60 s, the progressDeadlineSeconds)');
+});

@@ -12,6 +12,10 @@
  * endpoint to wait for: the rollout is done (`ScaledToZero`, Ready) once the controller has
  * observed the spec and no pod of any ReplicaSet is left.
  *
+ * A rollout that makes no progress is `InProgress` until the Deployment controller gives up after
+ * the Deployment's `progressDeadlineSeconds` (a platform default) and then `Stalled`; both
+ * messages say that deadline, so a person waiting knows how long.
+ *
  * Ready endpoints are counted once per endpoint (`countEndpoints`): a dual-stack Service has an
  * EndpointSlice per address family, each listing the same pods.
  * @module
@@ -49,8 +53,10 @@ export function assessRollout(deployment: Deployment, crGeneration: number, read
     return { state: 'InProgress', message: 'waiting for the Deployment controller to observe the new spec', summary };
   }
   const progressing = status.conditions?.find((c) => c.type === 'Progressing');
+  const deadline = deployment.spec?.progressDeadlineSeconds;
   if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
-    return { state: 'Stalled', message: `rollout stalled: ${progressing.message ?? 'progress deadline exceeded'}`, summary };
+    const why = deadline === undefined ? '' : ` (no progress for ${deadline} s, the progressDeadlineSeconds)`;
+    return { state: 'Stalled', message: `rollout stalled: ${progressing.message ?? 'progress deadline exceeded'}${why}`, summary };
   }
   if (desired === 0) {
     const left = status.replicas ?? 0;
@@ -66,7 +72,9 @@ export function assessRollout(deployment: Deployment, crGeneration: number, read
   if (!complete) {
     return {
       state: 'InProgress',
-      message: `rolling out: ${summary.updatedReplicas}/${desired} updated, ${summary.availableReplicas}/${desired} available`,
+      message:
+        `rolling out: ${summary.updatedReplicas}/${desired} updated, ${summary.availableReplicas}/${desired} available` +
+        (deadline === undefined ? '' : `; RolloutStalled after ${deadline} s without progress (progressDeadlineSeconds)`),
       summary,
     };
   }

@@ -29,7 +29,7 @@ import { CredentialsReader } from './credentials.ts';
 
 export * from './api/index.ts';
 export { ProviderReconciler } from './reconciler.ts';
-export { parseProviderConfig, defaultProviderConfig } from './provider-config.ts';
+export { parseProviderConfig, providerConfigProblems, defaultProviderConfig } from './provider-config.ts';
 export type { ProviderConfig } from './provider-config.ts';
 
 const SECRET_REF_INDEX = 'credentials-secret';

@@ -27,7 +27,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { inSection, schemaProblems } from '../config-problems.ts';
 
 export const ProviderConfigSchema = Type.Object(
   {
@@ -67,8 +67,13 @@ export const defaultProviderConfig: ProviderConfig = {
   vendor: { requestsPerSecond: 5, burst: 10, maxConcurrency: 4, timeoutMs: 10_000 },
 };
 
+/** Every problem of a `provider` section, as `path: what` lines with paths inside the section (`vendor.timeoutSeconds: …`). */
+export function providerConfigProblems(raw: unknown): string[] {
+  return schemaProblems(ProviderConfigSchema, raw ?? {});
+}
+
 export function parseProviderConfig(raw: unknown, source = 'provider'): ProviderConfig {
-  const errors = [...Value.Errors(ProviderConfigSchema, raw)].map((e) => `${source}${e.path.replaceAll('/', '.')}: ${e.message}`);
+  const errors = providerConfigProblems(raw).map((p) => inSection(source, p));
   if (errors.length) throw new Error(`invalid configuration: ${errors.join('; ')}`);
   const c = raw as Static<typeof ProviderConfigSchema>;
   const d = defaultProviderConfig;

@@ -65,6 +65,7 @@ import type { VendorRecovery } from './vendor-recovery.ts';
 import { readAbandonment, describeRequester, abandonCommand } from './abandonment.ts';
 import type { Abandonment } from './abandonment.ts';
 import type { CredentialsReader } from './credentials.ts';
+import { providerConditions } from './conditions.ts';
 
 export interface ProviderReconcilerDeps {
   client: KubeClient;
@@ -91,21 +92,50 @@ export class ProviderReconciler {
   readonly #d: ProviderReconcilerDeps;
   /** Last token seen per Secret key (`ns/name#key`), for deletions after the Secret is gone. */
   readonly #lastTokens = new Map<string, string>();
+  /**
+   * The logger of the reconcile in progress, per key, for the status writer's debug line. Safe:
+   * the work queue never runs two reconciles of one key at once.
+   */
+  readonly #logs = new Map<string, Request['log']>();
 
   constructor(deps: ProviderReconcilerDeps) {
     this.#d = deps;
   }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    this.#logs.set(request.key, request.log);
+    try {
+      return await this.#reconcile(request, signal);
+    } finally {
+      this.#logs.delete(request.key);
+    }
+  }
+
+  async #reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    const log = request.log;
     const dhp = this.#d.providers.get(request.key);
     if (!dhp) {
+      log.debug('DigitalHumanProvider not in the cache (deleted): nothing to do');
       this.#d.recovery?.settled(request.key);
       return {};
     }
+    log.debug(
+      {
+        generation: dhp.metadata.generation,
+        observedGeneration: dhp.status?.observedGeneration ?? null,
+        resourceVersion: dhp.metadata.resourceVersion,
+        providerID: dhp.status?.providerID ?? null,
+        finalizer: hasFinalizer(dhp, PROVIDER_FINALIZER),
+        deleting: Boolean(dhp.metadata.deletionTimestamp),
+      },
+      `read ${request.key} from the cache`,
+    );
     if (dhp.metadata.deletionTimestamp) return this.#delete(dhp, request, signal);
 
     const guarded = await addFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
     const token = await this.#token(dhp, signal);
+    const ref = dhp.spec.credentials.secretRef;
+    log.debug(`credentials ${token ? 'read from' : 'missing in'} Secret ${ref.name} key ${ref.key ?? DEFAULT_CREDENTIALS_KEY}`);
     if (!token) {
       await this.#status(guarded, 'False', Reason.CredentialsMissing, this.#credentialsMessage(dhp), signal);
       return {}; // the Secret watch brings it back here when the Secret appears
@@ -128,6 +158,7 @@ export class ProviderReconciler {
     let health: string;
     try {
       health = await vendor.getHealth(instance.id, signal);
+      log.debug({ providerID: instance.id }, `vendor reports ${health}`);
     } catch (err) {
       const failure = asVendorFailure(err);
       if (failure.kind === 'NotFound') {
@@ -153,8 +184,13 @@ export class ProviderReconciler {
     let instance: VendorInstance | undefined;
     const known = dhp.status?.providerID;
     if (known) instance = await vendor.getInstance(known, signal);
-    if (!instance) instance = await vendor.findByIdempotencyKey(key, signal);
+    if (instance) request.log.debug({ providerID: instance.id }, 'vendor instance found by providerID');
+    else {
+      instance = await vendor.findByIdempotencyKey(key, signal);
+      if (instance) request.log.debug({ providerID: instance.id, recorded: known ?? null }, 'vendor instance found by idempotency key');
+    }
     if (!instance) {
+      request.log.debug(known ? `vendor instance ${known} not found, nor one with the idempotency key; creating` : 'no vendor instance with the idempotency key; creating');
       await this.#recordCreateRequest(dhp, signal);
       this.#d.faultPoint?.('provider:before-create');
       instance = await vendor.createInstance({ region: dhp.spec.region, ...(dhp.spec.displayName ? { displayName: dhp.spec.displayName } : {}) }, key, signal);
@@ -162,7 +198,10 @@ export class ProviderReconciler {
       request.log.info({ providerID: instance.id, region: dhp.spec.region }, 'vendor instance created');
       this.#d.events.normal(dhp, Reason.Created, 'CreateInstance', `vendor instance ${instance.id} created in ${dhp.spec.region}`);
       if (known) this.#d.events.warning(dhp, Reason.Created, 'CreateInstance', `instance ${known} was not found at ${dhp.spec.endpoint}; replaced by ${instance.id} (if the credentials now belong to another vendor account, ${known} may still exist there)`);
-    } else if (dhp.spec.displayName !== undefined && instance.displayName !== dhp.spec.displayName) {
+    } else if (dhp.spec.displayName === undefined || instance.displayName === dhp.spec.displayName) {
+      request.log.debug({ providerID: instance.id }, 'vendor instance matches the spec; not updated');
+    } else {
+      request.log.debug({ providerID: instance.id }, 'vendor instance displayName differs; updating');
       instance = await vendor.updateInstance(instance.id, { displayName: dhp.spec.displayName }, signal);
       request.log.info({ providerID: instance.id }, 'vendor instance updated');
       this.#d.events.normal(dhp, Reason.Updated, 'UpdateInstance', `displayName of ${instance.id} updated`);
@@ -303,26 +342,35 @@ export class ProviderReconciler {
       await this.#status(dhp, 'False', Reason.Unauthorized, `the vendor rejected the token from Secret ${dhp.spec.credentials.secretRef.name}`, signal, providerID);
       throw new PermanentError(Reason.Unauthorized, 'vendor rejected the credentials'); // the Secret watch retries on change
     }
-    await this.#status(dhp, 'False', Reason.EnsureFailed, `${step} failed: ${failure.message}`, signal, providerID);
+    await this.#status(dhp, 'False', Reason.EnsureFailed, `${step} failed: ${failure.message}`, signal, providerID, failure.kind === 'Invalid');
     if (failure.kind === 'Invalid') throw new PermanentError(Reason.EnsureFailed, failure.message);
     throw new TemporaryError(Reason.EnsureFailed, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
   }
 
-  /** Writes the Ready condition, providerID and observedGeneration when they changed, to the very version read. */
-  async #status(dhp: DigitalHumanProvider, ready: ReadyStatus, reason: string, message: string, signal: AbortSignal, providerID?: string): Promise<void> {
+  /**
+   * Writes the Ready condition (with Reconciling and Stalled, `conditions.ts`), providerID and
+   * observedGeneration when they changed, to the very version read. `permanent`: a failure that
+   * waits for a change (Stalled).
+   */
+  async #status(dhp: DigitalHumanProvider, ready: ReadyStatus, reason: string, message: string, signal: AbortSignal, providerID?: string, permanent = false): Promise<void> {
     const latest = this.#latest(dhp);
     const generation = latest.metadata.generation ?? 0;
     const id = providerID ?? latest.status?.providerID;
+    const now = toRfc3339(new Date(this.#d.clock.now()));
     const status: DigitalHumanProviderStatus = {
       ...latest.status,
       observedGeneration: generation,
       ...(id ? { providerID: id } : {}),
       // An instance without a recorded endpoint (written by an earlier version) lives at the spec's.
       ...(id && !latest.status?.instanceEndpoint ? { instanceEndpoint: latest.spec.endpoint } : {}),
-      conditions: setCondition(latest.status?.conditions, { type: 'Ready', status: ready, reason, message, observedGeneration: generation }, toRfc3339(new Date(this.#d.clock.now()))),
+      conditions: providerConditions(ready, reason, message, permanent).reduce(
+        (conditions, [type, status, why, text]) => setCondition(conditions, { type, status, reason: why, message: text, observedGeneration: generation }, now),
+        latest.status?.conditions,
+      ),
     };
     this.#d.faultPoint?.('provider:before-status');
-    await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
+    const written = await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
+    this.#logs.get(`${latest.metadata.namespace}/${latest.metadata.name}`)?.debug({ ready: `${ready}/${reason}` }, written ? 'status written' : 'status unchanged; not written');
   }
 
   /** The cached version of `dhp`, when it is still the same object at the same generation. */

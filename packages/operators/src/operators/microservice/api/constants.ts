@@ -34,6 +34,8 @@ export type MicroservicePhase = (typeof MicroservicePhase)[keyof typeof Microser
 export const MicroserviceConditionType = {
   Ready: 'Ready',
   Progressing: 'Progressing',
+  /** kstatus's "the controller is working towards the spec" (abnormal-true; False once done or stalled). */
+  Reconciling: 'Reconciling',
   Stalled: 'Stalled',
 } as const;
 export type MicroserviceConditionType = (typeof MicroserviceConditionType)[keyof typeof MicroserviceConditionType];

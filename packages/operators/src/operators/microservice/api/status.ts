@@ -19,7 +19,7 @@ export const MicroserviceStatusSchema = Type.Object(
   {
     phase: Type.Optional(PhaseSchema),
     observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this status describes.', minimum: 0, format: 'int64' })),
-    conditions: Type.Optional(ConditionsSchema('Ready, Progressing and Stalled, each with the generation it was computed for.')),
+    conditions: Type.Optional(ConditionsSchema('Ready, Progressing, Reconciling and Stalled (the last two are what kstatus reads), each with the generation it was computed for.')),
     managedResources: Type.Optional(
       Type.Object(
         {

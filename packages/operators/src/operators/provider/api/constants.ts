@@ -39,6 +39,10 @@ export const DEFAULT_CREDENTIALS_KEY = 'token';
 
 export const ProviderConditionType = {
   Ready: 'Ready',
+  /** kstatus's "the controller is working towards the spec": True while it waits for the vendor. */
+  Reconciling: 'Reconciling',
+  /** kstatus's "progress needs a person": rejected credentials, a missing Secret, input the vendor refuses. */
+  Stalled: 'Stalled',
 } as const;
 export type ProviderConditionType = (typeof ProviderConditionType)[keyof typeof ProviderConditionType];
 
@@ -66,6 +70,8 @@ export const ProviderReason = {
    * created at the new endpoint. Waits for the spec to change back.
    */
   EndpointChanged: 'EndpointChanged',
+  /** Stalled=False: nothing needs a person. */
+  NotStalled: 'NotStalled',
   /** Events. */
   Created: 'Created',
   Updated: 'Updated',

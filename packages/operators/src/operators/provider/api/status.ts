@@ -24,7 +24,7 @@ export const ProviderStatusSchema = Type.Object(
         format: 'date-time',
       }),
     ),
-    conditions: Type.Optional(ConditionsSchema('Ready, with the generation it was computed for.')),
+    conditions: Type.Optional(ConditionsSchema('Ready, Reconciling and Stalled (what kstatus reads), each with the generation it was computed for.')),
   },
   { description: 'What the operator observed; written only by the operator through the status subresource.' },
 );

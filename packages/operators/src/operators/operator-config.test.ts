@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultOperatorConfig, loadOperatorConfig, operatorConfigProblems, parseOperatorConfig, OperatorConfigError } from './operator-config.ts';
+
+function problemsOf(raw: unknown): readonly string[] {
+  try {
+    parseOperatorConfig(raw, 'cfg.yaml');
+  } catch (error) {
+    assert.ok(error instanceof OperatorConfigError, String(error));
+    return error.problems;
+  }
+  assert.fail('the configuration was accepted');
+}
+
+test('problems in different sections are reported together, with paths from the top of the file', () => {
+  const problems = problemsOf({
+    micrservice: { replicas: 3 },
+    microservice: { resyncPeriodSeconds: 0, defaults: { replicas: -1, resources: { requests: { cpu: 'lots' } } } },
+    provider: { vendor: { timeoutSecond: 3 } },
+    client: { qps: -1 },
+  });
+  assert.deepEqual(problems, [
+    'client.qps: expected number to be greater or equal to 0',
+    'microservice.defaults.replicas: expected integer to be greater or equal to 0',
+    'microservice.defaults.resources.requests.cpu: "lots" is not a quantity such as 25m, 0.5 or 128Mi',
+    'microservice.resyncPeriodSeconds: expected number to be greater than 0',
+    'micrservice: unexpected property (did you mean "microservice"?)',
+    'provider.vendor.timeoutSecond: unexpected property (did you mean "timeoutSeconds"?)',
+  ]);
+});
+
+test('the message names the file once and lists every problem, one a line', () => {
+  assert.throws(
+    () => parseOperatorConfig({ micrservice: {}, provider: { healthIntervalSeconds: 'often' } }, 'cfg.yaml'),
+    (e: unknown) =>
+      e instanceof OperatorConfigError &&
+      e.message === 'invalid configuration in cfg.yaml:\n  - micrservice: unexpected property (did you mean "microservice"?)\n  - provider.healthIntervalSeconds: expected number' &&
+      !e.message.includes('cfg.yaml.'),
+  );
+});
+
+test('a section of the wrong type is named by its path; a file that is not a mapping says so', () => {
+  assert.deepEqual(problemsOf({ provider: 'fast', microservice: { defaults: [1] } }), ['microservice.defaults: expected object', 'provider: expected object']);
+  assert.deepEqual(problemsOf(['a']), ['<top level>: expected object']);
+  assert.deepEqual(operatorConfigProblems({ nearNothing: 1 }), ['nearNothing: unexpected property']);
+});
+
+test('a valid file, or none, has no problems and keeps the defaults it leaves out', () => {
+  assert.deepEqual(operatorConfigProblems(undefined), []);
+  assert.deepEqual(parseOperatorConfig(null), defaultOperatorConfig);
+  const c = parseOperatorConfig({ microservice: { defaults: { replicas: 3 } }, provider: { vendor: { caFile: '/ca.pem' } } });
+  assert.equal(c.microservice.defaults.replicas, 3);
+  assert.equal(c.microservice.resyncPeriodMs, defaultOperatorConfig.microservice.resyncPeriodMs);
+  assert.deepEqual(c.provider, { vendor: { caFile: '/ca.pem' } });
+});
+
+test('loadOperatorConfig names the file in every error', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'converge-config-'));
+  try {
+    const file = join(dir, 'cfg.yaml');
+    await writeFile(file, 'micrservice: {}\nprovider:\n  vendor: { burst: 0 }\n');
+    await assert.rejects(loadOperatorConfig(file), (e: unknown) => e instanceof OperatorConfigError && e.message.startsWith(`invalid configuration in ${file}:\n`) && e.problems.length === 2);
+    await writeFile(file, 'a: [');
+    await assert.rejects(loadOperatorConfig(file), (e: unknown) => e instanceof OperatorConfigError && /^not YAML or JSON: /.test(e.problems[0]!));
+    await assert.rejects(loadOperatorConfig(join(dir, 'missing.yaml')), /cannot read the file/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,39 @@
+/**
+ * The conditions a DigitalHumanProvider's status carries besides `Ready`: what kstatus (Flux,
+ * kpt, cli-utils) reads to tell working from stuck. Pure; the reconciler writes all three
+ * together, each with `observedGeneration`.
+ *
+ * - `Reconciling=True` while the operator works towards a Ready instance on its own: the vendor
+ *   is unreachable or failing (retried with backoff), reports the instance down, or a deletion
+ *   waits for it (kstatus: InProgress).
+ * - `Stalled=True` when progress needs a person (kstatus: Failed): the vendor rejected the token
+ *   (`Unauthorized`), the Secret or its key is missing (`CredentialsMissing`), the endpoint was
+ *   changed away from where the instance lives (`EndpointChanged`), or the vendor refused the
+ *   input for good (a permanent `EnsureFailed`).
+ * - Both False once Ready is True (kstatus: Current). They are never True together.
+ * @module
+ */
+import { ProviderConditionType as Cond, ProviderReason as Reason } from './api/index.ts';
+
+export type ProviderReadyStatus = 'True' | 'False' | 'Unknown';
+/** type, status, reason, message (observedGeneration is added by the writer). */
+export type ProviderConditionEntry = [type: string, status: ProviderReadyStatus, reason: string, message: string];
+
+/** Ready reasons that wait for a person whatever happens at the vendor. */
+export const STALLED_REASONS: readonly string[] = [Reason.Unauthorized, Reason.CredentialsMissing, Reason.EndpointChanged];
+
+/**
+ * Ready as given, plus Reconciling and Stalled. `permanent` marks a failure that is not retried
+ * until the object changes (e.g. the vendor refused the spec), whatever its reason.
+ */
+export function providerConditions(ready: ProviderReadyStatus, reason: string, message: string, permanent = false): ProviderConditionEntry[] {
+  const entries: ProviderConditionEntry[] = [[Cond.Ready, ready, reason, message]];
+  if (ready === 'True') {
+    entries.push([Cond.Reconciling, 'False', reason, message], [Cond.Stalled, 'False', Reason.NotStalled, '']);
+  } else if (permanent || STALLED_REASONS.includes(reason)) {
+    entries.push([Cond.Reconciling, 'False', reason, message], [Cond.Stalled, 'True', reason, message]);
+  } else {
+    entries.push([Cond.Reconciling, 'True', reason, message], [Cond.Stalled, 'False', Reason.NotStalled, '']);
+  }
+  return entries;
+}
