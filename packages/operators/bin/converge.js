@@ -4,7 +4,9 @@
 // installed package (built by scripts/pack.ts, which ships `dist/` and no sources) the compiled
 // JavaScript.
 import { existsSync } from 'node:fs';
-import { enableCompileCache } from 'node:module';
+// A namespace import: Node.js < 22.1 has no enableCompileCache, and a named import of it would
+// fail before the version check below could explain.
+import * as nodeModule from 'node:module';
 
 const [major] = process.versions.node.split('.').map(Number);
 if (major < 24) {
@@ -21,7 +23,7 @@ if (major < 24) {
 // (`node-compile-cache`); where that cannot be written the cache is simply off. Long-running
 // processes gain nothing from it and keep their memory as measured, so they do not use it.
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off.
-if (!['run', 'dev', 'dashboard', 'cluster', 'vendor-sim'].includes(process.argv[2] ?? '')) enableCompileCache();
+if (!['run', 'dev', 'dashboard', 'cluster', 'vendor-sim'].includes(process.argv[2] ?? '')) nodeModule.enableCompileCache?.();
 
 const source = new URL('../src/cli/main.ts', import.meta.url);
 await import(existsSync(source) ? source.href : new URL('../dist/cli/main.js', import.meta.url).href);
