@@ -21,6 +21,7 @@ import { BenchUsageError, USAGE, parseBenchArgs } from './support/options.ts';
 import type { BenchOptions } from './support/options.ts';
 import { openSession } from './support/session.ts';
 import { killAllChildren } from './support/child-process.ts';
+import { convergeScript, useOperatorBuild } from './support/shipped-cli.ts';
 import type { Session } from './support/session.ts';
 import { describeMachine } from './support/machine.ts';
 import { FLEET_SCENARIOS, SCENARIOS, startFleet } from './scenarios/index.ts';
@@ -63,6 +64,8 @@ export async function runBench(options: BenchOptions, argv: string[]): Promise<{
   process.on('SIGTERM', stopOnSignal);
   let fleet: Promise<Fleet> | undefined;
   try {
+    useOperatorBuild(options.operatorBuild);
+    await convergeScript(log);
     session = await openSession({ outDir, profile: options.profile, log });
     const s = session;
     const machine = await describeMachine(s.client, ROOT);

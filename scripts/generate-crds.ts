@@ -5,7 +5,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { CRD_FILES, renderCrdFile } from '../packages/operators/src/cli/commands/crds.ts';
+import { CRD_FILES, renderCrdFile } from '../packages/operators/src/cli/shared/crd-files.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 for (const file of CRD_FILES) {

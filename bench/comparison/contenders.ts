@@ -73,7 +73,7 @@ export interface PlanOptions {
   settings: readonly SettingName[];
   contenders: readonly ContenderName[];
   workers: number;
-  /** The limit of the `limited` setting (a qps of 0 falls back to 50/s burst 100, Converge's default). */
+  /** The limit of the `limited` setting (a qps of 0 falls back to 50/s burst 100, the limit issue 17 compared). */
   qps: number;
   burst: number;
   /** CPUs of the machine (Kopf's default thread pool is min(32, CPUs + 4)). */
@@ -94,7 +94,7 @@ export function comparisonPlan(o: PlanOptions): ContenderRun[] {
           case 'defaults':
             switch (contender) {
               case 'converge':
-                return { describe: '4 workers, 50/s burst 100 shared by all requests (converge run defaults)' };
+                return { describe: '4 workers, no client-side limit (converge run defaults; ADR 0026)' };
               case 'controller-runtime':
                 return { describe: '4 workers (the brief; the library default is 1), no client-side limit (ctrl.GetConfig sets QPS −1)' };
               case 'controller-runtime-shared':

@@ -17,11 +17,11 @@ import { DigitalHumanProviderCrd, DigitalHumanProviderKind, PROVIDER_FINALIZER }
 import { launchChromium } from '../../test/support/dashboard-fixtures.ts';
 import { pool } from '../support/fixtures.ts';
 import { startChild } from '../support/child-process.ts';
+import { convergeScript } from '../support/shipped-cli.ts';
 import { percentile, round } from '../support/stats.ts';
 import type { Scenario } from './types.ts';
 
 export const DASHBOARD_NAMESPACE = 'bench-dashboard';
-const MAIN = new URL('../../packages/operators/src/cli/main.ts', import.meta.url).pathname;
 /** Objects per cluster whose status changes (kept in view by the page's search filter). */
 const HOT = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -107,7 +107,7 @@ export const dashboard: Scenario = {
 
       child = startChild({
         name: 'dashboard',
-        script: MAIN,
+        script: await convergeScript(),
         args: ['dashboard', '--kubeconfig', `a=${session.kubeconfigPath}`, '--kubeconfig', `b=${cp2.kubeconfigPath}`, '--listen', '127.0.0.1:0'],
         outDir: session.outDir,
       });

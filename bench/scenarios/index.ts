@@ -15,6 +15,7 @@ import { providers } from './providers.ts';
 import { providerSignals } from './provider-signals.ts';
 import { compare } from './compare.ts';
 import { dashboard } from './dashboard.ts';
+import { cliStart } from './cli-start.ts';
 import type { Scenario } from './types.ts';
 
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
@@ -27,6 +28,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
   'provider-signals': providerSignals,
   compare,
   dashboard,
+  'cli-start': cliStart,
 };
 
 /** Scenarios that use the shared fleet. */

@@ -2,7 +2,7 @@
  * Memory: heap and RSS of an operator process against the number of objects in its cache.
  * A dedicated operator watches namespace `bench-memory`; Microservices are added in steps, and
  * at each step, once everything is converged (so every cached object has its final size), the
- * process is asked for a full GC and its memory (support/memory-probe.ts). Each Microservice
+ * process is asked for a full GC and its memory (support/memory-probe.mjs). Each Microservice
  * puts four objects in the cache: itself, its Deployment, its Service and its EndpointSlice.
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * Runs a benchmarked Node.js child: the operator (`converge run`) or the ceiling client. The
- * child is started with `--expose-gc` and the memory probe preloaded (see memory-probe.ts), and
+ * child is started with `--expose-gc` and the memory probe preloaded (see memory-probe.mjs), and
  * optionally with `--cpu-prof` so a CPU profile is written when it exits. Its output goes to a
  * log file; `stop()` sends SIGTERM, waits for a graceful exit (the profile is written then) and
  * SIGKILLs after a grace period. Children are also killed when the benchmark process exits.
@@ -12,7 +12,7 @@ import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const PROBE = fileURLToPath(new URL('./memory-probe.ts', import.meta.url));
+const PROBE = fileURLToPath(new URL('./memory-probe.mjs', import.meta.url));
 const live = new Set<ChildProcess>();
 process.on('exit', () => killAllChildren());
 

@@ -3,7 +3,7 @@
  *
  * - session.ts: a control plane of the benchmark's own (audit log on, a Service IP range for
  *   10,000 Services), the admin client, CRDs, namespaces. Blocks until ready; `close()` stops it.
- * - operator.ts / child-process.ts / memory-probe.ts: operators as `converge run` child
+ * - operator.ts / child-process.ts / memory-probe.mjs: operators as `converge run` child
  *   processes with metrics on a free port, GC'd memory snapshots on demand, optional CPU profile.
  * - ceiling.ts: the cold-start ceiling, a plain client run as a child process.
  * - observer.ts: list+watch observers that timestamp what the benchmark waits for.

@@ -1,20 +1,19 @@
 /**
  * The operator under benchmark: `converge run` in a child process (its own event loop and
- * connections, as in production), restricted to one namespace, with a config file written for
+ * connections, as in production; the shipped build by default, see shipped-cli.ts), restricted to one namespace, with a config file written for
  * the scenario, metrics on a free loopback port, and optionally a CPU profile.
  * @module
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { freePorts } from '@converge/envtest';
 import { startChild } from './child-process.ts';
+import { convergeScript } from './shipped-cli.ts';
 import type { BenchChild } from './child-process.ts';
 import { scrape } from './prometheus.ts';
 import type { Sample } from './prometheus.ts';
 
-const MAIN = fileURLToPath(new URL('../../packages/operators/src/cli/main.ts', import.meta.url));
 
 /** The User-Agent of the operator's client (packages/operators/src/operators/operator-process.ts). */
 export const OPERATOR_USER_AGENT = 'converge-operator';
@@ -42,7 +41,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const metricsUrl = `http://127.0.0.1:${port}`;
   const child = startChild({
     name: options.name,
-    script: MAIN,
+    script: await convergeScript(),
     args: [
       'run',
       '--kubeconfig', options.kubeconfigPath,

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { CONTENDER_NAMES, SETTING_NAMES } from '../comparison/names.ts';
 import type { ContenderName, SettingName } from '../comparison/names.ts';
 
-export const SCENARIO_NAMES = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers', 'provider-signals', 'dashboard'] as const;
+export const SCENARIO_NAMES = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers', 'provider-signals', 'dashboard', 'cli-start'] as const;
 /** Run only when named in --scenarios: `compare` runs four operators 13 times (≈ 40 min at 500). */
 export const OPT_IN_SCENARIO_NAMES = ['compare'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number] | (typeof OPT_IN_SCENARIO_NAMES)[number];
@@ -48,6 +48,8 @@ export interface BenchOptions {
   /** The compare scenario's settings rows and contenders (bench/comparison/contenders.ts). */
   compareSettings: SettingName[];
   compareContenders: ContenderName[];
+  /** How the operator runs: `shipped` (packed and installed, as in the image) or `source` (the TypeScript sources). */
+  operatorBuild: 'shipped' | 'source';
   /** Output directory (default bench/out/<timestamp>). */
   out?: string;
   /** Copy the report to bench/reports/latest (default: only for the default run). */
@@ -99,6 +101,7 @@ Flags:
   --compare-settings <list> the compare scenario's rows, from: ${SETTING_NAMES.join(', ')} (default: all)
   --compare-contenders <list> from: ${CONTENDER_NAMES.join(', ')} (default: all)
   --profile                 write CPU profiles of the operator processes (.cpuprofile, open in Chrome DevTools)
+  --operator-build <b>      shipped (default: the packed tarballs, compiled JavaScript, as the image) | source
   --out <dir>               output directory (default bench/out/<timestamp>)
   --latest / --no-latest    copy the report to bench/reports/latest (default: only for a default run)
   -h, --help                this help
@@ -138,6 +141,11 @@ function names<T extends string>(flag: string, v: string | undefined, known: rea
   return known.filter((k) => asked.includes(k));
 }
 
+function operatorBuild(v: string | undefined): 'shipped' | 'source' {
+  if (v === undefined || v === 'shipped' || v === 'source') return v ?? 'shipped';
+  throw new BenchUsageError(`--operator-build must be shipped or source, got ${JSON.stringify(v)}`);
+}
+
 /** Parses argv; returns undefined for --help. */
 export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   let values;
@@ -167,6 +175,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         'compare-contenders': { type: 'string' },
         profile: { type: 'boolean', default: false },
         out: { type: 'string' },
+        'operator-build': { type: 'string' },
         latest: { type: 'boolean' },
         'no-latest': { type: 'boolean' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -202,7 +211,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
 
   const churnRates = list('churn-rates', values['churn-rates']) ?? preset.churnRates;
   const vendorRps = positive('vendor-rps', values['vendor-rps']) ?? 5;
-  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'signal-providers', 'signal-seconds', 'dashboard-objects', 'dashboard-rate', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders'] as const;
+  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'signal-providers', 'signal-seconds', 'dashboard-objects', 'dashboard-rate', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders', 'operator-build'] as const;
   const isDefaultRun = !values.profile && sizeFlags.every((f) => values[f] === undefined || (f === 'size' && values.size === DEFAULT_SIZE));
   if (values.latest && values['no-latest']) throw new BenchUsageError('--latest and --no-latest exclude each other');
   return {
@@ -231,6 +240,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     profile: values.profile,
     compareSettings: names('compare-settings', values['compare-settings'], SETTING_NAMES),
     compareContenders: names('compare-contenders', values['compare-contenders'], CONTENDER_NAMES),
+    operatorBuild: operatorBuild(values['operator-build']),
     ...(values.out ? { out: values.out } : {}),
     latest: values.latest ?? (values['no-latest'] ? false : isDefaultRun),
     isDefaultRun,

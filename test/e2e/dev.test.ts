@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@converge/runtime';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 

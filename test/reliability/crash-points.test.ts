@@ -63,18 +63,10 @@ const provider = (env: ReliabilityEnv) => env.client.get(DigitalHumanProviderKin
 
 const cells: Cell[] = [
   {
-    point: 'microservice:before-status', at: 1, what: 'before the first status write (Accepted)', kind: 'ms', trigger: createMs, final: () => MS,
+    point: 'microservice:before-apply-deployment', what: 'before the first child write (no status yet: Accepted is not written on its own when the children follow; issue 17)', kind: 'ms', trigger: createMs, final: () => MS,
     afterCrash: async (env) => {
       const c = await children(env);
       assert.equal(c.ms.status?.phase, undefined, 'no status yet');
-      assert.equal(c.deployment, undefined);
-    },
-  },
-  {
-    point: 'microservice:before-apply-deployment', what: 'after Accepted, before the first child write', kind: 'ms', trigger: createMs, final: () => MS,
-    afterCrash: async (env) => {
-      const c = await children(env);
-      assert.equal(c.ms.status?.phase, 'Accepted');
       assert.equal(c.deployment, undefined, 'no Deployment yet');
       assert.equal(c.service, undefined, 'no Service yet');
     },
@@ -88,11 +80,11 @@ const cells: Cell[] = [
     },
   },
   {
-    point: 'microservice:before-status', at: 2, what: 'after both children, before the ResourcesApplied status write', kind: 'ms', trigger: createMs, final: () => MS,
+    point: 'microservice:before-status', at: 1, what: 'after both children, before the first status write (ResourcesApplied)', kind: 'ms', trigger: createMs, final: () => MS,
     afterCrash: async (env) => {
       const c = await children(env);
       assert.ok(c.deployment && c.service, 'both children exist');
-      assert.equal(c.ms.status?.phase, 'Accepted', 'the status still says Accepted');
+      assert.equal(c.ms.status?.phase, undefined, 'no status yet');
     },
   },
   {

@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { TestContext } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
+import { Credentials, KubeConfig } from '@converge/runtime';
 import { callControlEndpoint } from '../../packages/envtest/src/control-endpoint.ts';
 import { startControlPlane, type ControlPlane } from '@converge/envtest';
 
@@ -134,8 +134,9 @@ async function makeCluster(parts: ClusterParts): Promise<TestCluster> {
   kubeConfig.loadFromFile(parts.kubeconfigPath);
   const server = kubeConfig.getCurrentCluster()?.server;
   if (!server) throw new Error(`no current cluster in ${parts.kubeconfigPath}`);
-  const tls: RequestOptions = {};
-  await kubeConfig.applyToHTTPSOptions(tls);
+  const credentials = new Credentials(kubeConfig);
+  const { ca, cert, key } = await credentials.tls();
+  const tls: RequestOptions = { ca, cert, key, headers: await credentials.headers() };
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
   const request = <T>(method: string, path: string, body?: unknown, options: RequestOptionsLite = {}) =>

@@ -28,7 +28,7 @@ import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { Credentials, KubeConfig } from '@converge/runtime';
 import { prepareTls } from '../../packages/operators/src/vendor-sim/certs.ts';
 import { LineFramer } from '../../packages/runtime/src/client/line-framer.ts';
 
@@ -133,10 +133,10 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
   const upstreamConfig = new KubeConfig();
   upstreamConfig.loadFromFile(options.kubeconfigPath);
   const upstream = new URL(upstreamConfig.getCurrentCluster()!.server);
-  const tlsOptions: RequestOptions = {};
-  await upstreamConfig.applyToHTTPSOptions(tlsOptions);
-  const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 256, ca: tlsOptions.ca, cert: tlsOptions.cert, key: tlsOptions.key });
-  const upstreamHeaders = Object.fromEntries(Object.entries(tlsOptions.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
+  const credentials = new Credentials(upstreamConfig);
+  const { ca, cert, key } = await credentials.tls();
+  const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 256, ca, cert, key });
+  const upstreamHeaders = await credentials.headers();
 
   const dir = mkdtempSync(join(tmpdir(), 'converge-fault-proxy-'));
   const tls = await prepareTls(join(dir, 'tls'), '127.0.0.1');

@@ -5,8 +5,7 @@
  * @module
  */
 import { readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from '@converge/runtime';
+import { KubeConfig, loadKubeConfig } from '@converge/runtime';
 import type { KubeClient } from '@converge/runtime';
 import { kubeconfigPath } from './operator-harness.ts';
 

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-var microserviceGVK = schema.GroupVersionKind{Group: "platform.example.io", Version: "v1alpha1", Kind: "Microservice"}
+var microserviceGVK = schema.GroupVersionKind{Group: "platform.example.io", Version: "v1", Kind: "Microservice"}
 
 const (
 	generationAnnotation = "platform.example.io/generation"
@@ -58,16 +58,16 @@ type MicroserviceSpec struct {
 	Port  int32
 }
 
-// readSpec reads spec.image and spec.port; problems are reported as InvalidSpec.
+// readSpec reads spec.container.image and spec.container.port (v1); problems are reported as InvalidSpec.
 func readSpec(ms *unstructured.Unstructured) (MicroserviceSpec, []string) {
 	var problems []string
-	image, _, _ := unstructured.NestedString(ms.Object, "spec", "image")
+	image, _, _ := unstructured.NestedString(ms.Object, "spec", "container", "image")
 	if image == "" {
-		problems = append(problems, "spec.image is required")
+		problems = append(problems, "spec.container.image is required")
 	}
-	port, found, err := unstructured.NestedInt64(ms.Object, "spec", "port")
+	port, found, err := unstructured.NestedInt64(ms.Object, "spec", "container", "port")
 	if !found || err != nil || port < 1 || port > 65535 {
-		problems = append(problems, "spec.port must be an integer from 1 to 65535")
+		problems = append(problems, "spec.container.port must be an integer from 1 to 65535")
 	}
 	return MicroserviceSpec{Image: image, Port: int32(port)}, problems
 }

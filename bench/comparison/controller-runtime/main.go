@@ -3,7 +3,7 @@
 // seed's Kopf operator and a plain client, on the same control plane and the same Microservices.
 //
 // What it does is what Converge does (README, "How the Microservice operator behaves"): for each
-// platform.example.io/v1alpha1 Microservice (read as unstructured), a Deployment and a Service
+// platform.example.io/v1 Microservice (read as unstructured), a Deployment and a Service
 // with the same content (desired.go), owned by the Microservice as controller; status Accepted
 // when a new generation is seen, then ResourcesApplied with observedGeneration and
 // Ready/Progressing/Stalled conditions (Ready when the Deployment is available for this

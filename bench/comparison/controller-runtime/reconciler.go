@@ -55,7 +55,7 @@ type ManagedResources struct {
 	Service    string `json:"service,omitempty"`
 }
 
-// MicroserviceReconciler reconciles platform.example.io/v1alpha1 Microservices.
+// MicroserviceReconciler reconciles platform.example.io/v1 Microservices.
 type MicroserviceReconciler struct {
 	client.Client
 	Scheme   *runtime.Scheme

@@ -42,7 +42,7 @@ from kubernetes.client.rest import ApiException
 
 Json = dict[str, Any]
 
-GROUP, VERSION, PLURAL = "platform.example.io", "v1alpha1", "microservices"
+GROUP, VERSION, PLURAL = "platform.example.io", "v1", "microservices"
 API_VERSION = f"{GROUP}/{VERSION}"
 TIMEOUT = (5, 20)
 GENERATION_ANNOTATION = "platform.example.io/generation"
@@ -83,7 +83,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
 @kopf.on.resume(GROUP, VERSION, PLURAL)
 def accept(name, namespace, spec, logger, patch, **_):
     logger.info("Accepted %s/%s: image=%s port=%s", namespace, name,
-                spec.get("image"), spec.get("port"))
+                (spec.get("container") or {}).get("image"), (spec.get("container") or {}).get("port"))
     patch.status["phase"] = "Accepted"
 
 
@@ -99,11 +99,12 @@ def labels_for(name: str) -> dict[str, str]:
 def desired_resources(cr: Json) -> tuple[Json, Json]:
     meta, spec = cr["metadata"], cr.get("spec") or {}
     name, namespace = meta["name"], meta["namespace"]
-    image, port = spec.get("image"), spec.get("port")
+    container = spec.get("container") or {}
+    image, port = container.get("image"), container.get("port")
     if not isinstance(image, str) or not image:
-        raise InvalidSpec("spec.image is required")
+        raise InvalidSpec("spec.container.image is required")
     if not isinstance(port, int) or not 1 <= port <= 65535:
-        raise InvalidSpec("spec.port must be an integer from 1 to 65535")
+        raise InvalidSpec("spec.container.port must be an integer from 1 to 65535")
     labels = labels_for(name)
     owner = {"apiVersion": API_VERSION, "kind": "Microservice", "name": name,
              "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}

@@ -4,6 +4,9 @@
 // installed package (built by scripts/pack.ts, which ships `dist/` and no sources) the compiled
 // JavaScript.
 import { existsSync } from 'node:fs';
+// A namespace import: Node.js < 22.1 has no enableCompileCache, and a named import of it would
+// fail before the version check below could explain.
+import * as nodeModule from 'node:module';
 
 const [major] = process.versions.node.split('.').map(Number);
 if (major < 24) {
@@ -14,6 +17,13 @@ if (major < 24) {
   );
   process.exit(1);
 }
+
+// One-shot commands (status, explain, crds, …) start faster from V8's on-disk code cache
+// (issue 17, goal 5: ≈ 60 ms less CPU for `status`). It lives in the OS temp folder
+// (`node-compile-cache`); where that cannot be written the cache is simply off. Long-running
+// processes gain nothing from it and keep their memory as measured, so they do not use it.
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+if (!['run', 'dev', 'dashboard', 'cluster', 'vendor-sim'].includes(process.argv[2] ?? '')) nodeModule.enableCompileCache?.();
 
 const source = new URL('../src/cli/main.ts', import.meta.url);
 await import(existsSync(source) ? source.href : new URL('../dist/cli/main.js', import.meta.url).href);

@@ -17,6 +17,7 @@
  */
 export * from './objects/index.ts';
 export * from './client/index.ts';
+export * from './kubeconfig/index.ts';
 export { Cache, Informer, CONTROLLER_UID_INDEX, NAMESPACE_INDEX, compareResourceVersions, dropManagedFields } from './cache/index.ts';
 export type { Store, Change, ChangeType, IndexFunc, DeclareOptions, MetadataDeclareOptions, WatchHealth, WatchState } from './cache/index.ts';
 export type { Clock, Timer } from './clock/index.ts';

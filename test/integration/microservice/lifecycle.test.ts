@@ -131,6 +131,9 @@ test('a restarted operator processes converged objects again and makes zero writ
   await client.create(MicroserviceKind, microservice(ns, 'calm', IMAGE, 8080));
   const first = await startOperator(t, ns);
   await waitReady(client, ns, 'calm');
+  // Converged means the status says everything: the last counts (both endpoints ready) may
+  // follow Ready by up to the progress interval (progress-only changes are coalesced; issue 17).
+  await eventually(async () => (await getMs(client, ns, 'calm')).status?.rollout?.readyEndpoints === 2, { timeoutMs: 30_000, what: 'the final rollout counts in the status' });
   await first.stop();
   const second = await startOperator(t, ns, { resyncPeriodMs: 500 });
   await sleep(3_000); // the start-up pass plus several periodic checks

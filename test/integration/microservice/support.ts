@@ -31,7 +31,7 @@ export async function setup(t: TestContext): Promise<{ client: KubeClient; ns: s
   return { client, ns };
 }
 
-export async function startOperator(t: TestContext, ns: string, options: { defaults?: Partial<PlatformDefaults>; resyncPeriodMs?: number; client?: KubeClient; faultPoint?: (name: string) => void | Promise<void>; faults?: Partial<FaultMix> | false } = {}): Promise<OperatorUnderTest> {
+export async function startOperator(t: TestContext, ns: string, options: { defaults?: Partial<PlatformDefaults>; resyncPeriodMs?: number; statusProgressIntervalMs?: number; client?: KubeClient; faultPoint?: (name: string) => void | Promise<void>; faults?: Partial<FaultMix> | false } = {}): Promise<OperatorUnderTest> {
   const events: RecordedEvent[] = [];
   const writeLog: { verb: string; resource: string }[] = [];
   const sink = {
@@ -48,6 +48,7 @@ export async function startOperator(t: TestContext, ns: string, options: { defau
         events: sink,
         defaults: { ...defaultPlatformDefaults, ...options.defaults },
         resyncPeriodMs: options.resyncPeriodMs ?? 10_000,
+        ...(options.statusProgressIntervalMs !== undefined ? { statusProgressIntervalMs: options.statusProgressIntervalMs } : {}),
         ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
       });
     },

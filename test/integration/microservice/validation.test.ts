@@ -44,7 +44,10 @@ test('a failing image stalls with RolloutStalled after the platform\'s progress 
   const { client, ns } = await setup(t);
   await client.create(MicroserviceKind, microservice(ns, 'broken', 'example.com/app:fail', 8080));
   // The platform default, not a hand edit of the Deployment (the operator owns the field now).
-  await startOperator(t, ns, { resyncPeriodMs: 2_000, defaults: { progressDeadlineSeconds: 5 } });
+  // A 1 s progress-status interval: with the default 15 s, the 'rolling out' message (a
+  // progress-only change of 'waiting for the Deployment controller') would be coalesced away
+  // before a 5 s deadline stalls the rollout.
+  await startOperator(t, ns, { resyncPeriodMs: 2_000, statusProgressIntervalMs: 1_000, defaults: { progressDeadlineSeconds: 5 } });
   const deployment = await eventually(() => getDeployment(client, ns, 'broken'), { what: 'Deployment created' });
   assert.equal(deployment.spec?.progressDeadlineSeconds, 5);
   const rolling = await eventually(async () => {

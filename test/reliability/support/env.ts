@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { SecretKind, createLogger, loadKubeConfig } from '@converge/runtime';
 import type { CustomResourceDefinition, KubeClient, Manager } from '@converge/runtime';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@converge/runtime';
 import { MicroserviceCrd } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { DigitalHumanProviderCrd } from '../../../packages/operators/src/operators/provider/index.ts';
 import { runOperatorProcess } from '../../../packages/operators/src/operators/operator-process.ts';

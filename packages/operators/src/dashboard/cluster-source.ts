@@ -22,7 +22,7 @@ import {
   ServiceKind,
 } from '@converge/runtime';
 import type { Informer, KubeObject, Logger } from '@converge/runtime';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@converge/runtime';
 import { MicroserviceKind } from '../operators/microservice/api/index.ts';
 import { DigitalHumanProviderKind } from '../operators/provider/api/index.ts';
 import { judgeCluster } from './cluster-state.ts';

@@ -18,7 +18,8 @@
 import { ConversionRegistry, WebhookServer, certDirCertificates, directoryCaStore, ensureSelfManagedCa, injectCaBundle, secretCaStore, selfManagedCertificates, withConversionWebhookUrl } from '@converge/runtime';
 import type { CertificateSource, CustomResourceDefinitionV1, KubeClient, Logger, Manager } from '@converge/runtime';
 import { MicroserviceCrd, microserviceConversion } from './microservice/index.ts';
-import { DigitalHumanProviderCrd, providerConversion } from './provider/index.ts';
+// The API only: the provider operator itself (and its HTTP client) is loaded when it runs.
+import { DigitalHumanProviderCrd, providerConversion } from './provider/api/index.ts';
 import { WEBHOOK_SERVICE } from './webhook-service.ts';
 
 export interface WebhookSettings {

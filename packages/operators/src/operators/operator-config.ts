@@ -7,10 +7,12 @@
  * microservice:
  *   resyncPeriodSeconds: 10        # the periodic check (jittered ±10 %)
  *   maxConcurrentReconciles: 4
+ *   statusProgressIntervalSeconds: 15  # progress-only status changes (rollout counts) at most this often
  *   defaults:                      # platform defaults (see platform-defaults.ts)
  *     replicas: 2
  *     otlpEndpoint: http://otel-collector.observability.svc.cluster.local:4317
- * client: { qps: 50, burst: 100 }  # client-side rate limit towards the API server
+ * client: { qps: 0 }              # client-side rate limit towards the API server; 0 (default): none,
+ *                                  # as controller-runtime (API Priority and Fairness protects it; ADR 0026)
  * shutdownGraceSeconds: 30
  * cacheSyncTimeoutSeconds: 120     # start fails (exit 1, naming the kinds) if the caches are not synced by then
  * ```
@@ -39,6 +41,7 @@ export const OperatorConfigFileSchema = Type.Object(
         {
           resyncPeriodSeconds: Type.Optional(Seconds(86_400)),
           maxConcurrentReconciles: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+          statusProgressIntervalSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3_600 })),
           defaults: Type.Optional(Type.Unknown()),
         },
         { additionalProperties: false },
@@ -56,7 +59,7 @@ export const OperatorConfigFileSchema = Type.Object(
 export type OperatorConfigFile = Static<typeof OperatorConfigFileSchema>;
 
 export interface OperatorConfig {
-  microservice: { resyncPeriodMs: number; maxConcurrentReconciles: number; defaults: PlatformDefaults };
+  microservice: { resyncPeriodMs: number; maxConcurrentReconciles: number; statusProgressIntervalMs: number; defaults: PlatformDefaults };
   /** The provider operator's section, validated by that operator. */
   provider: unknown;
   client: { qps: number; burst: number };
@@ -65,9 +68,9 @@ export interface OperatorConfig {
 }
 
 export const defaultOperatorConfig: OperatorConfig = {
-  microservice: { resyncPeriodMs: 10_000, maxConcurrentReconciles: 4, defaults: defaultPlatformDefaults },
+  microservice: { resyncPeriodMs: 10_000, maxConcurrentReconciles: 4, statusProgressIntervalMs: 15_000, defaults: defaultPlatformDefaults },
   provider: {},
-  client: { qps: 50, burst: 100 },
+  client: { qps: 0, burst: 100 },
   shutdownGraceMs: 30_000,
   cacheSyncTimeoutMs: 120_000,
 };
@@ -114,6 +117,7 @@ export function parseOperatorConfig(raw: unknown, source = 'config'): OperatorCo
     microservice: {
       resyncPeriodMs: (file.microservice?.resyncPeriodSeconds ?? d.microservice.resyncPeriodMs / 1000) * 1000,
       maxConcurrentReconciles: file.microservice?.maxConcurrentReconciles ?? d.microservice.maxConcurrentReconciles,
+      statusProgressIntervalMs: (file.microservice?.statusProgressIntervalSeconds ?? d.microservice.statusProgressIntervalMs / 1000) * 1000,
       defaults: file.microservice?.defaults === undefined ? d.microservice.defaults : parsePlatformDefaults(file.microservice.defaults, `${source}.microservice.defaults`),
     },
     provider: file.provider ?? d.provider,

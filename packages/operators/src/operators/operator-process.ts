@@ -14,7 +14,7 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@converge/runtime';
 import {
   KubeClient,
   LeaderElector,
@@ -27,7 +27,6 @@ import {
 import type { Logger } from '@converge/runtime';
 import { registerMicroserviceOperator } from './microservice/index.ts';
 import type { OperatorConfig } from './operator-config.ts';
-import { registerProviderOperator } from './provider/index.ts';
 import { defaultOperatorConfig } from './operator-config.ts';
 import { addConversionWebhook } from './conversion-webhook.ts';
 import type { WebhookSettings } from './conversion-webhook.ts';
@@ -84,6 +83,7 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
   });
   if (elector) metrics.setLeader('converge-operators', false);
   const events = createEventRecorder({ client, reportingController: 'converge.dev/operators', reportingInstance: identity.slice(0, 128), log });
+  metrics.eventRecorder(() => events.stats());
   const faultPoint = faultPointsFromEnv();
   const operators = options.operators ?? ['microservice', 'provider'];
   if (operators.includes('microservice')) {
@@ -92,10 +92,13 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
       defaults: config.microservice.defaults,
       resyncPeriodMs: config.microservice.resyncPeriodMs,
       maxConcurrentReconciles: config.microservice.maxConcurrentReconciles,
+      statusProgressIntervalMs: config.microservice.statusProgressIntervalMs,
       faultPoint,
     });
   }
   if (operators.includes('provider')) {
+    // Loaded only when it runs: a Microservice-only process never loads the vendor client.
+    const { registerProviderOperator } = await import('./provider/index.ts');
     registerProviderOperator(manager, { events, config: config.provider, faultPoint });
   }
   if (options.webhook) addConversionWebhook(manager, options.webhook, log);

@@ -27,7 +27,7 @@
  */
 import type { Logger } from 'pino';
 import type { KubeObject, ResourceKind } from '../objects/index.ts';
-import type { KubeClient } from '../client/index.ts';
+import type { KubeClient, ListAllOptions } from '../client/index.ts';
 import { ApiError } from '../client/index.ts';
 import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
@@ -156,20 +156,12 @@ export class Watcher<T extends KubeObject> {
         if (needList) {
           this.#health.state = 'listing';
           this.#sink.beginList?.(historyChanged);
-          const list = await client.listAll(kind as ResourceKind<T>, {
-            ...selectors,
-            ...(this.#opts.pageSize ? { pageSize: this.#opts.pageSize } : {}),
-            ...(this.#opts.pageTimeoutMs ? { pageTimeoutMs: this.#opts.pageTimeoutMs } : {}),
-            signal: watchAbort.signal,
-          });
-          this.#sink.replace(list.items, list.resourceVersion);
-          resourceVersion = list.resourceVersion;
+          // In a method of its own: a local of this long-running loop would keep the whole list
+          // (managedFields and all, before the store's transform) alive in the frame for as long
+          // as the watch runs — measured: the full initial list of every kind (issue 17).
+          resourceVersion = await this.#listInto(selectors, watchAbort.signal);
           needList = false;
           historyChanged = false;
-          this.#health.relists++;
-          this.#opts.onRelist?.();
-          this.#progress();
-          this.#health.synced = true;
         }
         this.#health.state = 'watching';
         armQuietTimer();
@@ -255,6 +247,23 @@ export class Watcher<T extends KubeObject> {
       }
     }
     this.#health.state = 'stopped';
+  }
+
+  /** Lists every page, hands the items to the sink, marks the watch synced, and returns the list's resourceVersion. */
+  async #listInto(selectors: Omit<ListAllOptions, 'pageSize' | 'pageTimeoutMs' | 'signal'>, signal: AbortSignal): Promise<string> {
+    const list = await this.#opts.client.listAll(this.#opts.kind as ResourceKind<T>, {
+      ...selectors,
+      ...(this.#opts.pageSize ? { pageSize: this.#opts.pageSize } : {}),
+      ...(this.#opts.pageTimeoutMs ? { pageTimeoutMs: this.#opts.pageTimeoutMs } : {}),
+      signal,
+    });
+    this.#sink.replace(list.items, list.resourceVersion);
+    // In the same synchronous step as replace(): the informer checks for sync in a microtask.
+    this.#health.relists++;
+    this.#opts.onRelist?.();
+    this.#progress();
+    this.#health.synced = true;
+    return list.resourceVersion;
   }
 
   /** Which kind is missing, which CRD would serve it, and what to do. */

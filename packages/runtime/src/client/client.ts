@@ -5,7 +5,7 @@
  * - Every method either resolves with the API server's answer or rejects with an `ApiError`
  *   (see `errors.ts`); nothing is retried here — retrying is the controller's job, where the
  *   backoff belongs to the object being reconciled.
- * - Requests are rate limited client-side (token bucket, `qps`/`burst`) and time out after
+ * - Requests may be rate limited client-side (token bucket, `qps`/`burst`) and time out after
  *   `timeoutMs` (watches excepted: they end by the server's `timeoutSeconds` or the caller's signal).
  * - Successful writes are reported to observers (`observe`) so the cache can see the operator's
  *   own writes at once (read-your-own-writes; ADR 0002).
@@ -15,20 +15,25 @@
  *   metadata client does, and return metadata only (also from a server that ignores the ask).
  * - A partial object (metadata only, or reduced by an informer's transform) is never written:
  *   create, replace and apply throw before sending it.
- * - Authentication and TLS come from `@kubernetes/client-node`'s `KubeConfig` (client certificates,
- *   tokens, exec plugins, in-cluster config). Credentials never reach logs or errors.
+ * - Authentication and TLS come from the `KubeConfig` (`../kubeconfig/`: client certificates,
+ *   tokens, token files, exec plugins, in-cluster config, plain `http://`); HTTP is Node's own
+ *   (`transport.ts`). Credentials never reach logs or errors.
+ * - No client-side rate limit by default, as controller-runtime since v0.21: the API server's
+ *   Priority and Fairness protects it (ADR 0026). `qps` sets one token bucket for the client;
+ *   `withRateLimit` gives a view with its own bucket (Events use one, so they never take the
+ *   reconciles' budget).
  * @module
  */
-import { Agent, request as undiciRequest } from 'undici';
-import type { Dispatcher } from 'undici';
-import type { RequestOptions } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { IncomingMessage } from 'node:http';
+import { Credentials, KubeConfigError } from '../kubeconfig/index.ts';
+import type { CredentialsOptions, KubeConfig } from '../kubeconfig/index.ts';
 import type { KubeObject, ObjectList, ResourceKind, ObjectKey, PartialObjectMetadata } from '../objects/index.ts';
 import { formatKey, isPartial, keyOf, toPartialObjectMetadata } from '../objects/index.ts';
 import { TokenBucket } from '../rate-limit/index.ts';
 import { ApiError, apiErrorFromResponse } from './errors.ts';
 import { LineFramer } from './line-framer.ts';
 import { deleteOutcome } from './delete-outcome.ts';
+import { Transport, readText } from './transport.ts';
 
 export interface ClientObserver {
   /** Called after every HTTP request (watches when they end) with its outcome. */
@@ -59,9 +64,14 @@ export interface KubeClientOptions {
   userAgent?: string;
   /** Per-request timeout in ms (default 30 000). Watches are not subject to it. */
   timeoutMs?: number;
-  /** Client-side rate limit (default 50 requests/s, burst 100). `qps <= 0` disables it. */
+  /**
+   * Client-side rate limit: one token bucket of `qps` requests per second with bursts of
+   * `burst` (default `qps` × 2). Default none (`qps <= 0` or unset), as controller-runtime.
+   */
   qps?: number;
   burst?: number;
+  /** How credentials are refreshed (token file check interval, exec plugin timeout). */
+  credentials?: CredentialsOptions;
   /** Default field manager for writes (default `converge`). */
   fieldManager?: string;
 }
@@ -159,36 +169,62 @@ interface RawResponse {
 const ACCEPT_PARTIAL = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 const ACCEPT_PARTIAL_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
+/** What views of one client (`withRateLimit`) share: connections, credentials, observers. */
+interface Shared {
+  transport: Transport;
+  credentials: Credentials;
+  observers: Set<ClientObserver>;
+}
+let adopting: Shared | undefined;
+
 export class KubeClient {
   readonly server: string;
   readonly fieldManager: string;
-  readonly #kubeConfig: KubeConfig;
+  readonly #options: KubeClientOptions;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
   readonly #bucket: TokenBucket | undefined;
-  readonly #observers = new Set<ClientObserver>();
-  readonly #dynamicAuth: boolean;
-  #agent: Agent | undefined;
-  #staticHeaders: Record<string, string> | undefined;
+  readonly #shared: Shared;
 
   constructor(options: KubeClientOptions) {
-    const cluster = options.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.server = cluster.server.replace(/\/+$/, '');
-    this.#kubeConfig = options.kubeConfig;
+    const adopted = adopting;
+    adopting = undefined;
+    if (adopted) this.#shared = adopted;
+    else {
+      const credentials = new Credentials(options.kubeConfig, options.credentials);
+      this.#shared = { credentials, transport: new Transport(credentials), observers: new Set() };
+    }
+    this.#options = options;
+    this.server = this.#shared.credentials.server;
     this.#userAgent = options.userAgent ?? 'converge/0.1';
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.fieldManager = options.fieldManager ?? 'converge';
-    const qps = options.qps ?? 50;
-    this.#bucket = qps > 0 ? new TokenBucket({ qps, burst: options.burst ?? 100 }) : undefined;
-    const user = options.kubeConfig.getCurrentUser();
-    this.#dynamicAuth = Boolean(user?.exec || user?.authProvider || (user as { tokenFile?: string } | null)?.tokenFile);
+    const qps = options.qps ?? 0;
+    this.#bucket = qps > 0 ? new TokenBucket({ qps, burst: options.burst ?? Math.max(1, Math.ceil(qps * 2)) }) : undefined;
+  }
+
+  /**
+   * The same client (connections, credentials, observers) with its own rate limit: `null` for
+   * none. Closing either closes both.
+   */
+  withRateLimit(limit: { qps: number; burst?: number } | null): KubeClient {
+    adopting = this.#shared;
+    try {
+      return new KubeClient({ ...this.#options, qps: limit?.qps ?? 0, ...(limit?.burst ? { burst: limit.burst } : {}) });
+    } finally {
+      adopting = undefined;
+    }
+  }
+
+  /** The client-side limit in force (`undefined`: none). */
+  get rateLimit(): { qps: number; burst: number } | undefined {
+    return this.#bucket ? { qps: this.#bucket.qps, burst: this.#bucket.burst } : undefined;
   }
 
   /** Registers an observer of requests and writes; returns a function that removes it. */
   observe(observer: ClientObserver): () => void {
-    this.#observers.add(observer);
-    return () => this.#observers.delete(observer);
+    this.#shared.observers.add(observer);
+    return () => this.#shared.observers.delete(observer);
   }
 
   async get<T extends KubeObject>(kind: ResourceKind<T>, key: ObjectKey, opts?: { signal?: AbortSignal; metadataOnly?: false }): Promise<T>;
@@ -327,7 +363,7 @@ export class KubeClient {
       signal: opts.signal,
     });
     const { still, uid } = deleteOutcome<T>(res.body);
-    for (const o of this.#observers) o.onDelete?.(kind, key, still, still ? undefined : { ...(uid ? { uid } : {}) });
+    for (const o of this.#shared.observers) o.onDelete?.(kind, key, still, still ? undefined : { ...(uid ? { uid } : {}) });
     return still;
   }
 
@@ -345,26 +381,24 @@ export class KubeClient {
     if (opts.fieldSelector) query.set('fieldSelector', opts.fieldSelector);
     const started = performance.now();
     const resource = kind.plural;
-    const headers = await this.#headers();
+    const headers = this.#baseHeaders();
     if (opts.metadataOnly) headers.accept = ACCEPT_PARTIAL;
     let code = 0;
     try {
       await this.#bucket?.take(signal);
-      const dispatcher = await this.#dispatcher();
-      const res = await undiciRequest(`${this.server}${this.#path(kind, opts.namespace)}?${query}`, {
+      const res = await this.#shared.transport.send({
         method: 'GET',
-        dispatcher,
+        path: `${this.#path(kind, opts.namespace)}?${query}`,
         headers,
         signal,
-        headersTimeout: this.#timeoutMs,
-        bodyTimeout: 0,
+        headersTimeoutMs: this.#timeoutMs,
       });
-      code = res.statusCode;
+      code = res.statusCode ?? 0;
       if (code >= 300) {
-        throw apiErrorFromResponse(code, await readBody(res.body), headerValue(res.headers['retry-after']));
+        throw apiErrorFromResponse(code, await readBody(res), headerValue(res.headers['retry-after']));
       }
       const framer = new LineFramer();
-      for await (const chunk of res.body) {
+      for await (const chunk of res) {
         for (const raw of framer.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : (chunk as Uint8Array))) {
           const line = raw.trim();
           if (!line) continue;
@@ -402,9 +436,7 @@ export class KubeClient {
    * as an abort); the client must not be used afterwards. Never waits on a watch.
    */
   async close(): Promise<void> {
-    const agent = this.#agent;
-    this.#agent = undefined;
-    await agent?.destroy();
+    this.#shared.transport.close();
   }
 
   async #put<T extends KubeObject>(kind: ResourceKind<T>, obj: T, subresource: 'status' | undefined, opts: WriteOptions): Promise<T> {
@@ -420,7 +452,7 @@ export class KubeClient {
   }
 
   #wrote<T extends KubeObject>(kind: ResourceKind<T>, obj: T, opts: WriteOptions): T {
-    if (!opts.dryRun) for (const o of this.#observers) o.onWrite?.(kind, obj);
+    if (!opts.dryRun) for (const o of this.#shared.observers) o.onWrite?.(kind, obj);
     return obj;
   }
 
@@ -460,19 +492,19 @@ export class KubeClient {
     let code = 0;
     try {
       await this.#bucket?.take(signal);
-      const headers = await this.#headers();
+      const headers = this.#baseHeaders();
       if (init.contentType) headers['content-type'] = init.contentType;
       if (init.accept) headers.accept = init.accept;
       const qs = init.query && init.query.size > 0 ? `?${init.query}` : '';
-      const res = await undiciRequest(`${this.server}${path}${qs}`, {
-        method: method as Dispatcher.HttpMethod,
-        dispatcher: await this.#dispatcher(),
+      const res = await this.#shared.transport.send({
+        method,
+        path: `${path}${qs}`,
         headers,
         ...(init.body === undefined ? {} : { body: init.body }),
         signal,
       });
-      code = res.statusCode;
-      const body = await readBody(res.body);
+      code = res.statusCode ?? 0;
+      const body = await readBody(res);
       if (code >= 300) throw apiErrorFromResponse(code, body, headerValue(res.headers['retry-after']));
       return { code, body };
     } catch (err) {
@@ -483,41 +515,11 @@ export class KubeClient {
   }
 
   #report(info: RequestInfo): void {
-    for (const o of this.#observers) o.onRequest?.(info);
+    for (const o of this.#shared.observers) o.onRequest?.(info);
   }
 
-  async #headers(): Promise<Record<string, string>> {
-    if (!this.#staticHeaders || this.#dynamicAuth) {
-      const opts: RequestOptions = {};
-      await this.#kubeConfig.applyToHTTPSOptions(opts);
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = String(v);
-      if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-      this.#staticHeaders = headers;
-    }
-    return { ...this.#staticHeaders, 'user-agent': this.#userAgent, accept: 'application/json' };
-  }
-
-  async #dispatcher(): Promise<Agent> {
-    if (!this.#agent) {
-      const opts: RequestOptions = {};
-      await this.#kubeConfig.applyToHTTPSOptions(opts);
-      this.#agent = new Agent({
-        connect: {
-          ...(opts.ca ? { ca: opts.ca as string } : {}),
-          ...(opts.cert ? { cert: opts.cert as string } : {}),
-          ...(opts.key ? { key: opts.key as string } : {}),
-          ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
-          ...(opts.servername ? { servername: opts.servername } : {}),
-        },
-        // HTTP/1.1 with keep-alive: each watch holds its own connection (no cap, so watches never
-        // starve requests). undici's HTTP/2 sessions raised uncatchable idle-timeout errors while
-        // the API server was down, which a runtime that must never die cannot accept.
-        allowH2: false,
-        keepAliveTimeout: 30_000,
-      });
-    }
-    return this.#agent;
+  #baseHeaders(): Record<string, string> {
+    return { 'user-agent': this.#userAgent, accept: 'application/json' };
   }
 }
 
@@ -552,8 +554,8 @@ function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-async function readBody(body: Dispatcher.ResponseData['body']): Promise<unknown> {
-  const text = await body.text();
+async function readBody(res: IncomingMessage): Promise<unknown> {
+  const text = await readText(res);
   if (!text) return undefined;
   try {
     return JSON.parse(text);
@@ -566,6 +568,8 @@ function toApiError(err: unknown, callerSignal?: AbortSignal, timeout?: AbortSig
   if (err instanceof ApiError) return err;
   if (callerSignal?.aborted) return callerSignal.reason ?? err;
   if (timeout?.aborted) return new ApiError({ reason: 'Timeout', code: 0, message: 'request timed out', cause: err });
+  // No credentials to send (an exec plugin failed, a token file is unreadable): nothing was sent.
+  if (err instanceof KubeConfigError) return new ApiError({ reason: 'Unauthorized', code: 0, message: `no credentials: ${err.message}`, cause: err });
   const message = err instanceof Error ? err.message : String(err);
   return new ApiError({ reason: 'Network', code: 0, message: `network error: ${message}`, cause: err });
 }

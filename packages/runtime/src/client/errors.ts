@@ -1,7 +1,7 @@
 /**
  * The client's error taxonomy: every failed API call becomes an `ApiError` whose `reason`
  * code can branch on. Network failures and timeouts are `ApiError`s too, so a caller never
- * has to inspect undici or Node errors.
+ * has to inspect Node's errors.
  * @module
  */
 

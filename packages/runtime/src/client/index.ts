@@ -2,7 +2,7 @@
  * Talks to the API server: typed CRUD, patches (merge, JSON, strategic, Server-Side Apply),
  * the status subresource, watches, and an error taxonomy code can branch on.
  *
- * What a caller can rely on: no hidden retries, a per-request timeout, a client-side rate
+ * What a caller can rely on: no hidden retries, a per-request timeout, an optional client-side rate
  * limit, and a write notification that keeps the cache in step with the operator's own writes.
  * @module
  */
@@ -25,4 +25,4 @@ export type {
 } from './client.ts';
 export { ApiError, apiErrorFromResponse, parseRetryAfter, isNotFound, isAlreadyExists, isConflict, isInvalid, isGone, isForbidden, isNamespaceTerminating, isResourceVersionTooLarge } from './errors.ts';
 export type { ApiErrorReason, FieldCause, ApiStatus } from './errors.ts';
-export { loadKubeConfig } from './kubeconfig.ts';
+

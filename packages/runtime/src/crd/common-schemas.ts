@@ -4,8 +4,17 @@
  * that upstream CRDs (Gateway API, cert-manager, controller-gen output) use for these fields.
  * @module
  */
-import { Type, type TArray, type TObject, type TLiteral, type TInteger, type TOptional, type TString, type TUnion } from '@sinclair/typebox';
+import { loadOnFirstUse } from '../loading/index.ts';
+import type { TArray, TObject, TLiteral, TInteger, TOptional, TString, TUnion } from '@sinclair/typebox';
 import type { ValidationRule } from './types.ts';
+
+/**
+ * TypeBox (≈ 250 modules, ≈ 150 ms) is loaded when a schema is first built, not when the runtime
+ * is imported: a process that only reads objects (`converge status`) never loads it.
+ */
+let typebox: typeof import('@sinclair/typebox') | undefined;
+const T = () => (typebox ??= loadOnFirstUse<typeof import('@sinclair/typebox')>('@sinclair/typebox')).Type;
+let condition: TConditionSchema | undefined;
 
 /** A CEL rule with the message the user sees when it fails. */
 export function celRule(rule: string, message: string, extra: Omit<ValidationRule, 'rule' | 'message'> = {}): ValidationRule {
@@ -21,8 +30,10 @@ export type TConditionSchema = TObject<{
   message: TString;
 }>;
 
-/** `metav1.Condition`, with the same bounds the upstream type declares. */
-export const ConditionSchema: TConditionSchema = Type.Object(
+/** `metav1.Condition`, with the same bounds the upstream type declares (built once, on first use). */
+export function ConditionSchema(): TConditionSchema {
+  const Type = T();
+  return (condition ??= Type.Object(
   {
     type: Type.String({
       description: 'Type of condition in CamelCase, e.g. Ready.',
@@ -45,11 +56,12 @@ export const ConditionSchema: TConditionSchema = Type.Object(
     message: Type.String({ description: 'Human-readable details about the last transition.', maxLength: 32768 }),
   },
   { description: 'A condition, following the Kubernetes API conventions (metav1.Condition).' },
-);
+  ));
+}
 
 /** `status.conditions`: a list-type map keyed by `type`, so server-side apply merges per condition. */
 export function ConditionsSchema(description = 'Current state of the object, one entry per condition type.'): TArray<TConditionSchema> {
-  return Type.Array(ConditionSchema, {
+  return T().Array(ConditionSchema(), {
     description,
     maxItems: 32,
     'x-kubernetes-list-type': 'map',

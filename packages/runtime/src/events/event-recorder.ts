@@ -52,7 +52,7 @@ export interface EventRecorderStats {
   seriesUpdates: number;
   /** Occurrences folded into an existing event (counted, not written one by one). */
   deduplicated: number;
-  /** Events dropped by a rate limit or a full queue. */
+  /** Events dropped by a rate limit or a full queue (new events and series updates). */
   dropped: number;
   /** Writes the API server refused or that failed. */
   failed: number;
@@ -128,7 +128,9 @@ class Recorder implements EventRecorder {
   #lastWarnMs = -Infinity;
 
   constructor(o: EventRecorderOptions) {
-    this.#client = o.client;
+    // Its own view of the client: Events never take a token from the client-side limit of the
+    // reconciles' own writes (the recorder's budget below is theirs), nor wait behind them.
+    this.#client = o.client.withRateLimit(null);
     this.#controller = o.reportingController;
     this.#instance = o.reportingInstance.slice(0, MAX_FIELD);
     this.#clock = o.clock ?? systemClock;
@@ -311,6 +313,8 @@ class Recorder implements EventRecorder {
     }
     if (isSeries) {
       if (!this.#overall.tryTake()) {
+        // Over budget: the occurrences stay counted and are written with the next update.
+        this.#stats.dropped++;
         this.#arm(this.#clock.now() + Math.ceil(1000 / this.#overall.qps));
         return false;
       }

@@ -18,7 +18,13 @@
  *   again with the series. A series not seen for `seriesTtlMs` (default 6 min) is forgotten.
  * - Rate limits: a new (non-identical) event needs a token from its object's bucket (default
  *   burst 25, then 1 per 5 min — client-go's spam filter) and from the overall bucket (default
- *   10/s, burst 100), or it is dropped; series updates need an overall token or wait for one.
+ *   10/s, burst 100), or it is dropped and counted (`stats().dropped`,
+ *   `converge_events_total{outcome="dropped"}`); a series update without a token is postponed
+ *   (its count is kept and written later), counted as dropped too.
+ * - Never in the way of reconciles: Events are written by the recorder's own single writer
+ *   through its own view of the client (`client.withRateLimit(null)`), so they take no token
+ *   from the client-side limit the reconciles' writes use, and a slow Events API delays no
+ *   reconcile (over `maxPendingWrites` queued, new events are dropped, counted).
  * - Bounded memory: at most `maxEntries` (default 4096) remembered events and per-object buckets
  *   (least recently seen first out), at most `maxPendingWrites` (1000) queued writes.
  * - Notes are cut to 1 KiB of UTF-8 (the API server's limit) without splitting a character;

@@ -4,7 +4,11 @@
  * @module
  */
 import { hostname } from 'node:os';
-import { pino, type Logger, type DestinationStream, type LevelWithSilent } from 'pino';
+import { loadOnFirstUse } from '../loading/index.ts';
+import type { Logger, DestinationStream, LevelWithSilent } from 'pino';
+
+/** pino is loaded by the first `createLogger`, not when the runtime is imported. */
+let pinoModule: typeof import('pino') | undefined;
 import { redact, serializeError } from './redaction.ts';
 
 export type LogLevel = LevelWithSilent;
@@ -32,6 +36,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const level = (options.level ?? 'info').toLowerCase();
   if (!LEVELS.has(level)) throw new RangeError(`unknown log level ${JSON.stringify(options.level)}; use one of ${[...LEVELS].join(', ')}`);
   const base = redact({ pid: process.pid, hostname: hostname(), ...(options.name ? { logger: options.name } : {}), ...options.base }) as Record<string, unknown>;
+  const { pino } = (pinoModule ??= loadOnFirstUse<typeof import('pino')>('pino'));
   const logger = pino(
     {
       level,

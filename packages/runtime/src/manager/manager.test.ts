@@ -9,7 +9,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../kubeconfig/index.ts';
 import { pino } from 'pino';
 import { Controller, LeadershipLostError } from '../controller/index.ts';
 import { ConfigMapKind } from '../objects/index.ts';

@@ -36,7 +36,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kubeconfig/index.ts';
 import { KubeClient } from '../client/index.ts';
 import type { KubeClientOptions } from '../client/index.ts';
 import { Cache } from '../cache/index.ts';

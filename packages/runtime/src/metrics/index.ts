@@ -17,7 +17,19 @@
  * the first list, at start.
  * @module
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { loadOnFirstUse } from '../loading/index.ts';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * prom-client (with the OpenTelemetry API it pulls in, ≈ 80 modules) is loaded when the first
+ * `RuntimeMetrics` is made, not when the runtime is imported: commands that never serve metrics
+ * (`converge status`, `explain`) start without it (issue 17, goal 5).
+ */
+type PromClient = typeof import('prom-client');
+let promClient: PromClient | undefined;
+export function loadPromClient(): PromClient {
+  return (promClient ??= loadOnFirstUse<PromClient>('prom-client'));
+}
 import type { ClientObserver } from '../client/index.ts';
 import type { QueueMetrics } from '../queue/index.ts';
 import type { WatchHealth } from '../cache/index.ts';
@@ -57,6 +69,7 @@ export class RuntimeMetrics {
   #now: () => number = Date.now;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
+    const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
     const registry = (this.registry = options.registry ?? new Registry());
     if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
     const registers = [registry];
@@ -160,6 +173,26 @@ export class RuntimeMetrics {
 
   activeWorkers(controller: string, delta: number): void {
     this.#activeWorkers.inc({ controller }, delta);
+  }
+
+  /**
+   * An event recorder's counts as `converge_events_total{outcome}` (created, series_update,
+   * deduplicated, dropped, failed), read from `stats` at scrape time.
+   */
+  eventRecorder(stats: () => { created: number; seriesUpdates: number; deduplicated: number; dropped: number; failed: number }): void {
+    const { Counter } = loadPromClient();
+    new Counter({
+      name: 'converge_events_total', help: 'Kubernetes Events recorded, by outcome (dropped: over the recorder\'s own budget or queue)', labelNames: ['outcome'], registers: [this.registry],
+      collect() {
+        const s = stats();
+        this.reset();
+        this.inc({ outcome: 'created' }, s.created);
+        this.inc({ outcome: 'series_update' }, s.seriesUpdates);
+        this.inc({ outcome: 'deduplicated' }, s.deduplicated);
+        this.inc({ outcome: 'dropped' }, s.dropped);
+        this.inc({ outcome: 'failed' }, s.failed);
+      },
+    });
   }
 
   setLeader(name: string, leading: boolean): void {

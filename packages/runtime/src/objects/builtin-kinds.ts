@@ -1,20 +1,13 @@
 /**
  * Descriptors and minimal types for the built-in kinds the runtime and its operators touch.
- * The spec and status types come from `@kubernetes/client-node` (type-only); metadata is ours,
+ * The spec and status types come from `kubernetes-types` (declarations only); metadata is ours,
  * so timestamps stay the strings the API server sends.
  * @module
  */
-import type {
-  V1DeploymentSpec,
-  V1DeploymentStatus,
-  V1ServiceSpec,
-  V1ServiceStatus,
-  V1PodSpec,
-  V1PodStatus,
-  V1LeaseSpec,
-  V1Endpoint,
-  DiscoveryV1EndpointPort,
-} from '@kubernetes/client-node';
+import type { DeploymentSpec as V1DeploymentSpec, DeploymentStatus as V1DeploymentStatus } from 'kubernetes-types/apps/v1.js';
+import type { ServiceSpec as V1ServiceSpec, ServiceStatus as V1ServiceStatus, PodSpec as V1PodSpec, PodStatus as V1PodStatus } from 'kubernetes-types/core/v1.js';
+import type { LeaseSpec as V1LeaseSpec } from 'kubernetes-types/coordination/v1.js';
+import type { Endpoint as V1Endpoint, EndpointPort as DiscoveryV1EndpointPort } from 'kubernetes-types/discovery/v1.js';
 import type { KubeObject } from './types.ts';
 import { defineKind } from './resource-kind.ts';
 

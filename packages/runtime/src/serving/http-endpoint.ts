@@ -3,9 +3,13 @@
  * the socket and every open connection.
  * @module
  */
-import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import type { IncomingMessage, ServerResponse, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseBindAddress, type BindAddress } from './bind-address.ts';
+
+// Not `import { createServer } from 'node:http'`: that loads Node's bundled undici and http2
+// (≈ 2 MB of heap) for nothing (see client/transport.ts).
+const { createServer } = process.getBuiltinModule('node:http');
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
 

@@ -4,7 +4,8 @@
  *
  * Guarantees:
  * - Uses only `@opentelemetry/api`. Until the application registers a tracer provider (e.g. the
- *   OTel Node SDK), every span is a no-op and costs next to nothing; nothing is exported.
+ *   OTel Node SDK), every span is a no-op and costs next to nothing; nothing is exported, and
+ *   the API itself is not even loaded (it is ≈ 100 modules).
  * - `withReconcileSpan` never changes the outcome of the work it wraps: the result and any
  *   thrown error pass through unchanged (errors are recorded on the span first).
  * - Parenting of API-call spans does not depend on an OTel context manager being installed:

@@ -1,19 +1,52 @@
 /**
  * A span per reconcile, and the API calls made inside it as child spans.
+ *
+ * `@opentelemetry/api` (≈ 100 modules) is loaded only when there is something to trace: a
+ * tracer passed in, or a tracer provider registered globally (by an OTel SDK, which registers it
+ * under the API's global symbol before the operator starts). Otherwise a reconcile runs with a
+ * no-op span and the API is never loaded.
  * @module
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { context, trace, SpanKind, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
+import { loadOnFirstUse } from '../loading/index.ts';
+import type { Span, SpanContext, Tracer } from '@opentelemetry/api';
 import type { ClientObserver, RequestInfo } from '../client/index.ts';
 
 export const TRACER_NAME = 'converge-runtime';
 
+type OtelApi = typeof import('@opentelemetry/api');
+
+/** Where the OTel API (any copy of version 1) keeps its registered providers. */
+const OTEL_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+let api: OtelApi | undefined;
+
+/** The OTel API when tracing can record anything (`tracer` given, or a provider registered); else undefined. */
+function otel(tracer: Tracer | undefined): OtelApi | undefined {
+  if (api) return api;
+  const registered = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_GLOBAL]?.trace;
+  if (!tracer && !registered) return undefined;
+  api = loadOnFirstUse<OtelApi>('@opentelemetry/api');
+  return api;
+}
+
+const NO_SPAN_CONTEXT: SpanContext = { traceId: '00000000000000000000000000000000', spanId: '0000000000000000', traceFlags: 0 };
+/** What `fn` gets when nothing traces: every method does nothing. */
+const NOOP_SPAN: Span = {
+  spanContext: () => NO_SPAN_CONTEXT,
+  setAttribute: () => NOOP_SPAN,
+  setAttributes: () => NOOP_SPAN,
+  addEvent: () => NOOP_SPAN,
+  addLink: () => NOOP_SPAN,
+  addLinks: () => NOOP_SPAN,
+  setStatus: () => NOOP_SPAN,
+  updateName: () => NOOP_SPAN,
+  end: () => undefined,
+  isRecording: () => false,
+  recordException: () => undefined,
+};
+
 /** The reconcile span of the running async call chain, kept apart from OTel's context manager (which may be absent). */
 const current = new AsyncLocalStorage<Span>();
-
-function defaultTracer(): Tracer {
-  return trace.getTracer(TRACER_NAME);
-}
 
 export interface ReconcileSpanOptions {
   /** Default: the global tracer provider's `converge-runtime` tracer (a no-op until one is registered). */
@@ -32,7 +65,10 @@ export async function withReconcileSpan<T>(
   fn: (span: Span) => Promise<T>,
   options: ReconcileSpanOptions = {},
 ): Promise<T> {
-  const tracer = options.tracer ?? defaultTracer();
+  const otelApi = otel(options.tracer);
+  if (!otelApi) return fn(NOOP_SPAN);
+  const { context, trace, SpanKind, SpanStatusCode } = otelApi;
+  const tracer = options.tracer ?? trace.getTracer(TRACER_NAME);
   const slash = key.indexOf('/');
   const span = tracer.startSpan(`reconcile ${controller}`, {
     kind: SpanKind.INTERNAL,
@@ -74,7 +110,10 @@ export function apiCallObserver(options: { tracer?: Tracer } = {}): ClientObserv
     onRequest(info: RequestInfo): void {
       const parent = current.getStore();
       if (!parent?.isRecording()) return;
-      const tracer = options.tracer ?? defaultTracer();
+      const otelApi = otel(options.tracer);
+      if (!otelApi) return;
+      const { context, trace, SpanKind, SpanStatusCode } = otelApi;
+      const tracer = options.tracer ?? trace.getTracer(TRACER_NAME);
       const end = Date.now();
       const span = tracer.startSpan(
         `${info.verb} ${info.resource}`,

@@ -17,7 +17,8 @@ import type { Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { Counter, Histogram } from 'prom-client';
+import type { Counter, Histogram } from 'prom-client';
+import { loadPromClient } from '../metrics/index.ts';
 import type { Registry } from 'prom-client';
 import { parseBindAddress } from '../serving/index.ts';
 import type { CertificateSource, ServingCertificate } from './certificates.ts';
@@ -52,6 +53,7 @@ export class WebhookServer {
     this.#listening.promise.catch(() => undefined);
     const registers = options.registry ? [options.registry] : [];
     if (options.registry) {
+      const { Counter, Histogram } = loadPromClient();
       this.#requests = new Counter({ name: 'converge_webhook_requests_total', help: 'Webhook requests by path and HTTP status code', labelNames: ['path', 'code'], registers });
       this.#conversions = new Counter({ name: 'converge_webhook_conversions_total', help: 'Objects converted by the conversion webhook, by kind, version pair and result', labelNames: ['kind', 'from', 'to', 'result'], registers });
       this.#conversionTime = new Histogram({ name: 'converge_webhook_conversion_duration_seconds', help: 'Time to convert one object, by kind and version pair', labelNames: ['kind', 'from', 'to'], buckets: [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05], registers });

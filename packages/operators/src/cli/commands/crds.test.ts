@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
-import { CRD_FILES, renderAllCrds, renderCrdFile, run } from './crds.ts';
+import { CRD_FILE_NAMES, run } from './crds.ts';
+import { CRD_FILES, renderAllCrds, renderCrdFile } from '../shared/crd-files.ts';
 import type { CommandIO } from '../shared/kubectl.ts';
 
 const root = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -53,4 +54,8 @@ test('converge crds --help, and usage errors on stderr with exit code 2', async 
   assert.equal(await run(['--frobnicate'], bad), 2);
   assert.equal(bad.out, '');
   assert.match(bad.err, /converge crds: .*frobnicate/);
+});
+
+test('the light command lists the same files as the CRD list', () => {
+  assert.deepEqual([...CRD_FILE_NAMES], CRD_FILES.map((f) => f.path.replace('deploy/crds/', '')));
 });

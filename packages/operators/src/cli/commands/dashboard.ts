@@ -8,7 +8,7 @@
  * @module
  */
 import { createLogger, loadKubeConfig } from '@converge/runtime';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@converge/runtime';
 import { DEFAULT_LISTEN, ListenError, startDashboard } from '../../dashboard/index.ts';
 import type { ClusterSpec } from '../../dashboard/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';

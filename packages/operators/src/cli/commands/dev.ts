@@ -273,10 +273,13 @@ class DevSession {
     this.#logStream = createWriteStream(o.logFile, { flags: 'a' });
     const log = createLogger({ level: o.logLevel, name: 'converge', destination: this.#logStream });
     const config = devOperatorConfig(this.#sim.caPath);
-    let manager: Manager | undefined;
+    // The manager is built after an await (the provider operator is imported when it runs), so it
+    // is waited for, not looked at right after the call.
+    let built!: (m: Manager) => void;
+    const managerBuilt = new Promise<Manager>((resolve) => (built = resolve));
     const abort = new AbortController();
     const done = runOperatorProcess(
-      { kubeConfig, config, metricsBindAddress: '127.0.0.1:0', healthProbeBindAddress: '0', log, webhook: webhook.settings, onManager: (m) => (manager = m) },
+      { kubeConfig, config, metricsBindAddress: '127.0.0.1:0', healthProbeBindAddress: '0', log, webhook: webhook.settings, onManager: (m) => built(m) },
       abort.signal,
     );
     this.#operators = { abort, done };
@@ -286,13 +289,13 @@ class DevSession {
       },
       (err: unknown) => this.#requestStop(`the operators failed: ${(err as Error).message}`, 1),
     );
-    if (!manager) {
-      await done; // it failed before building the manager: the rejection above reports why
-      return;
-    }
-    await (manager as Manager).cache.waitForSync(this.#stop.signal).catch(() => {});
+    // Undefined when the operators stopped or failed before building the manager: the handlers
+    // above report why.
+    const manager = await Promise.race([managerBuilt, done.then(() => undefined, () => undefined)]);
+    if (!manager) return;
+    await manager.cache.waitForSync(this.#stop.signal).catch(() => {});
     if (this.#stop.signal.aborted) return;
-    const [metrics] = await (manager as Manager).serverAddresses();
+    const [metrics] = await manager.serverAddresses();
     this.#metricsUrl = metrics ? `http://${metrics}` : undefined;
     this.#say(`operators running (microservice, provider); logs: ${displayPath(o.logFile)}${this.#metricsUrl ? `; metrics: ${this.#metricsUrl}/metrics` : ''}`, 'green');
 

@@ -114,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
       return 1;
     }
     if (output === 'json') process.stdout.write(`${JSON.stringify(explanation, null, 2)}\n`);
-    else if (output === 'yaml') process.stdout.write(toYaml(explanation, { lineWidth: 0 }));
+    else if (output === 'yaml') process.stdout.write((await import('yaml')).stringify(explanation, { lineWidth: 0 }));
     else process.stdout.write(`${renderExplanationText(explanation, { style: createStyle(colorEnabled(process.stdout)), now: new Date() })}\n`);
     return 0;
   } catch (err) {

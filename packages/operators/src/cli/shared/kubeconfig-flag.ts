@@ -3,7 +3,7 @@
  * the in-cluster service account.
  * @module
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@converge/runtime';
 import { loadKubeConfig } from '@converge/runtime';
 
 export function kubeConfigFrom(flag: string | undefined): KubeConfig {

@@ -3,7 +3,7 @@
  * context's namespace, else `default`; `-A` means every namespace (returned as `null`).
  * @module
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@converge/runtime';
 
 export function namespaceFrom(kubeConfig: KubeConfig, flag: string | undefined, allNamespaces = false): string | null {
   if (allNamespaces) return null;

@@ -7,9 +7,9 @@
  */
 import { isNotFound } from '@converge/runtime';
 import type { KubeClient, KubeObject, ResourceKind } from '@converge/runtime';
-import { MicroserviceKind } from '../../operators/microservice/api/index.ts';
-import { DigitalHumanProviderKind } from '../../operators/provider/api/index.ts';
-import { buildStatusDocument } from '../views/index.ts';
+// Schema-free kinds and the status view only: `converge status` loads no schema (issue 17, goal 5).
+import { MicroserviceKindDescriptor as MicroserviceKind, DigitalHumanProviderKindDescriptor as DigitalHumanProviderKind } from '../../operators/kinds.ts';
+import { buildStatusDocument } from '../views/status-view.ts';
 import type { StatusDocument } from '../views/index.ts';
 
 async function listOrMissing<T extends KubeObject>(client: KubeClient, kind: ResourceKind<T>, namespace: string | null, warnings: string[], signal?: AbortSignal): Promise<T[]> {

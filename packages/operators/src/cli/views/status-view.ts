@@ -36,7 +36,7 @@
 import type { Condition } from '@converge/runtime';
 import type { Microservice } from '../../operators/microservice/api/index.ts';
 import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
-import { PROVIDER_FINALIZER } from '../../operators/provider/api/index.ts';
+import { PROVIDER_FINALIZER } from '../../operators/provider/api/constants.ts';
 import { formatAge } from './age.ts';
 import { renderTable, cell, type Cell, type Column } from './table.ts';
 import { conditionColor, plainStyle, type Style } from './style.ts';

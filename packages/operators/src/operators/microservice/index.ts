@@ -35,6 +35,8 @@ export interface MicroserviceOperatorOptions {
   /** The periodic check (default 10 s, ±10 % jitter). */
   resyncPeriodMs?: number;
   maxConcurrentReconciles?: number;
+  /** Least time between two progress-only status writes of one Microservice (default 15 s). */
+  statusProgressIntervalMs?: number;
   /** Test-only hook at named points (see `MicroserviceReconcilerDeps.faultPoint`). */
   faultPoint?: (name: string) => void | Promise<void>;
 }
@@ -54,6 +56,7 @@ export function registerMicroserviceOperator(manager: Manager, options: Microser
     defaults: options.defaults ?? defaultPlatformDefaults,
     events: options.events,
     clock: manager.clock,
+    ...(options.statusProgressIntervalMs !== undefined ? { statusProgressIntervalMs: options.statusProgressIntervalMs } : {}),
     ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
   });
   // Children are mapped by name, not only by ownerReference: a same-named object that is not

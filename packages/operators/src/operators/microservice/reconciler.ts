@@ -6,7 +6,10 @@
  * Order of work (each step only when needed):
  * 1. Skip objects that are gone or being deleted (garbage collection removes the children).
  * 2. Validate the spec: problems → `Failed`/`InvalidSpec`, a Warning Event, no retry.
- * 3. A new generation → status `Accepted` (and the `Accepted …` log line).
+ * 3. A new generation → the `Accepted …` log line. The status says `Accepted` only when applying
+ *    this generation fails for a reason that is retried (a transient error): when the children
+ *    are written in the same reconcile, its first status write is `ResourcesApplied` (one write
+ *    instead of two; issue 17).
  * 4. Ownership, for both children *before* touching either: a child controlled by someone else
  *    → `Failed`/`OwnershipConflict` (but a child of an older CR of the same name is only waited
  *    for: garbage collection is removing it); an unowned child is adopted only when it carries
@@ -21,8 +24,14 @@
  *    (`conditions.ts`; what kstatus reads), written only
  *    when it differs, and only to the same UID and resourceVersion that was read; the conditions
  *    are set on that version's conditions, so other writers' condition types are kept.
+ *    Progress-only changes (the `status.rollout` counts and condition messages, with the same
+ *    phase, generation, condition statuses and reasons) are written at most once per
+ *    `statusProgressIntervalMs` (default 15 s) per Microservice: the reconcile asks to be run
+ *    again when that interval has passed, and then writes the latest counts. Any other change
+ *    (a condition turning, a new generation, a failure) is written at once.
  * @module
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import {
   DeploymentKind,
@@ -81,6 +90,8 @@ export interface MicroserviceReconcilerDeps {
   defaults: PlatformDefaults;
   events: EventSink;
   clock: Clock;
+  /** Least time between two progress-only status writes of one Microservice (default 15 000 ms). */
+  statusProgressIntervalMs?: number;
   /**
    * Test-only fault hook: called (and awaited) at named points; may throw, kill the process, or
    * hold the reconcile there while a test changes the world (an in-process test provoking a race).
@@ -102,6 +113,8 @@ export class MicroserviceReconciler {
    * nothing the status does not already say.
    */
   readonly #refused = new Map<string, { fingerprint: string; message: string }>();
+  /** When each Microservice's status was last written by this process (monotonic ms). */
+  readonly #statusWrittenAt = new Map<string, number>();
   /**
    * The logger of the reconcile in progress, per key, for the status writer's debug line. Safe:
    * the work queue never runs two reconciles of one key at once.
@@ -132,6 +145,7 @@ export class MicroserviceReconciler {
     let ms = this.#d.microservices.get(request.key);
     if (!ms || ms.metadata.deletionTimestamp) {
       this.#refused.delete(request.key);
+      this.#statusWrittenAt.delete(request.key);
       log.debug(ms ? 'Microservice is being deleted; garbage collection removes its children: nothing to do' : 'Microservice not in the cache (deleted): nothing to do');
       return {};
     }
@@ -141,15 +155,24 @@ export class MicroserviceReconciler {
     if (!isValidMicroserviceName(request.name)) problems.push('metadata.name must be a DNS-1035 label of at most 63 characters');
     if (problems.length > 0) return this.#fail(ms, Reason.InvalidSpec, problems.join('; '), log, signal);
 
-    // A status write that the API server accepted (it is conditional on this UID) proves the
-    // Microservice still exists; otherwise a child is created only after a live read (below).
-    let confirmedLive = false;
-    if (ms.status?.observedGeneration !== generation) {
+    const newGeneration = ms.status?.observedGeneration !== generation;
+    if (newGeneration) {
       log.info(`Accepted ${request.key}: image=${ms.spec.container.image} port=${ms.spec.container.port}${ms.spec.replicas !== undefined ? ` replicas=${ms.spec.replicas}` : ""}`);
-      const accepted = await this.#writeStatus(ms, { phase: MicroservicePhase.Accepted, observedGeneration: generation }, acceptedConditions(), signal);
-      confirmedLive = accepted !== undefined && !accepted.metadata.deletionTimestamp;
-      ms = accepted ?? ms;
     }
+    try {
+      return await this.#apply(request, ms, signal);
+    } catch (err) {
+      // Applying this generation failed and will be retried: say at least that it was received.
+      if (newGeneration && !(err instanceof PermanentError) && !(err instanceof OwnerGone) && !signal.aborted) {
+        await this.#writeStatus(ms, { phase: MicroservicePhase.Accepted, observedGeneration: generation }, acceptedConditions(), signal).catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
+  async #apply(request: Request, ms: Microservice, signal: AbortSignal): Promise<Result> {
+    const log = request.log;
+    const generation = ms.metadata.generation ?? 0;
 
     let desired: DesiredState;
     try {
@@ -197,9 +220,11 @@ export class MicroserviceReconciler {
     // A missing child is created only for an owner the API server still has: the cache can show
     // a Microservice whose deletion it has not seen yet while garbage collection (seen sooner on
     // the child's watch) has already removed the children. One live read, only when a child must
-    // be re-created (a new generation's Accepted write has just proved the owner live).
-    if (!confirmedLive && children.some((c) => !c.current)) await this.#confirmLive(ms, signal);
+    // be created.
+    if (children.some((c) => !c.current)) await this.#confirmLive(ms, signal);
 
+    const applied: string[] = [];
+    const actions = new Set<string>();
     for (const child of children) {
       // Converged when the update we would send changes nothing: the same function that builds
       // the write decides whether one is needed, so they can never disagree (e.g. about other
@@ -233,7 +258,13 @@ export class MicroserviceReconciler {
       await this.#d.faultPoint?.(`microservice:after-apply-${child.kind.kind.toLowerCase()}`);
       const action = adopt.includes(child) ? Reason.Adopted : existed ? Reason.Updated : Reason.Created;
       log.info({ child: child.kind.kind, action, ...(existed && !adopt.includes(child) ? { differences: differencesForLog(before, this.#updateBody({ ...child, current: before })).differences } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
-      this.#d.events.normal(ms, action, 'Apply', `${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
+      applied.push(`${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
+      actions.add(action);
+    }
+    // One Event for what this reconcile wrote (not one per child): Events are API writes too.
+    if (applied.length > 0) {
+      const reason = [Reason.Adopted, Reason.Created, Reason.Updated].find((r) => actions.has(r)) ?? Reason.Updated;
+      this.#d.events.normal(ms, reason, 'Apply', applied.join('; '));
     }
 
     const deployment = children[0]!.current as Deployment;
@@ -245,7 +276,14 @@ export class MicroserviceReconciler {
       managedResources: { deployment: request.name, service: request.name },
       rollout: rollout.summary,
     };
-    await this.#writeStatus(ms, status, rolloutConditions(rollout), signal);
+    const conditions = rolloutConditions(rollout);
+    const latest = this.#d.microservices.get(request.key);
+    if (latest && isProgressOnly(latest.status, status, conditions)) {
+      const since = this.#d.clock.monotonic() - (this.#statusWrittenAt.get(request.key) ?? -Infinity);
+      const interval = this.#d.statusProgressIntervalMs ?? 15_000;
+      if (since < interval) return { requeueAfterMs: Math.ceil(interval - since) };
+    }
+    await this.#writeStatus(ms, status, conditions, signal);
     return {};
   }
 
@@ -304,6 +342,7 @@ export class MicroserviceReconciler {
     await this.#d.faultPoint?.('microservice:before-status');
     try {
       const written = await patchStatus(this.#d.client, MicroserviceKind, latest, status, { fieldManager: MICROSERVICE_FIELD_MANAGER, signal });
+      if (written) this.#statusWrittenAt.set(`${ms.metadata.namespace ?? ''}/${ms.metadata.name ?? ''}`, this.#d.clock.monotonic());
       this.#logs.get(formatKey(keyOf(latest)))?.debug(
         { phase: own.phase, conditions: Object.fromEntries(conditions.map(([type, s, reason]) => [type, `${s}/${reason}`])) },
         written ? 'status written' : 'status unchanged; not written',
@@ -376,4 +415,21 @@ export const SERVICE_NAME_INDEX = 'service-name';
 export function endpointSliceServiceIndex(slice: EndpointSlice): string[] {
   const service = slice.metadata.labels?.['kubernetes.io/service-name'];
   return service ? [`${slice.metadata.namespace ?? ''}/${service}`] : [];
+}
+
+/**
+ * Whether going from `prev` to the status (`own` + `conditions`) changes only progress: the same
+ * phase, generation, reason, message and managed resources, every condition set with the same
+ * status and reason (its message may differ), and something else (the rollout counts, a
+ * message) different.
+ */
+export function isProgressOnly(prev: MicroserviceStatus | undefined, own: OwnStatus, conditions: ConditionEntry[]): boolean {
+  if (!prev || prev.phase !== own.phase || prev.observedGeneration !== own.observedGeneration) return false;
+  if (prev.reason !== own.reason || prev.message !== own.message) return false;
+  if (!isDeepStrictEqual(prev.managedResources, own.managedResources)) return false;
+  const byType = new Map((prev.conditions ?? []).map((c) => [c.type, c]));
+  return conditions.every(([type, status, reason]) => {
+    const c = byType.get(type);
+    return c !== undefined && c.status === status && c.reason === reason && c.observedGeneration === own.observedGeneration;
+  });
 }

@@ -1,0 +1,219 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Credentials, KubeConfig, parseExecCredential } from './index.ts';
+import type { ExecConfig, KubeConfigCluster, KubeConfigUser } from './index.ts';
+
+function dir(): string {
+  return mkdtempSync(join(tmpdir(), 'converge-credentials-'));
+}
+
+function config(user: Partial<KubeConfigUser>, cluster: Partial<KubeConfigCluster> = {}): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'https://127.0.0.1:6443', ...cluster }],
+    users: [{ name: 'u', ...user }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  kc.source = '/test/kubeconfig';
+  return kc;
+}
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+/**
+ * An exec credential plugin as a small shell script: it counts its runs in `runs`, saves the
+ * KUBERNETES_EXEC_INFO and FOO it was given, and prints `out` (re-read on every run, so a test
+ * can change what the next run prints).
+ */
+function plugin(d: string): { exec: (apiVersion: string, extra?: Partial<ExecConfig>) => ExecConfig; print: (doc: unknown) => void; runs: () => number; info: () => unknown } {
+  const script = join(d, 'plugin.sh');
+  writeFileSync(
+    script,
+    `#!/bin/sh\necho x >> "${d}/runs"\nprintf '%s' "$KUBERNETES_EXEC_INFO" > "${d}/info"\nprintf '%s' "$FOO" > "${d}/foo"\n` +
+      `if [ -f "${d}/fail" ]; then echo "plugin says: $(cat "${d}/fail")" >&2; exit 3; fi\ncat "${d}/out"\n`,
+  );
+  chmodSync(script, 0o755);
+  return {
+    exec: (apiVersion, extra = {}) => ({ command: script, apiVersion, env: [{ name: 'FOO', value: 'bar' }], ...extra }),
+    print: (doc) => writeFileSync(join(d, 'out'), JSON.stringify(doc)),
+    runs: () => {
+      try {
+        return readFileSync(join(d, 'runs'), 'utf8').trim().split('\n').length;
+      } catch {
+        return 0;
+      }
+    },
+    info: () => JSON.parse(readFileSync(join(d, 'info'), 'utf8')),
+  };
+}
+
+describe('static credentials', () => {
+  it('bearer token, impersonation, basic auth, and the token winning over basic auth', async () => {
+    assert.deepEqual(await new Credentials(config({ token: 'abc', impersonateUser: 'jane' })).headers(), { authorization: 'Bearer abc', 'impersonate-user': 'jane' });
+    assert.deepEqual(await new Credentials(config({ username: 'a', password: 'b' })).headers(), { authorization: `Basic ${b64('a:b')}` });
+    assert.deepEqual(await new Credentials(config({ token: 't', username: 'a', password: 'b' })).headers(), { authorization: 'Bearer t' });
+    assert.deepEqual(await new Credentials(config({})).headers(), {});
+  });
+
+  it('TLS from data and from files; tls-server-name; insecure-skip-tls-verify', async () => {
+    const d = dir();
+    writeFileSync(join(d, 'ca.pem'), 'CA-PEM');
+    writeFileSync(join(d, 'c.crt'), 'CERT-PEM');
+    writeFileSync(join(d, 'c.key'), 'KEY-PEM');
+    const fromFiles = await new Credentials(config({ certFile: join(d, 'c.crt'), keyFile: join(d, 'c.key') }, { caFile: join(d, 'ca.pem'), tlsServerName: 'kubernetes' })).tls();
+    assert.deepEqual({ ...fromFiles, id: '' }, { id: '', ca: 'CA-PEM', cert: 'CERT-PEM', key: 'KEY-PEM', rejectUnauthorized: true, servername: 'kubernetes' });
+    const fromData = await new Credentials(config({ certData: b64('C'), keyData: b64('K') }, { caData: b64('A') })).tls();
+    assert.deepEqual({ ...fromData, id: '' }, { id: '', ca: 'A', cert: 'C', key: 'K', rejectUnauthorized: true });
+    const insecure = await new Credentials(config({}, { skipTLSVerify: true })).tls();
+    assert.equal(insecure.rejectUnauthorized, false);
+  });
+
+  it('refuses what kubectl refuses, naming the file and never the secret', () => {
+    assert.throws(() => new Credentials(config({}, { skipTLSVerify: true, caData: b64('A') })), /\/test\/kubeconfig: cluster "c" sets both insecure-skip-tls-verify and a certificate authority/);
+    assert.throws(() => new Credentials(config({ certData: b64('C') })), /user "u" has a client certificate without a key/);
+    assert.throws(() => new Credentials(config({ certFile: '/nonexistent/c.crt', keyData: b64('K') })), /cannot read the client certificate \/nonexistent\/c\.crt: ENOENT/);
+    assert.throws(() => new Credentials(config({ authProvider: { name: 'oidc', config: { 'id-token': 'SECRET' } } })), (e: Error) => /auth-provider "oidc", which is not supported.*exec credential plugin/.test(e.message) && !e.message.includes('SECRET'));
+    assert.throws(() => new Credentials(config({}, { server: '' })), /cluster "c" has no server/);
+    assert.throws(() => new Credentials(config({}, { server: 'ftp://x' })), /is neither https:\/\/ nor http:\/\//);
+    const kc = config({});
+    kc.currentContext = '';
+    assert.throws(() => new Credentials(kc), /has no current context/);
+    kc.currentContext = 'other';
+    assert.throws(() => new Credentials(kc), /the current context "other" is not defined/);
+  });
+
+  it('accepts a plain http:// server, as kubectl does (issue 18, item 4)', async () => {
+    const c = new Credentials(config({ token: 't' }, { server: 'http://127.0.0.1:8001/' }));
+    assert.equal(c.protocol, 'http:');
+    assert.equal(c.server, 'http://127.0.0.1:8001');
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer t' });
+  });
+});
+
+describe('token files', () => {
+  it('re-reads a rotated token once the check interval has passed, and keeps the last one while the file is briefly gone', async () => {
+    const d = dir();
+    const file = join(d, 'token');
+    writeFileSync(file, 'first\n');
+    let now = 0;
+    const c = new Credentials(config({ tokenFile: file }), { tokenFileCheckMs: 1000, monotonic: () => now });
+    assert.equal(c.dynamic, true);
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer first' });
+    // The kubelet swaps the file atomically.
+    writeFileSync(join(d, 'token.new'), 'second-longer');
+    renameSync(join(d, 'token.new'), file);
+    now = 500;
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer first' }, 'within the interval: the cached token');
+    now = 1000;
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer second-longer' });
+    renameSync(file, join(d, 'moved'));
+    now = 2500;
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer second-longer' });
+  });
+
+  it('a 401 makes the next request read the file at once', async () => {
+    const d = dir();
+    const file = join(d, 'token');
+    writeFileSync(file, 'one');
+    const c = new Credentials(config({ tokenFile: file }), { tokenFileCheckMs: 60_000, monotonic: () => 0 });
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer one' });
+    writeFileSync(file, 'two');
+    c.invalidate();
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer two' });
+  });
+
+  it('an unreadable or empty token file is an error naming the file', async () => {
+    const d = dir();
+    await assert.rejects(new Credentials(config({ tokenFile: join(d, 'none') })).headers(), /cannot read token file .*none: ENOENT/);
+    writeFileSync(join(d, 'empty'), '\n');
+    await assert.rejects(new Credentials(config({ tokenFile: join(d, 'empty') })).headers(), /token file .*empty is empty/);
+  });
+});
+
+describe('exec credential plugins', () => {
+  it('v1: runs the plugin with KUBERNETES_EXEC_INFO and its env, and caches the token until expirationTimestamp', async () => {
+    const d = dir();
+    const p = plugin(d);
+    let now = Date.parse('2030-01-01T00:00:00Z');
+    p.print({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'tok-1', expirationTimestamp: '2030-01-01T00:10:00Z' } });
+    const c = new Credentials(config({ exec: p.exec('client.authentication.k8s.io/v1', { provideClusterInfo: true, interactiveMode: 'Never' }) }, { caData: b64('CA') }), { exec: { now: () => now } });
+    const [a, b] = await Promise.all([c.headers(), c.headers()]);
+    assert.deepEqual(a, { authorization: 'Bearer tok-1' });
+    assert.deepEqual(b, a);
+    assert.equal(p.runs(), 1, 'concurrent callers share one run');
+    assert.deepEqual(p.info(), {
+      apiVersion: 'client.authentication.k8s.io/v1',
+      kind: 'ExecCredential',
+      spec: { interactive: false, cluster: { server: 'https://127.0.0.1:6443', 'certificate-authority-data': b64('CA') } },
+    });
+    assert.equal(readFileSync(join(d, 'foo'), 'utf8'), 'bar', 'exec.env reaches the plugin');
+    now += 9 * 60_000;
+    await c.headers();
+    assert.equal(p.runs(), 1, 'cached until it expires');
+    p.print({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'tok-2' } });
+    now += 60_000;
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer tok-2' });
+    assert.equal(p.runs(), 2, 'run again once expired');
+    await c.headers();
+    assert.equal(p.runs(), 2, 'no expiry: kept …');
+    c.invalidate();
+    await c.headers();
+    assert.equal(p.runs(), 3, '… until a 401 invalidates it');
+  });
+
+  it('v1beta1: a client certificate and key, with a new TLS id when the certificate changes', async () => {
+    const d = dir();
+    const p = plugin(d);
+    p.print({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { clientCertificateData: 'CERT-1', clientKeyData: 'KEY-1' } });
+    const c = new Credentials(config({ exec: p.exec('client.authentication.k8s.io/v1beta1') }));
+    const first = await c.tls();
+    assert.equal(first.cert, 'CERT-1');
+    assert.equal(first.key, 'KEY-1');
+    assert.deepEqual(await c.headers(), {});
+    assert.deepEqual(p.info(), { apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', spec: { interactive: false } });
+    assert.equal((await c.tls()).id, first.id, 'same certificate, same connections');
+    p.print({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { clientCertificateData: 'CERT-2', clientKeyData: 'KEY-2' } });
+    c.invalidate();
+    const second = await c.tls();
+    assert.equal(second.cert, 'CERT-2');
+    assert.notEqual(second.id, first.id);
+  });
+
+  it('a static token wins over the plugin (client-go: an Authorization header already set is kept)', async () => {
+    const d = dir();
+    const p = plugin(d);
+    const c = new Credentials(config({ token: 'static', exec: p.exec('client.authentication.k8s.io/v1') }));
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer static' });
+    assert.equal(p.runs(), 0);
+  });
+
+  it('failures say which plugin, why, and what the plugin said on stderr; never what it printed on stdout', async () => {
+    const d = dir();
+    const p = plugin(d);
+    writeFileSync(join(d, 'fail'), 'token expired, run login');
+    const failing = new Credentials(config({ exec: p.exec('client.authentication.k8s.io/v1') }));
+    await assert.rejects(failing.headers(), /exec credential plugin ".*plugin\.sh" failed \(exit 3\): plugin says: token expired, run login/);
+
+    const missing = new Credentials(config({ exec: { command: 'converge-no-such-plugin', apiVersion: 'client.authentication.k8s.io/v1', installHint: 'install it with `brew install thing`' } }));
+    await assert.rejects(missing.headers(), /exec credential plugin "converge-no-such-plugin" was not found: install it with `brew install thing`/);
+
+    assert.throws(() => new Credentials(config({ exec: { command: 'x', apiVersion: 'client.authentication.k8s.io/v1alpha1' } })), /apiVersion "client.authentication.k8s.io\/v1alpha1" is not supported/);
+    assert.throws(() => new Credentials(config({ exec: { command: 'x', apiVersion: 'client.authentication.k8s.io/v1', interactiveMode: 'Always' } })), /needs a terminal/);
+  });
+
+  it('checks what the plugin printed', () => {
+    const v1 = 'client.authentication.k8s.io/v1';
+    const doc = (status: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ apiVersion: v1, kind: 'ExecCredential', status, ...extra });
+    assert.throws(() => parseExecCredential('SECRET not json', v1), (e: Error) => /did not print an ExecCredential as JSON/.test(e.message) && !e.message.includes('SECRET'));
+    assert.throws(() => parseExecCredential(doc({ token: 't' }, { apiVersion: 'client.authentication.k8s.io/v1beta1' }), v1), /configured for client.authentication.k8s.io\/v1 but printed client.authentication.k8s.io\/v1beta1/);
+    assert.throws(() => parseExecCredential(doc({ token: 't' }, { kind: 'Other' }), v1), /printed kind "Other"/);
+    assert.throws(() => parseExecCredential(doc({}), v1), /neither status.token nor status.clientCertificateData/);
+    assert.throws(() => parseExecCredential(doc({ clientCertificateData: 'c' }), v1), /without its key/);
+    assert.throws(() => parseExecCredential(doc({ token: 't', expirationTimestamp: 'tomorrow' }), v1), /not RFC 3339/);
+    assert.deepEqual(parseExecCredential(doc({ token: 't', expirationTimestamp: '2030-01-01T00:00:00Z' }), v1), { token: 't', expiresAtMs: Date.parse('2030-01-01T00:00:00Z') });
+  });
+});

@@ -1,0 +1,199 @@
+/**
+ * `Credentials`: what a request to the current context's cluster needs — the server, TLS
+ * material and the authentication headers — from a `KubeConfig`.
+ *
+ * Precedence as client-go: a static `token` (or `tokenFile`) wins over an exec plugin; basic auth
+ * (`username`/`password`) is used when there is no token. A client certificate may come from the
+ * kubeconfig (data or file) or from an exec plugin; `tls().id` changes when it does, so a caller
+ * can rebuild its connections.
+ *
+ * Token files are re-read when they change (checked at most every `tokenFileCheckMs`, default
+ * 1 s): in-cluster projected ServiceAccount tokens rotate (the kubelet rewrites the file), and a
+ * long-running operator must pick up the new one. Exec credentials are kept until they expire
+ * or `invalidate()` is called (the API server answered 401).
+ *
+ * Nothing here logs; errors name files and commands, never a token, key or password.
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import type { KubeConfig, KubeConfigCluster, KubeConfigUser } from './kubeconfig.ts';
+import { KubeConfigError } from './kubeconfig.ts';
+import { ExecCredentialPlugin } from './exec-plugin.ts';
+import type { ExecPluginOptions } from './exec-plugin.ts';
+
+export interface TlsMaterial {
+  /** Changes whenever the material does (an exec plugin returned a new client certificate). */
+  id: string;
+  ca?: string;
+  cert?: string;
+  key?: string;
+  rejectUnauthorized: boolean;
+  servername?: string;
+}
+
+export interface CredentialsOptions {
+  /** How often a token file is checked for a new token (default 1000 ms). */
+  tokenFileCheckMs?: number;
+  /** Monotonic ms (default `performance.now`), for the token file check interval. */
+  monotonic?: () => number;
+  exec?: ExecPluginOptions;
+}
+
+let execTlsVersions = 0;
+
+export class Credentials {
+  /** The server URL without a trailing slash, e.g. `https://10.0.0.1:6443`. */
+  readonly server: string;
+  readonly protocol: 'http:' | 'https:';
+  readonly proxyUrl: string | undefined;
+  /** True when headers or TLS material can change between requests (token file, exec plugin). */
+  readonly dynamic: boolean;
+  readonly #staticTls: TlsMaterial;
+  readonly #staticHeaders: Record<string, string>;
+  readonly #tokenFile: TokenFile | undefined;
+  readonly #exec: ExecCredentialPlugin | undefined;
+  #execTls: TlsMaterial | undefined;
+  #execCert = '';
+
+  constructor(kc: KubeConfig, options: CredentialsOptions = {}) {
+    const where = kc.source || 'the kubeconfig';
+    const contextName = kc.getCurrentContext();
+    if (!contextName) throw new KubeConfigError(`${where} has no current context (set current-context, or pick one with --context)`);
+    const context = kc.getContextObject(contextName);
+    if (!context) throw new KubeConfigError(`${where}: the current context "${contextName}" is not defined`);
+    const cluster = kc.getCluster(context.cluster);
+    if (!cluster) throw new KubeConfigError(`${where}: context "${contextName}" names cluster "${context.cluster}", which is not defined`);
+    const user: KubeConfigUser = (context.user && kc.getUser(context.user)) || { name: '' };
+    if (context.user && !kc.getUser(context.user)) throw new KubeConfigError(`${where}: context "${contextName}" names user "${context.user}", which is not defined`);
+    let url: URL;
+    try {
+      url = new URL(cluster.server);
+    } catch {
+      throw new KubeConfigError(`${where}: cluster "${cluster.name}" has ${cluster.server ? `an invalid server URL "${cluster.server}"` : 'no server'}`);
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new KubeConfigError(`${where}: cluster "${cluster.name}" server "${cluster.server}" is neither https:// nor http://`);
+    if (user.authProvider) {
+      throw new KubeConfigError(
+        `${where}: user "${user.name}" uses auth-provider "${user.authProvider.name}", which is not supported (kubectl removed the gcp and azure providers in 1.26): ` +
+          'use an exec credential plugin (gke-gcloud-auth-plugin, kubelogin, …)',
+      );
+    }
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.protocol = url.protocol;
+    this.proxyUrl = cluster.proxyUrl;
+    this.#staticTls = { id: 'static', ...tlsFromKubeconfig(cluster, user, where) };
+    this.#staticHeaders = {};
+    if (user.impersonateUser) this.#staticHeaders['impersonate-user'] = user.impersonateUser;
+    if (user.token) this.#staticHeaders.authorization = `Bearer ${user.token}`;
+    else if (user.tokenFile) this.#tokenFile = new TokenFile(user.tokenFile, options.tokenFileCheckMs ?? 1000, options.monotonic ?? (() => performance.now()));
+    else if (user.exec) this.#exec = new ExecCredentialPlugin(user.exec, cluster, options.exec);
+    else if (user.username !== undefined && user.password !== undefined) {
+      this.#staticHeaders.authorization = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`;
+    }
+    this.dynamic = Boolean(this.#tokenFile || this.#exec);
+  }
+
+  /** Authentication (and impersonation) headers for the next request. */
+  async headers(): Promise<Record<string, string>> {
+    if (this.#tokenFile) return { ...this.#staticHeaders, authorization: `Bearer ${await this.#tokenFile.read()}` };
+    if (this.#exec) {
+      const cred = await this.#exec.get();
+      return cred.token ? { ...this.#staticHeaders, authorization: `Bearer ${cred.token}` } : this.#staticHeaders;
+    }
+    return this.#staticHeaders;
+  }
+
+  /** The TLS material for the next connection (see `TlsMaterial.id`). */
+  async tls(): Promise<TlsMaterial> {
+    if (!this.#exec) return this.#staticTls;
+    const cred = await this.#exec.get();
+    if (!cred.clientCertificateData) return this.#staticTls;
+    const fingerprint = cred.clientCertificateData;
+    if (!this.#execTls || this.#execCert !== fingerprint) {
+      this.#execCert = fingerprint;
+      this.#execTls = { ...this.#staticTls, id: `exec-${++execTlsVersions}`, cert: cred.clientCertificateData, key: cred.clientKeyData! };
+    }
+    return this.#execTls;
+  }
+
+  /** The API server refused the credentials (401): the next request gets fresh ones. */
+  invalidate(): void {
+    this.#exec?.invalidate();
+    this.#tokenFile?.invalidate();
+  }
+}
+
+function tlsFromKubeconfig(cluster: KubeConfigCluster, user: KubeConfigUser, where: string): Omit<TlsMaterial, 'id'> {
+  const read = (file: string, what: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new KubeConfigError(`${where}: cannot read the ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  };
+  const decode = (data: string) => Buffer.from(data, 'base64').toString('utf8');
+  if (cluster.skipTLSVerify && (cluster.caData || cluster.caFile)) {
+    throw new KubeConfigError(`${where}: cluster "${cluster.name}" sets both insecure-skip-tls-verify and a certificate authority (as kubectl, refused: choose one)`);
+  }
+  const ca = cluster.caData ? decode(cluster.caData) : cluster.caFile ? read(cluster.caFile, 'certificate authority') : undefined;
+  const cert = user.certData ? decode(user.certData) : user.certFile ? read(user.certFile, 'client certificate') : undefined;
+  const key = user.keyData ? decode(user.keyData) : user.keyFile ? read(user.keyFile, 'client key') : undefined;
+  if (Boolean(cert) !== Boolean(key)) throw new KubeConfigError(`${where}: user "${user.name}" has a client certificate without a key, or a key without a certificate`);
+  return {
+    ...(ca ? { ca } : {}),
+    ...(cert ? { cert, key: key! } : {}),
+    rejectUnauthorized: !cluster.skipTLSVerify,
+    ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
+  };
+}
+
+/** A bearer token in a file, read again when the file changes. */
+class TokenFile {
+  readonly #path: string;
+  readonly #checkMs: number;
+  readonly #monotonic: () => number;
+  #token: string | undefined;
+  #version = '';
+  #checkedAt = -Infinity;
+  #reading: Promise<string> | undefined;
+
+  constructor(path: string, checkMs: number, monotonic: () => number) {
+    this.#path = path;
+    this.#checkMs = checkMs;
+    this.#monotonic = monotonic;
+  }
+
+  async read(): Promise<string> {
+    if (this.#token !== undefined && this.#monotonic() - this.#checkedAt < this.#checkMs) return this.#token;
+    this.#reading ??= this.#refresh().finally(() => {
+      this.#reading = undefined;
+    });
+    return this.#reading;
+  }
+
+  invalidate(): void {
+    this.#checkedAt = -Infinity;
+    this.#version = '';
+  }
+
+  async #refresh(): Promise<string> {
+    try {
+      const s = await stat(this.#path);
+      const version = `${s.mtimeMs}:${s.size}:${s.ino}`;
+      if (this.#token === undefined || version !== this.#version) {
+        const token = (await readFile(this.#path, 'utf8')).trim();
+        if (!token) throw new KubeConfigError(`token file ${this.#path} is empty`);
+        this.#token = token;
+        this.#version = version;
+      }
+      this.#checkedAt = this.#monotonic();
+      return this.#token;
+    } catch (err) {
+      // A rotation in progress (the file briefly missing): keep using the token read last.
+      if (this.#token !== undefined && (err as NodeJS.ErrnoException).code === 'ENOENT') return this.#token;
+      if (err instanceof KubeConfigError) throw err;
+      throw new KubeConfigError(`cannot read token file ${this.#path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * Exec credential plugins (`users[].user.exec`): runs the command client-go would run, with
+ * `KUBERNETES_EXEC_INFO`, reads its `ExecCredential` (`client.authentication.k8s.io/v1` or
+ * `v1beta1`) and keeps it until its `expirationTimestamp` (or, without one, until the API server
+ * answers 401 and the caller invalidates it).
+ *
+ * Guarantees: one run at a time (concurrent callers share it); the plugin gets no terminal
+ * (stdin is closed, `interactive: false`); its stdout is never logged; its stderr (cut to 1 KiB)
+ * is quoted in the error when it fails. A run is bounded by `timeoutMs` (default 60 s).
+ * @module
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { ExecConfig, KubeConfigCluster } from './kubeconfig.ts';
+import { KubeConfigError } from './kubeconfig.ts';
+
+export const EXEC_API_VERSIONS = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'] as const;
+
+/** What a plugin gave: a bearer token, or a client certificate and key (PEM), and until when. */
+export interface ExecCredentialResult {
+  token?: string;
+  clientCertificateData?: string;
+  clientKeyData?: string;
+  /** Wall-clock ms after which it is run again; `Infinity` when the plugin gave no expiry. */
+  expiresAtMs: number;
+}
+
+export interface ExecPluginOptions {
+  /** Wall clock in ms (default `Date.now`). */
+  now?: () => number;
+  timeoutMs?: number;
+  /** The environment the plugin inherits (default `process.env`), before `exec.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+export class ExecCredentialPlugin {
+  readonly #exec: ExecConfig;
+  readonly #cluster: KubeConfigCluster | undefined;
+  readonly #now: () => number;
+  readonly #timeoutMs: number;
+  readonly #env: Record<string, string | undefined>;
+  #cached: ExecCredentialResult | undefined;
+  #running: Promise<ExecCredentialResult> | undefined;
+  /** Times the plugin was run (for tests and metrics). */
+  runs = 0;
+
+  constructor(exec: ExecConfig, cluster: KubeConfigCluster | undefined, options: ExecPluginOptions = {}) {
+    if (!(EXEC_API_VERSIONS as readonly string[]).includes(exec.apiVersion)) {
+      throw new KubeConfigError(
+        `exec credential plugin "${exec.command}": apiVersion "${exec.apiVersion}" is not supported (use ${EXEC_API_VERSIONS.join(' or ')})`,
+      );
+    }
+    if (exec.interactiveMode === 'Always') {
+      throw new KubeConfigError(`exec credential plugin "${exec.command}" has interactiveMode Always: it needs a terminal, which an operator does not have`);
+    }
+    this.#exec = exec;
+    this.#cluster = cluster;
+    this.#now = options.now ?? Date.now;
+    this.#timeoutMs = options.timeoutMs ?? 60_000;
+    this.#env = options.env ?? process.env;
+  }
+
+  /** The cached credential while it has not expired, else a fresh one. */
+  async get(): Promise<ExecCredentialResult> {
+    const cached = this.#cached;
+    if (cached && this.#now() < cached.expiresAtMs) return cached;
+    this.#running ??= this.#run().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  /** Forgets the cached credential (the API server refused it): the next `get` runs the plugin. */
+  invalidate(): void {
+    this.#cached = undefined;
+  }
+
+  async #run(): Promise<ExecCredentialResult> {
+    this.runs++;
+    const exec = this.#exec;
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(this.#env)) if (v !== undefined) env[k] = v;
+    for (const e of exec.env ?? []) env[e.name] = e.value;
+    env.KUBERNETES_EXEC_INFO = JSON.stringify({
+      apiVersion: exec.apiVersion,
+      kind: 'ExecCredential',
+      spec: { interactive: false, ...(exec.provideClusterInfo && this.#cluster ? { cluster: clusterInfo(this.#cluster) } : {}) },
+    });
+    const stdout = await new Promise<string>((resolve, reject) => {
+      const child = execFile(exec.command, exec.args ?? [], { env, timeout: this.#timeoutMs, maxBuffer: 4 << 20, encoding: 'utf8' }, (err, out, errText) => {
+        if (!err) return resolve(out);
+        const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
+        const stderr = tail(String(errText ?? ''));
+        if (e.code === 'ENOENT') {
+          return reject(new KubeConfigError(`exec credential plugin "${exec.command}" was not found${exec.installHint ? `: ${exec.installHint.trim()}` : ''}`));
+        }
+        if (e.killed) return reject(new KubeConfigError(`exec credential plugin "${exec.command}" did not finish within ${this.#timeoutMs} ms${stderr ? `: ${stderr}` : ''}`));
+        reject(new KubeConfigError(`exec credential plugin "${exec.command}" failed (exit ${String(e.code)})${stderr ? `: ${stderr}` : ''}`));
+      });
+      child.stdin?.end();
+    });
+    const result = parseExecCredential(stdout, exec.apiVersion, exec.command);
+    this.#cached = result;
+    return result;
+  }
+}
+
+/** Reads a plugin's output; the error never quotes it (it holds credentials). */
+export function parseExecCredential(stdout: string, apiVersion: string, command = 'plugin'): ExecCredentialResult {
+  const where = `exec credential plugin "${command}"`;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(stdout);
+  } catch {
+    throw new KubeConfigError(`${where} did not print an ExecCredential as JSON on stdout`);
+  }
+  const d = doc as { apiVersion?: unknown; kind?: unknown; status?: Record<string, unknown> };
+  if (d.kind !== 'ExecCredential') throw new KubeConfigError(`${where} printed kind "${String(d.kind)}", not ExecCredential`);
+  if (d.apiVersion !== apiVersion) throw new KubeConfigError(`${where} is configured for ${apiVersion} but printed ${String(d.apiVersion)}`);
+  const s = d.status ?? {};
+  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  const token = str(s.token);
+  const cert = str(s.clientCertificateData);
+  const key = str(s.clientKeyData);
+  if (!token && !cert) throw new KubeConfigError(`${where} printed neither status.token nor status.clientCertificateData`);
+  if (Boolean(cert) !== Boolean(key)) throw new KubeConfigError(`${where} printed a client certificate without its key (or a key without its certificate)`);
+  let expiresAtMs = Infinity;
+  if (s.expirationTimestamp !== undefined && s.expirationTimestamp !== null) {
+    expiresAtMs = Date.parse(String(s.expirationTimestamp));
+    if (Number.isNaN(expiresAtMs)) throw new KubeConfigError(`${where} printed an expirationTimestamp that is not RFC 3339: ${String(s.expirationTimestamp)}`);
+  }
+  return { ...(token ? { token } : {}), ...(cert ? { clientCertificateData: cert, clientKeyData: key! } : {}), expiresAtMs };
+}
+
+/** `spec.cluster` of `KUBERNETES_EXEC_INFO` when `provideClusterInfo` is set. */
+function clusterInfo(c: KubeConfigCluster): Record<string, unknown> {
+  let ca = c.caData;
+  if (!ca && c.caFile) {
+    try {
+      ca = readFileSync(c.caFile).toString('base64');
+    } catch {
+      ca = undefined;
+    }
+  }
+  return {
+    server: c.server,
+    ...(c.tlsServerName ? { 'tls-server-name': c.tlsServerName } : {}),
+    ...(c.skipTLSVerify ? { 'insecure-skip-tls-verify': true } : {}),
+    ...(ca ? { 'certificate-authority-data': ca } : {}),
+    ...(c.proxyUrl ? { 'proxy-url': c.proxyUrl } : {}),
+  };
+}
+
+function tail(s: string): string {
+  const t = s.trim();
+  return t.length > 1024 ? `…${t.slice(-1024)}` : t;
+}

@@ -1,0 +1,306 @@
+/**
+ * `KubeConfig`: the clusters, users and contexts of a kubeconfig, and which context is current.
+ *
+ * The field names are those `@kubernetes/client-node` used (`caData`, `certFile`,
+ * `skipTLSVerify`, …), so code written against it keeps reading the same properties; the file
+ * format (`certificate-authority-data`, `client-certificate`, …) is translated by
+ * `fromKubeconfigDocument` / `toKubeconfigDocument`. Paths are absolute once loaded (a relative
+ * path in a file is resolved against that file's folder, as kubectl does).
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { loadOnFirstUse } from '../loading/index.ts';
+
+export interface KubeConfigCluster {
+  name: string;
+  /** `https://host:port` (or `http://…`, which kubectl also accepts), possibly with a path prefix. */
+  server: string;
+  /** PEM of the CA bundle, base64-encoded (`certificate-authority-data`). */
+  caData?: string;
+  /** Path of the CA bundle (`certificate-authority`). */
+  caFile?: string;
+  /** `insecure-skip-tls-verify`: accept any server certificate. */
+  skipTLSVerify?: boolean;
+  /** `tls-server-name`: the name checked in the server's certificate (and sent as SNI). */
+  tlsServerName?: string;
+  /** `proxy-url`: an `http://` or `https://` proxy (CONNECT) for every request to this cluster. */
+  proxyUrl?: string;
+}
+
+/** The exec credential plugin of a user (`users[].user.exec`). */
+export interface ExecConfig {
+  command: string;
+  args?: string[];
+  env?: { name: string; value: string }[];
+  /** `client.authentication.k8s.io/v1` or `v1beta1`. */
+  apiVersion: string;
+  installHint?: string;
+  provideClusterInfo?: boolean;
+  /** `Never`, `IfAvailable` or `Always` (v1 requires it; this runtime never has a terminal to offer). */
+  interactiveMode?: string;
+}
+
+export interface KubeConfigUser {
+  name: string;
+  /** A bearer token (`token`). */
+  token?: string;
+  /** A file holding the bearer token (`tokenFile`), re-read when it changes (rotated tokens). */
+  tokenFile?: string;
+  /** Client certificate PEM, base64-encoded (`client-certificate-data`). */
+  certData?: string;
+  /** Client certificate path (`client-certificate`). */
+  certFile?: string;
+  /** Client key PEM, base64-encoded (`client-key-data`). */
+  keyData?: string;
+  /** Client key path (`client-key`). */
+  keyFile?: string;
+  username?: string;
+  password?: string;
+  exec?: ExecConfig;
+  /** `auth-provider` (gcp, azure, oidc): kept so that the error can name it; not supported. */
+  authProvider?: { name: string; config?: Record<string, string> };
+  /** `as`: impersonate this user. */
+  impersonateUser?: string;
+}
+
+export interface KubeConfigContext {
+  name: string;
+  cluster: string;
+  user: string;
+  namespace?: string;
+}
+
+export interface KubeConfigOptions {
+  clusters: KubeConfigCluster[];
+  users: KubeConfigUser[];
+  contexts: KubeConfigContext[];
+  currentContext: string;
+}
+
+/** A kubeconfig that cannot be used: missing, unreadable, malformed, or naming what it lacks. */
+export class KubeConfigError extends Error {
+  override readonly name = 'KubeConfigError';
+}
+
+export class KubeConfig {
+  clusters: KubeConfigCluster[] = [];
+  users: KubeConfigUser[] = [];
+  contexts: KubeConfigContext[] = [];
+  currentContext = '';
+  /** Where it came from, for messages: file paths, or `in-cluster`. */
+  source = '';
+
+  /** Replaces the content with `options` (as `@kubernetes/client-node`'s method of that name). */
+  loadFromOptions(options: Partial<KubeConfigOptions>): void {
+    this.clusters = [...(options.clusters ?? [])];
+    this.users = [...(options.users ?? [])];
+    this.contexts = [...(options.contexts ?? [])];
+    this.currentContext = options.currentContext ?? '';
+    this.source = 'options';
+  }
+
+  /** Replaces the content with the kubeconfig file at `path` (YAML or JSON). */
+  loadFromFile(path: string): void {
+    const parsed = readKubeconfigFile(path);
+    this.loadFromOptions(parsed);
+    this.source = path;
+  }
+
+  getCurrentContext(): string {
+    return this.currentContext;
+  }
+
+  /** Makes `name` the current context; throws when the kubeconfig has no such context. */
+  setCurrentContext(name: string): void {
+    if (!this.getContextObject(name)) {
+      const known = this.contexts.map((c) => c.name).join(', ') || 'none';
+      throw new KubeConfigError(`context "${name}" not found in ${this.source || 'the kubeconfig'} (contexts: ${known})`);
+    }
+    this.currentContext = name;
+  }
+
+  getContextObject(name: string): KubeConfigContext | null {
+    return this.contexts.find((c) => c.name === name) ?? null;
+  }
+
+  getCluster(name: string): KubeConfigCluster | null {
+    return this.clusters.find((c) => c.name === name) ?? null;
+  }
+
+  getUser(name: string): KubeConfigUser | null {
+    return this.users.find((u) => u.name === name) ?? null;
+  }
+
+  getCurrentCluster(): KubeConfigCluster | null {
+    const context = this.getContextObject(this.currentContext);
+    return context ? this.getCluster(context.cluster) : null;
+  }
+
+  getCurrentUser(): KubeConfigUser | null {
+    const context = this.getContextObject(this.currentContext);
+    return context ? this.getUser(context.user) : null;
+  }
+
+  /** The kubeconfig as a file would hold it (JSON, which is YAML too: kubectl reads it). */
+  exportConfig(): string {
+    return JSON.stringify(toKubeconfigDocument(this), null, 2);
+  }
+}
+
+// ---- the file format -------------------------------------------------------------------------
+
+type Doc = Record<string, unknown>;
+
+/** Reads and parses one kubeconfig file; relative paths in it are resolved against its folder. */
+export function readKubeconfigFile(path: string): KubeConfigOptions {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new KubeConfigError(code === 'ENOENT' ? `kubeconfig ${path} does not exist` : `cannot read kubeconfig ${path}: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseDocument(text);
+  } catch (err) {
+    throw new KubeConfigError(`kubeconfig ${path} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  return fromKubeconfigDocument(doc ?? {}, dirname(resolve(path)), path);
+}
+
+/**
+ * JSON is parsed as it is; anything else by the `yaml` package, loaded only then (in-cluster
+ * configuration and JSON kubeconfigs never load it).
+ */
+function parseDocument(text: string): unknown {
+  const trimmed = text.trimStart();
+  if (trimmed === '') return {};
+  if (trimmed.startsWith('{')) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // YAML flow mappings also start with `{`: let the YAML parser decide.
+    }
+  }
+  const yaml = loadOnFirstUse<typeof import('yaml')>('yaml');
+  return yaml.parse(text);
+}
+
+/** The kubeconfig document (`apiVersion: v1`, `kind: Config`) to the model, paths made absolute. */
+export function fromKubeconfigDocument(doc: unknown, baseDir: string, source = 'kubeconfig'): KubeConfigOptions {
+  if (!isRecord(doc)) throw new KubeConfigError(`${source}: a kubeconfig is a mapping (apiVersion, clusters, users, contexts)`);
+  const path = (p: unknown) => (typeof p === 'string' && p !== '' ? (isAbsolute(p) ? p : resolve(baseDir, p)) : undefined);
+  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  const named = (list: unknown, what: string, field: string): { name: string; body: Doc }[] => {
+    if (list == null) return [];
+    if (!Array.isArray(list)) throw new KubeConfigError(`${source}: ${what} must be a list`);
+    return list.map((item, i) => {
+      if (!isRecord(item) || typeof item.name !== 'string' || item.name === '') throw new KubeConfigError(`${source}: ${what}[${i}] has no name`);
+      const body = item[field] ?? {};
+      if (!isRecord(body)) throw new KubeConfigError(`${source}: ${what}[${i}] (${item.name}).${field} must be a mapping`);
+      return { name: item.name, body };
+    });
+  };
+  const clusters = named(doc.clusters, 'clusters', 'cluster').map(({ name, body }): KubeConfigCluster => ({
+    name,
+    server: str(body.server) ?? '',
+    ...opt('caData', str(body['certificate-authority-data'])),
+    ...opt('caFile', path(body['certificate-authority'])),
+    ...opt('skipTLSVerify', body['insecure-skip-tls-verify'] === true ? true : undefined),
+    ...opt('tlsServerName', str(body['tls-server-name'])),
+    ...opt('proxyUrl', str(body['proxy-url'])),
+  }));
+  const users = named(doc.users, 'users', 'user').map(({ name, body }): KubeConfigUser => {
+    const exec = body.exec;
+    const provider = body['auth-provider'];
+    return {
+      name,
+      ...opt('token', str(body.token)),
+      ...opt('tokenFile', path(body.tokenFile)),
+      ...opt('certData', str(body['client-certificate-data'])),
+      ...opt('certFile', path(body['client-certificate'])),
+      ...opt('keyData', str(body['client-key-data'])),
+      ...opt('keyFile', path(body['client-key'])),
+      ...opt('username', str(body.username)),
+      ...opt('password', str(body.password)),
+      ...opt('impersonateUser', str(body.as)),
+      ...opt('exec', isRecord(exec) ? execFrom(exec, baseDir, `${source}: users[${name}].exec`) : undefined),
+      ...opt('authProvider', isRecord(provider) ? { name: String(provider.name ?? ''), ...opt('config', isRecord(provider.config) ? (provider.config as Record<string, string>) : undefined) } : undefined),
+    };
+  });
+  const contexts = named(doc.contexts, 'contexts', 'context').map(({ name, body }): KubeConfigContext => ({
+    name,
+    cluster: str(body.cluster) ?? '',
+    user: str(body.user) ?? '',
+    ...opt('namespace', str(body.namespace)),
+  }));
+  return { clusters, users, contexts, currentContext: str(doc['current-context']) ?? '' };
+}
+
+function execFrom(exec: Doc, baseDir: string, where: string): ExecConfig {
+  if (typeof exec.command !== 'string' || exec.command === '') throw new KubeConfigError(`${where}: command is required`);
+  // As client-go: a command with a path separator is a path (relative to the file); a bare name is looked up on PATH.
+  const command = exec.command.includes('/') && !isAbsolute(exec.command) ? resolve(baseDir, exec.command) : exec.command;
+  const env = Array.isArray(exec.env)
+    ? exec.env.filter(isRecord).map((e) => ({ name: String(e.name ?? ''), value: String(e.value ?? '') }))
+    : undefined;
+  return {
+    command,
+    apiVersion: typeof exec.apiVersion === 'string' ? exec.apiVersion : '',
+    ...opt('args', Array.isArray(exec.args) ? exec.args.map(String) : undefined),
+    ...opt('env', env),
+    ...opt('installHint', typeof exec.installHint === 'string' ? exec.installHint : undefined),
+    ...opt('provideClusterInfo', exec.provideClusterInfo === true ? true : undefined),
+    ...opt('interactiveMode', typeof exec.interactiveMode === 'string' ? exec.interactiveMode : undefined),
+  };
+}
+
+/** The model back to the file format. */
+export function toKubeconfigDocument(kc: KubeConfigOptions): Doc {
+  return {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: kc.clusters.map((c) => ({
+      name: c.name,
+      cluster: {
+        server: c.server,
+        ...opt('certificate-authority-data', c.caData),
+        ...opt('certificate-authority', c.caFile),
+        ...opt('insecure-skip-tls-verify', c.skipTLSVerify),
+        ...opt('tls-server-name', c.tlsServerName),
+        ...opt('proxy-url', c.proxyUrl),
+      },
+    })),
+    users: kc.users.map((u) => ({
+      name: u.name,
+      user: {
+        ...opt('token', u.token),
+        ...opt('tokenFile', u.tokenFile),
+        ...opt('client-certificate-data', u.certData),
+        ...opt('client-certificate', u.certFile),
+        ...opt('client-key-data', u.keyData),
+        ...opt('client-key', u.keyFile),
+        ...opt('username', u.username),
+        ...opt('password', u.password),
+        ...opt('as', u.impersonateUser),
+        ...opt('exec', u.exec),
+        ...opt('auth-provider', u.authProvider),
+      },
+    })),
+    contexts: kc.contexts.map((c) => ({
+      name: c.name,
+      context: { cluster: c.cluster, user: c.user, ...opt('namespace', c.namespace) },
+    })),
+    'current-context': kc.currentContext,
+  };
+}
+
+function opt<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+function isRecord(v: unknown): v is Doc {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

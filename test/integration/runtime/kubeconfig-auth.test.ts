@@ -1,0 +1,215 @@
+/**
+ * The runtime's own kubeconfig loader and credentials (ADR 0025) against the real API server:
+ * who the server says we are (SelfSubjectReview) for each way of proving it.
+ * - client certificate and key as files, CA as a file, all relative to the kubeconfig;
+ * - a token file that is rotated while the client runs (as the kubelet rotates projected
+ *   ServiceAccount tokens): the next requests are made as the new token's account;
+ * - exec credential plugins (a shell script here): a v1 token cached until its expiry, a
+ *   v1beta1 client certificate, a 401 that makes the plugin run again, a failing plugin;
+ * - `insecure-skip-tls-verify`, and an unknown CA refused;
+ * - `proxy-url` through an HTTP CONNECT proxy;
+ * - a plain `http://` server: `kubectl proxy` (issue 18, item 4).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { ApiError, KubeClient, KubeConfig, NamespaceKind, ServiceAccountKind, loadKubeConfig } from '@converge/runtime';
+import { kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
+
+const admin = loadKubeConfig(kubeconfigPath());
+const adminCluster = admin.getCurrentCluster()!;
+const adminUser = admin.getCurrentUser()!;
+const caPem = adminCluster.caData ? Buffer.from(adminCluster.caData, 'base64').toString() : readFileSync(adminCluster.caFile!, 'utf8');
+const certPem = adminUser.certData ? Buffer.from(adminUser.certData, 'base64').toString() : readFileSync(adminUser.certFile!, 'utf8');
+const keyPem = adminUser.keyData ? Buffer.from(adminUser.keyData, 'base64').toString() : readFileSync(adminUser.keyFile!, 'utf8');
+
+function tempDir(t: TestContext): string {
+  const d = mkdtempSync(join(tmpdir(), 'converge-auth-'));
+  t.after(() => rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+/** A kubeconfig file with one context; `user` and `cluster` in the file format. */
+function writeKubeconfig(path: string, user: Record<string, unknown>, cluster: Record<string, unknown> = { server: adminCluster.server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') }): string {
+  writeFileSync(path, JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'c', cluster }],
+    users: [{ name: 'u', user }],
+    contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+    'current-context': 'x',
+  }));
+  return path;
+}
+
+async function whoami(client: KubeClient): Promise<string> {
+  const review = await client.request<{ status: { userInfo: { username: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+  });
+  return review.status.userInfo.username;
+}
+
+async function serviceAccountToken(ns: string, name: string): Promise<string> {
+  const client = testClient();
+  try {
+    await client.create(ServiceAccountKind, { metadata: { name, namespace: ns } }).catch(() => undefined);
+    const res = await client.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${ns}/serviceaccounts/${name}/token`, {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+    });
+    return res.status.token;
+  } finally {
+    await client.close();
+  }
+}
+
+function client(t: TestContext, path: string, options: ConstructorParameters<typeof KubeClient>[0]['credentials'] = {}): KubeClient {
+  const c = new KubeClient({ kubeConfig: loadKubeConfig(path), credentials: options, timeoutMs: 10_000 });
+  t.after(() => c.close());
+  return c;
+}
+
+test('client certificate, key and CA as files relative to the kubeconfig', async (t) => {
+  const d = tempDir(t);
+  writeFileSync(join(d, 'ca.pem'), caPem);
+  writeFileSync(join(d, 'admin.crt'), certPem);
+  writeFileSync(join(d, 'admin.key'), keyPem);
+  const path = writeKubeconfig(join(d, 'config'), { 'client-certificate': 'admin.crt', 'client-key': './admin.key' }, { server: adminCluster.server, 'certificate-authority': 'ca.pem' });
+  const c = client(t, path);
+  assert.equal(await whoami(c), await whoami(testClient()));
+  assert.equal((await c.get(NamespaceKind, { namespace: '', name: 'default' })).metadata.name, 'default');
+});
+
+test('a rotated token file: the next requests are made with the new token', async (t) => {
+  const ns = await testNamespace(t, testClient(), 'auth-rotate');
+  const [first, second] = [await serviceAccountToken(ns, 'first'), await serviceAccountToken(ns, 'second')];
+  const d = tempDir(t);
+  const tokenFile = join(d, 'token');
+  writeFileSync(tokenFile, first);
+  const c = client(t, writeKubeconfig(join(d, 'config'), { tokenFile: 'token' }), { tokenFileCheckMs: 0 });
+  assert.equal(await whoami(c), `system:serviceaccount:${ns}:first`);
+  writeFileSync(join(d, 'token.new'), second);
+  renameSync(join(d, 'token.new'), tokenFile);
+  assert.equal(await whoami(c), `system:serviceaccount:${ns}:second`);
+});
+
+/** A plugin script printing the ExecCredential in `out`, counting its runs. */
+function execPlugin(d: string): { script: string; print(status: Record<string, unknown>, apiVersion?: string): void; runs(): number } {
+  const script = join(d, 'plugin.sh');
+  writeFileSync(script, `#!/bin/sh\necho x >> "${d}/runs"\nif [ -f "${d}/fail" ]; then echo "login required" >&2; exit 1; fi\ncat "${d}/out"\n`);
+  chmodSync(script, 0o755);
+  return {
+    script,
+    print: (status, apiVersion = 'client.authentication.k8s.io/v1') => writeFileSync(join(d, 'out'), JSON.stringify({ apiVersion, kind: 'ExecCredential', status })),
+    runs: () => readFileSync(join(d, 'runs'), 'utf8').trim().split('\n').length,
+  };
+}
+
+test('exec plugin (v1): a token cached until it expires; a 401 runs the plugin again; a failing plugin is an Unauthorized error', async (t) => {
+  const ns = await testNamespace(t, testClient(), 'auth-exec');
+  const token = await serviceAccountToken(ns, 'plugin');
+  const d = tempDir(t);
+  const plugin = execPlugin(d);
+  plugin.print({ token, expirationTimestamp: new Date(Date.now() + 3_600_000).toISOString() });
+  const path = writeKubeconfig(join(d, 'config'), { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: './plugin.sh', interactiveMode: 'Never' } });
+  const c = client(t, path);
+  assert.equal(await whoami(c), `system:serviceaccount:${ns}:plugin`);
+  assert.equal(await whoami(c), `system:serviceaccount:${ns}:plugin`);
+  assert.equal(plugin.runs(), 1, 'cached until expirationTimestamp');
+
+  // A token the server refuses, with no expiry: one 401, then the plugin runs again.
+  const bad = client(t, path);
+  plugin.print({ token: 'not-a-valid-token' });
+  await assert.rejects(whoami(bad), (e: unknown) => e instanceof ApiError && e.reason === 'Unauthorized' && e.code === 401);
+  plugin.print({ token });
+  assert.equal(await whoami(bad), `system:serviceaccount:${ns}:plugin`);
+  assert.equal(plugin.runs(), 3);
+
+  writeFileSync(join(d, 'fail'), '');
+  const failing = client(t, path);
+  await assert.rejects(whoami(failing), (e: unknown) =>
+    e instanceof ApiError && e.reason === 'Unauthorized' && e.code === 0 && /no credentials: exec credential plugin ".*plugin\.sh" failed \(exit 1\): login required/.test(e.message));
+});
+
+test('exec plugin (v1beta1) returning a client certificate', async (t) => {
+  const d = tempDir(t);
+  const plugin = execPlugin(d);
+  plugin.print({ clientCertificateData: certPem, clientKeyData: keyPem }, 'client.authentication.k8s.io/v1beta1');
+  const c = client(t, writeKubeconfig(join(d, 'config'), { exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: join(d, 'plugin.sh') } }));
+  assert.equal(await whoami(c), await whoami(testClient()));
+});
+
+test('insecure-skip-tls-verify is honoured; a server whose CA is not trusted is refused', async (t) => {
+  const d = tempDir(t);
+  const user = { 'client-certificate-data': Buffer.from(certPem).toString('base64'), 'client-key-data': Buffer.from(keyPem).toString('base64') };
+  const insecure = client(t, writeKubeconfig(join(d, 'insecure'), user, { server: adminCluster.server, 'insecure-skip-tls-verify': true }));
+  assert.equal((await insecure.get(NamespaceKind, { namespace: '', name: 'default' })).metadata.name, 'default');
+  const untrusted = client(t, writeKubeconfig(join(d, 'untrusted'), user, { server: adminCluster.server }));
+  await assert.rejects(untrusted.get(NamespaceKind, { namespace: '', name: 'default' }), (e: unknown) => e instanceof ApiError && e.reason === 'Network' && /certificate/i.test(e.message));
+});
+
+test('proxy-url: requests go through the HTTP CONNECT proxy', async (t) => {
+  const tunnels: string[] = [];
+  const open = new Set<{ destroy(): void }>();
+  const proxy = createServer((_req, res) => res.writeHead(405).end());
+  proxy.on('connect', (req, socket, head) => {
+    tunnels.push(req.url ?? '');
+    open.add(socket);
+    const [host, port] = (req.url ?? '').split(':');
+    const upstream = connect(Number(port), host!, () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => {
+    for (const s of open) s.destroy();
+    proxy.close(() => r());
+  }));
+  const d = tempDir(t);
+  const user = { 'client-certificate-data': Buffer.from(certPem).toString('base64'), 'client-key-data': Buffer.from(keyPem).toString('base64') };
+  const c = client(t, writeKubeconfig(join(d, 'config'), user, {
+    server: adminCluster.server,
+    'certificate-authority-data': Buffer.from(caPem).toString('base64'),
+    'proxy-url': `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+  }));
+  assert.equal((await c.get(NamespaceKind, { namespace: '', name: 'default' })).metadata.name, 'default');
+  assert.deepEqual(tunnels, [new URL(adminCluster.server).host]);
+});
+
+test('a plain http:// server, as kubectl proxy serves (issue 18, item 4)', async (t) => {
+  const kubectl = spawn('kubectl', ['proxy', '--port=0', `--kubeconfig=${kubeconfigPath()}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => kubectl.kill());
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    kubectl.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /Starting to serve on ([\d.]+:\d+)/.exec(out);
+      if (m) resolve(`http://${m[1]}`);
+    });
+    kubectl.once('exit', (code) => reject(new Error(`kubectl proxy exited ${code}: ${out}`)));
+  });
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ clusters: [{ name: 'proxy', server: url }], users: [], contexts: [{ name: 'p', cluster: 'proxy', user: '' }], currentContext: 'p' });
+  const c = new KubeClient({ kubeConfig: kc });
+  t.after(() => c.close());
+  assert.equal((await c.get(NamespaceKind, { namespace: '', name: 'default' })).metadata.name, 'default');
+  const events: string[] = [];
+  const abort = new AbortController();
+  const list = await c.list(NamespaceKind, { limit: 1 });
+  setTimeout(() => abort.abort(), 1_000).unref();
+  await assert.rejects(async () => {
+    for await (const e of c.watch(NamespaceKind, { resourceVersion: list.metadata.resourceVersion ?? '' }, abort.signal)) events.push(e.type);
+  });
+  assert.ok(abort.signal.aborted, 'the watch over plain HTTP ran until aborted');
+});
