@@ -99,7 +99,7 @@ test('each tarball ships compiled JavaScript, declarations and its manifest, and
     assert.equal(manifest.engines.node, '>=24.0.0');
   }
   const runtime = JSON.parse(await sh('tar', ['xzOf', tarball('@converge/runtime'), 'package/package.json'], work)) as { dependencies: Record<string, string> };
-  for (const dep of ['yaml', '@converge/envtest', '@converge/operators']) {
+  for (const dep of ['@converge/envtest', '@converge/operators', '@kubernetes/client-node', 'undici']) {
     assert.equal(runtime.dependencies[dep], undefined, `the runtime does not carry ${dep}`);
   }
 });

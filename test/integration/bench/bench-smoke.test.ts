@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../../bench/main.ts', import.meta.url));
-const SCENARIOS = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers', 'provider-signals', 'dashboard'];
+const SCENARIOS = ['cold-start', 'idle-cost', 'repair', 'churn', 'memory', 'providers', 'provider-signals', 'dashboard', 'cli-start'];
 
 test('npm run bench -- --size tiny writes a report with every scenario', { timeout: 900_000 }, async (t) => {
   const out = mkdtempSync(join(tmpdir(), 'converge-bench-smoke-'));

@@ -118,5 +118,5 @@ test('DigitalHumanProvider: https endpoint, non-empty immutable region, credenti
 
   const table = await runKubectl(['--kubeconfig', cluster.kubeconfigPath, 'get', 'dhp', '-n', ns]);
   assert.equal(table.code, 0, table.stderr);
-  assert.match(table.stdout, /^NAME\s+REGION\s+PROVIDERID\s+READY\s+AGE\n/);
+  assert.match(table.stdout, /^NAME\s+REGION\s+READY\s+QUOTA LEFT\s+LIMITED BY\s+AGE\n/);
 });

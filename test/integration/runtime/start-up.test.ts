@@ -39,8 +39,10 @@ test('caches that cannot sync fail the start after the sync timeout, naming the 
 test('converge run exits 1 with a clear message when its caches cannot sync', { timeout: 90_000 }, async (t) => {
   const client = testClient();
   const ns = await testNamespace(t, client, 'sync-timeout');
-  // The namespace's default ServiceAccount may list nothing: every watch answers 403.
-  const kc = await serviceAccountKubeConfig(client, ns, 'default');
+  // A ServiceAccount of the test's own may list nothing: every watch answers 403. (Not the
+  // namespace's `default`, which kube-controller-manager creates a moment after the namespace.)
+  await client.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'no-rights' } } });
+  const kc = await serviceAccountKubeConfig(client, ns, 'no-rights');
   const dir = mkdtempSync(join(tmpdir(), 'converge-sync-timeout-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'kubeconfig'), kc.exportConfig());

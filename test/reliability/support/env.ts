@@ -38,6 +38,8 @@ export interface OperatorSettings {
   healthIntervalSeconds?: number;
   /** Microservice Deployment replicas. Default 1 (keeps the simulated pod count low). */
   replicas?: number;
+  /** Progress-only Microservice status changes at most this often (s). Default: the operator's (15). */
+  statusProgressIntervalSeconds?: number;
   /** Extra `provider.vendor` settings. */
   vendor?: Record<string, unknown>;
   shutdownGraceSeconds?: number;
@@ -92,7 +94,11 @@ export async function reliabilityEnv(t: TestContext, prefix: string, settings: O
   const dir = mkdtempSync(join(tmpdir(), `converge-rel-${prefix}-`));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const raw = {
-    microservice: { resyncPeriodSeconds: settings.resyncSeconds ?? 10, defaults: { replicas: settings.replicas ?? 1 } },
+    microservice: {
+      resyncPeriodSeconds: settings.resyncSeconds ?? 10,
+      defaults: { replicas: settings.replicas ?? 1 },
+      ...(settings.statusProgressIntervalSeconds === undefined ? {} : { statusProgressIntervalSeconds: settings.statusProgressIntervalSeconds }),
+    },
     provider: {
       healthIntervalSeconds: settings.healthIntervalSeconds ?? 10,
       vendor: { caFile: sim.caPath, timeoutSeconds: 2, requestsPerSecond: 100, burst: 100, maxConcurrency: 8, ...settings.vendor },

@@ -6,8 +6,8 @@
  * @module
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -22,11 +22,36 @@ const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 /** The last commit whose operators knew only v1alpha1 (before the package layout and v1). */
 export const PREVIOUS_BUILD = '59cba79';
 
-/** The previous build's sources (`src/`, run directly on Node 24) in a temp folder, with the repository's node_modules. */
+/**
+ * The previous build's production dependencies, installed once from its own lock file (it used
+ * `@kubernetes/client-node` and `undici`, which today's tree no longer has) and kept under
+ * `~/.cache/converge/previous-build/<commit>/node_modules`.
+ */
+async function previousBuildModules(): Promise<string> {
+  const home = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'converge', 'previous-build');
+  const final = join(home, PREVIOUS_BUILD);
+  if (existsSync(join(final, 'node_modules'))) return join(final, 'node_modules');
+  mkdirSync(home, { recursive: true });
+  const staging = mkdtempSync(join(home, `${PREVIOUS_BUILD}-`));
+  try {
+    await execFileP('bash', ['-c', `git -C ${JSON.stringify(ROOT)} archive ${PREVIOUS_BUILD} package.json package-lock.json | tar -x -C ${JSON.stringify(staging)}`]);
+    await execFileP('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: staging, maxBuffer: 16 * 1024 * 1024 });
+    if (!existsSync(join(final, 'node_modules'))) {
+      rmSync(final, { recursive: true, force: true });
+      renameSync(staging, final);
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return join(final, 'node_modules');
+}
+
+/** The previous build's sources (`src/`, run directly on Node 24) in a temp folder, with its own production dependencies. */
 export async function previousBuild(): Promise<{ main: string; crds: CustomResourceDefinitionV1[]; cleanup(): void }> {
+  const modules = await previousBuildModules();
   const dir = mkdtempSync(join(tmpdir(), 'converge-previous-'));
   await execFileP('bash', ['-c', `git -C ${JSON.stringify(ROOT)} archive ${PREVIOUS_BUILD} src package.json | tar -x -C ${JSON.stringify(dir)}`]);
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  symlinkSync(modules, join(dir, 'node_modules'));
   const crds: CustomResourceDefinitionV1[] = [];
   for (const file of ['deploy/crds/microservices.platform.example.io.yaml', 'deploy/crds/digitalhumanproviders.dhp.example.com.yaml']) {
     const { stdout } = await execFileP('git', ['-C', ROOT, 'show', `${PREVIOUS_BUILD}:${file}`]);
