@@ -186,6 +186,19 @@ async function makeCluster(parts: ClusterParts): Promise<TestCluster> {
 }
 
 /**
+ * Deletes namespace `name` (if it exists) and resolves once the API server no longer has it, so
+ * the next test can create it again: objects applied into a namespace that is still Terminating
+ * are refused, or deleted under a waiting `kubectl rollout status`.
+ */
+export async function namespaceGone(name: string, timeoutMs = 180_000): Promise<void> {
+  const cluster = await testCluster();
+  await cluster.request('DELETE', `/api/v1/namespaces/${name}`);
+  await waitFor(`namespace ${name} gone`, async () =>
+    (await cluster.request('GET', `/api/v1/namespaces/${name}`)).status === 404,
+  { timeoutMs, intervalMs: 250 });
+}
+
+/**
  * Creates a namespace named `<prefix>-<random>` for this test and deletes it when the test ends
  * (deletion is not awaited to completion: the namespace controller finishes it in the background).
  * Resolves once the namespace's `default` ServiceAccount exists, so pods can be created at once

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { testCluster, withNamespace } from '../../support/cluster.ts';
+import { namespaceGone, testCluster, withNamespace } from '../../support/cluster.ts';
 import { testClient } from '../../support/operator-harness.ts';
 import { serviceAccountKubeConfig } from '../../support/service-account.ts';
 import { renderManifests, run as manifests } from '../../../packages/operators/src/cli/commands/manifests.ts';
@@ -58,7 +58,7 @@ const cleanUpInstall = async () => {
   const cluster = await testCluster();
   await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/converge');
   await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge');
-  await cluster.request('DELETE', '/api/v1/namespaces/converge-system');
+  await namespaceGone('converge-system');
 };
 
 test('a watched namespace that does not exist: nothing is applied; --create-namespace creates it', { timeout: 120_000 }, async (t) => {

@@ -17,7 +17,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { testCluster } from '../../support/cluster.ts';
+import { namespaceGone, testCluster } from '../../support/cluster.ts';
 import { kubeconfigPath, testClient } from '../../support/operator-harness.ts';
 import { usePublishedCrds } from '../../support/suite-webhook.ts';
 
@@ -109,6 +109,8 @@ test('the README lists only commands this test knows', () => {
 
 test('every README command that can run here works as written', { timeout: 600_000 }, async (t) => {
   const cluster = await testCluster();
+  // The install tests before this one leave converge-system being deleted; the README applies it anew.
+  await namespaceGone('converge-system');
   // The README installs the published CRDs (conversion through the in-cluster Service).
   const admin = testClient();
   t.after(() => admin.close());
