@@ -54,12 +54,14 @@ export interface StartChildOptions {
   /** Write a CPU profile into `<profileDir>/<name>.cpuprofile` when the child exits. */
   profileDir?: string;
   env?: NodeJS.ProcessEnv;
+  /** Node.js flags before the script (the operator's production flags, node-flags.ts). */
+  nodeFlags?: readonly string[];
 }
 
 export function startChild(options: StartChildOptions): BenchChild {
   const memoryFile = join(options.outDir, `${options.name}.memory.json`);
   const logPath = join(options.outDir, `${options.name}.log`);
-  const nodeArgs = ['--expose-gc', '--import', PROBE];
+  const nodeArgs = [...(options.nodeFlags ?? []), '--expose-gc', '--import', PROBE];
   if (options.profileDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, `--cpu-prof-name=${options.name}.cpuprofile`);
   const child = spawn(process.execPath, [...nodeArgs, options.script, ...options.args], {
     env: { ...process.env, ...options.env, BENCH_MEMORY_FILE: memoryFile },

@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import { freePorts } from '@converge/envtest';
 import { startChild } from './child-process.ts';
 import { convergeScript } from './shipped-cli.ts';
+import { OPERATOR_NODE_FLAGS } from '../../packages/operators/src/operators/node-flags.ts';
 import type { BenchChild } from './child-process.ts';
 import { scrape } from './prometheus.ts';
 import type { Sample } from './prometheus.ts';
@@ -42,6 +43,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const child = startChild({
     name: options.name,
     script: await convergeScript(),
+    // As the image starts it (Dockerfile ENTRYPOINT; ADR 0032).
+    nodeFlags: OPERATOR_NODE_FLAGS,
     args: [
       'run',
       '--kubeconfig', options.kubeconfigPath,

@@ -28,7 +28,9 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
 import { defaultPlatformDefaults, parsePlatformDefaults, PlatformDefaultsError } from './microservice/index.ts';
-import { providerConfigProblems } from './provider/index.ts';
+// provider-config.ts, not provider/index.ts: the index loads the provider operator (and its HTTP
+// client), which a process running only the Microservice operator never needs (issue 17).
+import { providerConfigProblems } from './provider/provider-config.ts';
 import { inSection, schemaProblems } from './config-problems.ts';
 import type { PlatformDefaults } from './microservice/index.ts';
 
