@@ -43,7 +43,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const child = startChild({
     name: options.name,
     script: await convergeScript(),
-    // As the image starts it (Dockerfile ENTRYPOINT; ADR 0032).
+    // As the image starts it (Dockerfile ENTRYPOINT; ADR 0034).
     nodeFlags: OPERATOR_NODE_FLAGS,
     args: [
       'run',

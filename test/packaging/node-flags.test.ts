@@ -1,6 +1,6 @@
 /**
  * The image starts the operator with the Node.js flags the benchmarks measured
- * (packages/operators/src/operators/node-flags.ts, ADR 0032).
+ * (packages/operators/src/operators/node-flags.ts, ADR 0034).
  * @module
  */
 import { test } from 'node:test';

@@ -5,7 +5,7 @@
  * 2,000 copies of `"apps/v1"`, of the image name, of each condition reason and message, of every
  * defaulted field (`"/dev/termination-log"`, `"default-scheduler"`, …). Measured on the
  * Microservice benchmark's objects, sharing them takes the heap per cached object from ≈ 1,940
- * to ≈ 1,370 bytes (issue 17; ADR 0032).
+ * to ≈ 1,370 bytes (issue 17; ADR 0034).
  *
  * How: V8 keeps one canonical copy of every string used as a property key (its weak string
  * table). Using a value as a key once and reading the key back yields that copy; the duplicate
