@@ -14,7 +14,6 @@
  * 2 usage error.
  * @module
  */
-import { stringify as toYaml } from 'yaml';
 import { KubeClient, isNotFound } from '@converge/runtime';
 import type { KubeObject, ResourceKind } from '@converge/runtime';
 import { defaultPlatformDefaults, loadPlatformDefaults } from '../../operators/microservice/index.ts';
