@@ -10,8 +10,9 @@
  * For each package: `tsc` compiles `src/` (tests excluded) into a staging folder, non-TypeScript
  * assets under `src/` (YAML, HTML, …) are copied beside the JavaScript, the package manifest is
  * rewritten so that `exports`, `types` and `bin` point at `dist/`, README/LICENSE and the
- * package's extra folders are copied, and `npm pack` runs on the staging folder. Imports of other
- * workspace packages compile against *their staged declarations*, so each tarball is checked
+ * package's extra folders are copied, and `npm pack` runs on the staging folder. (The operators'
+ * one-shot CLI commands ship as single-file bundles: scripts/bundle-cli.ts, ADR 0032.) Imports
+ * of other workspace packages compile against *their staged declarations*, so each tarball is checked
  * against what its dependencies really ship. Prints one line per tarball; `packWorkspace()` is
  * the same for tests.
  * @module
@@ -44,11 +45,14 @@ export const PACKAGES: PackageSpec[] = [
   {
     dir: 'operators',
     extra: [['packages/operators/bin', 'bin'], ['deploy', 'deploy'], ['packages/operators/templates', 'templates']],
-    // The dashboard's page is bundled by esbuild (ADR 0021) into dist/dashboard/web-assets.
+    // The dashboard's page is bundled by esbuild (ADR 0021) into dist/dashboard/web-assets;
+    // the one-shot CLI commands are bundled over tsc's output (ADR 0032: start-up).
     notCompiled: ['dashboard/web'],
     build: async (stageDir) => {
       const { buildDashboardAssets } = await import('../packages/operators/src/dashboard/assets.ts');
       await buildDashboardAssets(join(stageDir, 'dist', 'dashboard', 'web-assets'));
+      const { bundleCliCommands } = await import('./bundle-cli.ts');
+      await bundleCliCommands(stageDir);
     },
   },
 ];

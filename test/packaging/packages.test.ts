@@ -4,18 +4,21 @@
  *
  * - the CLI runs from `node_modules` (`converge --help`, `converge run` against the test
  *   cluster until `/readyz` is ok and a sample Microservice is converged, then SIGTERM → exit 0);
+ * - the one-shot commands shipped as bundles (scripts/bundle-cli.ts) load no package at start
+ *   and print what the repository's sources print for the same objects (the one place a source
+ *   CLI runs here, as the reference);
  * - a TypeScript file importing the runtime type-checks against the shipped declarations, and a
  *   deep import is refused by the `exports` map;
  * - the example operator (examples/configmap-mirror) runs on the installed runtime;
  * - `converge init` scaffolds a project that installs, type-checks, passes its own tests on the
  *   test cluster and converges its sample with `npm start` on a control plane of its own.
- * Every process here runs compiled JavaScript from the tarballs: the test asserts that no file
- * under the repository's `packages/` was loaded.
+ * Every other process here runs compiled JavaScript from the tarballs: the test asserts that no
+ * file under the repository's `packages/` was loaded.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +28,7 @@ import type { ConfigMap, KubeClient } from '@converge/runtime';
 import { freePorts } from '@converge/envtest';
 import { packWorkspace } from '../../scripts/pack.ts';
 import type { PackedPackage } from '../../scripts/pack.ts';
+import { BUNDLED_COMMANDS } from '../../scripts/bundle-cli.ts';
 import { DigitalHumanProviderCrd, MicroserviceCrd, MicroserviceKind } from '../../packages/operators/src/index.ts';
 import type { Microservice } from '../../packages/operators/src/index.ts';
 import { ensureCrds } from '../support/crds.ts';
@@ -131,6 +135,38 @@ test('the CLI runs from node_modules: --help, and `converge run` converges a Mic
   assert.equal(await exited, 0, `graceful stop exits 0; output:\n${output.slice(-2000)}`);
   assert.ok(!output.includes(join(ROOT, 'packages')), 'no stack frame or path of the repository sources');
   assert.match(output, /"msg":"manager stopped"/, 'JSON logs');
+});
+
+test('the bundled one-shot commands (status, explain, crds, providers) print from node_modules what the sources print', async (t) => {
+  const dir = await project('cli-bundles', [tarball('@converge/runtime'), tarball('@converge/envtest'), tarball('@converge/operators')]);
+  // Each is one module (scripts/bundle-cli.ts, ADR 0032): no import of another package but the external ones.
+  for (const name of BUNDLED_COMMANDS) {
+    const text = readFileSync(join(dir, 'node_modules', '@converge', 'operators', 'dist', 'cli', 'commands', `${name}.js`), 'utf8');
+    const imported = [...text.matchAll(/^import\s[^;]*?from\s*["']([^"']+)["']/gm)].map((m) => m[1]);
+    assert.deepEqual(imported.filter((s) => !s!.startsWith('node:')), [], `${name}.js is a bundle: it imports no package at load`);
+  }
+  const ns = await testNamespace(t, client, 'pkg');
+  await client.create(MicroserviceKind, { metadata: { name: 'bundled', namespace: ns }, spec: { container: { image: 'example.com/app:1', port: 8080 } } } as Microservice);
+  const kube = ['--kubeconfig', kubeconfigPath()];
+  const installed = join(dir, 'node_modules', '.bin', 'converge');
+  const sources = join(ROOT, 'packages', 'operators', 'bin', 'converge.js');
+  const cases: string[][] = [
+    ['status', '-n', ns, '-o', 'json', ...kube],
+    ['status', '-n', ns, '-o', 'yaml', ...kube],
+    ['explain', 'ms/bundled', '-n', ns, '-o', 'json', ...kube],
+    ['explain', 'ms/bundled', '-n', ns, '-o', 'yaml', ...kube],
+    ['providers', '-n', ns, '--all', '-o', 'json', ...kube],
+    ['crds'],
+  ];
+  for (const args of cases) {
+    const shipped = await sh(installed, args, dir);
+    assert.equal(shipped, await sh(process.execPath, [sources, ...args], ROOT), `converge ${args.join(' ')}: the bundle prints what the sources print`);
+  }
+  assert.match(await sh(installed, ['explain', 'ms/bundled', '-n', ns, ...kube], dir), /^Microservice .*\/bundled/);
+  assert.match(await sh(installed, ['status', '-n', ns, ...kube], dir), /^Microservices \(0\/1 ready\)\nNAME/);
+  // Errors keep their words and exit codes.
+  await assert.rejects(sh(installed, ['explain', 'ms/missing', '-n', ns, ...kube], dir), /microservice "missing" not found in namespace/);
+  await assert.rejects(sh(installed, ['status', '-o', 'xml'], dir), /unknown output format "xml"/);
 });
 
 test('a TypeScript project type-checks against the shipped declarations; deep imports are refused', async () => {

@@ -9,7 +9,6 @@
  * is quoted in the error when it fails. A run is bounded by `timeoutMs` (default 60 s).
  * @module
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { ExecConfig, KubeConfigCluster } from './kubeconfig.ts';
 import { KubeConfigError } from './kubeconfig.ts';
@@ -86,6 +85,9 @@ export class ExecCredentialPlugin {
       kind: 'ExecCredential',
       spec: { interactive: false, ...(exec.provideClusterInfo && this.#cluster ? { cluster: clusterInfo(this.#cluster) } : {}) },
     });
+    // Loaded here, on the first run: most kubeconfigs have no exec plugin, and a one-shot command
+    // then saves node:child_process's start-up (issue 17, goal 5).
+    const { execFile } = await import('node:child_process');
     const stdout = await new Promise<string>((resolve, reject) => {
       const child = execFile(exec.command, exec.args ?? [], { env, timeout: this.#timeoutMs, maxBuffer: 4 << 20, encoding: 'utf8' }, (err, out, errText) => {
         if (!err) return resolve(out);

@@ -14,12 +14,11 @@
  * 2 usage error.
  * @module
  */
-import { stringify as toYaml } from 'yaml';
 import { KubeClient, isNotFound } from '@converge/runtime';
 import type { KubeObject, ResourceKind } from '@converge/runtime';
-import { defaultPlatformDefaults, loadPlatformDefaults } from '../../operators/microservice/index.ts';
-import { MicroserviceKind } from '../../operators/microservice/api/index.ts';
-import { DigitalHumanProviderKind } from '../../operators/provider/api/index.ts';
+import { defaultPlatformDefaults, loadPlatformDefaults } from '../../operators/microservice/platform-defaults.ts';
+// The kinds without their CRDs and schemas: explain builds neither (start-up, issue 17 goal 5).
+import { MicroserviceKindDescriptor as MicroserviceKind, DigitalHumanProviderKindDescriptor as DigitalHumanProviderKind } from '../../operators/kinds.ts';
 import { clientReader, gatherMicroserviceFacts, gatherProviderFacts } from '../shared/explain-facts.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { namespaceFrom } from '../shared/namespace-flag.ts';

@@ -6,8 +6,8 @@
  */
 import { parseArgs } from 'node:util';
 import type { ParseArgsOptionsConfig } from 'node:util';
-import { processIO } from './kubectl.ts';
-import type { CommandIO } from './kubectl.ts';
+import { processIO } from './command-io.ts';
+import type { CommandIO } from './command-io.ts';
 
 const HELP_FLAG = { help: { type: 'boolean', short: 'h', default: false } } as const;
 

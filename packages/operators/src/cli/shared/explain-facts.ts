@@ -11,9 +11,9 @@
  */
 import { ApiError, EventKind, SecretKind, DeploymentKind, ServiceKind, EndpointSliceKind, PodKind, isNotFound } from '@converge/runtime';
 import type { KubeClient, KubeEvent, KubeObject, Pod, ResourceKind } from '@converge/runtime';
-import { MicroserviceKind } from '../../operators/microservice/api/index.ts';
+import { MicroserviceKindDescriptor as MicroserviceKind, DigitalHumanProviderKindDescriptor as DigitalHumanProviderKind } from '../../operators/kinds.ts';
 import type { PlatformDefaults } from '../../operators/microservice/index.ts';
-import { DigitalHumanProviderKind, DEFAULT_CREDENTIALS_KEY } from '../../operators/provider/api/index.ts';
+import { DEFAULT_CREDENTIALS_KEY } from '../../operators/provider/api/constants.ts';
 import type { MicroserviceFacts, ProviderFacts } from '../views/explain-view.ts';
 
 export type SecretPresence = ProviderFacts['credentials'];

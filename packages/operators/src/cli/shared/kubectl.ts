@@ -1,6 +1,6 @@
 /**
  * Running `kubectl` for the commands that hand manifests to a cluster (`crds --apply`,
- * `manifests --apply`), and where commands write (`CommandIO`, so tests can capture it).
+ * `manifests --apply`); it re-exports where commands write (`CommandIO`, from `command-io.ts`).
  * kubectl honours `--kubeconfig`, `--context` and `KUBECONFIG` itself; nothing here reads them.
  *
  * Applying is checked before anything is written (`applyServerSide`), because `kubectl apply`
@@ -16,18 +16,10 @@
 import { spawn } from 'node:child_process';
 import { parseAllDocuments, stringify } from 'yaml';
 
-/** Where the command writes; tests pass their own. */
-export interface CommandIO {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  env: NodeJS.ProcessEnv;
-}
+import type { CommandIO } from './command-io.ts';
 
-export const processIO: CommandIO = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
-  env: process.env,
-};
+export { processIO } from './command-io.ts';
+export type { CommandIO } from './command-io.ts';
 
 export interface KubectlResult {
   code: number;

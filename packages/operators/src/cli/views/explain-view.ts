@@ -41,22 +41,15 @@
  */
 import type { Condition, Deployment, EndpointSlice, KubeEvent, KubeObject, Pod, Service } from '@converge/runtime';
 import { controllerOf } from '@converge/runtime';
-import {
-  GENERATION_ANNOTATION,
-  HANDOVER_ANNOTATION,
-  MICROSERVICE_API_VERSION,
-  MICROSERVICE_GROUP,
-  MICROSERVICE_KIND,
-  assessRollout,
-  countEndpoints as countDistinctEndpoints,
-  describeDifferences,
-  findDifferences,
-  renderDesiredState,
-  InvalidSpecError,
-} from '../../operators/microservice/index.ts';
+// The operator's modules one by one, not its index (which registers the controller and builds
+// the CRDs): `converge explain` loads only what it renders (issue 17, goal 5).
+import { GENERATION_ANNOTATION, HANDOVER_ANNOTATION, MICROSERVICE_API_VERSION, MICROSERVICE_GROUP, MICROSERVICE_KIND } from '../../operators/microservice/api/constants.ts';
+import { assessRollout, countEndpoints as countDistinctEndpoints } from '../../operators/microservice/rollout.ts';
+import { describeDifferences, findDifferences } from '../../operators/microservice/contains.ts';
+import { renderDesiredState, InvalidSpecError } from '../../operators/microservice/desired-state.ts';
 import type { Microservice, PlatformDefaults, RolloutAssessment, Difference } from '../../operators/microservice/index.ts';
 import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
-import { ABANDON_ANNOTATION, DEFAULT_CREDENTIALS_KEY, PROVIDER_API_VERSION, PROVIDER_FINALIZER, PROVIDER_KIND } from '../../operators/provider/api/index.ts';
+import { ABANDON_ANNOTATION, DEFAULT_CREDENTIALS_KEY, PROVIDER_API_VERSION, PROVIDER_FINALIZER, PROVIDER_KIND } from '../../operators/provider/api/constants.ts';
 import { VIEW_API_VERSION, conditionView, type ConditionView } from './status-view.ts';
 import { formatAge } from './age.ts';
 import { describePodProblems, podProblems } from './pod-problems.ts';

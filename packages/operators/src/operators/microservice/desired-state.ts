@@ -19,15 +19,11 @@
  */
 import type { Deployment, Service, OwnerReference } from '@converge/runtime';
 import type { EnvVar, Microservice } from './api/index.ts';
-import {
-  GENERATION_ANNOTATION,
-  MANAGED_BY,
-  MICROSERVICE_API_VERSION,
-  MICROSERVICE_KIND,
-  ManagedLabel,
-  checkMicroserviceSpec,
-  isValidMicroserviceName,
-} from './api/index.ts';
+// From the API's own modules, not its index: rendering needs neither the CRD nor v1alpha1, and
+// `converge explain` loads only what it needs (issue 17, goal 5).
+import { GENERATION_ANNOTATION, MANAGED_BY, MICROSERVICE_API_VERSION, MICROSERVICE_KIND, ManagedLabel } from './api/constants.ts';
+import { checkMicroserviceSpec } from './api/v1.ts';
+import { isValidMicroserviceName } from './api/name.ts';
 import { defaultPlatformDefaults, type PlatformDefaults } from './platform-defaults.ts';
 
 export { defaultPlatformDefaults, parsePlatformDefaults, loadPlatformDefaults, PlatformDefaultsError } from './platform-defaults.ts';

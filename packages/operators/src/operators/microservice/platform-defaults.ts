@@ -29,7 +29,7 @@ import { readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
 import { inSection, schemaProblems } from '../config-problems.ts';
 import { parse as parseYaml } from 'yaml';
-import { ManagedLabel } from './api/index.ts';
+import { ManagedLabel } from './api/constants.ts';
 import { canonicalQuantity } from './quantity.ts';
 
 export interface PlatformDefaults {

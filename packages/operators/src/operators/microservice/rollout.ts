@@ -21,7 +21,7 @@
  * @module
  */
 import type { Deployment, EndpointSlice } from '@converge/runtime';
-import { GENERATION_ANNOTATION } from './api/index.ts';
+import { GENERATION_ANNOTATION } from './api/constants.ts';
 
 export type RolloutState = 'Available' | 'ScaledToZero' | 'InProgress' | 'Stalled' | 'EndpointsNotReady';
 

@@ -11,7 +11,8 @@
  *
  * @module
  */
-export { MicroserviceKind, MicroserviceV1alpha1Kind, MicroserviceCrd, isValidMicroserviceName } from './microservice.ts';
+export { MicroserviceKind, MicroserviceV1alpha1Kind, MicroserviceCrd } from './microservice.ts';
+export { isValidMicroserviceName } from './name.ts';
 export { MicroserviceSchema, MicroserviceSpecSchema, ContainerSpecSchema, EnvVarSchema, PLATFORM_ENV_NAMES, checkMicroserviceSpec } from './v1.ts';
 export type { Microservice, MicroserviceSpec, EnvVar } from './v1.ts';
 export { MicroserviceV1alpha1Schema, MicroserviceV1alpha1SpecSchema, MicroserviceNameSchema } from './v1alpha1.ts';

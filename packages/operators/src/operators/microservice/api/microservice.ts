@@ -12,7 +12,7 @@ import { defineCustomResource } from '@converge/runtime';
 import type { CustomResourceDefinitionV1, ResourceKind } from '@converge/runtime';
 import { MICROSERVICE_GROUP, MICROSERVICE_KIND, MICROSERVICE_PLURAL } from './constants.ts';
 import { WEBHOOK_SERVICE } from '../../webhook-service.ts';
-import { DNS_1035_LABEL, MicroserviceNameSchema, MicroserviceV1alpha1Schema } from './v1alpha1.ts';
+import { MicroserviceNameSchema, MicroserviceV1alpha1Schema } from './v1alpha1.ts';
 import type { MicroserviceV1alpha1 } from './v1alpha1.ts';
 import { MicroserviceSchema } from './v1.ts';
 import type { Microservice } from './v1.ts';
@@ -75,8 +75,3 @@ export const MicroserviceKind: ResourceKind<Microservice> = defined.kind;
 export const MicroserviceV1alpha1Kind = defined.kinds.v1alpha1 as ResourceKind<MicroserviceV1alpha1>;
 /** The CRD to install (`deploy/crds/microservices.platform.example.io.yaml` is generated from it). */
 export const MicroserviceCrd: CustomResourceDefinitionV1 = defined.crd;
-
-/** True when `name` can name the Microservice's Service (a DNS-1035 label, at most 63 characters). */
-export function isValidMicroserviceName(name: string): boolean {
-  return name.length <= 63 && new RegExp(DNS_1035_LABEL).test(name);
-}

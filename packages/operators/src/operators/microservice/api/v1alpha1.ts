@@ -9,9 +9,7 @@ import type { KubeObject } from '@converge/runtime';
 import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from './image-reference.ts';
 import { MicroserviceStatusSchema } from './status.ts';
 import type { MicroserviceStatus } from './status.ts';
-
-/** Service names are DNS-1035 labels; the CR name becomes the Service, Deployment and `app` label. */
-export const DNS_1035_LABEL = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
+import { DNS_1035_LABEL } from './name.ts';
 
 export const MicroserviceV1alpha1SpecSchema = Type.Object(
   {
