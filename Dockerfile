@@ -57,7 +57,7 @@ COPY --from=deps /app /app
 USER 65532:65532
 # 8080: metrics, 8081: health probes (/healthz, /readyz).
 EXPOSE 8080 8081
-# --max-semi-space-size=2: a small young generation keeps the operator's RSS down (ADR 0034;
-# packages/operators/src/operators/node-flags.ts, which a test keeps equal to this line).
-ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/node_modules/@converge/operators/bin/converge.js"]
+# Flags that trade V8 speed the operator does not need for memory (ADR 0034; a test keeps this line
+# equal to packages/operators/src/operators/node-flags.ts).
+ENTRYPOINT ["node", "--max-semi-space-size=2", "--no-opt", "--no-maglev", "--optimize-for-size", "/app/node_modules/@converge/operators/bin/converge.js"]
 CMD ["run"]

@@ -7,13 +7,12 @@
  * compiled on first use) between the two readings, per cached object added, must stay under the
  * limit; the figure is printed.
  *
- * The limit is 3.5 KiB. The issue's goal is 2 KiB; this workload measured 1.7, 2.0, 2.4 and 2.7 KiB per object
- * added in four runs on the shared 2-core machine (and once 3.5 KiB from a single reading taken
- * 3 s after Ready, before each reading became the smallest of three taken after the 15 s
- * progress-status interval), so a limit at the goal would fail at random. 3.5 KiB catches real
- * regressions; the rest of the way to 2 KiB is open work. What the gate covers is the cost of each
- * object the caches take in while the operator runs (store, indexes, queue, metrics series); what
- * an operator keeps of the lists it reads at start (the watcher used to hold every initial list,
+ * The limit is the issue's goal, 2 KiB. The operator is started as the image starts it (its
+ * Node.js flags, ADR 0034): without them this workload measured 1.7–2.7 KiB per object added in
+ * five runs on the shared 2-core machine (optimized code and type feedback made while the cache
+ * filled counted as data), with them 1.2 KiB. What the gate covers is the cost of each object the
+ * caches take in while the operator runs (store, indexes, queue, metrics series); what an
+ * operator keeps of the lists it reads at start (the watcher used to hold every initial list,
  * managedFields included, for as long as the watch ran) is outside the two readings and is shown
  * by the benchmark's `memory` scenario instead.
  *
@@ -28,12 +27,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DeploymentKind, EndpointSliceKind, ServiceKind } from '@converge/runtime';
 import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { OPERATOR_NODE_FLAGS } from '../../../packages/operators/src/operators/node-flags.ts';
 import { eventually, kubeconfigPath, sleep, testClient, testNamespace } from '../../support/operator-harness.ts';
 
 const MAIN = fileURLToPath(new URL('../../../packages/operators/src/cli/main.ts', import.meta.url));
 const PROBE = fileURLToPath(new URL('../../../bench/support/memory-probe.mjs', import.meta.url));
 const N = 100;
-const LIMIT_BYTES_PER_OBJECT = 3584;
+const LIMIT_BYTES_PER_OBJECT = 2048;
 
 test(`heap per cached object stays under ${LIMIT_BYTES_PER_OBJECT} bytes (2 × ${N} Microservices, 4 cached objects each)`, { timeout: 300_000 }, async (t) => {
   const client = testClient();
@@ -42,7 +42,8 @@ test(`heap per cached object stays under ${LIMIT_BYTES_PER_OBJECT} bytes (2 × $
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const memoryFile = join(dir, 'memory.json');
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ microservice: { defaults: { replicas: 1 } } }));
-  const child = spawn(process.execPath, ['--expose-gc', '--import', PROBE, MAIN, 'run',
+  // Started as the image starts the operator (its Node.js flags, ADR 0034).
+  const child = spawn(process.execPath, [...OPERATOR_NODE_FLAGS, '--expose-gc', '--import', PROBE, MAIN, 'run',
     '--kubeconfig', kubeconfigPath(), '--namespace', ns, '--operators', 'microservice', '--config', join(dir, 'config.json'),
     '--webhook-bind-address=0', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-level', 'warn'], {
     env: { ...process.env, BENCH_MEMORY_FILE: memoryFile },
@@ -99,7 +100,7 @@ test(`heap per cached object stays under ${LIMIT_BYTES_PER_OBJECT} bytes (2 × $
   const after = await heap();
   const cached = cachedAfter - cachedBefore;
   const perObject = Math.round((after - before) / cached);
-  t.diagnostic(`heap ${(before / 2 ** 20).toFixed(1)} MiB at ${cachedBefore} cached objects → ${(after / 2 ** 20).toFixed(1)} MiB at ${cachedAfter}: ${perObject} bytes per object added (limit ${LIMIT_BYTES_PER_OBJECT}; goal 2048)`);
+  t.diagnostic(`heap ${(before / 2 ** 20).toFixed(1)} MiB at ${cachedBefore} cached objects → ${(after / 2 ** 20).toFixed(1)} MiB at ${cachedAfter}: ${perObject} bytes per object added (limit ${LIMIT_BYTES_PER_OBJECT}, the goal)`);
   assert.ok(cached >= N * 4, `${cached} cached objects added`);
   assert.ok(perObject < LIMIT_BYTES_PER_OBJECT, `${perObject} bytes of heap per cached object (limit ${LIMIT_BYTES_PER_OBJECT})`);
 });
