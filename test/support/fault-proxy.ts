@@ -206,8 +206,11 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
       pieces.push(chunk.subarray(at));
     } else pieces.push(chunk);
     for (let i = 0; i < pieces.length; i++) {
-      if (res.destroyed) return;
       if (bytesPerSecond) await sleep((pieces[i]!.length / bytesPerSecond) * 1000);
+      // Checked after every wait: the client may have gone (a request timed out or aborted while
+      // a slowed body was in flight) and the response been ended; a write then would be an
+      // ERR_STREAM_WRITE_AFTER_END 'error' that no one handles.
+      if (res.destroyed || res.writableEnded) return;
       res.write(pieces[i]);
       if (i < pieces.length - 1) await sleep(2); // a separate TCP segment and TLS record, read apart
     }
