@@ -279,3 +279,31 @@ test('a non-loopback --listen refuses to start without --token-file; with one, e
   assert.equal(events.status, 200, 'the page\'s EventSource is let in by the cookie');
   await events.body?.cancel();
 });
+
+// CI failure of 5ff2012: /api/v1/clusters judged the cluster live while the provider rows took
+// reachability from the model, which the health timer updates every 200 ms; right after start
+// the clusters answered "reachable" and a provider row still said usable=false. With the timer
+// slowed to an hour, the rows must still agree with every answer the API gives.
+test('provider rows agree with the cluster state the API reports, whatever the health timer does', { timeout: 60_000 }, async (t) => {
+  const client = testClient();
+  t.after(() => client.close());
+  await ensureCrds(client);
+  const ns = await testNamespace(t, client, 'dash-agree');
+  t.after(() => releaseProviders(client, ns));
+  await client.create(SecretKind, { metadata: { name: 'vendor-token', namespace: ns }, data: { token: TOKEN_VALUE } });
+  await createProvider(client, ns, 'tokyo', 'ap-northeast-1', { status: 'True', reason: 'ProviderReady' });
+  const dashboard = await startDashboard({ clusters: [{ name: 'admin', kubeConfig: loadKubeConfig(kubeconfigPath()) }], listen: '127.0.0.1:0', healthIntervalMs: 3_600_000 });
+  t.after(() => dashboard.close());
+  const base = dashboard.url;
+  const rows = await eventually(async () => {
+    const r = (await getJson<{ items: ProviderItem[] }>(base, `/api/v1/providers?namespace=${ns}`)).body.items;
+    return r.length === 1 && r;
+  }, { what: 'the provider listed' });
+  await eventually(async () => (await getJson<{ items: ClusterView[] }>(base, '/api/v1/clusters')).body.items[0]!.reachable, { what: 'the cluster reachable' });
+  const [row] = (await getJson<{ items: ProviderItem[] }>(base, `/api/v1/providers?namespace=${ns}`)).body.items;
+  assert.equal(row!.usable, true, `the cluster is reachable, so a converged provider is usable (first row: ${JSON.stringify(rows[0]!.usable)})`);
+  const events = await openEvents(base);
+  t.after(() => events.close());
+  const snapshot = await events.next((e) => e.type === 'snapshot');
+  assert.ok(snapshot.type === 'snapshot' && snapshot.clusters[0]!.reachable && snapshot.providers.filter((p) => p.namespace === ns).every((p) => p.usable), 'the SSE snapshot agrees with itself');
+});

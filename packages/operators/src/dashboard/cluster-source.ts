@@ -8,8 +8,10 @@
  * - list+watch only (never a write, never a poll of the API server); the watches recover by
  *   themselves (the runtime's watcher: resume, relist on 410, backoff for ever);
  * - the cluster's state (connecting / reachable / unreachable) is judged from the watches'
- *   health every `healthIntervalMs` (default 200 ms; in-process, costs no request) and pushed to
- *   the model on change, so one unreachable cluster never stops the others;
+ *   health every `healthIntervalMs` (default 200 ms; in-process, costs no request) and whenever
+ *   `view()` is called (before every API answer), and pushed to the model on change, so the rows
+ *   never disagree with the state the API reports and one unreachable cluster never stops the
+ *   others;
  * - `start(signal)` settles when the signal aborts and every watch has stopped.
  * @module
  */
@@ -87,8 +89,18 @@ export class ClusterSource {
     });
   }
 
-  /** The cluster's state now (also pushed to the model whenever it changes). */
+  /**
+   * The cluster's state now. It is pushed to the model before it is returned, so every answer
+   * built after this call (provider rows' `usable`, a snapshot) agrees with it; the HTTP server
+   * calls it for every cluster before each API answer.
+   */
   view(): ClusterView {
+    const v = this.#judge();
+    this.#publish(v);
+    return v;
+  }
+
+  #judge(): ClusterView {
     const now = Date.now();
     const health = this.cache.health();
     const judged = judgeCluster(health, this.#memory, now);
@@ -106,8 +118,7 @@ export class ClusterSource {
     };
   }
 
-  #publish(): void {
-    const v = this.view();
+  #publish(v: ClusterView = this.#judge()): void {
     // lastSync moves with every event: publish a change of state at once, a newer lastSync alone
     // at most every LAST_SYNC_PUBLISH_MS (the page shows it as "last event Ns ago").
     const before = this.#model.cluster(this.name);

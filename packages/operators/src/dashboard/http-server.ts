@@ -132,8 +132,10 @@ export function createDashboardServer(options: HttpServerOptions): Server {
       res.end(head ? undefined : 'ok\n');
       return;
     }
+    // Judged now, and pushed to the model first: the rows below agree with the clusters' state.
+    const clusterViews = path.startsWith('/api/') ? sources.map((s) => s.view()) : [];
     if (path === '/api/v1/clusters') {
-      return sendJson(res, 200, { apiVersion: DASHBOARD_API_VERSION, kind: 'ClusterList', items: sources.map((s) => s.view()) }, head);
+      return sendJson(res, 200, { apiVersion: DASHBOARD_API_VERSION, kind: 'ClusterList', items: clusterViews }, head);
     }
     if (path === '/api/v1/overview') {
       const limit = parseLimit(params) ?? 10;
