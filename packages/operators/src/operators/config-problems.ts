@@ -6,12 +6,15 @@
  *
  * Used by every part of the operator configuration (the file, the platform defaults, the
  * provider section) so that `converge run --config` reports all problems at once, in one form.
- * Pure. The edit distance behind "did you mean" is the ten-line Levenshtein below rather than a
+ * Pure. A section is checked by the validator compiled from its schema (`compiled-checks/`), so a
+ * valid file loads no schema and no TypeBox; an invalid one is explained by TypeBox's `Value`.
+ * The edit distance behind "did you mean" is the ten-line Levenshtein below rather than a
  * dependency: it compares a key with the few known keys of one object, nothing more.
  * @module
  */
 import type { TSchema } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { passes, schemaOf, valueErrors } from './compiled-checks/index.ts';
+import type { CheckName } from './compiled-checks/index.ts';
 
 /** `/a/b/0/c` → `a.b[0].c` (with `prefix` in front, joined by a dot). */
 export function configPath(pointer: string, prefix = ''): string {
@@ -32,10 +35,15 @@ export function inSection(section: string, line: string): string {
   return line.startsWith('[') ? section + line : `${section}.${line}`;
 }
 
+/** `schemaProblems` of the named compiled schema; `[]` at the cost of the compiled check alone when `value` is valid. */
+export function checkedProblems(name: CheckName, value: unknown, prefix = ''): string[] {
+  return passes(name, value) ? [] : schemaProblems(schemaOf(name), value, prefix);
+}
+
 /** Every problem TypeBox finds in `value` against `schema`, as `path: what` lines, without repeats. */
 export function schemaProblems(schema: TSchema, value: unknown, prefix = ''): string[] {
   const out: string[] = [];
-  for (const error of Value.Errors(schema, value)) {
+  for (const error of valueErrors(schema, value)) {
     const path = configPath(error.path, prefix) || TOP_LEVEL;
     let message = error.message.charAt(0).toLowerCase() + error.message.slice(1);
     if (message === 'unexpected property') {

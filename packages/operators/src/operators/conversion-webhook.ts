@@ -17,9 +17,13 @@
  */
 import { ConversionRegistry, WebhookServer, certDirCertificates, directoryCaStore, ensureSelfManagedCa, injectCaBundle, secretCaStore, selfManagedCertificates, withConversionWebhookUrl } from '@converge/runtime';
 import type { CertificateSource, CustomResourceDefinitionV1, KubeClient, Logger, Manager } from '@converge/runtime';
-import { MicroserviceCrd, microserviceConversion } from './microservice/index.ts';
-// The API only: the provider operator itself (and its HTTP client) is loaded when it runs.
-import { DigitalHumanProviderCrd, providerConversion } from './provider/api/index.ts';
+// The converters and names only: the CRDs (built from the TypeBox schemas) are loaded by the
+// local-run helpers below, never by the operator process (issue 17); the provider operator itself
+// (and its HTTP client) is loaded when it runs.
+import { microserviceConversion } from './microservice/api/conversion.ts';
+import { MICROSERVICE_GROUP, MICROSERVICE_PLURAL } from './microservice/api/constants.ts';
+import { providerConversion } from './provider/api/conversion.ts';
+import { PROVIDER_GROUP, PROVIDER_PLURAL } from './provider/api/constants.ts';
 import { WEBHOOK_SERVICE } from './webhook-service.ts';
 
 export interface WebhookSettings {
@@ -40,7 +44,7 @@ export interface WebhookSettings {
 }
 
 /** The CRDs the webhook converts. */
-export const CONVERTED_CRDS = [MicroserviceCrd.metadata.name, DigitalHumanProviderCrd.metadata.name];
+export const CONVERTED_CRDS = [`${MICROSERVICE_PLURAL}.${MICROSERVICE_GROUP}`, `${PROVIDER_PLURAL}.${PROVIDER_GROUP}`];
 
 /** Both kinds' converters, hub `v1`. */
 export function conversionRegistry(): ConversionRegistry {
@@ -120,6 +124,8 @@ export function addConversionWebhook(manager: Manager, settings: WebhookSettings
  */
 export async function localConversionWebhook(caDir: string, port: number): Promise<{ url: string; caPem: string; crds: CustomResourceDefinitionV1[]; settings: WebhookSettings }> {
   const caPem = await ensureSelfManagedCa(directoryCaStore(caDir));
+  const { MicroserviceCrd } = await import('./microservice/api/microservice.ts');
+  const { DigitalHumanProviderCrd } = await import('./provider/api/digital-human-provider.ts');
   const url = `https://127.0.0.1:${port}/convert`;
   return {
     url,

@@ -24,40 +24,16 @@
  * @module
  */
 import { readFile } from 'node:fs/promises';
-import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
-import { defaultPlatformDefaults, parsePlatformDefaults, PlatformDefaultsError } from './microservice/index.ts';
+import { defaultPlatformDefaults, parsePlatformDefaults, PlatformDefaultsError } from './microservice/platform-defaults.ts';
 // provider-config.ts, not provider/index.ts: the index loads the provider operator (and its HTTP
 // client), which a process running only the Microservice operator never needs (issue 17).
 import { providerConfigProblems } from './provider/provider-config.ts';
-import { inSection, schemaProblems } from './config-problems.ts';
-import type { PlatformDefaults } from './microservice/index.ts';
+import { inSection, checkedProblems } from './config-problems.ts';
+import type { OperatorConfigFileSchema } from './operator-config-schema.ts';
+import type { PlatformDefaults } from './microservice/platform-defaults.ts';
 
-const Seconds = (max: number) => Type.Number({ exclusiveMinimum: 0, maximum: max });
-
-export const OperatorConfigFileSchema = Type.Object(
-  {
-    microservice: Type.Optional(
-      Type.Object(
-        {
-          resyncPeriodSeconds: Type.Optional(Seconds(86_400)),
-          maxConcurrentReconciles: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
-          statusProgressIntervalSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3_600 })),
-          defaults: Type.Optional(Type.Unknown()),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    provider: Type.Optional(Type.Unknown()),
-    client: Type.Optional(
-      Type.Object({ qps: Type.Optional(Type.Number({ minimum: 0 })), burst: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
-    ),
-    shutdownGraceSeconds: Type.Optional(Seconds(3_600)),
-    cacheSyncTimeoutSeconds: Type.Optional(Seconds(86_400)),
-  },
-  { additionalProperties: false },
-);
 export type OperatorConfigFile = Static<typeof OperatorConfigFileSchema>;
 
 export interface OperatorConfig {
@@ -94,7 +70,7 @@ export class OperatorConfigError extends Error {
  */
 export function operatorConfigProblems(raw: unknown): string[] {
   const input = raw ?? {};
-  const problems = schemaProblems(OperatorConfigFileSchema, input);
+  const problems = checkedProblems('operatorConfigFile', input);
   if (typeof input !== 'object' || Array.isArray(input)) return problems;
   const file = input as { microservice?: unknown; provider?: unknown };
   const defaults = isMapping(file.microservice) ? file.microservice['defaults'] : undefined;

@@ -25,7 +25,7 @@ import {
   faultPointsFromEnv,
 } from '@converge/runtime';
 import type { Logger } from '@converge/runtime';
-import { registerMicroserviceOperator } from './microservice/index.ts';
+import { registerMicroserviceOperator } from './microservice/register.ts';
 import type { OperatorConfig } from './operator-config.ts';
 import { defaultOperatorConfig } from './operator-config.ts';
 import { addConversionWebhook } from './conversion-webhook.ts';

@@ -15,7 +15,7 @@
  * @module
  */
 import type { Condition } from '@converge/runtime';
-import { MicroserviceConditionType as Cond, MicroserviceReason as Reason } from './api/index.ts';
+import { MicroserviceConditionType as Cond, MicroserviceReason as Reason } from './api/schema-free.ts';
 import type { RolloutAssessment, RolloutState } from './rollout.ts';
 
 /** A condition the operator sets: type, status, reason, message (observedGeneration is added). */

@@ -18,11 +18,11 @@
  * @module
  */
 import type { Deployment, Service, OwnerReference } from '@converge/runtime';
-import type { EnvVar, Microservice } from './api/index.ts';
+import type { EnvVar, Microservice } from './api/schema-free.ts';
 // From the API's own modules, not its index: rendering needs neither the CRD nor v1alpha1, and
 // `converge explain` loads only what it needs (issue 17, goal 5).
 import { GENERATION_ANNOTATION, MANAGED_BY, MICROSERVICE_API_VERSION, MICROSERVICE_KIND, ManagedLabel } from './api/constants.ts';
-import { checkMicroserviceSpec } from './api/v1.ts';
+import { checkMicroserviceSpec } from './api/spec-check.ts';
 import { isValidMicroserviceName } from './api/name.ts';
 import { defaultPlatformDefaults, type PlatformDefaults } from './platform-defaults.ts';
 

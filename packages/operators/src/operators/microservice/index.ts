@@ -4,19 +4,13 @@
  * platform's defaults, repairs drift and deletions through its watches, and reports in status
  * whether *this* generation is applied, rolled out and ready — or why it failed.
  *
- * `registerMicroserviceOperator(manager, options)` declares its watches and controller on a
- * runtime `Manager`; nothing runs until the manager starts.
+ * `registerMicroserviceOperator(manager, options)` (`register.ts`) declares its watches and
+ * controller on a runtime `Manager`; nothing runs until the manager starts. This index adds the
+ * API with its schemas and CRD; the operator process imports `register.ts` alone.
  * @module
  */
-import { DeploymentKind, ServiceKind, EndpointSliceKind, generationChanged, or, annotationsChanged, labelsChanged } from '@converge/runtime';
-import type { Manager, Controller } from '@converge/runtime';
-import { MicroserviceKind } from './api/index.ts';
-import { MicroserviceReconciler, SERVICE_NAME_INDEX, endpointSliceServiceIndex } from './reconciler.ts';
-import type { EventSink } from '@converge/runtime';
-import { defaultPlatformDefaults } from './platform-defaults.ts';
-import { endpointSliceForReadiness } from './endpoint-readiness.ts';
-import type { PlatformDefaults } from './platform-defaults.ts';
-
+export { registerMicroserviceOperator } from './register.ts';
+export type { MicroserviceOperatorOptions } from './register.ts';
 export { MicroserviceReconciler, SERVICE_NAME_INDEX, rejectionMessage } from './reconciler.ts';
 export type { MicroserviceReconcilerDeps } from './reconciler.ts';
 export { assessRollout, countEndpoints } from './rollout.ts';
@@ -28,51 +22,3 @@ export * from './api/index.ts';
 export * from './desired-state.ts';
 export * from './contains.ts';
 export * from './platform-defaults.ts';
-
-export interface MicroserviceOperatorOptions {
-  defaults?: PlatformDefaults;
-  events: EventSink;
-  /** The periodic check (default 10 s, ±10 % jitter). */
-  resyncPeriodMs?: number;
-  maxConcurrentReconciles?: number;
-  /** Least time between two progress-only status writes of one Microservice (default 15 s). */
-  statusProgressIntervalMs?: number;
-  /** Test-only hook at named points (see `MicroserviceReconcilerDeps.faultPoint`). */
-  faultPoint?: (name: string) => void | Promise<void>;
-}
-
-export function registerMicroserviceOperator(manager: Manager, options: MicroserviceOperatorOptions): Controller {
-  const microservices = manager.cache.informer(MicroserviceKind, { installHint: 'install the CRDs with `converge crds --apply`' }).store;
-  const deployments = manager.cache.informer(DeploymentKind).store;
-  const services = manager.cache.informer(ServiceKind).store;
-  // Only what readiness needs: EndpointSlices of every Service in scope are cached (see endpoint-readiness.ts).
-  const endpointSlices = manager.cache.informer(EndpointSliceKind, { indexes: { [SERVICE_NAME_INDEX]: endpointSliceServiceIndex }, transform: endpointSliceForReadiness }).store;
-  const reconciler = new MicroserviceReconciler({
-    client: manager.client,
-    microservices,
-    deployments,
-    services,
-    endpointSlices,
-    defaults: options.defaults ?? defaultPlatformDefaults,
-    events: options.events,
-    clock: manager.clock,
-    ...(options.statusProgressIntervalMs !== undefined ? { statusProgressIntervalMs: options.statusProgressIntervalMs } : {}),
-    ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
-  });
-  // Children are mapped by name, not only by ownerReference: a same-named object that is not
-  // ours (an ownership conflict, a handover annotation being added) also concerns the CR.
-  const sameName = (obj: { metadata: { namespace?: string; name?: string } }) => {
-    const key = `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
-    return microservices.get(key) ? [key] : [];
-  };
-  const sliceToService = (slice: Parameters<typeof endpointSliceServiceIndex>[0]) =>
-    endpointSliceServiceIndex(slice).filter((key) => microservices.get(key) !== undefined);
-  return manager
-    .controller('microservice')
-    .for(MicroserviceKind, { predicates: [or(generationChanged, annotationsChanged, labelsChanged)] })
-    .watches(DeploymentKind, sameName)
-    .watches(ServiceKind, sameName)
-    .watches(EndpointSliceKind, sliceToService)
-    .withOptions({ resyncPeriodMs: options.resyncPeriodMs ?? 10_000, maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4 })
-    .complete(reconciler);
-}

@@ -26,8 +26,9 @@
  * @module
  */
 import { readFile } from 'node:fs/promises';
-import { Type, type Static } from '@sinclair/typebox';
-import { inSection, schemaProblems } from '../config-problems.ts';
+import type { Static } from '@sinclair/typebox';
+import { inSection, checkedProblems } from '../config-problems.ts';
+import type { PlatformDefaultsConfigSchema } from './platform-defaults-schema.ts';
 import { parse as parseYaml } from 'yaml';
 import { ManagedLabel } from './api/constants.ts';
 import { canonicalQuantity } from './quantity.ts';
@@ -66,25 +67,6 @@ export const defaultPlatformDefaults: PlatformDefaults = Object.freeze({
 });
 
 const RESOURCE_NAMES = ['cpu', 'memory', 'ephemeral-storage'];
-const ResourceList = Type.Record(Type.String(), Type.String({ minLength: 1 }));
-const HttpPath = Type.String({ pattern: '^/[^\\s]*$', maxLength: 1024 });
-
-export const PlatformDefaultsConfigSchema = Type.Object(
-  {
-    replicas: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
-    progressDeadlineSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
-    otlpEndpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048 })),
-    containerName: Type.Optional(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 })),
-    resources: Type.Optional(
-      Type.Object({ requests: Type.Optional(ResourceList), limits: Type.Optional(ResourceList) }, { additionalProperties: false }),
-    ),
-    probes: Type.Optional(
-      Type.Object({ readinessPath: Type.Optional(HttpPath), livenessPath: Type.Optional(HttpPath) }, { additionalProperties: false }),
-    ),
-    labels: Type.Optional(Type.Record(Type.String(), Type.String())),
-  },
-  { additionalProperties: false },
-);
 export type PlatformDefaultsConfig = Static<typeof PlatformDefaultsConfigSchema>;
 
 export class PlatformDefaultsError extends Error {
@@ -105,7 +87,7 @@ export function parsePlatformDefaults(section: unknown, source = 'config', base:
   if (section === undefined || section === null) return base;
   // Every problem at once: the schema's, and those of the values it lets through (quantities,
   // label keys and values), also of fields next to ones the schema refused.
-  const problems = schemaProblems(PlatformDefaultsConfigSchema, section);
+  const problems = checkedProblems('platformDefaults', section);
   const config = (isPlainObject(section) ? section : {}) as PlatformDefaultsConfig;
   const resources = isPlainObject(config.resources) ? config.resources : undefined;
   const requests = resourceList(stringEntries(resources?.requests), 'requests', problems) ?? base.resources.requests;

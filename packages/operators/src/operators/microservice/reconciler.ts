@@ -71,8 +71,8 @@ import {
   MICROSERVICE_FIELD_MANAGER,
   checkMicroserviceSpec,
   isValidMicroserviceName,
-} from './api/index.ts';
-import type { Microservice, MicroserviceStatus } from './api/index.ts';
+} from './api/schema-free.ts';
+import type { Microservice, MicroserviceStatus } from './api/schema-free.ts';
 import { renderDesiredState, InvalidSpecError } from './desired-state.ts';
 import type { DesiredState } from './desired-state.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';

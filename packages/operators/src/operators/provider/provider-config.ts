@@ -30,42 +30,10 @@
  * answer from the endpoint wakes every CR waiting on it (`vendor-recovery.ts`).
  * @module
  */
-import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { inSection, schemaProblems } from '../config-problems.ts';
+import { inSection, checkedProblems } from '../config-problems.ts';
+import type { ProviderConfigSchema } from './provider-config-schema.ts';
 
-export const ProviderConfigSchema = Type.Object(
-  {
-    healthIntervalSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400 })),
-    maxConcurrentReconciles: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
-    maxRetryDelaySeconds: Type.Optional(Type.Number({ minimum: 0.01, maximum: 3_600 })),
-    recoveryProbeSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3_600 })),
-    observeIntervalSeconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 3_600 })),
-    usageRefreshSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400 })),
-    recommendation: Type.Optional(
-      Type.Object(
-        {
-          quotaPercent: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100 })),
-          sustainedThrottlingSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    vendor: Type.Optional(
-      Type.Object(
-        {
-          requestsPerSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
-          burst: Type.Optional(Type.Integer({ minimum: 1 })),
-          maxConcurrency: Type.Optional(Type.Integer({ minimum: 1 })),
-          timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600 })),
-          caFile: Type.Optional(Type.String({ minLength: 1 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
 
 export interface ProviderConfig {
   healthIntervalMs: number;
@@ -91,7 +59,7 @@ export const defaultProviderConfig: ProviderConfig = {
 
 /** Every problem of a `provider` section, as `path: what` lines with paths inside the section (`vendor.timeoutSeconds: …`). */
 export function providerConfigProblems(raw: unknown): string[] {
-  return schemaProblems(ProviderConfigSchema, raw ?? {});
+  return checkedProblems('providerConfig', raw ?? {});
 }
 
 export function parseProviderConfig(raw: unknown, source = 'provider'): ProviderConfig {

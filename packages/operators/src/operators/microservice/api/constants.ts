@@ -103,3 +103,6 @@ export const ManagedLabel = {
   Instance: 'app.kubernetes.io/instance',
   ManagedBy: 'app.kubernetes.io/managed-by',
 } as const;
+
+/** Environment variables the platform sets on every Microservice's container; a spec cannot set them. */
+export const PLATFORM_ENV_NAMES = ['ASPNETCORE_URLS', 'OTEL_SERVICE_NAME', 'OTEL_SERVICE_VERSION', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const;

@@ -1,11 +1,11 @@
 /**
  * The Microservice resource (`microservices.platform.example.io`): both served versions in one
  * CRD — `v1` (the hub and storage version, `v1.ts`) and `v1alpha1` (deprecated, `v1alpha1.ts`) —
- * converted by the operators' webhook (`conversion.ts`, ADR 0024), and the kinds the operator,
- * the CLI and the tests use. The operator works on `v1` only.
+ * converted by the operators' webhook (`conversion.ts`, ADR 0024). The kinds are in `kind.ts`;
+ * the operator works on `v1` only.
  *
  * Validation the API server can do is in the schemas (bounds, CEL rules with readable messages);
- * `checkMicroserviceSpec` repeats it for objects that predate the schema or bypassed it.
+ * `checkMicroserviceSpec` (`spec-check.ts`) repeats it for objects that predate the schema or bypassed it.
  * @module
  */
 import { defineCustomResource } from '@converge/runtime';
@@ -13,9 +13,7 @@ import type { CustomResourceDefinitionV1, ResourceKind } from '@converge/runtime
 import { MICROSERVICE_GROUP, MICROSERVICE_KIND, MICROSERVICE_PLURAL } from './constants.ts';
 import { WEBHOOK_SERVICE } from '../../webhook-service.ts';
 import { MicroserviceNameSchema, MicroserviceV1alpha1Schema } from './v1alpha1.ts';
-import type { MicroserviceV1alpha1 } from './v1alpha1.ts';
 import { MicroserviceSchema } from './v1.ts';
-import type { Microservice } from './v1.ts';
 import type { PrinterColumn } from '@converge/runtime';
 
 const statusColumns: PrinterColumn[] = [
@@ -69,9 +67,7 @@ const defined = defineCustomResource({
   ],
 });
 
-/** `microservices.platform.example.io/v1` (the hub), typed as `Microservice`. */
-export const MicroserviceKind: ResourceKind<Microservice> = defined.kind;
-/** `microservices.platform.example.io/v1alpha1` (deprecated; converted by the webhook). */
-export const MicroserviceV1alpha1Kind = defined.kinds.v1alpha1 as ResourceKind<MicroserviceV1alpha1>;
+/** The kinds the CRD defines, by version: `kind.ts` has them schema-free (`kinds.test.ts` checks that they are equal). */
+export const MicroserviceCrdKinds: Readonly<Record<string, ResourceKind>> = defined.kinds;
 /** The CRD to install (`deploy/crds/microservices.platform.example.io.yaml` is generated from it). */
 export const MicroserviceCrd: CustomResourceDefinitionV1 = defined.crd;

@@ -10,18 +10,19 @@
  * The status is the same in both versions (the operator writes it; older readers ignore what
  * they do not know), so it converts as is. `v1alpha1` stays served, deprecated, and converts
  * losslessly through `conversion.ts`.
+ *
+ * The operator process never loads this module (TypeBox and the schemas are for the CRD, the
+ * tests and explaining a failure): it checks specs with `spec-check.ts`, which runs the validator
+ * compiled from `MicroserviceSpecSchema` ahead of time (`../../compiled-checks/`).
  * @module
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import { celRule } from '@converge/runtime';
 import type { KubeObject } from '@converge/runtime';
-import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN, isValidImageReference } from './image-reference.ts';
+import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from './image-reference.ts';
+import { PLATFORM_ENV_NAMES } from './constants.ts';
 import { MicroserviceStatusSchema } from './status.ts';
 import type { MicroserviceStatus } from './status.ts';
-
-/** Environment variables the platform sets on every Microservice's container; a spec cannot set them. */
-export const PLATFORM_ENV_NAMES = ['ASPNETCORE_URLS', 'OTEL_SERVICE_NAME', 'OTEL_SERVICE_VERSION', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const;
 
 const NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 
@@ -103,27 +104,4 @@ export type EnvVar = Static<typeof EnvVarSchema>;
 export interface Microservice extends KubeObject {
   spec: MicroserviceSpec;
   status?: MicroserviceStatus;
-}
-
-/**
- * The problems with a v1 spec, in the API server's words where possible; empty when valid. The API
- * server enforces all of this, so a non-empty answer means the object bypassed validation.
- */
-export function checkMicroserviceSpec(spec: unknown): string[] {
-  const problems: string[] = [];
-  for (const error of Value.Errors(MicroserviceSpecSchema, spec)) problems.push(`spec${error.path.replaceAll('/', '.')}: ${error.message}`);
-  const container = (spec as { container?: { image?: unknown; env?: unknown } } | null | undefined)?.container;
-  if (typeof container?.image === 'string' && container.image.length > 0 && !isValidImageReference(container.image)) {
-    problems.push('spec.container.image: must be a valid image reference such as ghcr.io/org/app:1.0.0');
-  }
-  if (Array.isArray(container?.env)) {
-    const seen = new Set<string>();
-    for (const [i, e] of (container.env as EnvVar[]).entries()) {
-      if ((PLATFORM_ENV_NAMES as readonly string[]).includes(e.name)) problems.push(`spec.container.env[${i}].name: ${e.name} is set by the platform`);
-      if (seen.has(e.name)) problems.push(`spec.container.env[${i}].name: ${e.name} appears twice`);
-      seen.add(e.name);
-      if ((e.value === undefined) === (e.valueFrom === undefined)) problems.push(`spec.container.env[${i}]: give exactly one of value and valueFrom`);
-    }
-  }
-  return problems;
 }

@@ -1,0 +1,33 @@
+/**
+ * `checkMicroserviceSpec`: the problems with a v1 spec, in the API server's words where possible.
+ * The API server enforces all of it (schema bounds and CEL rules), so a non-empty answer means the
+ * object bypassed validation (written before a rule existed, or converted from an old version).
+ *
+ * The shape is checked by the validator TypeBox's compiler made from `MicroserviceSpecSchema`
+ * ahead of time (`../../compiled-checks/`), so checking a valid spec loads no schema; TypeBox is
+ * loaded only to say what is wrong with an invalid one. Pure.
+ * @module
+ */
+import { explainFailure, passes } from '../../compiled-checks/index.ts';
+import type { EnvVar } from './v1.ts';
+import { PLATFORM_ENV_NAMES } from './constants.ts';
+import { isValidImageReference } from './image-reference.ts';
+
+/** Every problem of `spec` as `spec.<path>: what` lines; empty when valid. */
+export function checkMicroserviceSpec(spec: unknown): string[] {
+  const problems: string[] = passes('microserviceSpec', spec) ? [] : explainFailure('microserviceSpec', spec).map((e) => `spec${e.path.replaceAll('/', '.')}: ${e.message}`);
+  const container = (spec as { container?: { image?: unknown; env?: unknown } } | null | undefined)?.container;
+  if (typeof container?.image === 'string' && container.image.length > 0 && !isValidImageReference(container.image)) {
+    problems.push('spec.container.image: must be a valid image reference such as ghcr.io/org/app:1.0.0');
+  }
+  if (Array.isArray(container?.env)) {
+    const seen = new Set<string>();
+    for (const [i, e] of (container.env as EnvVar[]).entries()) {
+      if ((PLATFORM_ENV_NAMES as readonly string[]).includes(e.name)) problems.push(`spec.container.env[${i}].name: ${e.name} is set by the platform`);
+      if (seen.has(e.name)) problems.push(`spec.container.env[${i}].name: ${e.name} appears twice`);
+      seen.add(e.name);
+      if ((e.value === undefined) === (e.valueFrom === undefined)) problems.push(`spec.container.env[${i}]: give exactly one of value and valueFrom`);
+    }
+  }
+  return problems;
+}
