@@ -32,7 +32,9 @@ export const idleCost: Scenario = {
     const windowMs = performance.now() - t0;
     const counts = await countRequests(session.auditLogPath, mark, OPERATOR_USER_AGENT);
     const after = await fleet.operator.metrics();
-    const cpuAfter = (await fleet.operator.memory()).cpuMs;
+    const memoryAfter = await fleet.operator.memory();
+    const cpuAfter = memoryAfter.cpuMs;
+    const mib = (bytes: number) => round(bytes / 2 ** 20, 1);
     const perMinute = (x: number) => round((x * 60_000) / windowMs, 2);
     const reconciles = sumOf(after, 'controller_runtime_reconcile_total') - sumOf(before, 'controller_runtime_reconcile_total');
     const clientRequests = sumOf(after, 'rest_client_requests_total') - sumOf(before, 'rest_client_requests_total');
@@ -52,6 +54,8 @@ export const idleCost: Scenario = {
         cpuSecondsPerMinute: round(((cpuAfter - cpuBefore) / windowMs) * 60, 3),
         cpuShareOfOneCore: round((cpuAfter - cpuBefore) / windowMs, 4),
         targetMet: counts.writes === 0 && counts.reads === 0,
+        rssMiBAfterIdle: mib(memoryAfter.rss),
+        heapUsedMiBAfterIdle: mib(memoryAfter.heapUsed),
       },
       tables: [
         {
@@ -65,6 +69,7 @@ export const idleCost: Scenario = {
             ['all requests seen by the API server', counts.total, perMinute(counts.total)],
             ['requests counted by the operator (rest_client_requests_total)', clientRequests, perMinute(clientRequests)],
             ['operator CPU time (s)', round((cpuAfter - cpuBefore) / 1000, 2), round(((cpuAfter - cpuBefore) / windowMs) * 60, 2)],
+            ['operator RSS / heap used at the end, after a full GC (MiB)', `${mib(memoryAfter.rss)} / ${mib(memoryAfter.heapUsed)}`, ''],
           ],
         },
         ...(counts.total > 0

@@ -4,7 +4,8 @@
  * imported, the deploy's configuration is loaded and checked, and a valid spec and its desired
  * state are checked and rendered; then the list must hold neither TypeBox (≈ 250 modules,
  * ≈ 3 MiB of RSS: the schemas, the CRDs and TypeBox's own checker are for the CLI, the tests and
- * explaining a failure) nor the provider operator. An invalid spec or configuration may load
+ * explaining a failure) nor the provider operator; the provider operator's own modules load no
+ * TypeBox either. An invalid spec or configuration may load
  * TypeBox, to say what is wrong: the second case shows it does, and says the same as before.
  */
 import { test } from 'node:test';
@@ -53,6 +54,19 @@ test('a Microservice-only operator process loads neither TypeBox nor the provide
   const provider = ours.filter((u) => u.includes('/operators/provider/') && !allowed.some((a) => u.endsWith(a)));
   assert.deepEqual(provider, [], 'provider operator modules in a Microservice-only process');
   assert.ok(ours.length > 20, `the hook saw the operator's modules (${ours.length})`);
+});
+
+test('the provider operator\'s modules load no TypeBox either', () => {
+  const { loaded, out } = loadedBy(`
+const { registerProviderOperator } = await import('./packages/operators/src/operators/provider/register.ts');
+const { parseProviderConfig } = await import('./packages/operators/src/operators/provider/provider-config.ts');
+const config = parseProviderConfig({ healthIntervalSeconds: 10, vendor: { requestsPerSecond: 5 } });
+console.log(JSON.stringify({ loaded: [...globalThis.__loaded], out: { register: typeof registerProviderOperator, rps: config.vendor.requestsPerSecond } }));
+`);
+  assert.deepEqual(out, { register: 'function', rps: 5 });
+  const typebox = loaded.filter((u) => u.includes('/@sinclair/typebox/'));
+  assert.deepEqual(typebox.slice(0, 3), [], `TypeBox is loaded (${typebox.length} modules)`);
+  assert.ok(loaded.some((u) => u.endsWith('/provider/reconciler.ts')), 'the provider operator was loaded');
 });
 
 test('an invalid spec or configuration is still explained in TypeBox\'s words', () => {

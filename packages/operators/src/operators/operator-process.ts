@@ -98,7 +98,7 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
   }
   if (operators.includes('provider')) {
     // Loaded only when it runs: a Microservice-only process never loads the vendor client.
-    const { registerProviderOperator } = await import('./provider/index.ts');
+    const { registerProviderOperator } = await import('./provider/register.ts');
     registerProviderOperator(manager, { events, config: config.provider, faultPoint });
   }
   if (options.webhook) addConversionWebhook(manager, options.webhook, log);

@@ -15,8 +15,8 @@
  * is inert (it does not stop the operator from managing the instance).
  * @module
  */
-import { ABANDON_ANNOTATION, ABANDONED_BY_ANNOTATION } from './api/index.ts';
-import type { DigitalHumanProvider } from './api/index.ts';
+import { ABANDON_ANNOTATION, ABANDONED_BY_ANNOTATION } from './api/schema-free.ts';
+import type { DigitalHumanProvider } from './api/schema-free.ts';
 
 export interface Abandonment {
   /** What the annotation names. */

@@ -15,7 +15,7 @@
  * - Both False once Ready is True (kstatus: Current). They are never True together.
  * @module
  */
-import { ProviderConditionType as Cond, ProviderReason as Reason } from './api/index.ts';
+import { ProviderConditionType as Cond, ProviderReason as Reason } from './api/schema-free.ts';
 
 export type ProviderReadyStatus = 'True' | 'False' | 'Unknown';
 /** type, status, reason, message (observedGeneration is added by the writer). */

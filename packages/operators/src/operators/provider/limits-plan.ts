@@ -8,7 +8,7 @@
  * absent field is left as the vendor has it; equal limits give no patch.
  * @module
  */
-import type { ProviderLimits } from './api/index.ts';
+import type { ProviderLimits } from './api/schema-free.ts';
 import type { VendorLimits } from './vendor/index.ts';
 
 const FIELDS = ['maxConcurrency', 'requestsPerMinute', 'dailyQuota'] as const;

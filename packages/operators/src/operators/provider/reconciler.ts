@@ -69,8 +69,8 @@ import {
   DEFAULT_CREDENTIALS_KEY,
   ABANDON_ANNOTATION,
   ProviderReason as Reason,
-} from './api/index.ts';
-import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/index.ts';
+} from './api/schema-free.ts';
+import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/schema-free.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
 import { isNoAnswer, isVendorError } from './vendor/index.ts';

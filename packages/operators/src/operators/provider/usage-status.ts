@@ -17,7 +17,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Condition } from '@converge/runtime';
-import { ProviderConditionType as QuotaCondition, ProviderReason, QuotaReason } from './api/index.ts';
+import { ProviderConditionType as QuotaCondition, ProviderReason, QuotaReason } from './api/schema-free.ts';
 import type { VendorAccount, VendorLimits, VendorUsage } from './vendor/index.ts';
 import type { VendorHealthDetail } from './vendor-api.ts';
 

@@ -10,9 +10,7 @@ import type { CustomResourceDefinitionV1, PrinterColumn, ResourceKind } from '@c
 import { PROVIDER_GROUP, PROVIDER_KIND, PROVIDER_PLURAL } from './constants.ts';
 import { WEBHOOK_SERVICE } from '../../webhook-service.ts';
 import { DigitalHumanProviderSchema } from './v1.ts';
-import type { DigitalHumanProvider } from './v1.ts';
 import { DigitalHumanProviderV1alpha1Schema } from './v1alpha1.ts';
-import type { DigitalHumanProviderV1alpha1 } from './v1alpha1.ts';
 
 /** What the upstream reads at a glance (issue 14): region, ready, quota left, what limits it. */
 const columns: PrinterColumn[] = [
@@ -57,9 +55,7 @@ const defined = defineCustomResource({
   ],
 });
 
-/** `digitalhumanproviders.dhp.example.com/v1` (the hub), typed as `DigitalHumanProvider`. */
-export const DigitalHumanProviderKind: ResourceKind<DigitalHumanProvider> = defined.kind;
-/** `digitalhumanproviders.dhp.example.com/v1alpha1` (deprecated; converted by the webhook). */
-export const DigitalHumanProviderV1alpha1Kind = defined.kinds.v1alpha1 as ResourceKind<DigitalHumanProviderV1alpha1>;
+/** The kinds the CRD defines, by version: `kind.ts` has them schema-free (`kinds.test.ts` checks that they are equal). */
+export const DigitalHumanProviderCrdKinds: Readonly<Record<string, ResourceKind>> = defined.kinds;
 /** The CRD to install (`deploy/crds/digitalhumanproviders.dhp.example.com.yaml` is generated from it). */
 export const DigitalHumanProviderCrd: CustomResourceDefinitionV1 = defined.crd;

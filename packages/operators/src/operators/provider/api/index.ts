@@ -10,15 +10,12 @@
  *   non-empty and immutable (CEL `self == oldSelf`), `credentialsSecretRef.name` is required
  *   (`key` defaults to `token`, so after admission it is always set).
  * - Pure data; importing it has no side effects.
+ * - `schema-free.ts` is this API without the schemas and the CRD: what the operator process loads.
  *
  * @module
  */
-export { DigitalHumanProviderKind, DigitalHumanProviderV1alpha1Kind, DigitalHumanProviderCrd } from './digital-human-provider.ts';
+export * from './schema-free.ts';
+export { DigitalHumanProviderCrd, DigitalHumanProviderCrdKinds } from './digital-human-provider.ts';
 export { DigitalHumanProviderSchema, ProviderSpecSchema, ProviderLimitsSchema } from './v1.ts';
-export type { DigitalHumanProvider, DigitalHumanProviderSpec, ProviderLimits } from './v1.ts';
 export { DigitalHumanProviderV1alpha1Schema, ProviderV1alpha1SpecSchema, CredentialsSecretRefSchema } from './v1alpha1.ts';
-export type { DigitalHumanProviderV1alpha1, DigitalHumanProviderV1alpha1Spec } from './v1alpha1.ts';
 export { ProviderStatusSchema, ENDPOINT_IMMUTABLE_RULE } from './status.ts';
-export type { DigitalHumanProviderStatus } from './status.ts';
-export { providerConversion, providerToV1, providerFromV1, V1_FIELDS_ANNOTATION as PROVIDER_V1_FIELDS_ANNOTATION } from './conversion.ts';
-export * from './constants.ts';
