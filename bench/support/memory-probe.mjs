@@ -18,8 +18,11 @@ let seq = 0;
 if (file) {
   process.on('SIGUSR2', () => {
     const gc = globalThis.gc;
-    gc?.();
-    gc?.();
+    // V8's "last resort" collection (what a heap snapshot runs): repeated full GCs until nothing
+    // more is freed. Two plain gc() calls left up to 4 MiB of dead objects counted as used on a
+    // loaded machine (the memory gate read 13.3 MiB where a heap snapshot of the same moment held
+    // 9 MiB, and a per-object cost of -8 KB).
+    gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     const m = process.memoryUsage();
     const cpu = process.cpuUsage();
     // The heap that holds data, without code (code_space) and bytecode (trusted_space): what
