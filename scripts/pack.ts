@@ -122,7 +122,7 @@ async function compile(pkgDir: string, stageDir: string, staged: Map<string, str
       paths,
     },
     include: [join(pkgDir, 'src')],
-    exclude: [join(pkgDir, 'src', '**', '*.test.ts'), join(pkgDir, 'src', '**', '*.test-support.ts'), join(pkgDir, 'src', '**', 'test-support', '**'), ...notCompiled.map((d) => join(pkgDir, 'src', d, '**'))],
+    exclude: [join(pkgDir, 'src', '**', '*.test.ts'), join(pkgDir, 'src', '**', '*.test-support.ts'), join(pkgDir, 'src', '**', 'test-support', '**'), join(pkgDir, 'src', '**', 'compiled-checks', 'render.ts'), ...notCompiled.map((d) => join(pkgDir, 'src', d, '**'))],
   };
   const file = join(stageDir, '..', `tsconfig.${relative(join(ROOT, 'packages'), pkgDir)}.json`);
   writeFileSync(file, JSON.stringify(tsconfig, null, 2));

@@ -575,10 +575,11 @@ async function readBody(res: IncomingMessage): Promise<unknown> {
   }
 }
 
-function toApiError(err: unknown, callerSignal?: AbortSignal, timeout?: AbortSignal): unknown {
+/** `deadline` is the request's own signal, aborted by its deadline timer (or by `callerSignal`, checked first). */
+function toApiError(err: unknown, callerSignal?: AbortSignal, deadline?: AbortSignal): unknown {
   if (err instanceof ApiError) return err;
   if (callerSignal?.aborted) return callerSignal.reason ?? err;
-  if (timeout?.aborted) return new ApiError({ reason: 'Timeout', code: 0, message: 'request timed out', cause: err });
+  if (deadline?.aborted) return new ApiError({ reason: 'Timeout', code: 0, message: 'request timed out', cause: err });
   // No credentials to send (an exec plugin failed, a token file is unreadable): nothing was sent.
   if (err instanceof KubeConfigError) return new ApiError({ reason: 'Unauthorized', code: 0, message: `no credentials: ${err.message}`, cause: err });
   const message = err instanceof Error ? err.message : String(err);

@@ -3,7 +3,8 @@
  * check TypeBox's compiler generates (`TypeCompiler.Code`, JavaScript) and the schema as a
  * literal (symbol keys as `Symbol.for(…)`, as TypeBox marks its schemas). Used by
  * `scripts/generate-checks.ts` and by the test that fails when the committed file is stale.
- * Loads TypeBox and every schema: never imported by the operator process.
+ * Loads TypeBox and every schema: never imported by the operator process, and not shipped
+ * (`scripts/pack.ts` leaves it out of `dist/`).
  * @module
  */
 import type { TSchema } from '@sinclair/typebox';
