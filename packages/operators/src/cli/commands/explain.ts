@@ -18,7 +18,8 @@ import { KubeClient, isNotFound } from '@converge/runtime';
 import type { KubeObject, ResourceKind } from '@converge/runtime';
 import { defaultPlatformDefaults, loadPlatformDefaults } from '../../operators/microservice/platform-defaults.ts';
 // The kinds without their CRDs and schemas: explain builds neither (start-up, issue 17 goal 5).
-import { MicroserviceKindDescriptor as MicroserviceKind, DigitalHumanProviderKindDescriptor as DigitalHumanProviderKind } from '../../operators/kinds.ts';
+import { MicroserviceKind } from '../../operators/microservice/api/kind.ts';
+import { DigitalHumanProviderKind } from '../../operators/provider/api/kind.ts';
 import { clientReader, gatherMicroserviceFacts, gatherProviderFacts } from '../shared/explain-facts.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { namespaceFrom } from '../shared/namespace-flag.ts';

@@ -11,7 +11,8 @@
  */
 import { ApiError, EventKind, SecretKind, DeploymentKind, ServiceKind, EndpointSliceKind, PodKind, isNotFound } from '@converge/runtime';
 import type { KubeClient, KubeEvent, KubeObject, Pod, ResourceKind } from '@converge/runtime';
-import { MicroserviceKindDescriptor as MicroserviceKind, DigitalHumanProviderKindDescriptor as DigitalHumanProviderKind } from '../../operators/kinds.ts';
+import { MicroserviceKind } from '../../operators/microservice/api/kind.ts';
+import { DigitalHumanProviderKind } from '../../operators/provider/api/kind.ts';
 import type { PlatformDefaults } from '../../operators/microservice/index.ts';
 import { DEFAULT_CREDENTIALS_KEY } from '../../operators/provider/api/constants.ts';
 import type { MicroserviceFacts, ProviderFacts } from '../views/explain-view.ts';

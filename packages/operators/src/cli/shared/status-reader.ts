@@ -8,7 +8,8 @@
 import { isNotFound } from '@converge/runtime';
 import type { KubeClient, KubeObject, ResourceKind } from '@converge/runtime';
 // Schema-free kinds and the status view only: `converge status` loads no schema (issue 17, goal 5).
-import { MicroserviceKindDescriptor as MicroserviceKind, DigitalHumanProviderKindDescriptor as DigitalHumanProviderKind } from '../../operators/kinds.ts';
+import { MicroserviceKind } from '../../operators/microservice/api/kind.ts';
+import { DigitalHumanProviderKind } from '../../operators/provider/api/kind.ts';
 import { buildStatusDocument } from '../views/status-view.ts';
 import type { StatusDocument } from '../views/index.ts';
 
