@@ -30,6 +30,12 @@ const msKey = (env: ReliabilityEnv) => ({ namespace: env.ns, name: 'crash' });
 interface Cell {
   point: string;
   at?: number;
+  /**
+   * More faults for the doomed replica (CONVERGE_FAULTS entries). The Microservice's children are
+   * written concurrently: to crash with exactly one of them written, the other's write is failed
+   * at its own fault point.
+   */
+  alsoFaults?: string;
   what: string;
   kind: 'ms' | 'dhp';
   /** Brings the object to the state the crash needs, with a healthy operator (then stopped). */
@@ -72,7 +78,7 @@ const cells: Cell[] = [
     },
   },
   {
-    point: 'microservice:after-apply-deployment', what: 'after the Deployment create, before the Service create', kind: 'ms', trigger: createMs, final: () => MS,
+    point: 'microservice:after-apply-deployment', alsoFaults: 'microservice:before-apply-service=throw', what: 'after the Deployment create, the Service create (sent concurrently) failed', kind: 'ms', trigger: createMs, final: () => MS,
     afterCrash: async (env) => {
       const c = await children(env);
       assert.ok(c.deployment, 'the Deployment was created');
@@ -88,7 +94,7 @@ const cells: Cell[] = [
     },
   },
   {
-    point: 'microservice:after-apply-deployment', what: 'port change: after the Deployment update, before the Service update', kind: 'ms', prepare: 'converged',
+    point: 'microservice:after-apply-deployment', alsoFaults: 'microservice:before-apply-service=throw', what: 'port change: after the Deployment update, the Service update (sent concurrently) failed', kind: 'ms', prepare: 'converged',
     trigger: (env) => env.client.patch(MicroserviceKind, msKey(env), { type: 'merge', body: { spec: { container: { port: 9090 } } } }).then(() => {}),
     final: () => ({ ...MS, container: { ...MS.container, port: 9090 } }),
     afterCrash: async (env) => {
@@ -164,7 +170,7 @@ for (const cell of cells) {
       assert.equal(await healthy.exited, 0);
     }
 
-    const doomed: OperatorReplica = env.startReplica('doomed', { operators, faults: `${cell.point}=kill${cell.at ? `@${cell.at}` : ''}` });
+    const doomed: OperatorReplica = env.startReplica('doomed', { operators, faults: `${cell.point}=kill${cell.at ? `@${cell.at}` : ''}${cell.alsoFaults ? `,${cell.alsoFaults}` : ''}` });
     await doomed.waitFor(workersStarted);
     const triggeredAt = Date.now();
     await cell.trigger(env);

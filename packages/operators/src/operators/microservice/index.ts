@@ -11,7 +11,8 @@
  */
 export { registerMicroserviceOperator } from './register.ts';
 export type { MicroserviceOperatorOptions } from './register.ts';
-export { MicroserviceReconciler, SERVICE_NAME_INDEX, rejectionMessage } from './reconciler.ts';
+export { MicroserviceReconciler, SERVICE_NAME_INDEX } from './reconciler.ts';
+export { rejectionMessage } from './apply-rejection.ts';
 export type { MicroserviceReconcilerDeps } from './reconciler.ts';
 export { assessRollout, countEndpoints } from './rollout.ts';
 export { endpointSliceForReadiness } from './endpoint-readiness.ts';

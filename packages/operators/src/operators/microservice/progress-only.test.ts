@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isProgressOnly } from './reconciler.ts';
+import { isProgressOnly } from './progress-only.ts';
 import type { MicroserviceStatus } from './api/index.ts';
 
 const prev: MicroserviceStatus = {

@@ -14,9 +14,11 @@
  *    → `Failed`/`OwnershipConflict` (but a child of an older CR of the same name is only waited
  *    for: garbage collection is removing it); an unowned child is adopted only when it carries
  *    the handover annotation naming this CR.
- * 5. Each child whose live state does not already contain the desired state is written: created
- *    when missing (after confirming the owner still exists: by the Accepted write, or one live
- *    read), else updated in place with the resourceVersion that was read (ADR 0003). A write the
+ * 5. Each child whose live state does not already contain the desired state is written, both
+ *    children concurrently: created when missing (for a Microservice applied before, after one
+ *    live read confirming the owner still exists; for a new one, the status write that follows
+ *    confirms it, and deletes what was created if the owner is gone: `#mustConfirmOwner`), else
+ *    updated in place with the resourceVersion that was read (ADR 0003). A write the
  *    API server refuses as invalid (422: an immutable field, a value it rejects) is a permanent
  *    failure, `Failed`/`ApplyRejected` naming the fields and what to do, and is not sent again
  *    until the Microservice or that child changes.
@@ -31,7 +33,6 @@
  *    (a condition turning, a new generation, a failure) is written at once.
  * @module
  */
-import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import {
   DeploymentKind,
@@ -66,7 +67,6 @@ import {
   MicroserviceKind,
   MicroservicePhase,
   MicroserviceReason as Reason,
-  MicroserviceConditionType as Cond,
   HANDOVER_ANNOTATION,
   MICROSERVICE_FIELD_MANAGER,
   checkMicroserviceSpec,
@@ -81,6 +81,9 @@ import { assessRollout, countEndpoints } from './rollout.ts';
 import { acceptedConditions, failedConditions, rolloutConditions } from './conditions.ts';
 import type { ConditionEntry } from './conditions.ts';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
+import { rejectionMessage } from './apply-rejection.ts';
+import { isProgressOnly } from './progress-only.ts';
+import type { OwnStatus } from './progress-only.ts';
 
 export interface MicroserviceReconcilerDeps {
   client: KubeClient;
@@ -101,19 +104,26 @@ export interface MicroserviceReconcilerDeps {
 }
 
 type Child = { kind: ResourceKind<Deployment> | ResourceKind<Service>; current: Deployment | Service | undefined; desired: Deployment | Service };
-/** The status fields the operator writes; conditions are merged into whatever the object has. */
-type OwnStatus = Omit<MicroserviceStatus, 'conditions'>;
+/** A child write this reconcile sends: what it is, whether it adopts, and the child as read. */
+type Write = { child: Child; fingerprint: string; adopting: boolean; before: Deployment | Service | undefined };
 
 export class MicroserviceReconciler {
   readonly #d: MicroserviceReconcilerDeps;
   /**
-   * Writes the API server refused as invalid (422), per Microservice key: what was refused (the
-   * Microservice generation and the child's UID and resourceVersion) and the explanation. The
+   * Writes the API server refused as invalid (422), per Microservice key and child kind: what was
+   * refused (the Microservice generation and the child's UID and resourceVersion) and the
+   * explanation. The
    * same write is not sent again until one of them changes (a spec edit, the child edited or
    * deleted); a restart sends it once more. In memory only: it saves refused requests, it decides
    * nothing the status does not already say.
    */
   readonly #refused = new Map<string, { fingerprint: string; message: string }>();
+  /**
+   * Microservices the API server no longer has although the cache still shows them, per key: the
+   * UID a live read or a status write found gone. That UID is not reconciled again (its delete
+   * event is on the way); an entry ends when the cache drops the key or shows another UID.
+   */
+  readonly #gone = new Map<string, string>();
   /** When each Microservice's status was last written by this process (monotonic ms). */
   readonly #statusWrittenAt = new Map<string, number>();
   /**
@@ -132,6 +142,7 @@ export class MicroserviceReconciler {
       return await this.#reconcile(request, signal);
     } catch (err) {
       if (!(err instanceof OwnerGone)) throw err;
+      this.#gone.set(request.key, err.uid);
       // The cache still shows an object the API server no longer has; its delete event is on the
       // way. Retrying now would act on the stale copy again (e.g. re-create collected children).
       request.log.debug({ err: err.message }, 'Microservice is gone; waiting for the cache to catch up');
@@ -145,11 +156,18 @@ export class MicroserviceReconciler {
     const log = request.log;
     let ms = this.#d.microservices.get(request.key);
     if (!ms || ms.metadata.deletionTimestamp) {
-      this.#refused.delete(request.key);
+      for (const kind of [DeploymentKind, ServiceKind]) this.#refused.delete(`${request.key}#${kind.kind}`);
       this.#statusWrittenAt.delete(request.key);
+      this.#gone.delete(request.key);
       log.debug(ms ? 'Microservice is being deleted; garbage collection removes its children: nothing to do' : 'Microservice not in the cache (deleted): nothing to do');
       return {};
     }
+    const gone = this.#gone.get(request.key);
+    if (gone === ms.metadata.uid) {
+      log.debug('Microservice is gone from the API server; waiting for the cache to see its deletion');
+      return {};
+    }
+    if (gone !== undefined) this.#gone.delete(request.key);
     const generation = ms.metadata.generation ?? 0;
 
     const problems = [...checkMicroserviceSpec(ms.spec)];
@@ -218,50 +236,74 @@ export class MicroserviceReconciler {
       adopt.push(child);
     }
 
-    // A missing child is created only for an owner the API server still has: the cache can show
-    // a Microservice whose deletion it has not seen yet while garbage collection (seen sooner on
-    // the child's watch) has already removed the children. One live read, only when a child must
-    // be created.
-    if (children.some((c) => !c.current)) await this.#confirmLive(ms, signal);
-
-    const applied: string[] = [];
-    const actions = new Set<string>();
+    // Decide every write before sending any: the children are written concurrently.
+    const writes: Write[] = [];
+    const refusals: string[] = [];
     for (const child of children) {
       // Converged when the update we would send changes nothing: the same function that builds
       // the write decides whether one is needed, so they can never disagree (e.g. about other
       // writers' ownerReferences or labels, which the update keeps).
-      if (child.current && !adopt.includes(child) && containsDesired(child.current, this.#updateBody(child))) {
+      const adopting = adopt.includes(child);
+      if (child.current && !adopting && containsDesired(child.current, this.#updateBody(child))) {
         log.debug(`${child.kind.kind} matches the desired state; not written`);
         continue;
       }
       // A write the API server refused as invalid is not sent again unchanged (see #refused).
       const fingerprint = `${ms.metadata.uid}/${generation}/${child.kind.kind}/${child.current?.metadata.uid ?? '-'}/${child.current?.metadata.resourceVersion ?? '-'}`;
-      const refused = this.#refused.get(request.key);
+      const refused = this.#refused.get(refusalKey(request.key, child));
       if (refused?.fingerprint === fingerprint) {
         log.debug(`${child.kind.kind} not sent again: the API server refused the same write before`);
-        return this.#fail(ms, Reason.ApplyRejected, refused.message, log, signal);
+        refusals.push(refused.message);
+        continue;
       }
       if (!child.current) log.debug(`${child.kind.kind} ${request.name} is missing; creating`);
-      else if (adopt.includes(child)) log.debug(`${child.kind.kind} ${request.name} carries ${HANDOVER_ANNOTATION}=${request.name}; adopting`);
+      else if (adopting) log.debug(`${child.kind.kind} ${request.name} carries ${HANDOVER_ANNOTATION}=${request.name}; adopting`);
       else log.debug(differencesForLog(child.current, this.#updateBody(child)), `${child.kind.kind} differs from the desired state; updating`);
-      await this.#d.faultPoint?.(`microservice:before-apply-${child.kind.kind.toLowerCase()}`);
-      const existed = child.current !== undefined;
-      const before = child.current;
-      try {
-        child.current = await this.#write(child, signal);
-      } catch (err) {
-        if (!isInvalid(err)) throw err;
-        const message = rejectionMessage(err as ApiError, child.kind.kind, request.name, existed, adopt.includes(child));
-        this.#refused.set(request.key, { fingerprint, message });
-        return this.#fail(ms, Reason.ApplyRejected, message, log, signal);
+      writes.push({ child, fingerprint, adopting, before: child.current });
+    }
+
+    // A missing child is created only for an owner the API server still has (see #mustConfirmOwner).
+    const creating = writes.some((w) => !w.before);
+    if (creating && this.#mustConfirmOwner(ms, request.key)) await this.#confirmLive(ms, signal);
+
+    const outcomes = await Promise.allSettled(writes.map(async (w) => {
+      const kind = w.child.kind.kind.toLowerCase();
+      await this.#d.faultPoint?.(`microservice:before-apply-${kind}`);
+      const written = await this.#write(w.child, signal);
+      await this.#d.faultPoint?.(`microservice:after-apply-${kind}`);
+      return written;
+    }));
+
+    const applied: string[] = [];
+    const actions = new Set<string>();
+    const created: Array<Deployment | Service> = [];
+    let failure: unknown;
+    for (const [i, w] of writes.entries()) {
+      const outcome = outcomes[i]!;
+      const { child } = w;
+      if (outcome.status === 'rejected') {
+        const err = outcome.reason;
+        if (!isInvalid(err)) {
+          failure ??= err;
+          continue;
+        }
+        const message = rejectionMessage(err as ApiError, child.kind.kind, request.name, w.before !== undefined, w.adopting);
+        this.#refused.set(refusalKey(request.key, child), { fingerprint: w.fingerprint, message });
+        refusals.push(message);
+        continue;
       }
-      this.#refused.delete(request.key);
-      await this.#d.faultPoint?.(`microservice:after-apply-${child.kind.kind.toLowerCase()}`);
-      const action = adopt.includes(child) ? Reason.Adopted : existed ? Reason.Updated : Reason.Created;
-      log.info({ child: child.kind.kind, action, ...(existed && !adopt.includes(child) ? { differences: differencesForLog(before, this.#updateBody({ ...child, current: before })).differences } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
+      child.current = outcome.value;
+      this.#refused.delete(refusalKey(request.key, child));
+      if (!w.before) created.push(outcome.value);
+      const action = w.adopting ? Reason.Adopted : w.before ? Reason.Updated : Reason.Created;
+      log.info({ child: child.kind.kind, action, ...(w.before && !w.adopting ? { differences: differencesForLog(w.before, this.#updateBody({ ...child, current: w.before })).differences } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
       applied.push(`${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
       actions.add(action);
     }
+    // A transient failure is retried (with the refusals kept: they are not sent again); otherwise
+    // a refusal waits for a change.
+    if (failure !== undefined) throw failure;
+    if (refusals.length > 0) return this.#fail(ms, Reason.ApplyRejected, refusals.join('; '), log, signal);
     // One Event for what this reconcile wrote (not one per child): Events are API writes too.
     if (applied.length > 0) {
       const reason = [Reason.Adopted, Reason.Created, Reason.Updated].find((r) => actions.has(r)) ?? Reason.Updated;
@@ -284,8 +326,45 @@ export class MicroserviceReconciler {
       const interval = this.#d.statusProgressIntervalMs ?? 15_000;
       if (since < interval) return { requeueAfterMs: Math.ceil(interval - since) };
     }
-    await this.#writeStatus(ms, status, conditions, signal);
+    try {
+      await this.#writeStatus(ms, status, conditions, signal);
+    } catch (err) {
+      // The owner is gone (the cache had not seen its deletion): the children this reconcile
+      // created are ghosts. Garbage collection would remove them too (their owner's UID no
+      // longer exists); deleting them at once keeps them from being seen at all.
+      if (err instanceof OwnerGone && created.length > 0) await this.#deleteCreated(created, log);
+      throw err;
+    }
     return {};
+  }
+
+  /**
+   * Whether a missing child may be created only after a live read of the owner. The cache can
+   * show a Microservice whose deletion it has not seen yet while garbage collection (seen sooner
+   * on the child's watch) has already removed the children; re-creating them then would loop
+   * (issue found by the kill storm). That needs children that existed, so the read is made when
+   * this Microservice was ever applied: its status names the managed resources, or this process
+   * wrote its status. A Microservice never applied (a cold start, a new object) skips the read:
+   * the status write that follows is conditional on its UID and resourceVersion, and if it finds
+   * the owner gone the children just created are deleted (#deleteCreated), and the owner is
+   * not reconciled again (#gone). One request less on the path of every new Microservice.
+   */
+  #mustConfirmOwner(ms: Microservice, key: string): boolean {
+    return ms.status?.managedResources !== undefined || this.#statusWrittenAt.has(key);
+  }
+
+  /** Deletes children this reconcile created for an owner found gone (each by its UID); best effort. */
+  async #deleteCreated(created: Array<Deployment | Service>, log: Logger): Promise<void> {
+    await Promise.all(created.map(async (obj) => {
+      const kind = obj.kind === 'Deployment' ? DeploymentKind : ServiceKind;
+      const key = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+      try {
+        await this.#d.client.delete(kind as ResourceKind<Deployment | Service>, key, { preconditions: { uid: obj.metadata.uid }, propagationPolicy: 'Background' });
+        log.debug(`${kind.kind} ${formatKey(key)} deleted: it was created for an owner that is gone`);
+      } catch (err) {
+        log.debug({ err: (err as Error).message }, `${kind.kind} ${formatKey(key)} created for an owner that is gone was not deleted; garbage collection removes it`);
+      }
+    }));
   }
 
   /**
@@ -327,7 +406,8 @@ export class MicroserviceReconciler {
   /**
    * Writes status when it differs, to the very version read (UID and resourceVersion), and only
    * if the cache still shows the same generation and no deletion: otherwise a newer event is
-   * already queued and this status would describe the past.
+   * already queued and this status would describe the past. Throws `OwnerGone` when the cache or
+   * the API server no longer has this UID.
    *
    * The conditions are set on the conditions of that very version (the one the patch is
    * conditional on), not on the copy the reconcile started from: a condition type another writer
@@ -336,7 +416,10 @@ export class MicroserviceReconciler {
    */
   async #writeStatus(ms: Microservice, own: OwnStatus, conditions: ConditionEntry[], signal: AbortSignal): Promise<Microservice | undefined> {
     const latest = this.#d.microservices.get({ namespace: ms.metadata.namespace ?? '', name: ms.metadata.name ?? '' });
-    if (!latest || latest.metadata.uid !== ms.metadata.uid || latest.metadata.generation !== ms.metadata.generation || latest.metadata.deletionTimestamp) {
+    if (!latest || latest.metadata.uid !== ms.metadata.uid) {
+      throw new OwnerGone(`${MicroserviceKind.kind} ${ms.metadata.namespace}/${ms.metadata.name} (uid ${ms.metadata.uid}) was deleted while it was reconciled`, ms.metadata.uid ?? '');
+    }
+    if (latest.metadata.generation !== ms.metadata.generation || latest.metadata.deletionTimestamp) {
       throw new TemporaryError('Superseded', 'the Microservice changed while it was reconciled; looking again', { retryAfterMs: 0 });
     }
     const status: MicroserviceStatus = { ...own, conditions: this.#conditions(latest, conditions) };
@@ -350,7 +433,7 @@ export class MicroserviceReconciler {
       );
       return written;
     } catch (err) {
-      if (isNotFound(err)) throw new OwnerGone(`${MicroserviceKind.kind} ${ms.metadata.namespace}/${ms.metadata.name} was deleted`);
+      if (isNotFound(err)) throw new OwnerGone(`${MicroserviceKind.kind} ${ms.metadata.namespace}/${ms.metadata.name} was deleted`, ms.metadata.uid ?? '');
       throw err;
     }
   }
@@ -362,11 +445,11 @@ export class MicroserviceReconciler {
     try {
       live = await this.#d.client.get(MicroserviceKind, key, { signal });
     } catch (err) {
-      if (isNotFound(err)) throw new OwnerGone(`${MicroserviceKind.kind} ${key.namespace}/${key.name} was deleted`);
+      if (isNotFound(err)) throw new OwnerGone(`${MicroserviceKind.kind} ${key.namespace}/${key.name} was deleted`, ms.metadata.uid ?? '');
       throw err;
     }
     if (live.metadata.uid !== ms.metadata.uid || live.metadata.deletionTimestamp) {
-      throw new OwnerGone(`${MicroserviceKind.kind} ${key.namespace}/${key.name} (uid ${ms.metadata.uid}) is being deleted or was replaced`);
+      throw new OwnerGone(`${MicroserviceKind.kind} ${key.namespace}/${key.name} (uid ${ms.metadata.uid}) is being deleted or was replaced`, ms.metadata.uid ?? '');
     }
   }
 
@@ -382,71 +465,24 @@ export class MicroserviceReconciler {
 
 }
 
-/**
- * The explanation of a write the API server refused as invalid (422): which object, which fields
- * and why (from the answer's causes), and what the user can do about it.
- */
-export function rejectionMessage(err: ApiError, kind: string, name: string, existed: boolean, adopting: boolean): string {
-  const causes = err.causes.filter((c) => c.field || c.message);
-  const fields = [...new Set(causes.map((c) => c.field).filter((f): f is string => !!f))];
-  const details = causes.length
-    ? causes.map((c) => `${c.field ? `${c.field}: ` : ''}${shortCause(c.message ?? c.reason ?? '')}`).join('; ')
-    : err.message;
-  const immutable = causes.some((c) => /immutable/i.test(c.message ?? '')) || /immutable/i.test(err.message);
-  const what = `${kind} ${name}`;
-  const verb = existed ? (adopting ? 'adopt (update)' : 'update') : 'create';
-  const advice = immutable && existed
-    ? `The operator cannot change ${fields.length ? fields.join(', ') : 'it'} in place: delete ${what} and the operator creates it anew with the desired state${adopting ? `, or remove the ${HANDOVER_ANNOTATION} annotation from it and give the Microservice another name` : ''}`
-    : `The operator tries again when the Microservice or ${what} changes`;
-  return `the API server refused to ${verb} ${what}: ${details}. ${advice}`;
-}
-
-/** "Invalid value: v1.LabelSelector{…}: field is immutable" → "field is immutable" (values can be long). */
-function shortCause(message: string): string {
-  const m = /^Invalid value: .*: ([^:]+)$/s.exec(message);
-  const text = m ? m[1]!.trim() : message;
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+/** The #refused key of one child of one Microservice. */
+function refusalKey(key: string, child: Child): string {
+  return `${key}#${child.kind.kind}`;
 }
 
 /** The Microservice read from the cache no longer exists on the API server (or is being deleted). */
-class OwnerGone extends Error {}
+class OwnerGone extends Error {
+  /** The UID found gone. */
+  readonly uid: string;
+  constructor(message: string, uid: string) {
+    super(message);
+    this.uid = uid;
+  }
+}
 
 /** EndpointSlices indexed by `namespace/service-name`. */
 export const SERVICE_NAME_INDEX = 'service-name';
 export function endpointSliceServiceIndex(slice: EndpointSlice): string[] {
   const service = slice.metadata.labels?.['kubernetes.io/service-name'];
   return service ? [`${slice.metadata.namespace ?? ''}/${service}`] : [];
-}
-
-/**
- * Whether going from `prev` to the status (`own` + `conditions`) changes only progress: the same
- * phase, generation, reason, message and managed resources, every condition set with the same
- * status and reason (its message may differ), and something else (the rollout counts, a
- * message) different.
- *
- * One change of reason is progress too: the last step of every rollout, from `RolloutInProgress`
- * to `EndpointsNotReady` (pods available, the Service's endpoints not yet published), while Ready
- * stays False and nothing stalls. It lasts well under a second when all is well, and written at
- * once it made a cold start cost a third status write whenever a reconcile fell into it (issue 17:
- * 15 patches instead of 12 for 6 Microservices in one run of `write-budget.test.ts`). Held up, it
- * is written with the next change or after the progress interval, so a rollout stuck there shows
- * its reason within that interval.
- */
-export function isProgressOnly(prev: MicroserviceStatus | undefined, own: OwnStatus, conditions: ConditionEntry[]): boolean {
-  if (!prev || prev.phase !== own.phase || prev.observedGeneration !== own.observedGeneration) return false;
-  if (prev.reason !== own.reason || prev.message !== own.message) return false;
-  if (!isDeepStrictEqual(prev.managedResources, own.managedResources)) return false;
-  const byType = new Map((prev.conditions ?? []).map((c) => [c.type, c]));
-  const tail = isRolloutTail(byType.get(Cond.Ready), conditions.find(([type]) => type === Cond.Ready));
-  return conditions.every(([type, status, reason]) => {
-    const c = byType.get(type);
-    if (c === undefined || c.observedGeneration !== own.observedGeneration) return false;
-    if (tail && (type === Cond.Ready || type === Cond.Progressing || type === Cond.Reconciling)) return true;
-    return c.status === status && c.reason === reason;
-  });
-}
-
-/** Ready False `RolloutInProgress` → Ready False `EndpointsNotReady`: the last step of a rollout. */
-function isRolloutTail(prev: { status: string; reason?: string } | undefined, next: ConditionEntry | undefined): boolean {
-  return prev?.status === 'False' && prev.reason === Reason.RolloutInProgress && next?.[1] === 'False' && next[2] === Reason.EndpointsNotReady;
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apiErrorFromResponse } from '@converge/runtime';
-import { rejectionMessage } from './reconciler.ts';
+import { rejectionMessage } from './apply-rejection.ts';
 
 // What kube-apiserver answers when a PUT changes a Deployment's selector.
 const immutableSelector = apiErrorFromResponse(422, {

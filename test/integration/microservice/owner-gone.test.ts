@@ -1,0 +1,53 @@
+/**
+ * A new Microservice deleted while its first reconcile creates the children: the operator makes
+ * no live read of a never-applied owner before creating them (issue 17: one request less per new
+ * Microservice), so the status write that follows is what finds the owner gone, and the children
+ * that reconcile created are deleted by the operator itself, not left to garbage collection, and
+ * not created again.
+ *
+ * Deterministic: both child writes are held at their fault points until the Microservice is
+ * deleted and the operator's cache has seen it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
+import { eventually } from '../../support/operator-harness.ts';
+import { setup, startOperator, microservice, getDeployment, getService } from './support.ts';
+import type { OperatorUnderTest } from './support.ts';
+
+const IMAGE = 'ghcr.io/yrw9281/it30-todo-api:0.1.0';
+
+test('children created for a Microservice deleted during its first reconcile are deleted by the operator, once', { timeout: 120_000 }, async (t) => {
+  const { client, ns } = await setup(t);
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const held = new Set<string>();
+  const faultPoint = async (point: string): Promise<void> => {
+    if (!point.startsWith('microservice:before-apply-')) return;
+    held.add(point);
+    await released;
+  };
+  const op: OperatorUnderTest = await startOperator(t, ns, { faultPoint, faults: false });
+  const created = await client.create(MicroserviceKind, microservice(ns, 'brief', IMAGE, 8080));
+  await eventually(() => held.size === 2, { what: 'both child writes held' });
+
+  await client.delete(MicroserviceKind, { namespace: ns, name: 'brief' });
+  await eventually(() => op.manager.cache.get(MicroserviceKind, { namespace: ns, name: 'brief' }) === undefined, { what: 'the deletion in the operator cache' });
+  release();
+
+  const childWrites = (verb: string) => op.writeLog.filter((w) => w.verb === verb && (w.resource === 'deployments' || w.resource === 'services'));
+  await eventually(() => childWrites('delete').length >= 2, { what: 'the operator deleting both children it created', timeoutMs: 30_000 });
+  await eventually(async () => {
+    const [d, s] = [await getDeployment(client, ns, 'brief'), await getService(client, ns, 'brief')];
+    return !d && !s;
+  }, { what: 'no child left', timeoutMs: 30_000 });
+  const creates = childWrites('create');
+  const deletes = childWrites('delete');
+  assert.deepEqual(creates.map((w) => w.resource).sort(), ['deployments', 'services'], 'each child created once (the held writes)');
+  assert.deepEqual(deletes.map((w) => w.resource).sort(), ['deployments', 'services'], 'and deleted by the operator once the owner was found gone');
+  assert.equal(op.writeLog.filter((w) => w.resource === 'microservices').length, 0, 'no status write to a gone Microservice');
+  assert.ok(created.metadata.uid);
+  // Nothing comes back: the child delete events re-queue a key the cache no longer has.
+  await new Promise((r) => setTimeout(r, 2_000));
+  assert.equal(op.writeLog.filter((w) => w.verb === 'create' && w.resource === 'deployments').length, 1, 'not created again');
+});
