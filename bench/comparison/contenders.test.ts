@@ -51,6 +51,18 @@ describe('comparisonPlan', () => {
   });
 });
 
+describe('comparisonPlan with rounds', () => {
+  it('repeats each setting, every second round in reverse order', () => {
+    const plan = comparisonPlan({ ...all, settings: ['defaults', 'unlimited'], contenders: ['converge', 'minimal-client'], rounds: 3 });
+    assert.deepEqual(plan.map((r) => `${r.setting}/${r.contender}/${r.round}`), [
+      'defaults/converge/1', 'defaults/minimal-client/1', 'defaults/minimal-client/2', 'defaults/converge/2', 'defaults/converge/3', 'defaults/minimal-client/3',
+      'unlimited/converge/1', 'unlimited/minimal-client/1', 'unlimited/minimal-client/2', 'unlimited/converge/2', 'unlimited/converge/3', 'unlimited/minimal-client/3',
+    ]);
+    const names = plan.map(runNamespace);
+    assert.equal(new Set(names).size, names.length, 'a namespace per run');
+  });
+});
+
 describe('runNamespace', () => {
   it('is a distinct DNS label per run', () => {
     const names = comparisonPlan(all).map(runNamespace);

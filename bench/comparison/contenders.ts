@@ -58,6 +58,8 @@ export const SETTING_TITLES: Record<SettingName, string> = {
 export interface ContenderRun {
   setting: SettingName;
   contender: ContenderName;
+  /** Which round of the plan (1-based; `--compare-rounds`). */
+  round: number;
   /** Concurrent reconciles / threads / requests in flight; undefined: the framework's default. */
   workers?: number;
   /** Client-side limit: undefined keeps the framework's default, 0 removes it. */
@@ -78,9 +80,15 @@ export interface PlanOptions {
   burst: number;
   /** CPUs of the machine (Kopf's default thread pool is min(32, CPUs + 4)). */
   cpus?: number;
+  /** How many times each setting's contenders run (default 1); every other round in reverse order. */
+  rounds?: number;
 }
 
-/** The runs in order: by setting, then contender; controller-runtime-shared only with a limit. */
+/**
+ * The runs in order: by setting, then round, then contender (in reverse order in every second
+ * round, so that no contender always runs first on a fresh control plane or right after another's
+ * garbage collection); controller-runtime-shared only with a limit.
+ */
 export function comparisonPlan(o: PlanOptions): ContenderRun[] {
   const kopfThreads = Math.min(32, (o.cpus ?? cpus().length) + 4);
   const qps = o.qps > 0 ? o.qps : 50;
@@ -89,7 +97,7 @@ export function comparisonPlan(o: PlanOptions): ContenderRun[] {
   const runs: ContenderRun[] = [];
   for (const setting of SETTING_NAMES.filter((s) => o.settings.includes(s))) {
     for (const contender of CONTENDER_NAMES.filter((c) => o.contenders.includes(c))) {
-      const r = ((): Omit<ContenderRun, 'setting' | 'contender'> | undefined => {
+      const r = ((): Omit<ContenderRun, 'setting' | 'contender' | 'round'> | undefined => {
         switch (setting) {
           case 'defaults':
             switch (contender) {
@@ -125,16 +133,20 @@ export function comparisonPlan(o: PlanOptions): ContenderRun[] {
         }
         return undefined;
       })();
-      if (r) runs.push({ setting, contender, ...r });
+      if (r) runs.push({ setting, contender, round: 1, ...r });
     }
   }
-  return runs;
+  const rounds = Math.max(1, o.rounds ?? 1);
+  return SETTING_NAMES.flatMap((setting) => {
+    const once = runs.filter((r) => r.setting === setting);
+    return Array.from({ length: rounds }, (_, i) => (i % 2 === 0 ? once : [...once].reverse()).map((r) => ({ ...r, round: i + 1 }))).flat();
+  });
 }
 
 /** Namespace of one run: a DNS label of at most 63 characters. */
-export function runNamespace(run: Pick<ContenderRun, 'setting' | 'contender'>): string {
+export function runNamespace(run: Pick<ContenderRun, 'setting' | 'contender'> & { round?: number }): string {
   const short: Record<ContenderName, string> = { converge: 'converge', 'controller-runtime': 'cr', 'controller-runtime-shared': 'cr-shared', kopf: 'kopf', 'minimal-client': 'minimal' };
-  return `bench-cmp-${run.setting}-${short[run.contender]}`;
+  return `bench-cmp-${run.setting}-${short[run.contender]}${(run.round ?? 1) > 1 ? `-r${run.round}` : ''}`;
 }
 
 export interface ProcessStats {

@@ -72,7 +72,7 @@ const mb = (bytes: number | undefined) => (bytes === undefined ? null : round(by
 
 async function startContender(ctx: BenchContext, run: ContenderRun, ns: string, paths: { crBinary?: string; kopf?: string }): Promise<Started> {
   const { session } = ctx;
-  const name = `compare-${run.setting}-${run.contender}`;
+  const name = `compare-${run.setting}-${run.contender}${run.round > 1 ? `-r${run.round}` : ''}`;
   const logPath = join(session.outDir, `${name}.log`);
   switch (run.contender) {
     case 'converge': {
@@ -120,7 +120,7 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
   const { session, options } = ctx;
   const n = options.microservices;
   const ns = runNamespace(run);
-  const what = `compare: ${run.setting}: ${run.contender}`;
+  const what = `compare: ${run.setting}: ${run.contender}${ctx.options.compareRounds > 1 ? ` (round ${run.round})` : ''}`;
   await session.createNamespace(ns);
   await createMicroservices(session.client, ns, n);
   const ms = await trackMicroservices(session.client, ns);
@@ -208,7 +208,8 @@ export const compare: Scenario = {
   async run(ctx) {
     const { session, options } = ctx;
     const n = options.microservices;
-    const plan = comparisonPlan({ settings: options.compareSettings, contenders: options.compareContenders, workers: options.workers, qps: options.qps, burst: options.burst });
+    const rounds = options.compareRounds;
+    const plan = comparisonPlan({ settings: options.compareSettings, contenders: options.compareContenders, workers: options.workers, qps: options.qps, burst: options.burst, rounds });
     if (plan.length === 0) throw new Error('compare: nothing to run for the settings and contenders given');
     const paths: { crBinary?: string; kopf?: string } = {};
     const notes: string[] = [];
@@ -221,11 +222,13 @@ export const compare: Scenario = {
       paths.kopf = kopf.kopf;
       notes.push(`Kopf ${kopf.versions.kopf}, kubernetes (Python client) ${kopf.versions.kubernetes}, Python ${kopf.versions.python}.`);
     }
-    session.log(`compare: ${plan.length} runs of ${n} Microservices: ${plan.map((r) => `${r.setting}/${r.contender}`).join(', ')}`);
-    const results: RunResult[] = [];
-    for (const [i, run] of plan.entries()) results.push(await runOne(ctx, run, paths, i === plan.length - 1));
+    session.log(`compare: ${plan.length} runs of ${n} Microservices: ${plan.map((r) => `${r.setting}/${r.contender}${rounds > 1 ? `/${r.round}` : ''}`).join(', ')}`);
+    const all: RunResult[] = [];
+    for (const [i, run] of plan.entries()) all.push(await runOne(ctx, run, paths, i === plan.length - 1));
+    // With several rounds, every table but the rounds table shows each contender's median run.
+    const results = medianRuns(all);
 
-    const figures: Record<string, number | string | boolean | null> = { microservices: n, runs: plan.length, failedRuns: results.filter((r) => !r.ok).length };
+    const figures: Record<string, number | string | boolean | null> = { microservices: n, runs: plan.length, rounds, failedRuns: all.filter((r) => !r.ok).length };
     for (const r of results) {
       const k = `${r.run.setting}.${r.run.contender}`;
       figures[`${k}.ok`] = r.ok;
@@ -241,6 +244,19 @@ export const compare: Scenario = {
     }
 
     const settings = [...new Set(results.map((r) => r.run.setting))];
+    if (rounds > 1) {
+      for (const s of settings) {
+        for (const c of [...new Set(all.map((r) => r.run.contender))]) {
+          const times = all.filter((r) => r.run.setting === s && r.run.contender === c).map((r) => (r.ok ? seconds(r.appliedMs!) : 'failed'));
+          figures[`${s}.${c}.appliedSecondsByRound`] = times.join(', ');
+        }
+        const ratios = roundRatios(all, s);
+        if (ratios.length > 0) {
+          figures[`${s}.convergeOverPlainClientByRound`] = ratios.map((x) => round(x, 2)).join(', ');
+          figures[`${s}.convergeOverPlainClientMedian`] = round(median(ratios), 2);
+        }
+      }
+    }
     const contenders = [...new Set(results.map((r) => r.run.contender))];
     const find = (s: SettingName, c: ContenderName) => results.find((r) => r.run.setting === s && r.run.contender === c);
     const summaryCell = (r: RunResult | undefined): Cell => {
@@ -301,15 +317,18 @@ export const compare: Scenario = {
     notes.push(
       'controller-runtime is this repository’s port of the Microservice reconcile (same Deployment, Service and status content; no Events, no live owner check before re-creating a child, no 10 s periodic check); Kopf is the seed’s operator, whose health report (Ready) is added in the seed’s style and runs on its 10 s timer, so its Ready times include up to two timer periods.',
       'The plain client writes no Ready status: its "all Ready" is empty, and its memory is its own peak (it exits when done).',
-      `Deleting a run's namespace (${n} Deployments, ReplicaSets, Services, ${2 * n} pods) took ${results.filter((r) => r.namespaceDeletionMs !== undefined).map((r) => seconds(r.namespaceDeletionMs!)).join(', ')} s; each finished before the next run started.`,
+      ...(rounds > 1 ? [`${rounds} rounds: each setting's contenders ran ${rounds} times, every second round in reverse order; the tables other than the rounds table show each contender's median run by all ResourcesApplied (for an even number of rounds, the faster of the two middle runs; the rounds table's medians are the usual ones, the mean of the two middle values).`] : []),
+      `Deleting a run's namespace (${n} Deployments, ReplicaSets, Services, ${2 * n} pods) took ${all.filter((r) => r.namespaceDeletionMs !== undefined).map((r) => seconds(r.namespaceDeletionMs!)).join(', ')} s; each finished before the next run started.`,
     );
-    const failed = results.filter((r) => !r.ok);
+    if (rounds > 1) tables.splice(1, 0, ...settings.map((s) => roundsTable(all, s, n)));
+    const failed = all.filter((r) => !r.ok);
     if (failed.length > 0) {
-      throw new Error(`compare: ${failed.length} of ${results.length} runs failed: ${failed.map((r) => `${r.run.setting}/${r.run.contender}: ${r.error}`).join('; ')}`);
+      throw new Error(`compare: ${failed.length} of ${all.length} runs failed: ${failed.map((r) => `${r.run.setting}/${r.run.contender}: ${r.error}`).join('; ')}`);
     }
     const headlineRuns = results.filter((r) => r.run.setting === chartSetting);
+    const headlineRatios = roundRatios(all, chartSetting);
     return {
-      headline: `${n} Microservices, ${SETTING_TITLES[chartSetting]}: all ResourcesApplied in ${headlineRuns.map((r) => `${CONTENDER_TITLES[r.run.contender]} ${seconds(r.appliedMs!)} s`).join(', ')}`,
+      headline: `${n} Microservices, ${SETTING_TITLES[chartSetting]}: all ResourcesApplied in ${headlineRuns.map((r) => `${CONTENDER_TITLES[r.run.contender]} ${seconds(r.appliedMs!)} s`).join(', ')}${rounds > 1 ? ` (medians of ${rounds} rounds${headlineRatios.length ? `; Converge ÷ plain client ${headlineRatios.map((x) => round(x, 2)).join(', ')}, median ${round(median(headlineRatios), 2)}` : ''})` : ''}`,
       figures,
       tables,
       charts: series.length ? [{ title: `Compare (${SETTING_TITLES[chartSetting]}): objects converged over time (N = ${n})`, xLabel: 'seconds since start', yLabel: 'Microservices', series }] : [],
@@ -317,3 +336,74 @@ export const compare: Scenario = {
     };
   },
 };
+
+const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/**
+ * One run per setting and contender: the one with the median all-ResourcesApplied time (the lower
+ * of the two middle ones for an even count), or a failed run when any failed. With one round,
+ * the runs themselves.
+ */
+function medianRuns(all: RunResult[]): RunResult[] {
+  const groups = new Map<string, RunResult[]>();
+  for (const r of all) {
+    const k = `${r.run.setting}/${r.run.contender}`;
+    groups.set(k, [...(groups.get(k) ?? []), r]);
+  }
+  return [...groups.values()].map((rs) => {
+    const failed = rs.find((r) => !r.ok);
+    if (failed) return failed;
+    const sorted = [...rs].sort((a, b) => a.appliedMs! - b.appliedMs!);
+    return sorted[Math.floor((sorted.length - 1) / 2)]!;
+  });
+}
+
+/** Converge's all-ResourcesApplied time ÷ the plain client's, in each round where both succeeded. */
+function roundRatios(all: RunResult[], setting: SettingName): number[] {
+  const ratios: number[] = [];
+  for (const r of all.filter((x) => x.run.setting === setting && x.run.contender === 'converge' && x.ok)) {
+    const plain = all.find((x) => x.run.setting === setting && x.run.contender === 'minimal-client' && x.run.round === r.run.round && x.ok);
+    if (plain) ratios.push(r.appliedMs! / plain.appliedMs!);
+  }
+  return ratios;
+}
+
+/** Every round of one setting: the order the contenders ran in and their all-ResourcesApplied times. */
+function roundsTable(all: RunResult[], setting: SettingName, n: number): Table {
+  const runs = all.filter((r) => r.run.setting === setting);
+  const contenders = [...new Set(runs.map((r) => r.run.contender))];
+  const roundNumbers = [...new Set(runs.map((r) => r.run.round))];
+  const withRatio = contenders.includes('converge') && contenders.includes('minimal-client');
+  const cell = (r: RunResult | undefined): Cell => (!r ? null : r.ok ? seconds(r.appliedMs!) : 'failed');
+  const ratios = roundRatios(all, setting);
+  return {
+    title: `${SETTING_TITLES[setting]}: all ResourcesApplied for ${n} Microservices in every round (s)`,
+    columns: ['round', 'order', ...contenders.map((c) => CONTENDER_TITLES[c]), ...(withRatio ? ['Converge ÷ plain client'] : [])],
+    rows: [
+      ...roundNumbers.map((k) => {
+        const inRound = runs.filter((r) => r.run.round === k);
+        const converge = inRound.find((r) => r.run.contender === 'converge');
+        const plain = inRound.find((r) => r.run.contender === 'minimal-client');
+        return [
+          String(k),
+          inRound.map((r) => CONTENDER_TITLES[r.run.contender]).join(' → '),
+          ...contenders.map((c) => cell(inRound.find((r) => r.run.contender === c))),
+          ...(withRatio ? [converge?.ok && plain?.ok ? round(converge.appliedMs! / plain.appliedMs!, 2) : null] : []),
+        ];
+      }),
+      [
+        'median',
+        '',
+        ...contenders.map((c) => {
+          const ok = runs.filter((r) => r.run.contender === c && r.ok);
+          return ok.length ? seconds(median(ok.map((r) => r.appliedMs!))) : null;
+        }),
+        ...(withRatio ? [ratios.length ? round(median(ratios), 2) : null] : []),
+      ],
+    ],
+  };
+}

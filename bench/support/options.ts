@@ -48,6 +48,8 @@ export interface BenchOptions {
   /** The compare scenario's settings rows and contenders (bench/comparison/contenders.ts). */
   compareSettings: SettingName[];
   compareContenders: ContenderName[];
+  /** How many times the compare scenario runs each setting's contenders (alternating their order). */
+  compareRounds: number;
   /** How the operator runs: `shipped` (packed and installed, as in the image) or `source` (the TypeScript sources). */
   operatorBuild: 'shipped' | 'source';
   /** Output directory (default bench/out/<timestamp>). */
@@ -100,6 +102,7 @@ Flags:
   --resync-seconds <s>      the operator's periodic check (default 10)
   --compare-settings <list> the compare scenario's rows, from: ${SETTING_NAMES.join(', ')} (default: all)
   --compare-contenders <list> from: ${CONTENDER_NAMES.join(', ')} (default: all)
+  --compare-rounds <n>      run each setting's contenders n times, every second round in reverse order; tables show the median (default 1)
   --profile                 write CPU profiles of the operator processes (.cpuprofile, open in Chrome DevTools)
   --operator-build <b>      shipped (default: the packed tarballs, compiled JavaScript, as the image) | source
   --out <dir>               output directory (default bench/out/<timestamp>)
@@ -173,6 +176,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         'resync-seconds': { type: 'string' },
         'compare-settings': { type: 'string' },
         'compare-contenders': { type: 'string' },
+        'compare-rounds': { type: 'string' },
         profile: { type: 'boolean', default: false },
         out: { type: 'string' },
         'operator-build': { type: 'string' },
@@ -211,7 +215,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
 
   const churnRates = list('churn-rates', values['churn-rates']) ?? preset.churnRates;
   const vendorRps = positive('vendor-rps', values['vendor-rps']) ?? 5;
-  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'signal-providers', 'signal-seconds', 'dashboard-objects', 'dashboard-rate', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders', 'operator-build'] as const;
+  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'signal-providers', 'signal-seconds', 'dashboard-objects', 'dashboard-rate', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders', 'compare-rounds', 'operator-build'] as const;
   const isDefaultRun = !values.profile && sizeFlags.every((f) => values[f] === undefined || (f === 'size' && values.size === DEFAULT_SIZE));
   if (values.latest && values['no-latest']) throw new BenchUsageError('--latest and --no-latest exclude each other');
   return {
@@ -240,6 +244,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     profile: values.profile,
     compareSettings: names('compare-settings', values['compare-settings'], SETTING_NAMES),
     compareContenders: names('compare-contenders', values['compare-contenders'], CONTENDER_NAMES),
+    compareRounds: positiveInt('compare-rounds', values['compare-rounds']) ?? 1,
     operatorBuild: operatorBuild(values['operator-build']),
     ...(values.out ? { out: values.out } : {}),
     latest: values.latest ?? (values['no-latest'] ? false : isDefaultRun),
