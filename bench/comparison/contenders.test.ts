@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import type { AuditEvent } from '@converge/envtest';
 import { parseBenchArgs, BenchUsageError, SCENARIO_NAMES } from '../support/options.ts';
 import { contentHash, isGoBuildInput } from './build.ts';
-import { CONTENDER_NAMES, SETTING_NAMES, USER_AGENTS, comparisonPlan, parseProcStat, parseProcStatus, runNamespace, tallyRequests } from './contenders.ts';
+import { CONTENDER_NAMES, SETTING_NAMES, USER_AGENTS, comparisonPlan, cpuBetween, parseMachineCpu, parseProcStat, parseProcStatus, runNamespace, tallyRequests } from './contenders.ts';
 
 const all = { settings: SETTING_NAMES, contenders: CONTENDER_NAMES, workers: 4, qps: 50, burst: 100, cpus: 2 };
 
@@ -72,6 +72,17 @@ describe('runNamespace', () => {
 });
 
 describe('/proc parsing', () => {
+  it('reads the machine busy and total CPU from /proc/stat', () => {
+    const text = 'cpu  100 5 50 800 20 3 2 0 0 0\ncpu0 50 2 25 400 10 1 1 0 0 0\n';
+    assert.deepEqual(parseMachineCpu(text), { busyMs: 1600, totalMs: 9800 });
+  });
+
+  it('turns two snapshots into CPU per process and busy CPUs', () => {
+    const a = { processes: { apiserver: 1000, etcd: 500 }, machine: { busyMs: 10_000, totalMs: 40_000 } };
+    const b = { processes: { apiserver: 4000, etcd: 900, late: 5 }, machine: { busyMs: 25_000, totalMs: 60_000 } };
+    assert.deepEqual(cpuBetween(a, b, 2), { processes: { apiserver: 3000, etcd: 400 }, machineBusyCpus: 1.5 });
+  });
+
   it('reads VmRSS and VmHWM from /proc/<pid>/status', () => {
     const text = 'Name:\tbench-cr\nVmPeak:\t 1300000 kB\nVmHWM:\t   61234 kB\nVmRSS:\t   55000 kB\nThreads:\t9\n';
     assert.deepEqual(parseProcStatus(text), { rssBytes: 55000 * 1024, peakRssBytes: 61234 * 1024 });

@@ -182,6 +182,46 @@ export async function readProcess(pid: number): Promise<ProcessStats & { cpuMs: 
   return { ...parseProcStatus(status), cpuMs: parseProcStat(stat) };
 }
 
+/**
+ * Busy and total CPU time of the whole machine (ms, all CPUs) from the text of /proc/stat's
+ * first line: busy is everything but idle and iowait.
+ */
+export function parseMachineCpu(text: string, ticksPerSecond = 100): { busyMs: number; totalMs: number } {
+  const line = text.split('\n').find((l) => /^cpu\s/.test(l));
+  if (!line) throw new Error('/proc/stat has no cpu line');
+  const f = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  if (f.length < 8 || f.some((x) => !Number.isFinite(x))) throw new Error('cannot read /proc/stat cpu line');
+  const total = f.reduce((a, b) => a + b, 0);
+  const idle = f[3]! + f[4]!;
+  return { busyMs: ((total - idle) * 1000) / ticksPerSecond, totalMs: (total * 1000) / ticksPerSecond };
+}
+
+/** CPU time so far of some processes (by name) and of the whole machine. */
+export interface CpuSnapshot {
+  processes: Record<string, number>;
+  machine: { busyMs: number; totalMs: number };
+}
+
+export async function cpuSnapshot(processes: { component: string; pid: number }[]): Promise<CpuSnapshot> {
+  const out: Record<string, number> = {};
+  await Promise.all(processes.map(async (p) => {
+    try {
+      out[p.component] = parseProcStat(await readFile(`/proc/${p.pid}/stat`, 'utf8'));
+    } catch {
+      // gone: not counted
+    }
+  }));
+  return { processes: out, machine: parseMachineCpu(await readFile('/proc/stat', 'utf8')) };
+}
+
+/** CPU spent between two snapshots: per process (ms), and how many CPUs the machine kept busy on average. */
+export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, cpuCount: number): { processes: Record<string, number>; machineBusyCpus: number } {
+  const processes: Record<string, number> = {};
+  for (const [k, v] of Object.entries(b.processes)) if (a.processes[k] !== undefined) processes[k] = v - a.processes[k]!;
+  const total = b.machine.totalMs - a.machine.totalMs;
+  return { processes, machineBusyCpus: total > 0 ? ((b.machine.busyMs - a.machine.busyMs) / total) * cpuCount : 0 };
+}
+
 export interface ContenderRequests extends RequestCounts {
   /** Writes answered 409 (Conflict, AlreadyExists): a stale read costs a request. */
   conflicts: number;

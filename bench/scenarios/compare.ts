@@ -10,11 +10,12 @@
  * process: all ResourcesApplied, all Deployments available, all Ready (not for the plain client,
  * which writes no Ready). Then, after a short settle: the process's resident memory now and at
  * its peak and its CPU time (/proc), and its API requests up to convergence by verb and resource
- * (audit log, by User-Agent). The contender is stopped, and its namespace deleted and waited
+ * (audit log, by User-Agent), and the CPU the control plane spent meanwhile. The contender is stopped, and its namespace deleted and waited
  * for before the next run, so every run starts from the same empty cluster.
  * @module
  */
 import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
@@ -24,6 +25,8 @@ import {
   SETTING_TITLES,
   comparisonPlan,
   countContenderRequests,
+  cpuBetween,
+  cpuSnapshot,
   readProcess,
   runNamespace,
   spawnProcess,
@@ -56,6 +59,8 @@ interface RunResult {
   peakRssBytes?: number;
   cpuMs?: number;
   namespaceDeletionMs?: number;
+  /** From the contender's start to convergence: CPU of each control-plane component (ms) and CPUs the machine kept busy. */
+  window?: { processes: Record<string, number>; machineBusyCpus: number };
 }
 
 interface Started {
@@ -135,6 +140,7 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
   try {
     const mark = await auditMark(session.auditLogPath);
     session.log(`${what}: starting (${run.describe})`);
+    const cpuAtStart = await cpuSnapshot(session.controlPlane.processes());
     const t0 = performance.now();
     started = await startContender(ctx, run, ns, paths);
     const s = started;
@@ -150,6 +156,7 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
       }),
     ]);
     const convergedAt = Date.now();
+    result.window = cpuBetween(cpuAtStart, await cpuSnapshot(session.controlPlane.processes()), cpus().length);
     const times = [...ms.times.values()];
     Object.assign(result, {
       appliedMs: a - t0,
@@ -204,7 +211,7 @@ export const compare: Scenario = {
   name: 'compare',
   title: 'Compare with controller-runtime, Kopf and a plain client',
   description:
-    'Converge, a controller-runtime v0.25 implementation of the same reconcile, the seed’s Kopf operator and a plain client doing only the minimal writes (create Deployment, create Service, one status write), one after another on the same control plane, each on a fresh namespace holding the same N Microservices created before it starts, under three settings: each framework’s defaults, a client limit with the same workers, and no client-side limit. Times run from the spawn of the contender’s process (start-up and cache sync included). Requests are counted in the audit log by User-Agent up to convergence; memory is the process’s resident set (VmRSS) 3 s after convergence and its peak (VmHWM), from /proc. Each namespace is deleted and waited for before the next run.',
+    'Converge, a controller-runtime v0.25 implementation of the same reconcile, the seed’s Kopf operator and a plain client doing only the minimal writes (create Deployment, create Service, one status write), one after another on the same control plane, each on a fresh namespace holding the same N Microservices created before it starts, under three settings: each framework’s defaults, a client limit with the same workers, and no client-side limit. Times run from the spawn of the contender’s process (start-up and cache sync included). Requests are counted in the audit log by User-Agent up to convergence; memory is the process’s resident set (VmRSS) 3 s after convergence and its peak (VmHWM), from /proc; from the start to convergence, the CPU time of each control-plane component and how many of the machine’s CPUs were busy on average (/proc), which shows whether a run was bound by the machine. Each namespace is deleted and waited for before the next run.',
   async run(ctx) {
     const { session, options } = ctx;
     const n = options.microservices;
@@ -241,6 +248,8 @@ export const compare: Scenario = {
       figures[`${k}.rssMB`] = mb(r.rssBytes);
       figures[`${k}.peakRssMB`] = mb(r.peakRssBytes);
       figures[`${k}.cpuSeconds`] = r.cpuMs === undefined ? null : seconds(r.cpuMs);
+      figures[`${k}.apiserverCpuMsPerMicroservice`] = r.window?.processes.apiserver === undefined ? null : round(r.window.processes.apiserver / n, 1);
+      figures[`${k}.machineBusyCpus`] = r.window ? round(r.window.machineBusyCpus, 2) : null;
     }
 
     const settings = [...new Set(results.map((r) => r.run.setting))];
@@ -292,6 +301,9 @@ export const compare: Scenario = {
           ['RSS 3 s after convergence (MB)', (r) => mb(r.rssBytes)],
           ['peak RSS (MB)', (r) => mb(r.peakRssBytes)],
           ['CPU time of the process (s)', (r) => (r.cpuMs === undefined ? null : seconds(r.cpuMs))],
+          ['control plane CPU up to convergence (s): API server / etcd / controller-manager / simulator', (r) => controlPlaneCpu(r.window)],
+          ['API server CPU per Microservice (ms)', (r) => (r.window?.processes.apiserver === undefined ? null : round(r.window.processes.apiserver / n, 1))],
+          [`CPUs of the machine busy on average up to convergence (of ${cpus().length})`, (r) => (r.window ? round(r.window.machineBusyCpus, 2) : null)],
         ]);
       }),
       ...settings.map((s) => {
@@ -406,4 +418,10 @@ function roundsTable(all: RunResult[], setting: SettingName, n: number): Table {
       ],
     ],
   };
+}
+
+function controlPlaneCpu(window: RunResult['window']): Cell {
+  if (!window) return null;
+  const p = window.processes;
+  return ['apiserver', 'etcd', 'controller-manager', 'simulator'].map((c) => (p[c] === undefined ? '—' : String(seconds(p[c]!)))).join(' / ');
 }
