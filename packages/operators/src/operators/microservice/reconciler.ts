@@ -23,9 +23,9 @@
  *    failure, `Failed`/`ApplyRejected` naming the fields and what to do, and is not sent again
  *    until the Microservice or that child changes.
  * 6. Status: `ResourcesApplied` plus Ready/Progressing/Reconciling/Stalled for this generation
- *    (`conditions.ts`; what kstatus reads), written only
- *    when it differs, and only to the same UID and resourceVersion that was read; the conditions
- *    are set on that version's conditions, so other writers' condition types are kept.
+ *    (`conditions.ts`; what kstatus reads), written only when it differs, and only to the same
+ *    UID and resourceVersion that was read, with other writers' condition types kept
+ *    (`status-writer.ts`).
  *    Progress-only changes (the `status.rollout` counts and condition messages, with the same
  *    phase, generation, condition statuses and reasons) are written at most once per
  *    `statusProgressIntervalMs` (default 15 s) per Microservice: the reconcile asks to be run
@@ -44,15 +44,10 @@ import {
   ApiError,
   ownershipOf,
   controllerOf,
-  setCondition,
-  patchStatus,
   formatKey,
-  keyOf,
-  toRfc3339,
 } from '@converge/runtime';
 import type {
   Clock,
-  Condition,
   Deployment,
   EndpointSlice,
   KubeClient,
@@ -72,15 +67,15 @@ import {
   checkMicroserviceSpec,
   isValidMicroserviceName,
 } from './api/schema-free.ts';
-import type { Microservice, MicroserviceStatus } from './api/schema-free.ts';
+import type { Microservice } from './api/schema-free.ts';
 import { renderDesiredState, InvalidSpecError } from './desired-state.ts';
 import type { DesiredState } from './desired-state.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';
 import { containsDesired, differencesForLog } from './contains.ts';
 import { assessRollout, countEndpoints } from './rollout.ts';
 import { acceptedConditions, failedConditions, rolloutConditions } from './conditions.ts';
-import type { ConditionEntry } from './conditions.ts';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
+import { MicroserviceStatusWriter, OwnerGone } from './status-writer.ts';
 import { rejectionMessage } from './apply-rejection.ts';
 import { isProgressOnly } from './progress-only.ts';
 import type { OwnStatus } from './progress-only.ts';
@@ -124,20 +119,14 @@ export class MicroserviceReconciler {
    * event is on the way); an entry ends when the cache drops the key or shows another UID.
    */
   readonly #gone = new Map<string, string>();
-  /** When each Microservice's status was last written by this process (monotonic ms). */
-  readonly #statusWrittenAt = new Map<string, number>();
-  /**
-   * The logger of the reconcile in progress, per key, for the status writer's debug line. Safe:
-   * the work queue never runs two reconciles of one key at once.
-   */
-  readonly #logs = new Map<string, Logger>();
+  readonly #status: MicroserviceStatusWriter;
 
   constructor(deps: MicroserviceReconcilerDeps) {
     this.#d = deps;
+    this.#status = new MicroserviceStatusWriter(deps);
   }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
-    this.#logs.set(request.key, request.log);
     try {
       return await this.#reconcile(request, signal);
     } catch (err) {
@@ -147,8 +136,6 @@ export class MicroserviceReconciler {
       // way. Retrying now would act on the stale copy again (e.g. re-create collected children).
       request.log.debug({ err: err.message }, 'Microservice is gone; waiting for the cache to catch up');
       return {};
-    } finally {
-      this.#logs.delete(request.key);
     }
   }
 
@@ -157,7 +144,7 @@ export class MicroserviceReconciler {
     let ms = this.#d.microservices.get(request.key);
     if (!ms || ms.metadata.deletionTimestamp) {
       for (const kind of [DeploymentKind, ServiceKind]) this.#refused.delete(`${request.key}#${kind.kind}`);
-      this.#statusWrittenAt.delete(request.key);
+      this.#status.forget(request.key);
       this.#gone.delete(request.key);
       log.debug(ms ? 'Microservice is being deleted; garbage collection removes its children: nothing to do' : 'Microservice not in the cache (deleted): nothing to do');
       return {};
@@ -183,7 +170,7 @@ export class MicroserviceReconciler {
     } catch (err) {
       // Applying this generation failed and will be retried: say at least that it was received.
       if (newGeneration && !(err instanceof PermanentError) && !(err instanceof OwnerGone) && !signal.aborted) {
-        await this.#writeStatus(ms, { phase: MicroservicePhase.Accepted, observedGeneration: generation }, acceptedConditions(), signal).catch(() => undefined);
+        await this.#status.write(ms, { phase: MicroservicePhase.Accepted, observedGeneration: generation }, acceptedConditions(), log, signal).catch(() => undefined);
       }
       throw err;
     }
@@ -322,12 +309,12 @@ export class MicroserviceReconciler {
     const conditions = rolloutConditions(rollout);
     const latest = this.#d.microservices.get(request.key);
     if (latest && isProgressOnly(latest.status, status, conditions)) {
-      const since = this.#d.clock.monotonic() - (this.#statusWrittenAt.get(request.key) ?? -Infinity);
+      const since = this.#d.clock.monotonic() - (this.#status.lastWrittenAt(request.key) ?? -Infinity);
       const interval = this.#d.statusProgressIntervalMs ?? 15_000;
       if (since < interval) return { requeueAfterMs: Math.ceil(interval - since) };
     }
     try {
-      await this.#writeStatus(ms, status, conditions, signal);
+      await this.#status.write(ms, status, conditions, log, signal);
     } catch (err) {
       // The owner is gone (the cache had not seen its deletion): the children this reconcile
       // created are ghosts. Garbage collection would remove them too (their owner's UID no
@@ -350,7 +337,7 @@ export class MicroserviceReconciler {
    * not reconciled again (#gone). One request less on the path of every new Microservice.
    */
   #mustConfirmOwner(ms: Microservice, key: string): boolean {
-    return ms.status?.managedResources !== undefined || this.#statusWrittenAt.has(key);
+    return ms.status?.managedResources !== undefined || this.#status.lastWrittenAt(key) !== undefined;
   }
 
   /** Deletes children this reconcile created for an owner found gone (each by its UID); best effort. */
@@ -395,47 +382,12 @@ export class MicroserviceReconciler {
   async #fail(ms: Microservice, reason: string, message: string, log: Logger, signal: AbortSignal): Promise<never> {
     const generation = ms.metadata.generation ?? 0;
     const status: OwnStatus = { phase: MicroservicePhase.Failed, observedGeneration: generation, reason, message };
-    const written = await this.#writeStatus(ms, status, failedConditions(reason, message), signal);
+    const written = await this.#status.write(ms, status, failedConditions(reason, message), log, signal);
     if (written) {
       log.warn({ reason }, message);
       this.#d.events.warning(ms, reason, 'Reconcile', message);
     }
     throw new PermanentError(reason, message);
-  }
-
-  /**
-   * Writes status when it differs, to the very version read (UID and resourceVersion), and only
-   * if the cache still shows the same generation and no deletion: otherwise a newer event is
-   * already queued and this status would describe the past. Throws `OwnerGone` when the cache or
-   * the API server no longer has this UID.
-   *
-   * The conditions are set on the conditions of that very version (the one the patch is
-   * conditional on), not on the copy the reconcile started from: a condition type another writer
-   * added meanwhile is kept, and a write that would drop one cannot land (its resourceVersion
-   * would not match).
-   */
-  async #writeStatus(ms: Microservice, own: OwnStatus, conditions: ConditionEntry[], signal: AbortSignal): Promise<Microservice | undefined> {
-    const latest = this.#d.microservices.get({ namespace: ms.metadata.namespace ?? '', name: ms.metadata.name ?? '' });
-    if (!latest || latest.metadata.uid !== ms.metadata.uid) {
-      throw new OwnerGone(`${MicroserviceKind.kind} ${ms.metadata.namespace}/${ms.metadata.name} (uid ${ms.metadata.uid}) was deleted while it was reconciled`, ms.metadata.uid ?? '');
-    }
-    if (latest.metadata.generation !== ms.metadata.generation || latest.metadata.deletionTimestamp) {
-      throw new TemporaryError('Superseded', 'the Microservice changed while it was reconciled; looking again', { retryAfterMs: 0 });
-    }
-    const status: MicroserviceStatus = { ...own, conditions: this.#conditions(latest, conditions) };
-    await this.#d.faultPoint?.('microservice:before-status');
-    try {
-      const written = await patchStatus(this.#d.client, MicroserviceKind, latest, status, { fieldManager: MICROSERVICE_FIELD_MANAGER, signal });
-      if (written) this.#statusWrittenAt.set(`${ms.metadata.namespace ?? ''}/${ms.metadata.name ?? ''}`, this.#d.clock.monotonic());
-      this.#logs.get(formatKey(keyOf(latest)))?.debug(
-        { phase: own.phase, conditions: Object.fromEntries(conditions.map(([type, s, reason]) => [type, `${s}/${reason}`])) },
-        written ? 'status written' : 'status unchanged; not written',
-      );
-      return written;
-    } catch (err) {
-      if (isNotFound(err)) throw new OwnerGone(`${MicroserviceKind.kind} ${ms.metadata.namespace}/${ms.metadata.name} was deleted`, ms.metadata.uid ?? '');
-      throw err;
-    }
   }
 
   /** Throws `OwnerGone` unless the API server has this very Microservice (same UID), not being deleted. */
@@ -453,31 +405,11 @@ export class MicroserviceReconciler {
     }
   }
 
-  /** `entries` set on `ms`'s conditions (other condition types kept as they are). */
-  #conditions(ms: Microservice, entries: ConditionEntry[]): Condition[] {
-    const now = toRfc3339(new Date(this.#d.clock.now()));
-    let conditions = (ms.status?.conditions ?? []) as Condition[];
-    for (const [type, status, reason, message] of entries) {
-      conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: ms.metadata.generation ?? 0 }, now);
-    }
-    return conditions;
-  }
-
 }
 
 /** The #refused key of one child of one Microservice. */
 function refusalKey(key: string, child: Child): string {
   return `${key}#${child.kind.kind}`;
-}
-
-/** The Microservice read from the cache no longer exists on the API server (or is being deleted). */
-class OwnerGone extends Error {
-  /** The UID found gone. */
-  readonly uid: string;
-  constructor(message: string, uid: string) {
-    super(message);
-    this.uid = uid;
-  }
 }
 
 /** EndpointSlices indexed by `namespace/service-name`. */
