@@ -16,11 +16,16 @@ const IMAGE = 'ghcr.io/yrw9281/it30-todo-api:0.1.0';
 test('a second address family lists the same pods again: they are not counted twice', { timeout: 150_000 }, async (t) => {
   const { client, ns } = await setup(t);
   await client.create(MicroserviceKind, microservice(ns, 'dual', IMAGE, 8080));
-  await startOperator(t, ns);
-  const ready = await waitReady(client, ns, 'dual');
-  const ipv4 = (await client.list(EndpointSliceKind, { namespace: ns, labelSelector: 'kubernetes.io/service-name=dual' })).items;
-  const pods = ipv4.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false && e.targetRef);
-  assert.equal(ready.status?.rollout?.readyEndpoints, pods.length);
+  // Ready needs one ready endpoint; the second pod's endpoint is a progress-only change, written
+  // within the progress interval (short here), so the count is awaited, not read with Ready.
+  await startOperator(t, ns, { statusProgressIntervalMs: 500 });
+  await waitReady(client, ns, 'dual');
+  const pods = await eventually(async () => {
+    const ipv4 = (await client.list(EndpointSliceKind, { namespace: ns, labelSelector: 'kubernetes.io/service-name=dual' })).items;
+    const ready = ipv4.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false && e.targetRef);
+    const ms = await getMs(client, ns, 'dual');
+    return ready.length === 2 && ms.status?.rollout?.readyEndpoints === 2 ? ready : undefined;
+  }, { what: 'both pods ready in the IPv4 slice and counted in the status', timeoutMs: 60_000 });
   assert.equal(pods.length, 2);
 
   // What the EndpointSlice controller writes for the IPv6 family of a dual-stack Service: the
