@@ -13,6 +13,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, within, LONG } from './support/index.ts';
 import { DEFAULT_FAULTS } from '../support/fault-proxy.ts';
 
@@ -40,9 +41,11 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
   let killedWhileWorking = 0;
   let didWork = 0;
   const stormStart = Date.now();
+  const replicas: { name: string; lines: Record<string, unknown>[] }[] = [];
   try {
     for (let k = 1; k <= KILLS; k++) {
       const replica = env.startReplica(`storm-${k}`);
+      replicas.push({ name: `storm-${k}`, lines: replica.lines });
       if (rng.next() < 0.2) {
         // While it starts: listing, syncing caches.
         await new Promise((r) => setTimeout(r, rng.int(100, 1_200)));
@@ -68,6 +71,7 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
 
   const restartedAt = Date.now();
   const survivor = env.startReplica('survivor');
+  replicas.push({ name: 'survivor', lines: survivor.lines });
   // Up and working before anything is judged (and before its SIGTERM at the end): the storm's
   // last replica may have converged everything already.
   await survivor.waitFor((l) => l.msg === 'starting workers', 60_000);
@@ -95,7 +99,15 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
     fig.text('fault proxy', `${p.requests} requests, ${p.watches} watches, ${p.cuts} cuts (${p.cutsInsideCharacters} inside characters), ${p.closedCleanly} watches closed cleanly and ${p.closedAbruptly} abruptly`);
   }
 
-  assert.ok(result.converged, describe(result));
+  if (!result.converged) {
+    // Every replica's log lines, for the diagnosis of a storm that did not converge (a storm's
+    // timing does not replay from its seed alone).
+    const dir = new URL('./results/tmp/', import.meta.url);
+    mkdirSync(dir, { recursive: true });
+    const file = new URL(`kill-storm-${SEED}.log`, dir);
+    writeFileSync(file, replicas.flatMap((r) => r.lines.map((l) => JSON.stringify({ replica: r.name, ...l }))).join('\n') + '\n');
+    assert.fail(`${describe(result)} (seed ${SEED}; the replicas' log lines are in ${file.pathname})`);
+  }
   assert.equal(witness.duplicateChildren(), 0, `children per owner: ${JSON.stringify([...witness.children].filter(([, v]) => v.size > 1).map(([k, v]) => [k, [...v]]))}`);
   assert.equal(witness.duplicateInstances(), 0, `vendor creates per CR UID: ${JSON.stringify(witness.duplicateInstanceKeys())}`);
   assert.ok(witness.vendorCreates() <= witness.providerUids.size, `at most one create per provider UID (${witness.vendorCreates()} creates, ${witness.providerUids.size} UIDs)`);
