@@ -14,7 +14,7 @@ import { MicroserviceKind, registerMicroserviceOperator, defaultPlatformDefaults
 import type { Microservice } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
 import { eventually, startManager } from '../../support/operator-harness.ts';
-import { setup, getMs, waitReady } from './support.ts';
+import { setup, waitReady } from './support.ts';
 import { setupProviders, provider, waitFor, isReady } from '../provider/support.ts';
 
 type Line = Record<string, unknown> & { msg: string; level: string; reconcileID?: string };
@@ -76,8 +76,9 @@ test('Microservice at debug: read, matched or differed, written or skipped; boun
 
   // A new env value: the decision says the env differs, never what it was or becomes.
   const canary2 = `hunter3-${randomBytes(6).toString('hex')}`;
-  const live = await getMs(client, ns, 'web');
-  await client.replace(MicroserviceKind, { ...live, spec: { ...live.spec, container: { ...live.spec.container, env: [{ name: 'DB_PASSWORD', value: canary2 }] } } });
+  // A merge patch, not a read-modify-write: the operator may write this object's status between a
+  // read and a PUT (a 409 seen in CI).
+  await client.patch(MicroserviceKind, { namespace: ns, name: 'web' }, { type: 'merge', body: { spec: { container: { env: [{ name: 'DB_PASSWORD', value: canary2 }] } } } });
   const changed = await eventually(() => reconciles(lines).find((g) => g.some((l) => l.msg === 'Deployment differs from the desired state; updating' && JSON.stringify(l).includes('value hidden'))), { what: 'the env change', timeoutMs: 30_000 });
   assert.ok(changed.find((l) => l.msg === 'Deployment differs from the desired state; updating' && (l.differences as string[]).some((d) => /env\[\d+\]\.value: differs \(value hidden\)$/.test(d))));
   await waitReady(client, ns, 'web');
