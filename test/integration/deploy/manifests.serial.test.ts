@@ -181,6 +181,8 @@ test('namespace mode, then cluster mode: least-privilege RBAC and a restricted o
   for (const verb of ['get', 'create', 'update']) assert.ok(await canI(kc, [verb, 'leases.coordination.k8s.io', '-n', 'converge-system']), verb);
   assert.equal(await canI(kc, ['delete', 'leases.coordination.k8s.io', '-n', 'converge-system']), false);
   assert.equal(await canI(kc, ['get', 'leases.coordination.k8s.io', '-n', watched]), false);
+  for (const verb of ['get', 'update']) assert.ok(await canI(kc, [verb, 'configmaps/converge-late-creates', '-n', 'converge-system']), `${verb} the late-create ledger`);
+  assert.equal(await canI(kc, ['get', 'configmaps/converge-config', '-n', 'converge-system']), false, 'no other ConfigMap of its namespace');
 
   // The operator Deployment passes the restricted Pod Security admission: its pods get created.
   const pods = await eventually('operator pods', async () => {

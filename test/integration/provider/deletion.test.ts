@@ -4,6 +4,8 @@
  *   operator does not trust) got no create, so its deletion completes without the vendor;
  * - a create the vendor finishes after the operator's call timed out (a slow vendor) is found and
  *   deleted, not orphaned, even when the CR is deleted while the vendor is still working on it;
+ * - a create the vendor applies only after the finalizer was released is found by the late-create
+ *   sweep and deleted, also when the operator restarted in between (the key is in a ConfigMap);
  * - when the vendor is gone for good, a person gives the instance up with an explicit annotation
  *   naming it; the operator records who, what and when (Event, log), then releases the finalizer.
  *   A wrong value is refused and cleanup goes on.
@@ -12,8 +14,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { EventKind, isNotFound } from '@converge/runtime';
+import { ConfigMapKind, EventKind, isNotFound } from '@converge/runtime';
 import { DigitalHumanProviderKind, ABANDON_ANNOTATION, ABANDONED_BY_ANNOTATION } from '../../../packages/operators/src/operators/provider/index.ts';
+import { LATE_CREATES_CONFIGMAP } from '../../../packages/operators/src/operators/provider/late-creates.ts';
 import type { DigitalHumanProvider } from '../../../packages/operators/src/operators/provider/index.ts';
 import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 import { eventually, kubeconfigPath, sleep } from '../../support/operator-harness.ts';
@@ -58,6 +61,44 @@ test('a create the vendor finishes after the call timed out is found and deleted
   await sleep(2_000); // any create still in progress at the vendor is applied by now
   assert.ok(env.sim.stats().creates >= 1, 'the vendor did create an instance');
   assert.deepEqual(instancesOf(env.sim, requested).map((i) => i.id), [], 'and it was deleted, not left behind');
+});
+
+/**
+ * Calls time out after 1 s, so a deletion trusts "no instance" 2 s after the create request; the
+ * vendor applies each create 4 s after it arrived, after the finalizer is gone.
+ */
+async function releasedBeforeTheCreateLands(t: Parameters<typeof setupProviders>[0], name: string) {
+  const env = await setupProviders(t, { vendor: { timeoutSeconds: 1 }, provider: { lateCreateWindowSeconds: 120 } });
+  env.sim.setFaults({ slowCreates: { ms: 4_000 } });
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, name, env.sim.baseUrl));
+  const created = await env.client.get(DigitalHumanProviderKind, { namespace: env.ns, name });
+  await eventually(() => (env.sim.stats().requests['POST /v1/instances'] ?? 0) >= 1, { what: 'a create sent to the vendor', timeoutMs: 10_000 });
+  await env.client.delete(DigitalHumanProviderKind, { namespace: env.ns, name });
+  await gone(env, name, 15_000);
+  assert.equal(env.sim.stats().creates, 0, 'the finalizer went before the vendor applied the create (the case under test)');
+  const ledger = await env.client.get(ConfigMapKind, { namespace: env.ns, name: LATE_CREATES_CONFIGMAP });
+  assert.ok(ledger.data?.[created.metadata.uid!], `the released key is recorded: ${JSON.stringify(ledger.data)}`);
+  assert.ok(!JSON.stringify(ledger.data).includes(env.token), 'the token is not written to the ledger');
+  return { env, created };
+}
+
+test('a create the vendor applies after the finalizer was released is found by the late-create sweep and deleted', { timeout: 120_000 }, async (t) => {
+  const { env, created } = await releasedBeforeTheCreateLands(t, 'late');
+  await eventually(() => env.sim.stats().creates >= 1, { what: 'the late create applied', timeoutMs: 15_000 });
+  await eventually(() => instancesOf(env.sim, created).length === 0, { what: 'the late instance deleted', timeoutMs: 30_000 });
+  const event = await eventually(async () => (await env.client.list(EventKind, { namespace: env.ns })).items.find((e) => e.reason === 'LateInstanceDeleted'), { what: 'LateInstanceDeleted Event' });
+  assert.equal(event.type, 'Warning');
+  assert.equal(event.regarding?.uid, created.metadata.uid);
+  const metrics = await env.manager().metrics.registry.getSingleMetricAsString('converge_vendor_late_instances_deleted_total');
+  assert.match(metrics, /converge_vendor_late_instances_deleted_total 1\b/);
+});
+
+test('the late-create sweep survives a restart: the next operator loads the released keys and deletes what landed', { timeout: 120_000 }, async (t) => {
+  const { env, created } = await releasedBeforeTheCreateLands(t, 'late-restart');
+  await env.stopOperator();
+  await eventually(() => instancesOf(env.sim, created).length === 1, { what: 'the late create applied while no operator runs', timeoutMs: 15_000 });
+  await env.startOperator();
+  await eventually(() => instancesOf(env.sim, created).length === 0, { what: 'the late instance deleted by the restarted operator', timeoutMs: 30_000 });
 });
 
 test('vendor gone for good: the abandon annotation, naming the instance, releases the finalizer with an audit record', { timeout: 120_000 }, async (t) => {

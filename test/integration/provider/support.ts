@@ -30,6 +30,8 @@ export interface ProviderEnv {
   proxy: FaultProxy | undefined;
   manager(): Manager;
   stopOperator(): Promise<void>;
+  /** Starts the operator again (after `stopOperator`), with the same settings: a restart. */
+  startOperator(): Promise<void>;
 }
 
 export interface SetupOptions {
@@ -55,10 +57,10 @@ export async function setupProviders(t: TestContext, options: SetupOptions = {})
   let manager: Manager | undefined;
   let stop = async () => {};
   let proxy: FaultProxy | undefined;
-  if (options.startOperator !== false) {
-    proxy = options.faults !== false && FAULTS_ON ? await startFaultProxy({ kubeconfigPath: kubeconfigPath(), faults: options.faults || DEFAULT_FAULTS }) : undefined;
+  const start = async () => {
     const abort = new AbortController();
     const destination = new Writable({ write(chunk, _enc, cb) { logs.push(String(chunk)); cb(); } });
+    manager = undefined;
     const running = runOperatorProcess(
       {
         kubeConfig: loadKubeConfig(proxy?.kubeconfigPath ?? kubeconfigPath()),
@@ -74,11 +76,15 @@ export async function setupProviders(t: TestContext, options: SetupOptions = {})
       abort.signal,
     );
     let stopped = false;
-    stop = async () => { if (stopped) return; stopped = true; abort.abort(); await running; await proxy?.close(); };
-    t.after(stop);
+    stop = async () => { if (stopped) return; stopped = true; abort.abort(); await running; };
     await eventually(() => manager?.cache.synced, { what: 'operator caches synced' });
+  };
+  if (options.startOperator !== false) {
+    proxy = options.faults !== false && FAULTS_ON ? await startFaultProxy({ kubeconfigPath: kubeconfigPath(), faults: options.faults || DEFAULT_FAULTS }) : undefined;
+    t.after(async () => { await stop(); await proxy?.close(); });
+    await start();
   }
-  return { client, ns, sim, token, logs, proxy, manager: () => manager!, stopOperator: stop };
+  return { client, ns, sim, token, logs, proxy, manager: () => manager!, stopOperator: () => stop(), startOperator: start };
 }
 
 export function provider(ns: string, name: string, endpoint: string, extra: Partial<DigitalHumanProvider['spec']> = {}): DigitalHumanProvider {

@@ -99,7 +99,9 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
   if (operators.includes('provider')) {
     // Loaded only when it runs: a Microservice-only process never loads the vendor client.
     const { registerProviderOperator } = await import('./provider/register.ts');
-    registerProviderOperator(manager, { events, config: config.provider, faultPoint });
+    // Its own state (the late-create ledger) lives where the Lease does, else in the Pod's namespace.
+    const home = le ? le.namespace : process.env.POD_NAMESPACE || options.namespaces?.[0] || 'default';
+    registerProviderOperator(manager, { events, config: config.provider, namespace: home, faultPoint });
   }
   if (options.webhook) addConversionWebhook(manager, options.webhook, log);
   options.onManager?.(manager);

@@ -81,6 +81,12 @@ test('cluster mode: CRDs, namespace, ServiceAccount, least-privilege ClusterRole
   assert.deepEqual(find(objs, 'Role', 'converge-leader-election', 'converge-system').rules, [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
   ]);
+  // The late-create ledger (ADR 0037), in the operator's namespace only.
+  assert.deepEqual(find(objs, 'Role', 'converge-operator-state', 'converge-system').rules, [
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: ['converge-late-creates'], verbs: ['get', 'update'] },
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+  ]);
+  assert.deepEqual(find(objs, 'RoleBinding', 'converge-operator-state', 'converge-system').subjects, [{ kind: 'ServiceAccount', name: 'converge', namespace: 'converge-system' }]);
   const deployment = checkOperatorDeployment(objs);
   assert.ok(!deployment.spec.template.spec.containers[0].args.some((a: string) => a.startsWith('--namespace')));
   assert.equal(objs.filter((o) => o.kind === 'Role' && o.metadata.name === 'converge').length, 0);

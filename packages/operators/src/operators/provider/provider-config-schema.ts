@@ -15,6 +15,7 @@ export const ProviderConfigSchema = Type.Object(
     recoveryProbeSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3_600 })),
     observeIntervalSeconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 3_600 })),
     usageRefreshSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400 })),
+    lateCreateWindowSeconds: Type.Optional(Type.Number({ minimum: 1, maximum: 86_400 })),
     recommendation: Type.Optional(
       Type.Object(
         {

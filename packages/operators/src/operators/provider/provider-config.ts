@@ -9,6 +9,7 @@
  *   recoveryProbeSeconds: 5       # while a vendor endpoint is down, one waiting CR retries this often; 0 = off
  *   observeIntervalSeconds: 3     # each vendor account (endpoint + token) is read this often, whole (ADR 0028)
  *   usageRefreshSeconds: 30       # usage figures alone are written at most this often per provider
+ *   lateCreateWindowSeconds: 900  # a deleted provider's idempotency key is looked up this long after its last create (late-creates.ts)
  *   recommendation:
  *     quotaPercent: 80            # ScaleRecommended once today's calls reach this share of the quota
  *     sustainedThrottlingSeconds: 300   # …or once RateLimited has held this long
@@ -42,6 +43,7 @@ export interface ProviderConfig {
   recoveryProbeMs: number;
   observeIntervalMs: number;
   usageRefreshMs: number;
+  lateCreateWindowMs: number;
   recommendation: { quotaPercent: number; sustainedThrottlingMs: number };
   vendor: { requestsPerSecond: number; burst: number; maxConcurrency: number; timeoutMs: number; caFile?: string };
 }
@@ -53,6 +55,7 @@ export const defaultProviderConfig: ProviderConfig = {
   recoveryProbeMs: 5_000,
   observeIntervalMs: 3_000,
   usageRefreshMs: 30_000,
+  lateCreateWindowMs: 900_000,
   recommendation: { quotaPercent: 80, sustainedThrottlingMs: 300_000 },
   vendor: { requestsPerSecond: 5, burst: 10, maxConcurrency: 4, timeoutMs: 10_000 },
 };
@@ -74,6 +77,7 @@ export function parseProviderConfig(raw: unknown, source = 'provider'): Provider
     recoveryProbeMs: (c.recoveryProbeSeconds ?? d.recoveryProbeMs / 1000) * 1000,
     observeIntervalMs: (c.observeIntervalSeconds ?? d.observeIntervalMs / 1000) * 1000,
     usageRefreshMs: (c.usageRefreshSeconds ?? d.usageRefreshMs / 1000) * 1000,
+    lateCreateWindowMs: (c.lateCreateWindowSeconds ?? d.lateCreateWindowMs / 1000) * 1000,
     recommendation: {
       quotaPercent: c.recommendation?.quotaPercent ?? d.recommendation.quotaPercent,
       sustainedThrottlingMs: (c.recommendation?.sustainedThrottlingSeconds ?? d.recommendation.sustainedThrottlingMs / 1000) * 1000,

@@ -35,6 +35,9 @@
  *   the log). Nothing else skips cleanup: while the vendor cannot confirm, the finalizer stays,
  *   Ready says `DeletionBlocked` (with the command that abandons the instance), and deletion
  *   completes by itself once the vendor answers.
+ * - **A create that lands after the release is deleted too** (ADR 0037): before the finalizer
+ *   goes, the key of a create younger than the late-create window is stored for the late-create
+ *   sweep (`late-creates.ts`); when it cannot be stored, the finalizer stays (`DeletionBlocked`).
  * - **The spec is never written.** Status goes through the status subresource as a merge patch
  *   of the fields the operator owns, to the exact version read; the finalizer is a patch of
  *   `metadata.finalizers` with the read resourceVersion. A spec edit made meanwhile wins (409 →
@@ -78,6 +81,7 @@ import type { VendorRecovery } from './vendor-recovery.ts';
 import { readAbandonment, describeRequester, abandonCommand } from './abandonment.ts';
 import type { Abandonment } from './abandonment.ts';
 import type { CredentialsReader } from './credentials.ts';
+import type { LateCreateSweep } from './late-creates.ts';
 import type { AccountWatches } from './account-watches.ts';
 import type { VendorAccount } from './vendor/index.ts';
 import { planLimits } from './limits-plan.ts';
@@ -100,6 +104,12 @@ export interface ProviderReconcilerDeps {
    * (twice the default vendor call timeout).
    */
   createSettleMs?: number;
+  /**
+   * Where a deletion records the idempotency key before it releases the finalizer, while a create
+   * sent with it may still reach the vendor (`late-creates.ts`). Without it, a create landing
+   * later than `createSettleMs` is not cleaned up.
+   */
+  lateCreates?: Pick<LateCreateSweep, 'record' | 'windowMs'>;
   /** The account watches (ADR 0028); without them every reconcile asks the vendor directly. */
   watches?: Pick<AccountWatches, 'use' | 'release' | 'forget'>;
   /** The watches' interval: their snapshot stands in for vendor calls while younger than 2 intervals + the call timeout. */
@@ -397,7 +407,40 @@ export class ProviderReconciler {
       await this.#status(dhp, 'False', Reason.DeletionBlocked, `no instance found at ${endpoint}, but a create was sent there at ${requestedAt} and may still be in progress; looking again at ${again} before releasing the finalizer${giveUp}`, signal, known);
       return { requeueAfterMs: waitMs };
     }
+    await this.#recordReleasedKey(dhp, endpoint, token, request, signal, giveUp);
     return this.#release(dhp, request, signal);
+  }
+
+  /**
+   * Before the finalizer goes: the key goes to the late-create sweep while a create sent with it
+   * may still reach the vendor. When that cannot be stored, the finalizer stays (DeletionBlocked).
+   */
+  async #recordReleasedKey(dhp: DigitalHumanProvider, endpoint: string, token: string, request: Request, signal: AbortSignal, giveUp: string): Promise<void> {
+    const sweep = this.#d.lateCreates;
+    const requestedAt = dhp.status?.createRequestedAt;
+    if (!sweep || requestedAt === undefined) return;
+    const untilMs = Date.parse(requestedAt) + sweep.windowMs;
+    if (!(this.#d.clock.now() < untilMs)) return;
+    const ref = dhp.spec.credentials.secretRef;
+    const entry = {
+      uid: dhp.metadata.uid!,
+      namespace: dhp.metadata.namespace ?? '',
+      name: dhp.metadata.name ?? '',
+      endpoint,
+      secret: { name: ref.name, key: ref.key ?? DEFAULT_CREDENTIALS_KEY },
+      requestedAt,
+      until: new Date(untilMs).toISOString(),
+    };
+    try {
+      await sweep.record(entry, token, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      request.log.warn({ err: message }, 'cannot record the idempotency key for the late-create sweep; the finalizer stays');
+      await this.#status(dhp, 'False', Reason.DeletionBlocked, `no instance found at ${endpoint}, but the key cannot be recorded for the late-create sweep (${message}); the finalizer stays until it can${giveUp}`, signal, dhp.status?.providerID);
+      throw new TemporaryError(Reason.DeletionBlocked, `cannot record the released key: ${message}`);
+    }
+    request.log.debug({ until: entry.until }, 'idempotency key recorded for the late-create sweep');
   }
 
   /** Gives the instance up without cleanup, as a person asked (ADR 0019): audit record first, then the finalizer. */

@@ -16,6 +16,7 @@ import { registerVendorMetrics } from './vendor-metrics.ts';
 import { parseProviderConfig } from './provider-config.ts';
 import { CredentialsReader } from './credentials.ts';
 import { AccountWatches } from './account-watches.ts';
+import { LateCreateSweep } from './late-creates.ts';
 
 const SECRET_REF_INDEX = 'credentials-secret';
 const PROVIDER_ID_INDEX = 'provider-id';
@@ -24,6 +25,8 @@ export interface ProviderOperatorOptions {
   events: EventSink;
   /** The `provider` section of the operator configuration (validated here). */
   config?: unknown;
+  /** The operator's own namespace: the late-create sweep keeps its ConfigMap there (`late-creates.ts`). */
+  namespace: string;
   faultPoint?: FaultPoint;
 }
 
@@ -55,10 +58,27 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
     enqueue: (key) => enqueue(key),
     log: manager.log.child({ component: 'vendor-account-watches' }),
   });
+  // A create we sent is in flight for up to one call timeout; the vendor may finish it later still.
+  const createSettleMs = 2 * config.vendor.timeoutMs;
+  const credentials = new CredentialsReader({ client: manager.client, secrets });
+  const lateCreates = new LateCreateSweep({
+    client: manager.client,
+    namespace: options.namespace,
+    vendors,
+    credentials,
+    providers,
+    events: options.events,
+    clock: manager.clock,
+    log: manager.log.child({ component: 'late-create-sweep' }),
+    settleMs: createSettleMs,
+    windowMs: config.lateCreateWindowMs,
+    onDeleted: () => metrics.lateCreateDeleted(),
+  });
   const reconciler = new ProviderReconciler({
     client: manager.client,
     providers,
-    credentials: new CredentialsReader({ client: manager.client, secrets }),
+    credentials,
+    lateCreates,
     vendors,
     watches,
     observeIntervalMs: config.observeIntervalMs,
@@ -68,8 +88,7 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
     events: options.events,
     recovery,
     clock: manager.clock,
-    // A create we sent is in flight for up to one call timeout; the vendor may finish it later still.
-    createSettleMs: 2 * config.vendor.timeoutMs,
+    createSettleMs,
     ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
   });
   const controller = manager
@@ -93,5 +112,6 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
   // What changes at the vendor reaches no watch in the cluster: the account watches bring it here.
   enqueue = (key) => controller.enqueue(key);
   manager.add(watches);
+  manager.add(lateCreates);
   return controller;
 }

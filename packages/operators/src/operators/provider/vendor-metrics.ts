@@ -8,6 +8,7 @@
  * | `converge_vendor_endpoints_down` | gauge | – (endpoints that stopped answering, see vendor-recovery.ts) |
  * | `converge_vendor_waiting_objects` | gauge | – (CRs waiting for their endpoint to answer again) |
  * | `converge_vendor_recovery_wakes_total` | counter | – (CRs re-queued because their endpoint answered again, probes included) |
+ * | `converge_vendor_late_instances_deleted_total` | counter | – (instances created after their provider's finalizer was released, deleted by the late-create sweep) |
  *
  * No endpoint label: endpoints come from CR specs, so their number is the users' to choose.
  * Every series exists from the start: requests (outcome `ok`) and durations at zero for every
@@ -23,6 +24,7 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export interface VendorMetrics {
   call(event: VendorCallEvent): void;
+  lateCreateDeleted(): void;
 }
 
 export function registerVendorMetrics(registry: Registry, recovery: Pick<VendorRecovery, 'stats'>): VendorMetrics {
@@ -44,7 +46,9 @@ export function registerVendorMetrics(registry: Registry, recovery: Pick<VendorR
       this.inc(recovery.stats().woken);
     },
   });
+  const late = new Counter({ name: 'converge_vendor_late_instances_deleted_total', help: "Vendor instances created after their provider's finalizer was released, deleted by the late-create sweep", registers });
   return {
+    lateCreateDeleted: () => late.inc(),
     call(event) {
       requests.inc({ operation: event.operation, outcome: event.outcome });
       duration.observe({ operation: event.operation }, event.durationMs / 1000);

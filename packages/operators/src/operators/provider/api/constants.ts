@@ -103,6 +103,8 @@ export const ProviderReason = {
   AbandonRejected: 'AbandonRejected',
   /** Normal Event: the finalizer was released without a vendor call, because no create was ever sent. */
   NothingToClean: 'NothingToClean',
+  /** Warning Event: a create reached the vendor after the finalizer was released; the late-create sweep deleted that instance. */
+  LateInstanceDeleted: 'LateInstanceDeleted',
 } as const;
 export type ProviderReason = (typeof ProviderReason)[keyof typeof ProviderReason];
 

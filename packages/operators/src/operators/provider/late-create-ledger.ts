@@ -1,0 +1,100 @@
+/**
+ * The ledger of released idempotency keys, as plain data: what the late-create sweep
+ * (`late-creates.ts`) keeps in its ConfigMap, and when it looks at each key again. Pure: no I/O.
+ *
+ * An entry says "the finalizer of DigitalHumanProvider `namespace/name` (UID `uid`) was released
+ * while a create sent to `endpoint` with idempotency key `uid` at `requestedAt` may still reach
+ * the vendor; look for an instance with that key until `until`". It names the Secret that holds
+ * the token, never the token.
+ *
+ * Guarantees: `decodeLedger` never throws; a value it cannot read is reported, not dropped
+ * silently, and leaves the other entries intact. The look schedule starts `settleMs` after the
+ * release and doubles up to `maxGapMs`; the last look is at `until`; a failed look is repeated
+ * after the same gap, past `until` too (a vendor that does not answer is asked again, not given up).
+ * @module
+ */
+
+export interface LedgerEntry {
+  /** The released CR's UID: the idempotency key of its creates. */
+  uid: string;
+  namespace: string;
+  name: string;
+  /** Where the instance would live (`status.instanceEndpoint`). */
+  endpoint: string;
+  /** The Secret with the token, in `namespace`. */
+  secret: { name: string; key: string };
+  /** The last create request (`status.createRequestedAt`). */
+  requestedAt: string;
+  /** Looked for until then (RFC 3339). */
+  until: string;
+}
+
+/** ConfigMap `data`: one JSON value per UID. */
+export type LedgerData = Record<string, string>;
+
+export function encodeEntry(entry: LedgerEntry): string {
+  const { uid, namespace, name, endpoint, secret, requestedAt, until } = entry;
+  return JSON.stringify({ uid, namespace, name, endpoint, secret: { name: secret.name, key: secret.key }, requestedAt, until });
+}
+
+export function decodeLedger(data: LedgerData | undefined): { entries: LedgerEntry[]; unreadable: string[] } {
+  const entries: LedgerEntry[] = [];
+  const unreadable: string[] = [];
+  for (const [key, value] of Object.entries(data ?? {})) {
+    const entry = decodeEntry(value);
+    if (entry && entry.uid === key) entries.push(entry);
+    else unreadable.push(key);
+  }
+  return { entries, unreadable };
+}
+
+function decodeEntry(value: string): LedgerEntry | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const r = raw as Record<string, unknown>;
+  const secret = r.secret as Record<string, unknown> | undefined;
+  const strings = [r.uid, r.namespace, r.name, r.endpoint, r.requestedAt, r.until, secret?.name, secret?.key];
+  if (!strings.every((s) => typeof s === 'string' && s.length > 0)) return undefined;
+  if (Number.isNaN(Date.parse(r.until as string)) || Number.isNaN(Date.parse(r.requestedAt as string))) return undefined;
+  return {
+    uid: r.uid as string,
+    namespace: r.namespace as string,
+    name: r.name as string,
+    endpoint: r.endpoint as string,
+    secret: { name: secret!.name as string, key: secret!.key as string },
+    requestedAt: r.requestedAt as string,
+    until: r.until as string,
+  };
+}
+
+/** When an entry is looked at next. */
+export interface LookSchedule {
+  dueAt: number;
+  gapMs: number;
+}
+
+/** The first look: `settleMs` after the release (the deletion has just looked itself). */
+export function firstLook(releasedAt: number, settleMs: number, untilMs: number): LookSchedule {
+  return { dueAt: Math.min(untilMs, releasedAt + settleMs), gapMs: settleMs };
+}
+
+/**
+ * After a look at `lookedAt`: the next one, or `undefined` when that look was at or after `until`
+ * (the entry is done). The gap doubles up to `maxGapMs`; the last look is at `until`.
+ */
+export function nextLook(previous: LookSchedule, lookedAt: number, untilMs: number, maxGapMs: number): LookSchedule | undefined {
+  if (lookedAt >= untilMs) return undefined;
+  const gapMs = Math.min(maxGapMs, previous.gapMs * 2);
+  return { dueAt: Math.min(untilMs, lookedAt + gapMs), gapMs };
+}
+
+/** After a look that failed (the vendor, the token): again after the same gap, capped, even past `until`. */
+export function retryLook(previous: LookSchedule, lookedAt: number, maxGapMs: number): LookSchedule {
+  const gapMs = Math.min(maxGapMs, previous.gapMs);
+  return { dueAt: lookedAt + gapMs, gapMs };
+}

@@ -1,0 +1,318 @@
+/**
+ * The late-create sweep: deletes a vendor instance whose create reached the vendor after the
+ * finalizer of its DigitalHumanProvider was released (ADR 0037).
+ *
+ * A deletion releases the finalizer once the vendor lists no instance for the CR's idempotency
+ * key, no sooner than `createSettleMs` after the last create request. A create can still land
+ * later: the vendor was slow to apply it after the call timed out, or the replica that sent it
+ * was killed with the request on its way. Nothing in the cluster would then ever point at it.
+ * So, before the finalizer goes, the reconciler `record`s the key in a ConfigMap of the
+ * operator's own namespace; the sweep looks the key up again — `settleMs` after the release,
+ * then at doubling gaps up to `windowMs` after the create request — and deletes what it finds.
+ *
+ * Guarantees:
+ * - **Written before the release.** `record` resolves only once the entry is stored (conditional
+ *   writes, retried on conflicts); when it throws, the caller keeps the finalizer. A restart,
+ *   a failover or a SIGKILL loses no entry: the next leader loads the ConfigMap and looks at every
+ *   entry at once.
+ * - **Only keys this cluster released** are looked up, and each lookup is by the exact key (the
+ *   CR's UID), so an instance someone else created in the same vendor account is never touched.
+ * - **A failed look is repeated** (past the window too): an entry is dropped only after a look at
+ *   or after its `until` succeeded. Looks at one key are at most `maxGapMs` (60 s) apart, so a late
+ *   instance lives at most that long.
+ * - **Bounded vendor load**: up to 3 due keys of one account are looked up by key; more are matched
+ *   against one listing of the account.
+ * - **No needless writes**: one write per released provider whose create is younger than the
+ *   window, one per batch of entries done; none while idle.
+ *
+ * Assumptions: the Secret named in the entry still holds the token, or this process saw it before
+ * the release (the token is kept in memory only, never written anywhere).
+ *
+ * Caveats: a create that reaches the vendor more than `windowMs` after it was sent is not
+ * caught. Without a token (the Secret deleted, and the process restarted) the entry is looked at
+ * again until one appears; the log says so once per entry.
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { ConfigMapKind, isAlreadyExists, isConflict, isNotFound } from '@converge/runtime';
+import type { Clock, ConfigMap, EventSink, KubeClient, Runnable, Store } from '@converge/runtime';
+import type { Logger } from 'pino';
+import { DigitalHumanProviderKind, ProviderReason as Reason } from './api/schema-free.ts';
+import type { DigitalHumanProvider } from './api/schema-free.ts';
+import type { VendorApi, VendorApis, VendorInstance } from './vendor-api.ts';
+import type { CredentialsReader } from './credentials.ts';
+import { decodeLedger, encodeEntry, firstLook, nextLook, retryLook } from './late-create-ledger.ts';
+import type { LedgerEntry, LookSchedule } from './late-create-ledger.ts';
+
+export const LATE_CREATES_CONFIGMAP = 'converge-late-creates';
+/** Up to this many due keys of one account are looked up one by one; more cost one listing of the account. */
+const BY_KEY_UP_TO = 3;
+
+export interface LateCreateSweepOptions {
+  client: KubeClient;
+  /** Where the ConfigMap lives: the operator's own namespace. */
+  namespace: string;
+  vendors: Pick<VendorApis, 'forEndpoint'>;
+  credentials: Pick<CredentialsReader, 'token'>;
+  /** A CR still live under the recorded UID is never swept (defensive: entries are written only while deleting). */
+  providers: Store<DigitalHumanProvider>;
+  events: EventSink;
+  clock: Clock;
+  log: Logger;
+  /** The first look comes this long after the release. */
+  settleMs: number;
+  /** Keys are looked up until this long after the create request. */
+  windowMs: number;
+  /** Longest gap between two looks at one key. Default 60 s. */
+  maxGapMs?: number;
+  /** Told of every instance deleted (a metric). */
+  onDeleted?: () => void;
+}
+
+interface Tracked {
+  entry: LedgerEntry;
+  untilMs: number;
+  schedule: LookSchedule;
+  /** The token seen at the release; after a restart, read from the Secret. */
+  token?: string;
+  complainedNoToken?: boolean;
+}
+
+export class LateCreateSweep implements Runnable {
+  readonly name = 'provider-late-create-sweep';
+  readonly #o: LateCreateSweepOptions;
+  readonly #tracked = new Map<string, Tracked>();
+  /** UIDs done, to be removed from the ConfigMap in one write. */
+  readonly #done = new Set<string>();
+  #wake: AbortController = new AbortController();
+
+  constructor(options: LateCreateSweepOptions) {
+    this.#o = options;
+  }
+
+  /** How long after a create request its key is looked up. */
+  get windowMs(): number {
+    return this.#o.windowMs;
+  }
+
+  /** Entries tracked now (for tests and logs). */
+  tracked(): LedgerEntry[] {
+    return [...this.#tracked.values()].map((t) => t.entry);
+  }
+
+  /**
+   * Stores the entry (throws when it cannot: the caller keeps the finalizer then) and tracks it
+   * with the token used for the deletion.
+   */
+  async record(entry: LedgerEntry, token: string, signal: AbortSignal): Promise<void> {
+    await this.#mutate((data) => {
+      const value = encodeEntry(entry);
+      if (data[entry.uid] === value) return false;
+      data[entry.uid] = value;
+      return true;
+    }, signal);
+    const untilMs = Date.parse(entry.until);
+    this.#done.delete(entry.uid);
+    this.#tracked.set(entry.uid, { entry, untilMs, token, schedule: firstLook(this.#o.clock.now(), this.#o.settleMs, untilMs) });
+    this.#wake.abort();
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    await this.#load(signal);
+    while (!signal.aborted) {
+      await this.#lookDue(signal);
+      if (this.#done.size) await this.#forgetDone(signal);
+      const next = Math.min(...[...this.#tracked.values()].map((t) => t.schedule.dueAt));
+      const waitMs = Number.isFinite(next) ? Math.max(10, next - this.#o.clock.now()) : 3_600_000;
+      this.#wake = new AbortController();
+      await this.#o.clock.sleep(waitMs, AbortSignal.any([signal, this.#wake.signal])).catch(() => undefined);
+    }
+  }
+
+  /** Loads the ConfigMap (retrying until it answers); every entry is looked at once at start. */
+  async #load(signal: AbortSignal): Promise<void> {
+    for (let attempt = 0; !signal.aborted; attempt++) {
+      try {
+        const cm = await this.#get(signal);
+        const { entries, unreadable } = decodeLedger(cm?.data);
+        if (unreadable.length) this.#o.log.warn({ configMap: this.#ref(), keys: unreadable }, 'ledger entries that cannot be read are left in place and not looked at');
+        const now = this.#o.clock.now();
+        for (const entry of entries) {
+          if (this.#tracked.has(entry.uid)) continue;
+          this.#tracked.set(entry.uid, { entry, untilMs: Date.parse(entry.until), schedule: { dueAt: now, gapMs: Math.max(1, this.#o.settleMs / 2) } });
+        }
+        if (entries.length) this.#o.log.info({ configMap: this.#ref(), entries: entries.length }, 'released keys loaded; looking for late creates');
+        return;
+      } catch (err) {
+        if (signal.aborted) return;
+        if (attempt === 0) this.#o.log.warn({ err, configMap: this.#ref() }, 'cannot read the ledger of released keys yet; retrying');
+        await this.#o.clock.sleep(Math.min(30_000, 1_000 * 2 ** attempt), signal).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Looks at every due entry: by key when few share an account, else by one listing of it. */
+  async #lookDue(signal: AbortSignal): Promise<void> {
+    const now = this.#o.clock.now();
+    const groups = new Map<string, { vendor: VendorApi; due: Tracked[] }>();
+    for (const t of [...this.#tracked.values()]) {
+      if (signal.aborted) return;
+      if (t.schedule.dueAt > now) continue;
+      const { entry } = t;
+      const live = this.#o.providers.get({ namespace: entry.namespace, name: entry.name });
+      if (live?.metadata.uid === entry.uid && !live.metadata.deletionTimestamp) {
+        this.#log(entry).warn('a released key belongs to a live DigitalHumanProvider; not swept');
+        this.#finish(entry.uid);
+        continue;
+      }
+      let token: string | undefined;
+      try {
+        token = t.token ?? (await this.#o.credentials.token(entry.namespace, entry.secret.name, entry.secret.key, signal));
+      } catch (err) {
+        this.#failed(t, now, 'cannot read the token to look for a late create with', err);
+        continue;
+      }
+      if (!token) {
+        if (!t.complainedNoToken) this.#log(entry).warn({ secret: entry.secret.name, key: entry.secret.key }, 'no token to look for a late create with; looking again later');
+        t.complainedNoToken = true;
+        t.schedule = retryLook(t.schedule, now, this.#maxGapMs());
+        continue;
+      }
+      const id = `${entry.endpoint}#${createHash('sha256').update(token).digest('hex')}`;
+      let group = groups.get(id);
+      if (!group) groups.set(id, (group = { vendor: this.#o.vendors.forEndpoint(entry.endpoint, token), due: [] }));
+      group.due.push(t);
+    }
+    for (const { vendor, due } of groups.values()) {
+      if (signal.aborted) return;
+      const lookedAt = this.#o.clock.now();
+      try {
+        const found = due.length <= BY_KEY_UP_TO ? await this.#findByKeys(vendor, due, signal) : await this.#findByListing(vendor, due, signal);
+        for (const t of due) {
+          for (const instance of found.get(t.entry.uid) ?? []) await this.#deleteLate(vendor, t.entry, instance, signal);
+          const next = nextLook(t.schedule, lookedAt, t.untilMs, this.#maxGapMs());
+          if (next) t.schedule = next;
+          else this.#finish(t.entry.uid);
+        }
+      } catch (err) {
+        if (signal.aborted) return;
+        for (const t of due) if (this.#tracked.has(t.entry.uid)) this.#failed(t, lookedAt, 'cannot look for a late create yet; looking again later', err);
+      }
+    }
+  }
+
+  async #findByKeys(vendor: VendorApi, due: Tracked[], signal: AbortSignal): Promise<Map<string, VendorInstance[]>> {
+    const found = new Map<string, VendorInstance[]>();
+    for (const t of due) {
+      const instance = await vendor.findByIdempotencyKey(t.entry.uid, signal);
+      if (instance) found.set(t.entry.uid, [instance]);
+    }
+    return found;
+  }
+
+  /** One listing of the account, every page, matched against the due keys. */
+  async #findByListing(vendor: VendorApi, due: Tracked[], signal: AbortSignal): Promise<Map<string, VendorInstance[]>> {
+    const keys = new Set(due.map((t) => t.entry.uid));
+    const found = new Map<string, VendorInstance[]>();
+    let pageToken: string | undefined;
+    do {
+      const page = await vendor.listInstanceStates({ pageSize: 500, ...(pageToken ? { pageToken } : {}) }, signal);
+      for (const { instance } of page.items) {
+        const key = instance.idempotencyKey;
+        if (key !== null && keys.has(key)) found.set(key, [...(found.get(key) ?? []), instance]);
+      }
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    return found;
+  }
+
+  async #deleteLate(vendor: VendorApi, entry: LedgerEntry, instance: VendorInstance, signal: AbortSignal): Promise<void> {
+    const existed = await vendor.deleteInstance(instance.id, signal);
+    if (!existed) return;
+    this.#o.onDeleted?.();
+    this.#log(entry).warn({ providerID: instance.id, requestedAt: entry.requestedAt }, 'a create reached the vendor after the finalizer was released; its instance deleted');
+    const subject = { apiVersion: DigitalHumanProviderKind.apiVersion, kind: DigitalHumanProviderKind.kind, name: entry.name, namespace: entry.namespace, uid: entry.uid };
+    this.#o.events.warning(subject, Reason.LateInstanceDeleted, 'DeleteInstance', `vendor instance ${instance.id} at ${entry.endpoint} was created after this provider's finalizer was released (the create was sent at ${entry.requestedAt}); deleted`);
+  }
+
+  #failed(t: Tracked, at: number, what: string, err: unknown): void {
+    this.#log(t.entry).warn({ err: err instanceof Error ? err.message : String(err) }, what);
+    t.schedule = retryLook(t.schedule, at, this.#maxGapMs());
+  }
+
+  #maxGapMs(): number {
+    return this.#o.maxGapMs ?? 60_000;
+  }
+
+  #log(entry: LedgerEntry): Logger {
+    return this.#o.log.child({ namespace: entry.namespace, name: entry.name, idempotencyKey: entry.uid, endpoint: entry.endpoint });
+  }
+
+  #finish(uid: string): void {
+    this.#tracked.delete(uid);
+    this.#done.add(uid);
+  }
+
+  async #forgetDone(signal: AbortSignal): Promise<void> {
+    const done = [...this.#done];
+    try {
+      await this.#mutate((data) => {
+        let changed = false;
+        for (const uid of done) {
+          // An entry recorded again meanwhile (the same UID cannot be deleted twice; defensive) stays.
+          if (uid in data && !this.#tracked.has(uid)) {
+            delete data[uid];
+            changed = true;
+          }
+        }
+        return changed;
+      }, signal);
+      for (const uid of done) this.#done.delete(uid);
+    } catch (err) {
+      if (!signal.aborted) this.#o.log.warn({ err: err instanceof Error ? err.message : String(err), configMap: this.#ref() }, 'cannot remove finished entries from the ledger yet; retrying');
+    }
+  }
+
+  /** Read, change, write to the version read; again on a conflict. `change` returns whether it changed anything. */
+  async #mutate(change: (data: Record<string, string>) => boolean, signal: AbortSignal): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const cm = await this.#get(signal);
+      const data = { ...cm?.data };
+      if (!change(data)) return;
+      try {
+        if (cm) await this.#o.client.replace(ConfigMapKind, { ...cm, data }, { signal });
+        else await this.#o.client.create(ConfigMapKind, this.#fresh(data), { signal });
+        return;
+      } catch (err) {
+        if (attempt >= 4 || !(isConflict(err) || isAlreadyExists(err))) throw err;
+      }
+    }
+  }
+
+  async #get(signal: AbortSignal): Promise<ConfigMap | undefined> {
+    try {
+      return await this.#o.client.get(ConfigMapKind, { namespace: this.#o.namespace, name: LATE_CREATES_CONFIGMAP }, { signal });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  #fresh(data: Record<string, string>): ConfigMap {
+    return {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: LATE_CREATES_CONFIGMAP,
+        namespace: this.#o.namespace,
+        labels: { 'app.kubernetes.io/name': 'converge', 'app.kubernetes.io/component': 'provider-late-creates' },
+        annotations: { 'dhp.example.com/purpose': 'idempotency keys of deleted DigitalHumanProviders whose create may still reach the vendor; looked up and cleaned by the operator' },
+      },
+      data,
+    };
+  }
+
+  #ref(): string {
+    return `${this.#o.namespace}/${LATE_CREATES_CONFIGMAP}`;
+  }
+}
