@@ -137,11 +137,13 @@ test('RBAC: no wildcards, `kubectl auth can-i --list` matches the expectation, t
   // 2. The namespace-mode Role and the leader-election Role, bound to a ServiceAccount here.
   const role = namespaceMode.find((o) => o.kind === 'Role' && o.metadata.name === 'converge')!;
   const leRole = namespaceMode.find((o) => o.kind === 'Role' && o.metadata.name === 'converge-leader-election')!;
+  // The operator's own state in its namespace (the late-create ledger, ADR 0037).
+  const stateRole = namespaceMode.find((o) => o.kind === 'Role' && o.metadata.name === 'converge-operator-state')!;
   const clusterRole = clusterMode.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'converge')!;
-  assert.ok(role && leRole && clusterRole, 'the overlays ship the Roles');
+  assert.ok(role && leRole && stateRole && clusterRole, 'the overlays ship the Roles');
   assert.deepEqual(clusterRole.rules, role.rules, 'namespace mode and cluster mode grant the same rules');
   await client.create(ServiceAccountKind, { metadata: { name: 'converge', namespace: ns } });
-  for (const r of [role, leRole]) {
+  for (const r of [role, leRole, stateRole]) {
     await client.create(RoleKind, { metadata: { name: r.metadata.name, namespace: ns }, rules: r.rules });
     await client.create(RoleBindingKind, {
       metadata: { name: r.metadata.name, namespace: ns },
@@ -167,7 +169,7 @@ test('RBAC: no wildcards, `kubectl auth can-i --list` matches the expectation, t
   const nsList = await eventually(async () => { const l = await canIList(ns, 'converge', ns); return l.includes('microservices.platform.example.io') ? l : undefined; }, { what: 'RBAC effective' });
   const nsElsewhere = await canIList(ns, 'converge', other);
   const clusterList = await eventually(async () => { const l = await canIList(ns, 'converge-cluster', other); return l.includes('microservices.platform.example.io') ? l : undefined; }, { what: 'ClusterRole effective' });
-  const a = compareExpectation('rbac-can-i-namespace-mode.txt', 'namespace mode (Role converge + converge-leader-election), `kubectl auth can-i --list` as the ServiceAccount in its watched namespace', nsList);
+  const a = compareExpectation('rbac-can-i-namespace-mode.txt', 'namespace mode (Role converge + converge-leader-election + converge-operator-state), `kubectl auth can-i --list` as the ServiceAccount in its watched namespace', nsList);
   const b = compareExpectation('rbac-can-i-namespace-mode-other-namespace.txt', 'namespace mode, `kubectl auth can-i --list` as the ServiceAccount in a namespace it does not watch (nothing of ours)', nsElsewhere);
   const c = compareExpectation('rbac-can-i-cluster-mode.txt', 'cluster mode (ClusterRole converge), `kubectl auth can-i --list` as the ServiceAccount in any namespace', clusterList);
   fig.count('can-i rules (namespace mode, watched namespace)', nsList.trim().split('\n').length - 1);
@@ -200,6 +202,9 @@ test('RBAC: no wildcards, `kubectl auth can-i --list` matches the expectation, t
   await churn.createMicroservice('ms-b');
   state = await waitConverged(client, ns, env.sim, { ...churn.expect, timeoutMs: 90_000 });
   assert.ok(state.converged, describe(state));
+  await churn.deleteProvider('dhp-b'); // a second released key: the ledger ConfigMap updated, not created
+  state = await waitConverged(client, ns, env.sim, { ...churn.expect, timeoutMs: 90_000 });
+  assert.ok(state.converged, describe(state));
   await sleep(3_000); // periodic checks, lease renewals
   op.kill('SIGTERM'); // graceful: releases the lease (an update)
   assert.equal(await op.exited, 0);
@@ -212,7 +217,7 @@ test('RBAC: no wildcards, `kubectl auth can-i --list` matches the expectation, t
   const refused = events.filter((e) => e.responseStatus?.code === 403);
   const used = new Set(events.map((e) => `${e.verb} ${e.objectRef?.apiGroup ? `${e.objectRef.apiGroup}/` : ''}${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`));
   const granted = new Set<string>();
-  for (const r of [role, leRole]) {
+  for (const r of [role, leRole, stateRole]) {
     for (const rule of r.rules ?? []) for (const g of rule.apiGroups ?? []) for (const res of rule.resources ?? []) for (const v of rule.verbs) granted.add(`${v} ${g ? `${g}/` : ''}${res}`);
   }
   const readable = (g: string) => g.startsWith('get ') && granted.has(g.replace(/^get /, 'list ').replace(/\/status$/, ''));
