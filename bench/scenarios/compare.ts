@@ -31,7 +31,9 @@ import {
   runNamespace,
   spawnProcess,
 } from '../comparison/contenders.ts';
-import type { ContenderName, ContenderRequests, ContenderRun, SettingName } from '../comparison/contenders.ts';
+import type { ContenderName, ContenderRun, SettingName } from '../comparison/contenders.ts';
+import { median, medianRuns, roundRatios, roundsTable } from './compare-rounds.ts';
+import type { RunResult } from './compare-rounds.ts';
 import { auditMark } from '../support/audit.ts';
 import { createMicroservices, pool } from '../support/fixtures.ts';
 import { trackDeployments, trackMicroservices } from '../support/observer.ts';
@@ -44,24 +46,6 @@ import type { BenchContext, Cell, ChartSeries, Scenario, Table } from './types.t
 const MINIMAL_CLIENT = fileURLToPath(new URL('../comparison/minimal-client.ts', import.meta.url));
 /** Wait after convergence before memory is read (what stays resident, not the last burst). */
 const SETTLE_MS = 3_000;
-
-interface RunResult {
-  run: ContenderRun;
-  ok: boolean;
-  error?: string;
-  appliedMs?: number;
-  deploymentsAvailableMs?: number;
-  readyMs?: number;
-  appliedTimes?: number[];
-  readyTimes?: number[];
-  requests?: ContenderRequests;
-  rssBytes?: number;
-  peakRssBytes?: number;
-  cpuMs?: number;
-  namespaceDeletionMs?: number;
-  /** From the contender's start to convergence: CPU of each control-plane component (ms) and CPUs the machine kept busy. */
-  window?: { processes: Record<string, number>; machineBusyCpus: number };
-}
 
 interface Started {
   pid: number;
@@ -348,77 +332,6 @@ export const compare: Scenario = {
     };
   },
 };
-
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
-/**
- * One run per setting and contender: the one with the median all-ResourcesApplied time (the lower
- * of the two middle ones for an even count), or a failed run when any failed. With one round,
- * the runs themselves.
- */
-function medianRuns(all: RunResult[]): RunResult[] {
-  const groups = new Map<string, RunResult[]>();
-  for (const r of all) {
-    const k = `${r.run.setting}/${r.run.contender}`;
-    groups.set(k, [...(groups.get(k) ?? []), r]);
-  }
-  return [...groups.values()].map((rs) => {
-    const failed = rs.find((r) => !r.ok);
-    if (failed) return failed;
-    const sorted = [...rs].sort((a, b) => a.appliedMs! - b.appliedMs!);
-    return sorted[Math.floor((sorted.length - 1) / 2)]!;
-  });
-}
-
-/** Converge's all-ResourcesApplied time ÷ the plain client's, in each round where both succeeded. */
-function roundRatios(all: RunResult[], setting: SettingName): number[] {
-  const ratios: number[] = [];
-  for (const r of all.filter((x) => x.run.setting === setting && x.run.contender === 'converge' && x.ok)) {
-    const plain = all.find((x) => x.run.setting === setting && x.run.contender === 'minimal-client' && x.run.round === r.run.round && x.ok);
-    if (plain) ratios.push(r.appliedMs! / plain.appliedMs!);
-  }
-  return ratios;
-}
-
-/** Every round of one setting: the order the contenders ran in and their all-ResourcesApplied times. */
-function roundsTable(all: RunResult[], setting: SettingName, n: number): Table {
-  const runs = all.filter((r) => r.run.setting === setting);
-  const contenders = [...new Set(runs.map((r) => r.run.contender))];
-  const roundNumbers = [...new Set(runs.map((r) => r.run.round))];
-  const withRatio = contenders.includes('converge') && contenders.includes('minimal-client');
-  const cell = (r: RunResult | undefined): Cell => (!r ? null : r.ok ? seconds(r.appliedMs!) : 'failed');
-  const ratios = roundRatios(all, setting);
-  return {
-    title: `${SETTING_TITLES[setting]}: all ResourcesApplied for ${n} Microservices in every round (s)`,
-    columns: ['round', 'order', ...contenders.map((c) => CONTENDER_TITLES[c]), ...(withRatio ? ['Converge ÷ plain client'] : [])],
-    rows: [
-      ...roundNumbers.map((k) => {
-        const inRound = runs.filter((r) => r.run.round === k);
-        const converge = inRound.find((r) => r.run.contender === 'converge');
-        const plain = inRound.find((r) => r.run.contender === 'minimal-client');
-        return [
-          String(k),
-          inRound.map((r) => CONTENDER_TITLES[r.run.contender]).join(' → '),
-          ...contenders.map((c) => cell(inRound.find((r) => r.run.contender === c))),
-          ...(withRatio ? [converge?.ok && plain?.ok ? round(converge.appliedMs! / plain.appliedMs!, 2) : null] : []),
-        ];
-      }),
-      [
-        'median',
-        '',
-        ...contenders.map((c) => {
-          const ok = runs.filter((r) => r.run.contender === c && r.ok);
-          return ok.length ? seconds(median(ok.map((r) => r.appliedMs!))) : null;
-        }),
-        ...(withRatio ? [ratios.length ? round(median(ratios), 2) : null] : []),
-      ],
-    ],
-  };
-}
 
 function controlPlaneCpu(window: RunResult['window']): Cell {
   if (!window) return null;

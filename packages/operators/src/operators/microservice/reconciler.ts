@@ -143,7 +143,7 @@ export class MicroserviceReconciler {
     const log = request.log;
     let ms = this.#d.microservices.get(request.key);
     if (!ms || ms.metadata.deletionTimestamp) {
-      for (const kind of [DeploymentKind, ServiceKind]) this.#refused.delete(`${request.key}#${kind.kind}`);
+      for (const kind of CHILD_KINDS) this.#refused.delete(refusalKey(request.key, kind));
       this.#status.forget(request.key);
       this.#gone.delete(request.key);
       log.debug(ms ? 'Microservice is being deleted; garbage collection removes its children: nothing to do' : 'Microservice not in the cache (deleted): nothing to do');
@@ -237,7 +237,7 @@ export class MicroserviceReconciler {
       }
       // A write the API server refused as invalid is not sent again unchanged (see #refused).
       const fingerprint = `${ms.metadata.uid}/${generation}/${child.kind.kind}/${child.current?.metadata.uid ?? '-'}/${child.current?.metadata.resourceVersion ?? '-'}`;
-      const refused = this.#refused.get(refusalKey(request.key, child));
+      const refused = this.#refused.get(refusalKey(request.key, child.kind));
       if (refused?.fingerprint === fingerprint) {
         log.debug(`${child.kind.kind} not sent again: the API server refused the same write before`);
         refusals.push(refused.message);
@@ -263,7 +263,7 @@ export class MicroserviceReconciler {
 
     const applied: string[] = [];
     const actions = new Set<string>();
-    const created: Array<Deployment | Service> = [];
+    const created: Array<{ kind: ResourceKind<Deployment | Service>; obj: Deployment | Service }> = [];
     let failure: unknown;
     for (const [i, w] of writes.entries()) {
       const outcome = outcomes[i]!;
@@ -275,13 +275,13 @@ export class MicroserviceReconciler {
           continue;
         }
         const message = rejectionMessage(err as ApiError, child.kind.kind, request.name, w.before !== undefined, w.adopting);
-        this.#refused.set(refusalKey(request.key, child), { fingerprint: w.fingerprint, message });
+        this.#refused.set(refusalKey(request.key, child.kind), { fingerprint: w.fingerprint, message });
         refusals.push(message);
         continue;
       }
       child.current = outcome.value;
-      this.#refused.delete(refusalKey(request.key, child));
-      if (!w.before) created.push(outcome.value);
+      this.#refused.delete(refusalKey(request.key, child.kind));
+      if (!w.before) created.push({ kind: child.kind as ResourceKind<Deployment | Service>, obj: outcome.value });
       const action = w.adopting ? Reason.Adopted : w.before ? Reason.Updated : Reason.Created;
       log.info({ child: child.kind.kind, action, ...(w.before && !w.adopting ? { differences: differencesForLog(w.before, this.#updateBody({ ...child, current: w.before })).differences } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
       applied.push(`${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
@@ -341,12 +341,11 @@ export class MicroserviceReconciler {
   }
 
   /** Deletes children this reconcile created for an owner found gone (each by its UID); best effort. */
-  async #deleteCreated(created: Array<Deployment | Service>, log: Logger): Promise<void> {
-    await Promise.all(created.map(async (obj) => {
-      const kind = obj.kind === 'Deployment' ? DeploymentKind : ServiceKind;
+  async #deleteCreated(created: Array<{ kind: ResourceKind<Deployment | Service>; obj: Deployment | Service }>, log: Logger): Promise<void> {
+    await Promise.all(created.map(async ({ kind, obj }) => {
       const key = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
       try {
-        await this.#d.client.delete(kind as ResourceKind<Deployment | Service>, key, { preconditions: { uid: obj.metadata.uid }, propagationPolicy: 'Background' });
+        await this.#d.client.delete(kind, key, { preconditions: { uid: obj.metadata.uid }, propagationPolicy: 'Background' });
         log.debug(`${kind.kind} ${formatKey(key)} deleted: it was created for an owner that is gone`);
       } catch (err) {
         log.debug({ err: (err as Error).message }, `${kind.kind} ${formatKey(key)} created for an owner that is gone was not deleted; garbage collection removes it`);
@@ -407,9 +406,12 @@ export class MicroserviceReconciler {
 
 }
 
-/** The #refused key of one child of one Microservice. */
-function refusalKey(key: string, child: Child): string {
-  return `${key}#${child.kind.kind}`;
+/** The kinds of a Microservice's children. */
+const CHILD_KINDS: readonly ResourceKind[] = [DeploymentKind, ServiceKind];
+
+/** The #refused key of one child kind of one Microservice. */
+function refusalKey(key: string, kind: ResourceKind): string {
+  return `${key}#${kind.kind}`;
 }
 
 /** EndpointSlices indexed by `namespace/service-name`. */
