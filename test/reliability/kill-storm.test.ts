@@ -90,6 +90,8 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
   fig.duplicates('duplicate vendor instances', witness.duplicateInstances());
   fig.count('vendor creates', witness.vendorCreates());
   fig.count('providers that ever existed', witness.providerUids.size);
+  // Creates that reached the vendor after their provider's finalizer went (ADR 0037), deleted by the sweep.
+  fig.count('late vendor instances deleted by the late-create sweep', replicas.flatMap((r) => r.lines).filter((l) => l.msg === 'a create reached the vendor after the finalizer was released; its instance deleted').length);
   fig.orphans('orphaned vendor instances', result.orphanInstances);
   fig.orphans('orphaned children', result.orphanChildren);
   fig.stuck('stuck Terminating', result.stuckTerminating);
