@@ -41,12 +41,14 @@ let image: { tag: string; sizeBytes: number; seconds: number };
 let work: string;
 const containers: string[] = [];
 
+// The first build on a machine makes the Debian base with debootstrap and runs npm ci in podman:
+// minutes, well past the runner's per-test default (120 s), which hooks inherit.
 before(async () => {
   image = await buildImage({ log: (l) => process.stderr.write(`${l}\n`) });
   client = testClient();
   await ensureCrds(client);
   work = mkdtempSync(join(tmpdir(), 'converge-image-'));
-});
+}, { timeout: 1_200_000 });
 
 after(async () => {
   for (const name of containers) await podman(['rm', '-f', '-t', '0', name]).catch(() => undefined);

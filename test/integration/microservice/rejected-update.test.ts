@@ -41,7 +41,9 @@ test('a handover the API server refuses (immutable selector) is Failed/ApplyReje
   assert.equal(condition(failed, 'Ready')?.reason, 'ApplyRejected');
   assert.equal(condition(failed, 'Stalled')?.status, 'True');
   assert.equal(condition(failed, 'Progressing')?.status, 'False');
-  assert.ok(op.events.some((e) => e.type === 'Warning' && e.reason === 'ApplyRejected' && /spec\.selector/.test(e.note ?? '')), JSON.stringify(op.events));
+  // The Event follows the status write's answer, which the operator may get after this test sees
+  // the status (the fault proxy delays the operator's side).
+  await eventually(() => op.events.some((e) => e.type === 'Warning' && e.reason === 'ApplyRejected' && /spec\.selector/.test(e.note ?? '')), { what: 'the ApplyRejected Warning Event', timeoutMs: 10_000 });
 
   // Not an endless retry: with a periodic check every 0.5 s, the refused update is not sent again.
   const updates = () => op.writeLog.filter((w) => w.resource === 'deployments').length;
