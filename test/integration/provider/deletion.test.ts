@@ -101,6 +101,32 @@ test('the late-create sweep survives a restart: the next operator loads the rele
   await eventually(() => instancesOf(env.sim, created).length === 0, { what: 'the late instance deleted by the restarted operator', timeoutMs: 30_000 });
 });
 
+test('many late creates of one account are matched against one listing of it, and all deleted', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t, { vendor: { timeoutSeconds: 1 }, provider: { lateCreateWindowSeconds: 120 } });
+  // Longer than in the tests above: the operator sends at most 4 creates at once, so the fifth
+  // follows a timeout later, and every finalizer must still go before the first create lands.
+  env.sim.setFaults({ slowCreates: { ms: 8_000 } });
+  const names = ['late-a', 'late-b', 'late-c', 'late-d', 'late-e'];
+  for (const name of names) await env.client.create(DigitalHumanProviderKind, provider(env.ns, name, env.sim.baseUrl));
+  const created = await Promise.all(names.map((name) => env.client.get(DigitalHumanProviderKind, { namespace: env.ns, name })));
+  await eventually(() => (env.sim.stats().requests['POST /v1/instances'] ?? 0) >= names.length, { what: 'every create sent to the vendor', timeoutMs: 15_000 });
+  for (const name of names) await env.client.delete(DigitalHumanProviderKind, { namespace: env.ns, name });
+  for (const name of names) await gone(env, name, 15_000);
+  assert.equal(env.sim.stats().creates, 0, 'every finalizer went before the vendor applied its create');
+  // A provider may have sent two creates (the first timed out, the retry found nothing yet): each
+  // lands, the second after the first was deleted, so wait for all of them to be applied.
+  await eventually(() => {
+    const st = env.sim.stats();
+    return st.creates >= names.length && st.creates + st.createReplays >= (st.requests['POST /v1/instances'] ?? 0);
+  }, { what: 'every create the vendor received applied', timeoutMs: 30_000 });
+  await eventually(() => created.every((c) => instancesOf(env.sim, c).length === 0), { what: 'every late instance deleted', timeoutMs: 30_000 });
+  const listed = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'due keys matched against one listing of the account');
+  assert.ok(listed.some((l) => (l.keys as number) > 3), `the due keys shared a listing: ${JSON.stringify(listed)}`);
+  const lines = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'a create reached the vendor after the finalizer was released; its instance deleted');
+  assert.deepEqual([...new Set(lines.map((l) => l.name))].sort(), names, 'every provider had its late instance deleted');
+  assert.equal(lines.length, env.sim.stats().creates, 'every instance created was deleted by the sweep');
+});
+
 test('vendor gone for good: the abandon annotation, naming the instance, releases the finalizer with an audit record', { timeout: 120_000 }, async (t) => {
   const env = await setupProviders(t);
   await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'orphan', env.sim.baseUrl));

@@ -21,7 +21,7 @@
  *   or after its `until` succeeded. Looks at one key are at most `maxGapMs` (60 s) apart, so a late
  *   instance lives at most that long.
  * - **Bounded vendor load**: up to 3 due keys of one account are looked up by key; more are matched
- *   against one listing of the account.
+ *   against one listing of the account (keys due within a second of each other count as due together).
  * - **No needless writes**: one write per released provider whose create is younger than the
  *   window, one per batch of entries done; none while idle.
  *
@@ -47,6 +47,8 @@ import type { LedgerEntry, LookSchedule } from './late-create-ledger.ts';
 export const LATE_CREATES_CONFIGMAP = 'converge-late-creates';
 /** Up to this many due keys of one account are looked up one by one; more cost one listing of the account. */
 const BY_KEY_UP_TO = 3;
+/** Keys due this soon are looked at with the ones due now: deletions close together share a listing. */
+const BATCH_SLACK_MS = 1_000;
 
 export interface LateCreateSweepOptions {
   client: KubeClient;
@@ -157,7 +159,7 @@ export class LateCreateSweep implements Runnable {
     const groups = new Map<string, { vendor: VendorApi; due: Tracked[] }>();
     for (const t of [...this.#tracked.values()]) {
       if (signal.aborted) return;
-      if (t.schedule.dueAt > now) continue;
+      if (t.schedule.dueAt > now + BATCH_SLACK_MS) continue;
       const { entry } = t;
       const live = this.#o.providers.get({ namespace: entry.namespace, name: entry.name });
       if (live?.metadata.uid === entry.uid && !live.metadata.deletionTimestamp) {
@@ -215,6 +217,7 @@ export class LateCreateSweep implements Runnable {
     const keys = new Set(due.map((t) => t.entry.uid));
     const found = new Map<string, VendorInstance[]>();
     let pageToken: string | undefined;
+    this.#o.log.debug({ endpoint: due[0]?.entry.endpoint, keys: keys.size }, 'due keys matched against one listing of the account');
     do {
       const page = await vendor.listInstanceStates({ pageSize: 500, ...(pageToken ? { pageToken } : {}) }, signal);
       for (const { instance } of page.items) {
