@@ -18,10 +18,10 @@
  *   snapshot, which ages: the reconciler stops trusting it and asks the vendor directly.
  * @module
  */
-import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock, Runnable } from '@converge/runtime';
 import { FleetWatch, type FleetChange, type StateKey } from './vendor/index.ts';
+import { accountId } from './vendor-api.ts';
 import type { VendorApis } from './vendor-api.ts';
 
 export interface AccountWatchesOptions {
@@ -65,7 +65,7 @@ export class AccountWatches implements Runnable {
 
   /** Registers `key` as a user of (endpoint, token) and returns that account's watch. */
   use(endpoint: string, token: string, key: string): FleetWatch {
-    const id = `${endpoint}#${createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
+    const id = accountId(endpoint, token);
     let entry = this.#entries.get(id);
     if (!entry) {
       entry = this.#create(id, endpoint, token);

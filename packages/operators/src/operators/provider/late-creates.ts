@@ -33,12 +33,12 @@
  * again until one appears; the log says so once per entry.
  * @module
  */
-import { createHash } from 'node:crypto';
 import { ConfigMapKind, isAlreadyExists, isConflict, isNotFound } from '@converge/runtime';
 import type { Clock, ConfigMap, EventSink, KubeClient, Runnable, Store } from '@converge/runtime';
 import type { Logger } from 'pino';
 import { DigitalHumanProviderKind, ProviderReason as Reason } from './api/schema-free.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
+import { accountId } from './vendor-api.ts';
 import type { VendorApi, VendorApis, VendorInstance } from './vendor-api.ts';
 import type { CredentialsReader } from './credentials.ts';
 import { decodeLedger, encodeEntry, firstLook, nextLook, retryLook } from './late-create-ledger.ts';
@@ -180,7 +180,7 @@ export class LateCreateSweep implements Runnable {
         t.schedule = retryLook(t.schedule, now, this.#maxGapMs());
         continue;
       }
-      const id = `${entry.endpoint}#${createHash('sha256').update(token).digest('hex')}`;
+      const id = accountId(entry.endpoint, token);
       let group = groups.get(id);
       if (!group) groups.set(id, (group = { vendor: this.#o.vendors.forEndpoint(entry.endpoint, token), due: [] }));
       group.due.push(t);

@@ -82,7 +82,7 @@ export function createVendorApis(config: ProviderConfig, clock: Clock, observe?:
   const clients = new Map<string, { client: VendorClient; api: VendorApi }>();
   return {
     forEndpoint(endpoint, token) {
-      const id = `${endpoint}#${createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
+      const id = accountId(endpoint, token);
       let entry = clients.get(id);
       if (!entry) {
         const client = createVendorClient({
@@ -112,6 +112,11 @@ export function createVendorApis(config: ProviderConfig, clock: Clock, observe?:
       return total;
     },
   };
+}
+
+/** One vendor account: an endpoint and a token, the token hashed (it is never kept as a key or logged). */
+export function accountId(endpoint: string, token: string): string {
+  return `${endpoint}#${createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
 }
 
 /** What to do about a vendor certificate no trusted CA signed (issue 18 item 5). */
