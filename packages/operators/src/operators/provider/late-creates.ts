@@ -97,11 +97,6 @@ export class LateCreateSweep implements Runnable {
     return this.#o.windowMs;
   }
 
-  /** Entries tracked now (for tests and logs). */
-  tracked(): LedgerEntry[] {
-    return [...this.#tracked.values()].map((t) => t.entry);
-  }
-
   /**
    * Stores the entry (throws when it cannot: the caller keeps the finalizer then) and tracks it
    * with the token used for the deletion.
