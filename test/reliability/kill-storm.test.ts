@@ -16,6 +16,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, within, LONG } from './support/index.ts';
 import { DEFAULT_FAULTS } from '../support/fault-proxy.ts';
+import { LATE_INSTANCE_DELETED_LOG } from '../../packages/operators/src/operators/provider/late-creates.ts';
 
 const KILLS = LONG ? 100 : 20;
 const SEED = Number(process.env.CONVERGE_RELIABILITY_SEED ?? Date.now() % 1_000_000);
@@ -91,7 +92,7 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
   fig.count('vendor creates', witness.vendorCreates());
   fig.count('providers that ever existed', witness.providerUids.size);
   // Creates that reached the vendor after their provider's finalizer went (ADR 0037), deleted by the sweep.
-  fig.count('late vendor instances deleted by the late-create sweep', replicas.flatMap((r) => r.lines).filter((l) => l.msg === 'a create reached the vendor after the finalizer was released; its instance deleted').length);
+  fig.count('late vendor instances deleted by the late-create sweep', replicas.flatMap((r) => r.lines).filter((l) => l.msg === LATE_INSTANCE_DELETED_LOG).length);
   fig.orphans('orphaned vendor instances', result.orphanInstances);
   fig.orphans('orphaned children', result.orphanChildren);
   fig.stuck('stuck Terminating', result.stuckTerminating);

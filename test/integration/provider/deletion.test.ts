@@ -16,7 +16,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ConfigMapKind, EventKind, isNotFound } from '@converge/runtime';
 import { DigitalHumanProviderKind, ABANDON_ANNOTATION, ABANDONED_BY_ANNOTATION } from '../../../packages/operators/src/operators/provider/index.ts';
-import { LATE_CREATES_CONFIGMAP } from '../../../packages/operators/src/operators/provider/late-creates.ts';
+import { LATE_CREATES_CONFIGMAP, LATE_INSTANCE_DELETED_LOG } from '../../../packages/operators/src/operators/provider/late-creates.ts';
 import type { DigitalHumanProvider } from '../../../packages/operators/src/operators/provider/index.ts';
 import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 import { eventually, kubeconfigPath, sleep } from '../../support/operator-harness.ts';
@@ -122,7 +122,7 @@ test('many late creates of one account are matched against one listing of it, an
   await eventually(() => created.every((c) => instancesOf(env.sim, c).length === 0), { what: 'every late instance deleted', timeoutMs: 30_000 });
   const listed = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'due keys matched against one listing of the account');
   assert.ok(listed.some((l) => (l.keys as number) > 3), `the due keys shared a listing: ${JSON.stringify(listed)}`);
-  const lines = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'a create reached the vendor after the finalizer was released; its instance deleted');
+  const lines = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === LATE_INSTANCE_DELETED_LOG);
   assert.deepEqual([...new Set(lines.map((l) => l.name))].sort(), names, 'every provider had its late instance deleted');
   assert.equal(lines.length, env.sim.stats().creates, 'every instance created was deleted by the sweep');
 });

@@ -45,6 +45,8 @@ import { decodeLedger, encodeEntry, firstLook, nextLook, retryLook } from './lat
 import type { LedgerEntry, LookSchedule } from './late-create-ledger.ts';
 
 export const LATE_CREATES_CONFIGMAP = 'converge-late-creates';
+/** The `msg` of the warn line logged for each late instance the sweep deleted (the kill storm and the deletion tests count these lines). */
+export const LATE_INSTANCE_DELETED_LOG = 'a create reached the vendor after the finalizer was released; its instance deleted';
 /** Up to this many due keys of one account are looked up one by one; more cost one listing of the account. */
 const BY_KEY_UP_TO = 3;
 /** Keys due this soon are looked at with the ones due now: deletions close together share a listing. */
@@ -228,7 +230,7 @@ export class LateCreateSweep implements Runnable {
     const existed = await vendor.deleteInstance(instance.id, signal);
     if (!existed) return;
     this.#o.onDeleted?.();
-    this.#log(entry).warn({ providerID: instance.id, requestedAt: entry.requestedAt }, 'a create reached the vendor after the finalizer was released; its instance deleted');
+    this.#log(entry).warn({ providerID: instance.id, requestedAt: entry.requestedAt }, LATE_INSTANCE_DELETED_LOG);
     const subject = { apiVersion: DigitalHumanProviderKind.apiVersion, kind: DigitalHumanProviderKind.kind, name: entry.name, namespace: entry.namespace, uid: entry.uid };
     this.#o.events.warning(subject, Reason.LateInstanceDeleted, 'DeleteInstance', `vendor instance ${instance.id} at ${entry.endpoint} was created after this provider's finalizer was released (the create was sent at ${entry.requestedAt}); deleted`);
   }
