@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decodeLedger, encodeEntry, firstLook, nextLook, retryLook } from './late-create-ledger.ts';
-import type { LedgerEntry } from './late-create-ledger.ts';
+import { afterPass, decodeLedger, encodeEntry, firstLook, nextLook, retryLook } from './late-create-ledger.ts';
+import type { LedgerEntry, LookOutcome, PassKey } from './late-create-ledger.ts';
 
 const entry: LedgerEntry = {
   uid: '6f1c2f4e-0000-4000-8000-000000000001',
@@ -76,5 +76,42 @@ describe('the look schedule', () => {
   it('repeats a failed look after the same gap, capped, past until too', () => {
     assert.deepEqual(retryLook({ dueAt: 10, gapMs: 8_000 }, 200_000, 5_000), { dueAt: 205_000, gapMs: 5_000 });
     assert.deepEqual(retryLook({ dueAt: 10, gapMs: 2_000 }, 50, 5_000), { dueAt: 2_050, gapMs: 2_000 });
+  });
+});
+
+describe('after a pass over several keys', () => {
+  it('a failed look delays its own key only: the others advance, or are done after their last look', () => {
+    const keys: PassKey[] = [
+      { uid: 'a', schedule: { dueAt: 1_000, gapMs: 2_000 }, untilMs: 100_000, outcome: 'looked' },
+      { uid: 'b', schedule: { dueAt: 1_000, gapMs: 2_000 }, untilMs: 100_000, outcome: 'failed' },
+      { uid: 'c', schedule: { dueAt: 1_000, gapMs: 8_000 }, untilMs: 1_000, outcome: 'looked' },
+      { uid: 'd', schedule: { dueAt: 1_000, gapMs: 8_000 }, untilMs: 1_000, outcome: 'notLooked' },
+    ];
+    const { next, done } = afterPass(keys, 1_000, 60_000);
+    assert.deepEqual(Object.fromEntries(next), { a: { dueAt: 5_000, gapMs: 4_000 }, b: { dueAt: 3_000, gapMs: 2_000 }, d: { dueAt: 9_000, gapMs: 8_000 } });
+    assert.deepEqual(done, ['c']);
+  });
+
+  it('property: each key follows its own outcome alone; a key whose look failed or did not happen is never done', () => {
+    const key = fc.record({
+      schedule: fc.record({ dueAt: fc.integer({ min: 0, max: 1e6 }), gapMs: fc.integer({ min: 1, max: 120_000 }) }),
+      untilMs: fc.integer({ min: 0, max: 2e6 }),
+      outcome: fc.constantFrom<LookOutcome>('looked', 'failed', 'notLooked'),
+    });
+    fc.assert(
+      fc.property(fc.array(key, { maxLength: 12 }), fc.integer({ min: 0, max: 2e6 }), fc.integer({ min: 1_000, max: 300_000 }), (raw, lookedAt, cap) => {
+        const keys = raw.map((k, i) => ({ ...k, uid: `uid-${i}` }));
+        const { next, done } = afterPass(keys, lookedAt, cap);
+        assert.equal(next.size + done.length, keys.length, 'every key is rescheduled or done, once');
+        for (const k of keys) {
+          const alone = afterPass([k], lookedAt, cap);
+          assert.deepEqual(next.get(k.uid), alone.next.get(k.uid), 'as if it had been looked at alone');
+          assert.equal(done.includes(k.uid), alone.done.includes(k.uid));
+          const expected = k.outcome === 'looked' ? nextLook(k.schedule, lookedAt, k.untilMs, cap) : retryLook(k.schedule, lookedAt, cap);
+          assert.deepEqual(next.get(k.uid), expected);
+          if (k.outcome !== 'looked') assert.ok(!done.includes(k.uid), 'not dropped without a look');
+        }
+      }),
+    );
   });
 });

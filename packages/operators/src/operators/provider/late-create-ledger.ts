@@ -11,6 +11,8 @@
  * silently, and leaves the other entries intact. The look schedule starts `settleMs` after the
  * release and doubles up to `maxGapMs`; the last look is at `until`; a failed look is repeated
  * after the same gap, past `until` too (a vendor that does not answer is asked again, not given up).
+ * After a pass over several keys (`afterPass`), each key's schedule follows its own outcome only:
+ * a failure never delays, nor a success ever drops, another key.
  * @module
  */
 
@@ -97,4 +99,34 @@ export function nextLook(previous: LookSchedule, lookedAt: number, untilMs: numb
 export function retryLook(previous: LookSchedule, lookedAt: number, maxGapMs: number): LookSchedule {
   const gapMs = Math.min(maxGapMs, previous.gapMs);
   return { dueAt: lookedAt + gapMs, gapMs };
+}
+
+/**
+ * What one pass of the sweep made of a due key: `looked` (the look succeeded, and whatever it
+ * found is deleted), `failed` (its look or a deletion failed), or `notLooked` (the pass stopped at
+ * a failure before it got to this key).
+ */
+export type LookOutcome = 'looked' | 'failed' | 'notLooked';
+
+export interface PassKey {
+  uid: string;
+  schedule: LookSchedule;
+  untilMs: number;
+  outcome: LookOutcome;
+}
+
+/**
+ * The schedules after a pass that looked at `lookedAt`: a key looked at advances (`nextLook`), or
+ * is done when that was its last look; a key whose look failed or did not happen is looked at
+ * again after the same gap (`retryLook`) and is never done.
+ */
+export function afterPass(keys: readonly PassKey[], lookedAt: number, maxGapMs: number): { next: Map<string, LookSchedule>; done: string[] } {
+  const next = new Map<string, LookSchedule>();
+  const done: string[] = [];
+  for (const { uid, schedule, untilMs, outcome } of keys) {
+    const after = outcome === 'looked' ? nextLook(schedule, lookedAt, untilMs, maxGapMs) : retryLook(schedule, lookedAt, maxGapMs);
+    if (after) next.set(uid, after);
+    else done.push(uid);
+  }
+  return { next, done };
 }

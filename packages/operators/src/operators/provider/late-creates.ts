@@ -20,6 +20,11 @@
  * - **A failed look is repeated** (past the window too): an entry is dropped only after a look at
  *   or after its `until` succeeded. Looks at one key are at most `maxGapMs` (60 s) apart, so a late
  *   instance lives at most that long.
+ * - **A failure delays only the keys it failed.** In a pass over one account's due keys, a key whose
+ *   lookup or deletion failed is looked at again after the same gap; the others advance (or are
+ *   dropped after their last look). A failure that would fail the account's other calls too (no
+ *   answer, a rate limit, the token, the account) ends the pass there: the keys it did not get to
+ *   are looked at again like failed ones (a vendor that does not answer costs one call per pass).
  * - **Bounded vendor load**: up to 3 due keys of one account are looked up by key; more are matched
  *   against one listing of the account (keys due within a second of each other count as due together).
  * - **No needless writes**: one write per released provider whose create is younger than the
@@ -41,8 +46,9 @@ import type { DigitalHumanProvider } from './api/schema-free.ts';
 import { accountId } from './vendor-api.ts';
 import type { VendorApi, VendorApis, VendorInstance } from './vendor-api.ts';
 import type { CredentialsReader } from './credentials.ts';
-import { decodeLedger, encodeEntry, firstLook, nextLook, retryLook } from './late-create-ledger.ts';
-import type { LedgerEntry, LookSchedule } from './late-create-ledger.ts';
+import { isVendorError } from './vendor/index.ts';
+import { afterPass, decodeLedger, encodeEntry, firstLook, retryLook } from './late-create-ledger.ts';
+import type { LedgerEntry, LookOutcome, LookSchedule } from './late-create-ledger.ts';
 
 export const LATE_CREATES_CONFIGMAP = 'converge-late-creates';
 /** The `msg` of the warn line logged for each late instance the sweep deleted (the kill storm and the deletion tests count these lines). */
@@ -51,6 +57,13 @@ export const LATE_INSTANCE_DELETED_LOG = 'a create reached the vendor after the 
 const BY_KEY_UP_TO = 3;
 /** Keys due this soon are looked at with the ones due now: deletions close together share a listing. */
 const BATCH_SLACK_MS = 1_000;
+/** Failures about one instance or request; any other (no answer, a rate limit, the token, the account) would fail the account's other calls too. */
+const ONE_KEY_FAILURES: ReadonlySet<string> = new Set(['NotFound', 'Invalid', 'QuotaExhausted', 'InstanceThrottled']);
+
+/** Whether a failure ends a pass over an account: it would fail the looks at the account's other keys the same way. */
+function endsThePass(err: unknown): boolean {
+  return !isVendorError(err) || !ONE_KEY_FAILURES.has(err.kind);
+}
 
 export interface LateCreateSweepOptions {
   client: KubeClient;
@@ -184,29 +197,74 @@ export class LateCreateSweep implements Runnable {
     }
     for (const { vendor, due } of groups.values()) {
       if (signal.aborted) return;
-      const lookedAt = this.#o.clock.now();
-      try {
-        const found = due.length <= BY_KEY_UP_TO ? await this.#findByKeys(vendor, due, signal) : await this.#findByListing(vendor, due, signal);
-        for (const t of due) {
-          for (const instance of found.get(t.entry.uid) ?? []) await this.#deleteLate(vendor, t.entry, instance, signal);
-          const next = nextLook(t.schedule, lookedAt, t.untilMs, this.#maxGapMs());
-          if (next) t.schedule = next;
-          else this.#finish(t.entry.uid);
-        }
-      } catch (err) {
-        if (signal.aborted) return;
-        for (const t of due) if (this.#tracked.has(t.entry.uid)) this.#failed(t, lookedAt, 'cannot look for a late create yet; looking again later', err);
-      }
+      await this.#lookAtAccount(vendor, due, signal);
     }
   }
 
-  async #findByKeys(vendor: VendorApi, due: Tracked[], signal: AbortSignal): Promise<Map<string, VendorInstance[]>> {
-    const found = new Map<string, VendorInstance[]>();
-    for (const t of due) {
-      const instance = await vendor.findByIdempotencyKey(t.entry.uid, signal);
-      if (instance) found.set(t.entry.uid, [instance]);
+  /**
+   * One pass over the due keys of one account. Each key's schedule follows its own outcome
+   * (`afterPass`): a failure about one instance or request leaves the other keys to their looks;
+   * one that would fail every call to the account (`endsThePass`) ends the pass, and the keys it
+   * did not reach are looked at again like failed ones.
+   */
+  async #lookAtAccount(vendor: VendorApi, due: Tracked[], signal: AbortSignal): Promise<void> {
+    const lookedAt = this.#o.clock.now();
+    const outcomes = new Map<string, LookOutcome>();
+    const errors = new Map<string, unknown>();
+    let ended: { err: unknown } | undefined;
+    const failed = (t: Tracked, err: unknown): void => {
+      outcomes.set(t.entry.uid, 'failed');
+      errors.set(t.entry.uid, err);
+      if (endsThePass(err)) ended ??= { err };
+    };
+    const looked = new Set<string>();
+    let found = new Map<string, VendorInstance[]>();
+    if (due.length <= BY_KEY_UP_TO) {
+      for (const t of due) {
+        if (ended) break;
+        try {
+          const instance = await vendor.findByIdempotencyKey(t.entry.uid, signal);
+          if (instance) found.set(t.entry.uid, [instance]);
+          looked.add(t.entry.uid);
+        } catch (err) {
+          if (signal.aborted) return;
+          failed(t, err);
+        }
+      }
+    } else {
+      try {
+        found = await this.#findByListing(vendor, due, signal);
+        for (const t of due) looked.add(t.entry.uid);
+      } catch (err) {
+        if (signal.aborted) return;
+        for (const t of due) failed(t, err);
+      }
     }
-    return found;
+    for (const t of due) {
+      const instances = found.get(t.entry.uid) ?? [];
+      // Once the pass ended, a key with something to delete waits for the next pass (notLooked).
+      if (!looked.has(t.entry.uid) || (ended && instances.length)) continue;
+      try {
+        for (const instance of instances) await this.#deleteLate(vendor, t.entry, instance, signal);
+        outcomes.set(t.entry.uid, 'looked');
+      } catch (err) {
+        if (signal.aborted) return;
+        failed(t, err);
+      }
+    }
+    // A key recorded again meanwhile (defensive: one UID is deleted once) keeps its new schedule.
+    const current = due.filter((t) => this.#tracked.get(t.entry.uid) === t);
+    const keys = current.map((t) => ({ uid: t.entry.uid, schedule: t.schedule, untilMs: t.untilMs, outcome: outcomes.get(t.entry.uid) ?? 'notLooked' }));
+    const { next, done } = afterPass(keys, lookedAt, this.#maxGapMs());
+    for (const t of current) {
+      if (outcomes.get(t.entry.uid) !== 'looked') {
+        const err = errors.has(t.entry.uid) ? errors.get(t.entry.uid) : ended?.err;
+        this.#log(t.entry).warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot look for a late create yet; looking again later');
+      }
+      const schedule = next.get(t.entry.uid);
+      if (schedule) t.schedule = schedule;
+    }
+    for (const uid of done) this.#finish(uid);
   }
 
   /** One listing of the account, every page, matched against the due keys. */

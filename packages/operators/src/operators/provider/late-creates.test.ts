@@ -1,0 +1,98 @@
+/**
+ * One pass of the late-create sweep over one account, on fakes (a ConfigMap in memory, a scripted
+ * vendor, a fake clock): a failure delays only the key it failed, and one that would fail the
+ * account's other calls ends the pass there. The sweep against a real API server and vendor
+ * simulator is in test/integration/provider/deletion.test.ts.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setImmediate as tick } from 'node:timers/promises';
+import { pino } from 'pino';
+import { FakeClock } from '@converge/runtime';
+import type { ConfigMap, EventSink, KubeClient, Store } from '@converge/runtime';
+import type { DigitalHumanProvider } from './api/schema-free.ts';
+import { LateCreateSweep } from './late-creates.ts';
+import { encodeEntry } from './late-create-ledger.ts';
+import type { VendorApi, VendorApis, VendorInstance } from './vendor-api.ts';
+import { VendorError } from './vendor/index.ts';
+
+const NOW = Date.parse('2026-12-01T10:20:00.000Z');
+const ENDPOINT = 'https://vendor.example.com';
+
+/** The ledger's entry for `uid`, its window over: its next look is its last. */
+const stored = (uid: string) => encodeEntry({ uid, namespace: 'team-a', name: `p-${uid}`, endpoint: ENDPOINT, secret: { name: 'creds', key: 'token' }, requestedAt: '2026-12-01T10:00:00.000Z', until: '2026-12-01T10:15:00.000Z' });
+const instance = (key: string): VendorInstance => ({ id: `i-${key}`, region: 'eu', displayName: '', idempotencyKey: key, createdAt: '', updatedAt: '' });
+const fail = (kind: 'Invalid' | 'Timeout') => new VendorError({ kind, operation: 'findByIdempotencyKey', message: `scripted ${kind}` });
+
+/**
+ * Runs the sweep until its first pass is over and its finished entries are written (it sleeps
+ * then), with the ledger holding `uids` and the vendor answering as `vendor` says; returns the
+ * vendor calls in order and the keys left in the ledger.
+ */
+async function firstPass(uids: string[], vendor: { find?: (key: string) => VendorInstance | undefined; list?: () => VendorInstance[]; delete?: (id: string) => void }) {
+  const clock = new FakeClock(NOW);
+  let cm: ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'converge-late-creates', namespace: 'converge', resourceVersion: '1' }, data: Object.fromEntries(uids.map((u) => [u, stored(u)])) };
+  const client = {
+    get: async () => structuredClone(cm),
+    replace: async (_kind: unknown, next: ConfigMap) => (cm = structuredClone(next)),
+  } as unknown as KubeClient;
+  const calls: string[] = [];
+  const api = {
+    findByIdempotencyKey: async (key: string) => (calls.push(`find ${key}`), vendor.find?.(key)),
+    listInstanceStates: async () => (calls.push('list'), { items: (vendor.list?.() ?? []).map((i) => ({ instance: i })) }),
+    deleteInstance: async (id: string) => (calls.push(`delete ${id}`), vendor.delete?.(id), true),
+  } as unknown as VendorApi;
+  const sweep = new LateCreateSweep({
+    client,
+    namespace: 'converge',
+    vendors: { forEndpoint: () => api } as Pick<VendorApis, 'forEndpoint'>,
+    credentials: { token: async () => 'token' },
+    providers: { get: () => undefined } as unknown as Store<DigitalHumanProvider>,
+    events: { normal: () => undefined, warning: () => undefined } as unknown as EventSink,
+    clock,
+    log: pino({ level: 'silent' }),
+    settleMs: 2_000,
+    windowMs: 900_000,
+  });
+  const abort = new AbortController();
+  const running = sweep.start(abort.signal);
+  for (let i = 0; i < 1_000 && clock.pendingTimers() === 0; i++) await tick();
+  abort.abort();
+  await running;
+  return { calls, left: Object.keys(cm.data ?? {}).sort() };
+}
+
+describe('a pass of the late-create sweep over one account', () => {
+  it('by key: a lookup that fails for its own key (4xx) delays that key only; the others are looked at, cleaned and done', async () => {
+    const { calls, left } = await firstPass(['a', 'b', 'c'], {
+      find: (key) => {
+        if (key === 'b') throw fail('Invalid');
+        return key === 'a' ? instance('a') : undefined;
+      },
+    });
+    assert.deepEqual(calls, ['find a', 'find b', 'find c', 'delete i-a']);
+    assert.deepEqual(left, ['b'], 'a (its late instance deleted) and c (nothing found) are done after their last look');
+  });
+
+  it('by key: a vendor that does not answer ends the pass; the keys looked at before are done, the others stay', async () => {
+    const { calls, left } = await firstPass(['a', 'b', 'c'], {
+      find: (key) => {
+        if (key === 'b') throw fail('Timeout');
+        return undefined;
+      },
+    });
+    assert.deepEqual(calls, ['find a', 'find b'], 'no call for c after the timeout');
+    assert.deepEqual(left, ['b', 'c']);
+  });
+
+  it('by listing: a deletion that fails delays its own key only', async () => {
+    const { calls, left } = await firstPass(['a', 'b', 'c', 'd'], {
+      list: () => [instance('a'), instance('b'), instance('someone-else')],
+      delete: (id) => {
+        if (id === 'i-a') throw fail('Invalid');
+      },
+    });
+    assert.deepEqual(calls, ['list', 'delete i-a', 'delete i-b']);
+    assert.deepEqual(left, ['a']);
+  });
+});
