@@ -81,6 +81,31 @@ export const compiledChecks: Record<string, (value: unknown) => boolean> = {
       )
     }
   })(),
+  // provider/late-create-ledger-schema.ts LedgerEntrySchema
+  lateCreateEntry: (function () {
+    return function check(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (typeof value['uid'] === 'string') &&
+        value['uid'].length >= 1 &&
+        (typeof value['namespace'] === 'string') &&
+        value['namespace'].length >= 1 &&
+        (typeof value['name'] === 'string') &&
+        value['name'].length >= 1 &&
+        (typeof value['endpoint'] === 'string') &&
+        value['endpoint'].length >= 1 &&
+        (typeof value['secret'] === 'object' && value['secret'] !== null && !Array.isArray(value['secret'])) &&
+        (typeof value['secret']['name'] === 'string') &&
+        value['secret']['name'].length >= 1 &&
+        (typeof value['secret']['key'] === 'string') &&
+        value['secret']['key'].length >= 1 &&
+        (typeof value['requestedAt'] === 'string') &&
+        value['requestedAt'].length >= 1 &&
+        (typeof value['until'] === 'string') &&
+        value['until'].length >= 1
+      )
+    }
+  })(),
 };
 
 export const compiledSchemas: Record<string, () => unknown> = {
@@ -519,6 +544,71 @@ export const compiledSchemas: Record<string, () => unknown> = {
             "type": "string",
           },
         },
+      },
+    },
+  }),
+  lateCreateEntry: () => ({
+    [Symbol.for("TypeBox.Kind")]: "Object",
+    "type": "object",
+    "required": [
+      "uid",
+      "namespace",
+      "name",
+      "endpoint",
+      "secret",
+      "requestedAt",
+      "until",
+    ],
+    "properties": {
+      "uid": {
+        [Symbol.for("TypeBox.Kind")]: "String",
+        "minLength": 1,
+        "type": "string",
+      },
+      "namespace": {
+        [Symbol.for("TypeBox.Kind")]: "String",
+        "minLength": 1,
+        "type": "string",
+      },
+      "name": {
+        [Symbol.for("TypeBox.Kind")]: "String",
+        "minLength": 1,
+        "type": "string",
+      },
+      "endpoint": {
+        [Symbol.for("TypeBox.Kind")]: "String",
+        "minLength": 1,
+        "type": "string",
+      },
+      "secret": {
+        [Symbol.for("TypeBox.Kind")]: "Object",
+        "type": "object",
+        "required": [
+          "name",
+          "key",
+        ],
+        "properties": {
+          "name": {
+            [Symbol.for("TypeBox.Kind")]: "String",
+            "minLength": 1,
+            "type": "string",
+          },
+          "key": {
+            [Symbol.for("TypeBox.Kind")]: "String",
+            "minLength": 1,
+            "type": "string",
+          },
+        },
+      },
+      "requestedAt": {
+        [Symbol.for("TypeBox.Kind")]: "String",
+        "minLength": 1,
+        "type": "string",
+      },
+      "until": {
+        [Symbol.for("TypeBox.Kind")]: "String",
+        "minLength": 1,
+        "type": "string",
       },
     },
   }),

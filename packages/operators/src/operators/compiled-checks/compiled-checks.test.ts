@@ -42,6 +42,10 @@ const VALID: Record<CheckName, unknown[]> = {
     {},
     { healthIntervalSeconds: 10, maxConcurrentReconciles: 4, maxRetryDelaySeconds: 30, recoveryProbeSeconds: 0, observeIntervalSeconds: 3, usageRefreshSeconds: 30, recommendation: { quotaPercent: 80, sustainedThrottlingSeconds: 300 }, vendor: { requestsPerSecond: 5, burst: 10, maxConcurrency: 4, timeoutSeconds: 10, caFile: '/ca.pem' } },
   ],
+  lateCreateEntry: [
+    { uid: '6f1c2f4e-0000-4000-8000-000000000001', namespace: 'team-a', name: 'presenter', endpoint: 'https://vendor.example.com', secret: { name: 'creds', key: 'token' }, requestedAt: '2026-12-01T10:00:00.000Z', until: '2026-12-01T10:15:00.000Z' },
+    { uid: 'u', namespace: 'n', name: 'p', endpoint: 'e', secret: { name: 's', key: 'k', later: 1 }, requestedAt: 'r', until: 'u', writtenBy: 'a later version' },
+  ],
 };
 
 /** Every path into `value` (objects and arrays), the root included. */

@@ -1,7 +1,8 @@
 /**
  * Validators compiled ahead of time from the operators' TypeBox schemas, so that the operator
  * process checks its configuration and every Microservice spec without loading TypeBox or a
- * schema (≈ 250 modules and ≈ 3 MiB of RSS, issue 17; ADR 0035).
+ * schema (≈ 250 modules and ≈ 3 MiB of RSS, issue 17; ADR 0035). The late-create sweep reads its
+ * ledger's entries with one too.
  *
  * `checks.generated.ts` holds, per schema, the check function TypeBox's own compiler
  * (`TypeCompiler.Code`) writes for it, and the schema itself as a literal built only when asked
@@ -21,8 +22,8 @@ import type { TSchema } from '@sinclair/typebox';
 import type { ValueError } from '@sinclair/typebox/value';
 import { compiledChecks, compiledSchemas } from './checks.generated.ts';
 
-/** The schemas with a compiled check: the v1 Microservice spec and the three parts of the operator configuration. */
-export const CHECK_NAMES = ['microserviceSpec', 'operatorConfigFile', 'platformDefaults', 'providerConfig'] as const;
+/** The schemas with a compiled check: the v1 Microservice spec, the three parts of the operator configuration, an entry of the late-create ledger. */
+export const CHECK_NAMES = ['microserviceSpec', 'operatorConfigFile', 'platformDefaults', 'providerConfig', 'lateCreateEntry'] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 
 const checks = compiledChecks as Record<CheckName, (value: unknown) => boolean>;

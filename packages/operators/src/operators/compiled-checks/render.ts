@@ -13,6 +13,7 @@ import { MicroserviceSpecSchema } from '../microservice/api/v1.ts';
 import { PlatformDefaultsConfigSchema } from '../microservice/platform-defaults-schema.ts';
 import { OperatorConfigFileSchema } from '../operator-config-schema.ts';
 import { ProviderConfigSchema } from '../provider/provider-config-schema.ts';
+import { LedgerEntrySchema } from '../provider/late-create-ledger-schema.ts';
 import type { CheckName } from './index.ts';
 
 export const COMPILED_CHECKS_FILE = 'packages/operators/src/operators/compiled-checks/checks.generated.ts';
@@ -23,6 +24,7 @@ export const SOURCE_SCHEMAS: Record<CheckName, { schema: TSchema; source: string
   operatorConfigFile: { schema: OperatorConfigFileSchema, source: 'operator-config-schema.ts OperatorConfigFileSchema' },
   platformDefaults: { schema: PlatformDefaultsConfigSchema, source: 'microservice/platform-defaults-schema.ts PlatformDefaultsConfigSchema' },
   providerConfig: { schema: ProviderConfigSchema, source: 'provider/provider-config-schema.ts ProviderConfigSchema' },
+  lateCreateEntry: { schema: LedgerEntrySchema, source: 'provider/late-create-ledger-schema.ts LedgerEntrySchema' },
 };
 
 /** A JavaScript literal of `value`: JSON, plus registered symbol keys as `[Symbol.for(…)]`. */

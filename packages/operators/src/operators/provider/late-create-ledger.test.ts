@@ -27,15 +27,22 @@ describe('the late-create ledger', () => {
       empty: JSON.stringify({ ...entry, uid: 'empty', endpoint: '' }),
       'bad-date': JSON.stringify({ ...entry, uid: 'bad-date', until: 'soon' }),
       array: '[]',
+      'no-secret': JSON.stringify({ ...entry, uid: 'no-secret', secret: 'creds' }),
+      'number-name': JSON.stringify({ ...entry, uid: 'number-name', name: 7 }),
     };
     const { entries, unreadable } = decodeLedger(data);
     assert.deepEqual(entries, [entry]);
-    assert.deepEqual(unreadable.sort(), ['array', 'bad-date', 'broken', 'empty', 'other']);
+    assert.deepEqual(unreadable.sort(), ['array', 'bad-date', 'broken', 'empty', 'no-secret', 'number-name', 'other']);
     assert.deepEqual(decodeLedger(undefined), { entries: [], unreadable: [] });
   });
 
   it('never writes a token: only the Secret that holds it', () => {
     assert.deepEqual(Object.keys(JSON.parse(encodeEntry({ ...entry, token: 'secret' } as LedgerEntry))).sort(), ['endpoint', 'name', 'namespace', 'requestedAt', 'secret', 'uid', 'until']);
+  });
+
+  it('reads an entry with fields it does not know (another version wrote it), and keeps none of them: no token comes with an entry', () => {
+    const written = JSON.stringify({ ...entry, token: 'secret', writtenBy: 'v2', secret: { ...entry.secret, token: 'secret' } });
+    assert.deepEqual(decodeLedger({ [entry.uid]: written }), { entries: [entry], unreadable: [] });
   });
 });
 

@@ -7,36 +7,28 @@
  * the vendor; look for an instance with that key until `until`". It names the Secret that holds
  * the token, never the token.
  *
- * Guarantees: `decodeLedger` never throws; a value it cannot read is reported, not dropped
- * silently, and leaves the other entries intact. The look schedule starts `settleMs` after the
+ * Guarantees: `decodeLedger` never throws; a value it cannot read (not JSON, refused by the check
+ * compiled from `LedgerEntrySchema` in `late-create-ledger-schema.ts`, a date `Date.parse` cannot
+ * read, stored under another UID) is reported, not dropped silently, and leaves the other entries
+ * intact. An entry holds the schema's fields only, read or written: any other is dropped. The look schedule starts `settleMs` after the
  * release and doubles up to `maxGapMs`; the last look is at `until`; a failed look is repeated
  * after the same gap, past `until` too (a vendor that does not answer is asked again, not given up).
  * After a pass over several keys (`afterPass`), each key's schedule follows its own outcome only:
  * a failure never delays, nor a success ever drops, another key.
  * @module
  */
+import type { Static } from '@sinclair/typebox';
+import { passes } from '../compiled-checks/index.ts';
+import type { LedgerEntrySchema } from './late-create-ledger-schema.ts';
 
-export interface LedgerEntry {
-  /** The released CR's UID: the idempotency key of its creates. */
-  uid: string;
-  namespace: string;
-  name: string;
-  /** Where the instance would live (`status.instanceEndpoint`). */
-  endpoint: string;
-  /** The Secret with the token, in `namespace`. */
-  secret: { name: string; key: string };
-  /** The last create request (`status.createRequestedAt`). */
-  requestedAt: string;
-  /** Looked for until then (RFC 3339). */
-  until: string;
-}
+/** One entry (its fields are described in `late-create-ledger-schema.ts`). */
+export type LedgerEntry = Static<typeof LedgerEntrySchema>;
 
 /** ConfigMap `data`: one JSON value per UID. */
 export type LedgerData = Record<string, string>;
 
 export function encodeEntry(entry: LedgerEntry): string {
-  const { uid, namespace, name, endpoint, secret, requestedAt, until } = entry;
-  return JSON.stringify({ uid, namespace, name, endpoint, secret: { name: secret.name, key: secret.key }, requestedAt, until });
+  return JSON.stringify(known(entry));
 }
 
 export function decodeLedger(data: LedgerData | undefined): { entries: LedgerEntry[]; unreadable: string[] } {
@@ -50,6 +42,7 @@ export function decodeLedger(data: LedgerData | undefined): { entries: LedgerEnt
   return { entries, unreadable };
 }
 
+/** An entry as the compiled check of `LedgerEntrySchema` reads it, with dates `Date.parse` reads; else `undefined`. */
 function decodeEntry(value: string): LedgerEntry | undefined {
   let raw: unknown;
   try {
@@ -57,21 +50,16 @@ function decodeEntry(value: string): LedgerEntry | undefined {
   } catch {
     return undefined;
   }
-  if (typeof raw !== 'object' || raw === null) return undefined;
-  const r = raw as Record<string, unknown>;
-  const secret = r.secret as Record<string, unknown> | undefined;
-  const strings = [r.uid, r.namespace, r.name, r.endpoint, r.requestedAt, r.until, secret?.name, secret?.key];
-  if (!strings.every((s) => typeof s === 'string' && s.length > 0)) return undefined;
-  if (Number.isNaN(Date.parse(r.until as string)) || Number.isNaN(Date.parse(r.requestedAt as string))) return undefined;
-  return {
-    uid: r.uid as string,
-    namespace: r.namespace as string,
-    name: r.name as string,
-    endpoint: r.endpoint as string,
-    secret: { name: secret!.name as string, key: secret!.key as string },
-    requestedAt: r.requestedAt as string,
-    until: r.until as string,
-  };
+  if (!passes('lateCreateEntry', raw)) return undefined;
+  const entry = raw as LedgerEntry;
+  if (Number.isNaN(Date.parse(entry.until)) || Number.isNaN(Date.parse(entry.requestedAt))) return undefined;
+  return known(entry);
+}
+
+/** The entry's own fields, nothing else (no token ever travels with it). */
+function known(entry: LedgerEntry): LedgerEntry {
+  const { uid, namespace, name, endpoint, secret, requestedAt, until } = entry;
+  return { uid, namespace, name, endpoint, secret: { name: secret.name, key: secret.key }, requestedAt, until };
 }
 
 /** When an entry is looked at next. */
