@@ -14,6 +14,8 @@
  */
 import { SecretKind, compareResourceVersions, isNotFound } from '@converge/runtime';
 import type { KubeClient, PartialObjectMetadata, Store } from '@converge/runtime';
+import { DEFAULT_CREDENTIALS_KEY } from './api/schema-free.ts';
+import type { DigitalHumanProvider } from './api/schema-free.ts';
 
 interface Remembered {
   uid: string | undefined;
@@ -58,4 +60,10 @@ export class CredentialsReader {
     this.#tokens.set(id, { uid: read.uid, resourceVersion: read.resourceVersion, token });
     return token;
   }
+}
+
+/** What a CR's status says when the Secret it names, or the key in it, is missing. */
+export function credentialsMessage(dhp: DigitalHumanProvider): string {
+  const ref = dhp.spec.credentials.secretRef;
+  return `Secret ${ref.name} with key ${ref.key ?? DEFAULT_CREDENTIALS_KEY} not found in namespace ${dhp.metadata.namespace}`;
 }

@@ -25,19 +25,10 @@
  *   version read: a CR being deleted meanwhile gets no create). Once either is set the CRD refuses
  *   a change of `spec.endpoint` (ADR 0018), and every lookup, update and delete goes to the
  *   recorded endpoint.
- * - **The finalizer is released only when nothing can be left behind** (ADR 0018): after the
- *   vendor has confirmed that no instance exists for the CR (the recorded one deleted — a 404
- *   counts — and a lookup by idempotency key answered "none", no sooner than `createSettleMs`
- *   after the last create request, which the vendor may still be working on); or without a vendor
- *   call when no create was ever sent (nothing recorded: an endpoint that never answered, missing
- *   credentials from the start); or when a person gives the instance up with
- *   `dhp.example.com/abandon-instance` (ADR 0019; who, what and when go to a Warning Event and
- *   the log). Nothing else skips cleanup: while the vendor cannot confirm, the finalizer stays,
- *   Ready says `DeletionBlocked` (with the command that abandons the instance), and deletion
- *   completes by itself once the vendor answers.
- * - **A create that lands after the release is deleted too** (ADR 0037): before the finalizer
- *   goes, the key of a create younger than the late-create window is stored for the late-create
- *   sweep (`late-creates.ts`); when it cannot be stored, the finalizer stays (`DeletionBlocked`).
+ * - **Deletion** (`deletion.ts`): the finalizer is released only when nothing can be left behind
+ *   (ADR 0018) or a person gave the instance up (ADR 0019); until then Ready says
+ *   `DeletionBlocked`. A create that lands after the release is deleted by the late-create sweep
+ *   (ADR 0037).
  * - **The spec is never written.** Status goes through the status subresource as a merge patch
  *   of the fields the operator owns, to the exact version read; the finalizer is a patch of
  *   `metadata.finalizers` with the read resourceVersion. A spec edit made meanwhile wins (409 →
@@ -45,71 +36,35 @@
  * - Tokens come from the referenced Secret and appear in no log, Event or status. Secrets are
  *   cached by metadata only; the referenced one is read on demand (`credentials.ts`).
  *
- * Caveats: deleting the CR's Secret before the CR leaves the operator without a token for the
- * vendor delete; it uses the last token it saw for that Secret (kept in memory only), so a
- * restart in between leaves the CR in `DeletionBlocked` until the Secret is restored. A token
- * for another vendor account in the same Secret is indistinguishable from the instance having
- * been deleted at the vendor (404 either way): the operator creates a replacement and says so in
- * a Warning Event naming the old instance.
+ * Caveats: a deletion after the CR's Secret was deleted uses the last token seen for it, kept in
+ * memory only (`deletion.ts`). A token for another vendor account in the same Secret is
+ * indistinguishable from the instance having been deleted at the vendor (404 either way): the
+ * operator creates a replacement and says so in a Warning Event naming the old instance.
  * @module
  */
-import {
-  TemporaryError,
-  PermanentError,
-  setCondition,
-  patchStatus,
-  addFinalizer,
-  removeFinalizer,
-  hasFinalizer,
-  toRfc3339,
-  isNotFound,
-} from '@converge/runtime';
-import type { Clock, EventSink, KubeClient, Request, Result, Store, FaultPoint } from '@converge/runtime';
-import {
-  DigitalHumanProviderKind,
-  PROVIDER_FINALIZER,
-  PROVIDER_FIELD_MANAGER,
-  DEFAULT_CREDENTIALS_KEY,
-  ABANDON_ANNOTATION,
-  ProviderReason as Reason,
-} from './api/schema-free.ts';
+import { TemporaryError, PermanentError, setCondition, patchStatus, addFinalizer, hasFinalizer, toRfc3339 } from '@converge/runtime';
+import type { Request, Result, Store } from '@converge/runtime';
+import { DigitalHumanProviderKind, PROVIDER_FINALIZER, PROVIDER_FIELD_MANAGER, DEFAULT_CREDENTIALS_KEY, ProviderReason as Reason } from './api/schema-free.ts';
 import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/schema-free.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
 import { isNoAnswer, isVendorError } from './vendor/index.ts';
-import type { VendorRecovery } from './vendor-recovery.ts';
-import { readAbandonment, describeRequester, abandonCommand } from './abandonment.ts';
-import type { Abandonment } from './abandonment.ts';
+import { credentialsMessage } from './credentials.ts';
 import type { CredentialsReader } from './credentials.ts';
-import type { LateCreateSweep } from './late-creates.ts';
+import { ProviderDeletion } from './deletion.ts';
+import type { DeletionDeps } from './deletion.ts';
 import type { AccountWatches } from './account-watches.ts';
 import type { VendorAccount } from './vendor/index.ts';
 import { planLimits } from './limits-plan.ts';
 import { nextTransitionInMs, planStatusWrite, usageStatus, type InstanceObservation, type RecommendationPolicy } from './usage-status.ts';
 import { providerConditions } from './conditions.ts';
 
-export interface ProviderReconcilerDeps {
-  client: KubeClient;
+/** What the reconciler uses; the deletion path's share (`DeletionDeps`) is documented in `deletion.ts`. */
+export interface ProviderReconcilerDeps extends DeletionDeps {
   providers: Store<DigitalHumanProvider>;
   /** Reads the token of the Secret a CR names. */
   credentials: Pick<CredentialsReader, 'token'>;
   vendors: VendorApis;
-  events: EventSink;
-  /** Told which CRs wait on an unreachable vendor endpoint, so they can be woken when it answers. */
-  recovery?: Pick<VendorRecovery, 'blocked' | 'settled'>;
-  clock: Clock;
-  /**
-   * How long after a create request a vendor's "no instance for this key" is not yet trusted by
-   * a deletion (the create may still be in flight or in progress at the vendor). Default 20 s
-   * (twice the default vendor call timeout).
-   */
-  createSettleMs?: number;
-  /**
-   * Where a deletion records the idempotency key before it releases the finalizer, while a create
-   * sent with it may still reach the vendor (`late-creates.ts`). Without it, a create landing
-   * later than `createSettleMs` is not cleaned up.
-   */
-  lateCreates?: Pick<LateCreateSweep, 'record' | 'windowMs'>;
   /** The account watches (ADR 0028); without them every reconcile asks the vendor directly. */
   watches?: Pick<AccountWatches, 'use' | 'release' | 'forget'>;
   /** The watches' interval: their snapshot stands in for vendor calls while younger than 2 intervals + the call timeout. */
@@ -118,7 +73,6 @@ export interface ProviderReconcilerDeps {
   /** Usage figures alone are written at most this often per provider. Default 30 s. */
   usageRefreshMs?: number;
   recommendation?: RecommendationPolicy;
-  faultPoint?: FaultPoint;
 }
 
 type ReadyStatus = 'True' | 'False' | 'Unknown';
@@ -135,8 +89,15 @@ export class ProviderReconciler {
    */
   readonly #logs = new Map<string, Request['log']>();
 
+  /** The deletion path (`deletion.ts`): it shares the status writer and the token reader. */
+  readonly #deletion: ProviderDeletion;
+
   constructor(deps: ProviderReconcilerDeps) {
     this.#d = deps;
+    this.#deletion = new ProviderDeletion(deps, {
+      status: (dhp, ready, reason, message, signal, providerID) => this.#status(dhp, ready, reason, message, signal, providerID),
+      token: async (dhp, signal) => (await this.#token(dhp, signal)) ?? this.#lastTokens.get(this.#secretKey(dhp)),
+    });
   }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
@@ -169,14 +130,14 @@ export class ProviderReconciler {
       },
       `read ${request.key} from the cache`,
     );
-    if (dhp.metadata.deletionTimestamp) return this.#delete(dhp, request, signal);
+    if (dhp.metadata.deletionTimestamp) return this.#deletion.delete(dhp, request, signal);
 
     const guarded = await addFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
     const token = await this.#token(dhp, signal);
     const ref = dhp.spec.credentials.secretRef;
     log.debug(`credentials ${token ? 'read from' : 'missing in'} Secret ${ref.name} key ${ref.key ?? DEFAULT_CREDENTIALS_KEY}`);
     if (!token) {
-      await this.#status(guarded, 'False', Reason.CredentialsMissing, this.#credentialsMessage(dhp), signal);
+      await this.#status(guarded, 'False', Reason.CredentialsMissing, credentialsMessage(dhp), signal);
       return {}; // the Secret watch brings it back here when the Secret appears
     }
     const recorded = guarded.status?.instanceEndpoint;
@@ -349,149 +310,6 @@ export class ProviderReconciler {
   }
 
   /**
-   * Deletion: the finalizer goes only when nothing can be left behind (see the module header).
-   * The instance is looked for where it lives (`status.instanceEndpoint`), by ID and by key.
-   */
-  async #delete(cached: DigitalHumanProvider, request: Request, signal: AbortSignal): Promise<Result> {
-    let dhp = cached;
-    if (!hasFinalizer(dhp, PROVIDER_FINALIZER)) return {};
-    let abandonment = readAbandonment(dhp);
-    if (abandonment?.confirmed) {
-      // Skipping cleanup is decided on the live object (the cache may be behind, and it keeps no
-      // managedFields, which say who set the annotation).
-      let live: DigitalHumanProvider;
-      try {
-        live = await this.#d.client.get(DigitalHumanProviderKind, { namespace: request.namespace, name: request.name }, { signal });
-      } catch (err) {
-        if (isNotFound(err)) return {};
-        throw err;
-      }
-      if (live.metadata.uid !== dhp.metadata.uid || !hasFinalizer(live, PROVIDER_FINALIZER)) return {};
-      abandonment = readAbandonment(live);
-      if (abandonment?.confirmed) return this.#abandon(live, abandonment, request, signal);
-      dhp = live;
-    }
-    if (abandonment) {
-      this.#d.events.warning(dhp, Reason.AbandonRejected, 'AbandonInstance', `${ABANDON_ANNOTATION}=${abandonment.value} does not name what would be abandoned (${abandonment.expected}); cleanup goes on`);
-    }
-    const known = dhp.status?.providerID;
-    const requestedAt = dhp.status?.createRequestedAt;
-    // Something may exist only if a create was ever sent (recorded before sending) or an instance was seen.
-    const mayExist = known !== undefined || requestedAt !== undefined || dhp.status?.instanceEndpoint !== undefined;
-    const endpoint = dhp.status?.instanceEndpoint ?? dhp.spec.endpoint;
-    const token = (await this.#token(dhp, signal)) ?? this.#lastTokens.get(this.#secretKey(dhp));
-    const giveUp = `; to give the instance up without cleanup: ${abandonCommand(dhp)}`;
-    if (!token) {
-      if (!mayExist) return this.#nothingToClean(dhp, request, signal, 'no credentials, and no create was ever sent');
-      await this.#status(dhp, 'False', Reason.DeletionBlocked, `${this.#credentialsMessage(dhp)}; the vendor instance${known ? ` ${known}` : ''} at ${endpoint} cannot be deleted without it${giveUp}`, signal, known);
-      throw new TemporaryError(Reason.DeletionBlocked, 'credentials missing for deletion');
-    }
-    const vendor = this.#d.vendors.forEndpoint(endpoint, token);
-    try {
-      await this.#deleteAll(dhp, vendor, request, signal);
-    } catch (err) {
-      if (!isVendorError(err) && !(err instanceof TemporaryError)) throw err; // an abort
-      const failure = asVendorFailure(err);
-      if (!mayExist) return this.#nothingToClean(dhp, request, signal, `the vendor did not confirm (${failure.message}), but no create was ever sent`);
-      this.#blockedOnVendor(dhp, request, failure, endpoint);
-      await this.#status(dhp, 'False', Reason.DeletionBlocked, `cannot confirm that the vendor instance${known ? ` ${known}` : ''} at ${endpoint} is gone yet: ${failure.message}; retrying${giveUp}`, signal, known);
-      throw new TemporaryError(Reason.DeletionBlocked, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
-    }
-    // A create sent a moment ago may not show in a lookup yet: look once more after it settled.
-    const settleMs = this.#d.createSettleMs ?? 20_000;
-    // Wall clock on purpose: the request may have been sent by another process (before a crash).
-    const sinceRequest = requestedAt === undefined ? Infinity : this.#d.clock.now() - Date.parse(requestedAt);
-    if (sinceRequest < settleMs) {
-      const waitMs = Math.max(1, Math.ceil(settleMs - sinceRequest));
-      const again = new Date(Date.parse(requestedAt!) + settleMs).toISOString();
-      await this.#status(dhp, 'False', Reason.DeletionBlocked, `no instance found at ${endpoint}, but a create was sent there at ${requestedAt} and may still be in progress; looking again at ${again} before releasing the finalizer${giveUp}`, signal, known);
-      return { requeueAfterMs: waitMs };
-    }
-    await this.#recordReleasedKey(dhp, endpoint, token, request, signal, giveUp);
-    return this.#release(dhp, request, signal);
-  }
-
-  /**
-   * Before the finalizer goes: the key goes to the late-create sweep while a create sent with it
-   * may still reach the vendor. When that cannot be stored, the finalizer stays (DeletionBlocked).
-   */
-  async #recordReleasedKey(dhp: DigitalHumanProvider, endpoint: string, token: string, request: Request, signal: AbortSignal, giveUp: string): Promise<void> {
-    const sweep = this.#d.lateCreates;
-    const requestedAt = dhp.status?.createRequestedAt;
-    if (!sweep || requestedAt === undefined) return;
-    const untilMs = Date.parse(requestedAt) + sweep.windowMs;
-    if (!(this.#d.clock.now() < untilMs)) return;
-    const ref = dhp.spec.credentials.secretRef;
-    const entry = {
-      uid: dhp.metadata.uid!,
-      namespace: dhp.metadata.namespace ?? '',
-      name: dhp.metadata.name ?? '',
-      endpoint,
-      secret: { name: ref.name, key: ref.key ?? DEFAULT_CREDENTIALS_KEY },
-      requestedAt,
-      until: new Date(untilMs).toISOString(),
-    };
-    try {
-      await sweep.record(entry, token, signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      const message = err instanceof Error ? err.message : String(err);
-      request.log.warn({ err: message }, 'cannot record the idempotency key for the late-create sweep; the finalizer stays');
-      await this.#status(dhp, 'False', Reason.DeletionBlocked, `no instance found at ${endpoint}, but the key cannot be recorded for the late-create sweep (${message}); the finalizer stays until it can${giveUp}`, signal, dhp.status?.providerID);
-      throw new TemporaryError(Reason.DeletionBlocked, `cannot record the released key: ${message}`);
-    }
-    request.log.debug({ until: entry.until }, 'idempotency key recorded for the late-create sweep');
-  }
-
-  /** Gives the instance up without cleanup, as a person asked (ADR 0019): audit record first, then the finalizer. */
-  async #abandon(dhp: DigitalHumanProvider, abandonment: Abandonment, request: Request, signal: AbortSignal): Promise<Result> {
-    const what = abandonment.providerID ? `vendor instance ${abandonment.providerID}` : `any vendor instance created with key ${dhp.metadata.uid}`;
-    const endpoint = dhp.status?.instanceEndpoint ?? dhp.spec.endpoint;
-    request.log.warn(
-      { providerID: abandonment.providerID, idempotencyKey: dhp.metadata.uid, endpoint, abandonedBy: abandonment.by, annotationSetBy: abandonment.setBy, at: new Date(this.#d.clock.now()).toISOString() },
-      'vendor instance abandoned without cleanup; releasing the finalizer',
-    );
-    this.#d.events.warning(dhp, Reason.InstanceAbandoned, 'AbandonInstance', `${what} at ${endpoint} abandoned without cleanup, confirmed by ${describeRequester(abandonment)}; it may still exist at the vendor and is no longer managed`);
-    return this.#release(dhp, request, signal);
-  }
-
-  /**
-   * Deletes the recorded instance, then every instance the vendor lists under the CR's key, until
-   * the lookup answers "none" (a recorded ID can be stale: a replacement created just before a
-   * crash is found only by its key). Throws when the vendor fails, or still lists one after 3 rounds.
-   */
-  async #deleteAll(dhp: DigitalHumanProvider, vendor: VendorApi, request: Request, signal: AbortSignal): Promise<void> {
-    const deleteOne = async (id: string) => {
-      this.#d.faultPoint?.('provider:before-delete');
-      const existed = await vendor.deleteInstance(id, signal);
-      request.log.info({ providerID: id, existed }, existed ? 'vendor instance deleted' : 'vendor instance already gone');
-      this.#d.events.normal(dhp, Reason.Deleted, 'DeleteInstance', existed ? `vendor instance ${id} deleted` : `vendor instance ${id} was already gone`);
-    };
-    const known = dhp.status?.providerID;
-    if (known) await deleteOne(known);
-    for (let round = 0; round < 3; round++) {
-      const found = await vendor.findByIdempotencyKey(dhp.metadata.uid!, signal);
-      if (!found) return;
-      await deleteOne(found.id);
-    }
-    throw new TemporaryError(Reason.DeletionBlocked, `the vendor still lists an instance with key ${dhp.metadata.uid} after deleting it 3 times`);
-  }
-
-  /** Releases the finalizer without a vendor call: nothing was ever sent that could have created an instance. */
-  async #nothingToClean(dhp: DigitalHumanProvider, request: Request, signal: AbortSignal, why: string): Promise<Result> {
-    request.log.info({ endpoint: dhp.spec.endpoint }, `no vendor instance can exist (${why}); releasing the finalizer`);
-    this.#d.events.normal(dhp, Reason.NothingToClean, 'DeleteInstance', `no vendor instance to delete: ${why}`);
-    return this.#release(dhp, request, signal);
-  }
-
-  async #release(dhp: DigitalHumanProvider, request: Request, signal: AbortSignal): Promise<Result> {
-    this.#d.faultPoint?.('provider:before-finalizer-removal');
-    await removeFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
-    this.#d.recovery?.settled(request.key);
-    return {};
-  }
-
-  /**
    * Records, before a create request is sent, where an instance may appear from now on. The write
    * is conditional on the version read, so a CR deleted or edited meanwhile gets no create.
    */
@@ -504,8 +322,8 @@ export class ProviderReconciler {
   }
 
   /** A failure that says the vendor did not answer: wait for it to answer again (see vendor-recovery.ts). */
-  #blockedOnVendor(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, endpoint = dhp.spec.endpoint): void {
-    if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(endpoint, request.key);
+  #blockedOnVendor(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure): void {
+    if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(dhp.spec.endpoint, request.key);
   }
 
   async #vendorFailed(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, step: string, signal: AbortSignal, providerID?: string): Promise<Result> {
@@ -580,10 +398,5 @@ export class ProviderReconciler {
     if (!token) return undefined;
     this.#lastTokens.set(this.#secretKey(dhp), token);
     return token;
-  }
-
-  #credentialsMessage(dhp: DigitalHumanProvider): string {
-    const ref = dhp.spec.credentials.secretRef;
-    return `Secret ${ref.name} with key ${ref.key ?? DEFAULT_CREDENTIALS_KEY} not found in namespace ${dhp.metadata.namespace}`;
   }
 }
