@@ -68,7 +68,7 @@ async function startContender(ctx: BenchContext, run: ContenderRun, ns: string, 
       const config: Record<string, unknown> = {};
       if (run.workers !== undefined) config.microservice = { maxConcurrentReconciles: run.workers };
       if (run.qps !== undefined) config.client = { qps: run.qps, burst: run.burst ?? 100 };
-      const op = await startOperator({ name, kubeconfigPath: session.kubeconfigPath, namespace: ns, operators: ['microservice'], config, outDir: session.outDir });
+      const op = await startOperator({ name, kubeconfigPath: session.kubeconfigPath, namespace: ns, operators: ['microservice'], config, outDir: session.outDir, ...(session.profileDir ? { profileDir: session.profileDir } : {}) });
       return { pid: op.pid, exited: op.exited, logPath: op.logPath, exitsWhenDone: false, stop: () => op.stop(15_000) };
     }
     case 'controller-runtime':
