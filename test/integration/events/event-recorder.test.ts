@@ -91,7 +91,7 @@ describe('event recorder', { concurrency: false }, () => {
     }, { timeoutMs: 10_000, what: 'series count 4' });
     assert.ok(Date.parse(again.series!.lastObservedTime) > Date.parse(series.series!.lastObservedTime));
     await recorder.flush(); // the server can show the patch before the recorder has counted its answer
-    assert.deepEqual(recorder.stats(), { created: 2, seriesUpdates: 2, deduplicated: 3, dropped: 0, failed: 0 });
+    assert.deepEqual(recorder.stats(), { created: 2, seriesUpdates: 2, deduplicated: 3, dropped: 0, failed: 0, gaveWay: 0 });
   });
 
   it('rate limits new events per object and drops the excess', async (t) => {
@@ -103,6 +103,34 @@ describe('event recorder', { concurrency: false }, () => {
     const events = await eventsIn(client, ns);
     assert.deepEqual(events.map((e) => `${e.regarding?.name}:${e.reason}`).sort(), ['other:Step0', 'subject:Step0', 'subject:Step1', 'subject:Step2']);
     assert.equal(recorder.stats().dropped, 3);
+  });
+
+  it('gives way to queued reconciles: writes wait while giveWayTo() is true, at most maxGiveWayMs', async (t) => {
+    let busy = true;
+    const { client, ns, clock, recorder, subject } = await setup(t, { giveWayTo: () => busy, maxGiveWayMs: 30_000 });
+    recorder.normal(subject, 'Waited', 'Apply', 'first');
+    await clock.advanceAsync(1_000);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(await eventsIn(client, ns), [], 'nothing written while reconciles wait');
+    busy = false;
+    await clock.advanceAsync(100);
+    await eventually(async () => (await eventsIn(client, ns)).length === 1, { what: 'the Event once nothing waits' });
+
+    // Busy for good: the write goes once it has waited maxGiveWayMs, not later.
+    busy = true;
+    recorder.normal(subject, 'Capped', 'Apply', 'second');
+    await clock.advanceAsync(29_000);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual((await eventsIn(client, ns)).map((e) => e.reason).sort(), ['Waited']);
+    await clock.advanceAsync(1_100);
+    await eventually(async () => (await eventsIn(client, ns)).length === 2, { what: 'the Event after maxGiveWayMs' });
+    assert.deepEqual((await eventsIn(client, ns)).map((e) => e.reason).sort(), ['Capped', 'Waited']);
+
+    // flush (and close) do not wait.
+    recorder.normal(subject, 'Flushed', 'Apply', 'third');
+    await recorder.flush();
+    assert.deepEqual((await eventsIn(client, ns)).map((e) => e.reason).sort(), ['Capped', 'Flushed', 'Waited']);
+    assert.equal(recorder.stats().gaveWay, 2);
   });
 
   it('cuts notes to 1 KiB and never throws into the caller', async (t) => {

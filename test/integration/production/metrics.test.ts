@@ -41,6 +41,8 @@ const DOCUMENTED = [
   'converge_watch_healthy{kind="Microservice"',
   ...['quiet', 'error', 'gone', 'closed'].map((reason) => `converge_watch_restarts_total{kind="Microservice",reason="${reason}"}`),
   'converge_watch_relists_total{kind="Microservice"}',
+  ...['created', 'series_update', 'deduplicated', 'dropped', 'failed'].map((outcome) => `converge_events_total{outcome="${outcome}"}`),
+  'converge_events_gave_way_total ',
   'converge_longest_unconverged_seconds{controller="microservice"}',
   'converge_longest_unconverged_seconds{controller="digitalhumanprovider"}',
   'converge_vendor_requests_total{operation="createInstance",outcome="ok"}',

@@ -82,7 +82,14 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
     cacheSyncTimeoutMs: config.cacheSyncTimeoutMs,
   });
   if (elector) metrics.setLeader('converge-operators', false);
-  const events = createEventRecorder({ client, reportingController: 'converge.dev/operators', reportingInstance: identity.slice(0, 128), log });
+  const events = createEventRecorder({
+    client,
+    reportingController: 'converge.dev/operators',
+    reportingInstance: identity.slice(0, 128),
+    log,
+    // Events are the lowest-priority writes: while reconciles wait in a queue, they wait too (ADR 0038).
+    giveWayTo: () => manager.queuedReconciles() > 0,
+  });
   metrics.eventRecorder(() => events.stats());
   const faultPoint = faultPointsFromEnv();
   const operators = options.operators ?? ['microservice', 'provider'];

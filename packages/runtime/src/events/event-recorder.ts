@@ -43,6 +43,14 @@ export interface EventRecorderOptions {
   maxEntries?: number;
   /** Bound on queued writes; beyond it, events are dropped (default 1000). */
   maxPendingWrites?: number;
+  /**
+   * Work that goes first. While `giveWayTo()` returns true (the manager passes "reconciles are
+   * waiting in a controller's queue"), queued writes wait, each until at most `maxGiveWayMs`
+   * after it was queued. Without it, writes go as soon as their budget allows.
+   */
+  giveWayTo?: () => boolean;
+  /** The longest a write waits for `giveWayTo` (default 30 000 ms, the series interval). */
+  maxGiveWayMs?: number;
 }
 
 export interface EventRecorderStats {
@@ -56,6 +64,8 @@ export interface EventRecorderStats {
   dropped: number;
   /** Writes the API server refused or that failed. */
   failed: number;
+  /** Writes that waited for `giveWayTo` before they were sent. */
+  gaveWay: number;
 }
 
 export interface EventRecorder {
@@ -82,6 +92,8 @@ export type EventSink = Pick<EventRecorder, 'normal' | 'warning'>;
 /** The API server rejects notes longer than this (bytes). */
 export const MAX_NOTE_BYTES = 1024;
 const MAX_FIELD = 128;
+/** How often a write that gives way asks again. */
+const GIVE_WAY_POLL_MS = 100;
 
 interface Entry {
   key: string;
@@ -96,7 +108,8 @@ interface Entry {
   failures: number;
 }
 
-type Task = { entry: Entry; op: 'create' | 'patch' };
+/** A queued write; `queuedAt` is monotonic ms. */
+type Task = { entry: Entry; op: 'create' | 'patch'; queuedAt: number };
 
 export function createEventRecorder(options: EventRecorderOptions): EventRecorder {
   return new Recorder(options);
@@ -118,7 +131,13 @@ class Recorder implements EventRecorder {
   /** Insertion order = least recently observed first. */
   readonly #entries = new Map<string, Entry>();
   readonly #queue: Task[] = [];
-  readonly #stats: EventRecorderStats = { created: 0, seriesUpdates: 0, deduplicated: 0, dropped: 0, failed: 0 };
+  readonly #stats: EventRecorderStats = { created: 0, seriesUpdates: 0, deduplicated: 0, dropped: 0, failed: 0, gaveWay: 0 };
+  readonly #giveWayTo: (() => boolean) | undefined;
+  readonly #maxGiveWayMs: number;
+  /** Set while `flush` runs: the last writes go at once. */
+  #flushing = 0;
+  /** Wakes a write waiting in `#giveWay` (flush, close). */
+  #wakeGiveWay: (() => void) | undefined;
   readonly #abort = new AbortController();
   #pumping: Promise<void> | undefined;
   #timer: Timer | undefined;
@@ -141,6 +160,8 @@ class Recorder implements EventRecorder {
     this.#ttlMs = o.seriesTtlMs ?? 6 * 60_000;
     this.#maxEntries = o.maxEntries ?? 4096;
     this.#maxPending = o.maxPendingWrites ?? 1000;
+    this.#giveWayTo = o.giveWayTo;
+    this.#maxGiveWayMs = o.maxGiveWayMs ?? 30_000;
   }
 
   normal(regarding: EventSubject, reason: string, action: string, note?: string): void {
@@ -157,14 +178,20 @@ class Recorder implements EventRecorder {
 
   async flush(timeoutMs = 5_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      let queued = false;
-      for (const entry of this.#entries.values()) {
-        if (entry.state === 'created' && entry.count > entry.writtenCount) queued = this.#enqueue({ entry, op: 'patch' }, true) || queued;
+    this.#flushing++;
+    this.#wakeGiveWay?.();
+    try {
+      for (;;) {
+        let queued = false;
+        for (const entry of this.#entries.values()) {
+          if (entry.state === 'created' && entry.count > entry.writtenCount) queued = this.#enqueue({ entry, op: 'patch', queuedAt: this.#clock.monotonic() }, true) || queued;
+        }
+        if (!queued && !this.#pumping) return;
+        await this.#drain(deadline - Date.now());
+        if (Date.now() >= deadline) return;
       }
-      if (!queued && !this.#pumping) return;
-      await this.#drain(deadline - Date.now());
-      if (Date.now() >= deadline) return;
+    } finally {
+      this.#flushing--;
     }
   }
 
@@ -172,6 +199,7 @@ class Recorder implements EventRecorder {
     if (this.#closed) return;
     await this.flush(timeoutMs);
     this.#closed = true;
+    this.#wakeGiveWay?.();
     this.#timer?.cancel();
     this.#timer = undefined;
     this.#abort.abort(new Error('event recorder closed'));
@@ -220,7 +248,7 @@ class Recorder implements EventRecorder {
       };
       this.#entries.set(key, entry);
       this.#evict(this.#entries, this.#maxEntries, (e) => e.state === 'created');
-      this.#enqueue({ entry, op: 'create' }, false);
+      this.#enqueue({ entry, op: 'create', queuedAt: this.#clock.monotonic() }, false);
     } catch (err) {
       this.#log?.debug({ err }, 'event not recorded');
     }
@@ -260,7 +288,7 @@ class Recorder implements EventRecorder {
   #scheduleSeries(entry: Entry, now: number): void {
     if (entry.state !== 'created') return; // written when the pending write completes
     const due = entry.lastWriteMs + this.#intervalMs;
-    if (due <= now) this.#enqueue({ entry, op: 'patch' }, true);
+    if (due <= now) this.#enqueue({ entry, op: 'patch', queuedAt: this.#clock.monotonic() }, true);
     else this.#arm(due);
   }
 
@@ -279,7 +307,7 @@ class Recorder implements EventRecorder {
     for (const entry of this.#entries.values()) {
       if (entry.state !== 'created' || entry.count <= entry.writtenCount) continue;
       const due = entry.lastWriteMs + this.#intervalMs;
-      if (due <= now) this.#enqueue({ entry, op: 'patch' }, true);
+      if (due <= now) this.#enqueue({ entry, op: 'patch', queuedAt: this.#clock.monotonic() }, true);
       else next = Math.min(next, due);
     }
     this.#expire(now);
@@ -329,11 +357,47 @@ class Recorder implements EventRecorder {
   async #pump(): Promise<void> {
     try {
       await Promise.resolve(); // never write from inside the caller's stack
-      for (let task = this.#queue.shift(); task && !this.#closed; task = this.#queue.shift()) {
+      for (let task = this.#queue[0]; task && !this.#closed; task = this.#queue[0]) {
+        await this.#giveWay(task);
+        if (this.#closed) break;
+        this.#queue.shift();
         await this.#write(task);
       }
     } finally {
       this.#pumping = undefined;
+    }
+  }
+
+  /**
+   * Waits while `giveWayTo()` says other work goes first, until `maxGiveWayMs` after the task was
+   * queued (the queue is FIFO, so later tasks wait no longer than this one), or a flush or close.
+   */
+  async #giveWay(task: Task): Promise<void> {
+    if (!this.#giveWayTo) return;
+    let waited = false;
+    for (;;) {
+      if (this.#closed || this.#flushing > 0) break;
+      const left = task.queuedAt + this.#maxGiveWayMs - this.#clock.monotonic();
+      if (left <= 0 || !this.#safeGiveWayTo()) break;
+      waited = true;
+      await new Promise<void>((resolve) => {
+        const timer = this.#clock.setTimer(Math.min(GIVE_WAY_POLL_MS, left), () => done());
+        const done = (): void => {
+          timer.cancel();
+          this.#wakeGiveWay = undefined;
+          resolve();
+        };
+        this.#wakeGiveWay = done;
+      });
+    }
+    if (waited) this.#stats.gaveWay++;
+  }
+
+  #safeGiveWayTo(): boolean {
+    try {
+      return this.#giveWayTo!();
+    } catch {
+      return false;
     }
   }
 

@@ -24,7 +24,11 @@
  * - Never in the way of reconciles: Events are written by the recorder's own single writer
  *   through its own view of the client (`client.withRateLimit(null)`), so they take no token
  *   from the client-side limit the reconciles' writes use, and a slow Events API delays no
- *   reconcile (over `maxPendingWrites` queued, new events are dropped, counted).
+ *   reconcile (over `maxPendingWrites` queued, new events are dropped, counted). With
+ *   `giveWayTo` (the operator process passes `() => manager.queuedReconciles() > 0`), a queued
+ *   write also waits while reconciles wait for a worker, each at most `maxGiveWayMs` (30 s) after
+ *   it was queued, so that on an API server that is the bottleneck the reconciles' writes go
+ *   first; `flush`/`close` never wait. Counted in `stats().gaveWay`.
  * - Bounded memory: at most `maxEntries` (default 4096) remembered events and per-object buckets
  *   (least recently seen first out), at most `maxPendingWrites` (1000) queued writes.
  * - Notes are cut to 1 KiB of UTF-8 (the API server's limit) without splitting a character;

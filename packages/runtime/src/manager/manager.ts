@@ -200,6 +200,17 @@ export class Manager implements ControllerHost {
     return Object.fromEntries([...this.#trackers].map(([name, t]) => [name, { oldestAgeSeconds: t.oldestAgeSeconds(), top: t.top(limit) }]));
   }
 
+  /**
+   * Keys waiting for a worker in this manager's controllers (ready, not delayed, not being
+   * reconciled). Work that should yield to reconciles asks this, e.g. the event recorder's
+   * `giveWayTo: () => manager.queuedReconciles() > 0`.
+   */
+  queuedReconciles(): number {
+    let n = 0;
+    for (const c of this.#controllers) n += c.queue.len();
+    return n;
+  }
+
   /** Starts building a controller named `name` (unique per manager; it labels metrics and logs). */
   controller(name: string): ControllerBuilder {
     if (this.#controllers.some((c) => c.name === name)) throw new Error(`controller ${name} already exists`);

@@ -177,9 +177,10 @@ export class RuntimeMetrics {
 
   /**
    * An event recorder's counts as `converge_events_total{outcome}` (created, series_update,
-   * deduplicated, dropped, failed), read from `stats` at scrape time.
+   * deduplicated, dropped, failed), and `converge_events_gave_way_total` (writes that waited for
+   * queued reconciles), read from `stats` at scrape time.
    */
-  eventRecorder(stats: () => { created: number; seriesUpdates: number; deduplicated: number; dropped: number; failed: number }): void {
+  eventRecorder(stats: () => { created: number; seriesUpdates: number; deduplicated: number; dropped: number; failed: number; gaveWay?: number }): void {
     const { Counter } = loadPromClient();
     new Counter({
       name: 'converge_events_total', help: 'Kubernetes Events recorded, by outcome (dropped: over the recorder\'s own budget or queue)', labelNames: ['outcome'], registers: [this.registry],
@@ -191,6 +192,13 @@ export class RuntimeMetrics {
         this.inc({ outcome: 'deduplicated' }, s.deduplicated);
         this.inc({ outcome: 'dropped' }, s.dropped);
         this.inc({ outcome: 'failed' }, s.failed);
+      },
+    });
+    new Counter({
+      name: 'converge_events_gave_way_total', help: 'Event writes that waited for queued reconciles before they were sent (at most the recorder\'s maxGiveWayMs each)', registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(stats().gaveWay ?? 0);
       },
     });
   }
