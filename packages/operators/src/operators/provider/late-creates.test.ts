@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { pino } from 'pino';
-import { FakeClock } from '@converge/runtime';
+import { ApiError, FakeClock } from '@converge/runtime';
 import type { ConfigMap, EventSink, KubeClient, Store } from '@converge/runtime';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
 import { LateCreateSweep } from './late-creates.ts';
@@ -17,6 +17,7 @@ import type { VendorApi, VendorApis, VendorInstance } from './vendor-api.ts';
 import { VendorError } from './vendor/index.ts';
 
 const NOW = Date.parse('2026-12-01T10:20:00.000Z');
+const SETTLE_MS = 2_000;
 const ENDPOINT = 'https://vendor.example.com';
 
 /** The ledger's entry for `uid`, its window over: its next look is its last. */
@@ -51,7 +52,7 @@ async function firstPass(uids: string[], vendor: { find?: (key: string) => Vendo
     events: { normal: () => undefined, warning: () => undefined } as unknown as EventSink,
     clock,
     log: pino({ level: 'silent' }),
-    settleMs: 2_000,
+    settleMs: SETTLE_MS,
     windowMs: 900_000,
   });
   const abort = new AbortController();
@@ -60,6 +61,64 @@ async function firstPass(uids: string[], vendor: { find?: (key: string) => Vendo
   abort.abort();
   await running;
   return { calls, left: Object.keys(cm.data ?? {}).sort() };
+}
+
+/** Settles the sweep: lets it run until it sleeps on the fake clock again. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 50; i++) await tick();
+}
+
+/**
+ * Releases (records) keys at the given offsets from NOW on a sweep whose ledger starts empty,
+ * then lets the fake clock run `untilMs`; returns the vendor calls in order.
+ */
+async function released(records: { uid: string; atMs: number }[], untilMs: number) {
+  const clock = new FakeClock(NOW);
+  let cm: ConfigMap | undefined;
+  const client = {
+    get: async () => {
+      if (!cm) throw new ApiError({ reason: 'NotFound', code: 404, message: 'configmaps "converge-late-creates" not found' });
+      return structuredClone(cm);
+    },
+    create: async (_kind: unknown, next: ConfigMap) => (cm = structuredClone({ ...next, metadata: { ...next.metadata, resourceVersion: '1' } })),
+    replace: async (_kind: unknown, next: ConfigMap) => (cm = structuredClone(next)),
+  } as unknown as KubeClient;
+  const calls: string[] = [];
+  const api = {
+    findByIdempotencyKey: async (key: string) => (calls.push(`find ${key}`), undefined),
+    listInstanceStates: async () => (calls.push('list'), { items: [] }),
+    deleteInstance: async () => true,
+  } as unknown as VendorApi;
+  const sweep = new LateCreateSweep({
+    client,
+    namespace: 'converge',
+    vendors: { forEndpoint: () => api } as Pick<VendorApis, 'forEndpoint'>,
+    credentials: { token: async () => 'token' },
+    providers: { get: () => undefined } as unknown as Store<DigitalHumanProvider>,
+    events: { normal: () => undefined, warning: () => undefined } as unknown as EventSink,
+    clock,
+    log: pino({ level: 'silent' }),
+    settleMs: SETTLE_MS,
+    windowMs: 900_000,
+  });
+  const abort = new AbortController();
+  const running = sweep.start(abort.signal);
+  await settle();
+  let at = 0;
+  for (const { uid, atMs } of [...records].sort((a, b) => a.atMs - b.atMs)) {
+    await clock.advanceAsync(atMs - at);
+    at = atMs;
+    const requestedAt = new Date(clock.now() - 1_000).toISOString();
+    await sweep.record({ uid, namespace: 'team-a', name: `p-${uid}`, endpoint: ENDPOINT, secret: { name: 'creds', key: 'token' }, requestedAt, until: new Date(clock.now() + 600_000).toISOString() }, 'token', abort.signal);
+    await settle();
+  }
+  for (; at < untilMs; at += 100) {
+    await clock.advanceAsync(100);
+    await settle();
+  }
+  abort.abort();
+  await running;
+  return calls;
 }
 
 describe('a pass of the late-create sweep over one account', () => {
@@ -94,5 +153,19 @@ describe('a pass of the late-create sweep over one account', () => {
     });
     assert.deepEqual(calls, ['list', 'delete i-a', 'delete i-b']);
     assert.deepEqual(left, ['a']);
+  });
+});
+
+describe('vendor load of the late-create sweep', () => {
+  it('once an account has more released keys than are looked up one by one, every pass over it is one listing covering them all, however far apart they were released', async () => {
+    // a, b and c are due at 2 s; d and e, released 1.5 s later, at 3.5 s: more than the batching
+    // slack apart. The pass at 2 s lists the account once, for all five.
+    const calls = await released([{ uid: 'a', atMs: 0 }, { uid: 'b', atMs: 0 }, { uid: 'c', atMs: 0 }, { uid: 'd', atMs: 1_500 }, { uid: 'e', atMs: 1_500 }], 2_500);
+    assert.deepEqual(calls, ['list']);
+  });
+
+  it('up to three released keys of an account are looked up by key, each when it is due', async () => {
+    const calls = await released([{ uid: 'a', atMs: 0 }, { uid: 'b', atMs: 1_500 }], 4_000);
+    assert.deepEqual(calls, ['find a', 'find b']);
   });
 });

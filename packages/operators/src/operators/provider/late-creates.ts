@@ -25,8 +25,10 @@
  *   dropped after their last look). A failure that would fail the account's other calls too (no
  *   answer, a rate limit, the token, the account) ends the pass there: the keys it did not get to
  *   are looked at again like failed ones (a vendor that does not answer costs one call per pass).
- * - **Bounded vendor load**: up to 3 due keys of one account are looked up by key; more are matched
- *   against one listing of the account (keys due within a second of each other count as due together).
+ * - **Bounded vendor load**: while an account has up to 3 released keys, each due key is looked up
+ *   by key; with more, a pass over the account is one listing of it matched against all its keys,
+ *   due or not (they are looked at early, and their schedules move with the listing's), so a mass
+ *   deletion costs one listing per pass, however far apart its finalizers were released.
  * - **No needless writes**: one write per released provider whose create is younger than the
  *   window, one per batch of entries done; none while idle.
  *
@@ -163,51 +165,74 @@ export class LateCreateSweep implements Runnable {
     }
   }
 
-  /** Looks at every due entry: by key when few share an account, else by one listing of it. */
+  /**
+   * Looks at every due entry, grouped by account: by key when the account has few released keys,
+   * else by one listing of it that covers every key of the account, due or not yet (a listing
+   * costs the same for one key or all, and looking early only adds a look).
+   */
   async #lookDue(signal: AbortSignal): Promise<void> {
     const now = this.#o.clock.now();
-    const groups = new Map<string, { vendor: VendorApi; due: Tracked[] }>();
+    const groups = new Map<string, { vendor: VendorApi; due: Tracked[]; notDue: Tracked[] }>();
     for (const t of [...this.#tracked.values()]) {
       if (signal.aborted) return;
-      if (t.schedule.dueAt > now + BATCH_SLACK_MS) continue;
-      const { entry } = t;
-      const live = this.#o.providers.get({ namespace: entry.namespace, name: entry.name });
-      if (live?.metadata.uid === entry.uid && !live.metadata.deletionTimestamp) {
-        this.#log(entry).warn('a released key belongs to a live DigitalHumanProvider; not swept');
-        this.#finish(entry.uid);
-        continue;
-      }
-      let token: string | undefined;
-      try {
-        token = t.token ?? (await this.#o.credentials.token(entry.namespace, entry.secret.name, entry.secret.key, signal));
-      } catch (err) {
-        this.#failed(t, now, 'cannot read the token to look for a late create with', err);
-        continue;
-      }
-      if (!token) {
-        if (!t.complainedNoToken) this.#log(entry).warn({ secret: entry.secret.name, key: entry.secret.key }, 'no token to look for a late create with; looking again later');
-        t.complainedNoToken = true;
-        t.schedule = retryLook(t.schedule, now, this.#maxGapMs());
-        continue;
-      }
-      const id = accountId(entry.endpoint, token);
+      const isDue = t.schedule.dueAt <= now + BATCH_SLACK_MS;
+      const token = isDue ? await this.#dueToken(t, now, signal) : await this.#quietToken(t, signal);
+      if (!token) continue;
+      const id = accountId(t.entry.endpoint, token);
       let group = groups.get(id);
-      if (!group) groups.set(id, (group = { vendor: this.#o.vendors.forEndpoint(entry.endpoint, token), due: [] }));
-      group.due.push(t);
+      if (!group) groups.set(id, (group = { vendor: this.#o.vendors.forEndpoint(t.entry.endpoint, token), due: [], notDue: [] }));
+      (isDue ? group.due : group.notDue).push(t);
     }
-    for (const { vendor, due } of groups.values()) {
+    for (const { vendor, due, notDue } of groups.values()) {
       if (signal.aborted) return;
-      await this.#lookAtAccount(vendor, due, signal);
+      if (!due.length) continue;
+      await this.#lookAtAccount(vendor, due, due.length + notDue.length > BY_KEY_UP_TO ? notDue : [], signal);
     }
+  }
+
+  /**
+   * The token to look at a due key with; `undefined` when there is none, or the key is done (it
+   * belongs to a live provider) — the key's schedule and the log say so.
+   */
+  async #dueToken(t: Tracked, now: number, signal: AbortSignal): Promise<string | undefined> {
+    const { entry } = t;
+    const live = this.#o.providers.get({ namespace: entry.namespace, name: entry.name });
+    if (live?.metadata.uid === entry.uid && !live.metadata.deletionTimestamp) {
+      this.#log(entry).warn('a released key belongs to a live DigitalHumanProvider; not swept');
+      this.#finish(entry.uid);
+      return undefined;
+    }
+    let token: string | undefined;
+    try {
+      token = t.token ?? (await this.#o.credentials.token(entry.namespace, entry.secret.name, entry.secret.key, signal));
+    } catch (err) {
+      this.#failed(t, now, 'cannot read the token to look for a late create with', err);
+      return undefined;
+    }
+    if (!token) {
+      if (!t.complainedNoToken) this.#log(entry).warn({ secret: entry.secret.name, key: entry.secret.key }, 'no token to look for a late create with; looking again later');
+      t.complainedNoToken = true;
+      t.schedule = retryLook(t.schedule, now, this.#maxGapMs());
+    }
+    return token;
+  }
+
+  /** The token of a key not due yet, to count it with its account; a failure is left to its own look. */
+  async #quietToken(t: Tracked, signal: AbortSignal): Promise<string | undefined> {
+    if (t.token) return t.token;
+    return this.#o.credentials.token(t.entry.namespace, t.entry.secret.name, t.entry.secret.key, signal).catch(() => undefined);
   }
 
   /**
    * One pass over the due keys of one account. Each key's schedule follows its own outcome
    * (`afterPass`): a failure about one instance or request leaves the other keys to their looks;
    * one that would fail every call to the account (`endsThePass`) ends the pass, and the keys it
-   * did not reach are looked at again like failed ones.
+   * did not reach are looked at again like failed ones. `early` keys, not due yet, ride along in
+   * a listing (there are some only when the account has more keys than are looked up by key):
+   * looked at, they advance like the others; a failure leaves their schedule as it was.
    */
-  async #lookAtAccount(vendor: VendorApi, due: Tracked[], signal: AbortSignal): Promise<void> {
+  async #lookAtAccount(vendor: VendorApi, dueNow: Tracked[], early: Tracked[], signal: AbortSignal): Promise<void> {
+    const due = [...dueNow, ...early];
     const lookedAt = this.#o.clock.now();
     const outcomes = new Map<string, LookOutcome>();
     const errors = new Map<string, unknown>();
@@ -257,6 +282,7 @@ export class LateCreateSweep implements Runnable {
     const keys = current.map((t) => ({ uid: t.entry.uid, schedule: t.schedule, untilMs: t.untilMs, outcome: outcomes.get(t.entry.uid) ?? 'notLooked' }));
     const { next, done } = afterPass(keys, lookedAt, this.#maxGapMs());
     for (const t of current) {
+      if (outcomes.get(t.entry.uid) !== 'looked' && early.includes(t)) continue;
       if (outcomes.get(t.entry.uid) !== 'looked') {
         const err = errors.has(t.entry.uid) ? errors.get(t.entry.uid) : ended?.err;
         this.#log(t.entry).warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot look for a late create yet; looking again later');
