@@ -1,6 +1,6 @@
 /**
  * Unit tests of the compare benchmark's pure parts: the run plan, namespaces, /proc parsing,
- * request tallies, the build hash, and the compare flags of `npm run bench`.
+ * request tallies, the quiet-machine wait, the build hash, and the compare flags of `npm run bench`.
  * @module
  */
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import type { AuditEvent } from '@converge/envtest';
 import { parseBenchArgs, BenchUsageError, SCENARIO_NAMES } from '../support/options.ts';
 import { contentHash, isGoBuildInput } from './build.ts';
-import { CONTENDER_NAMES, SETTING_NAMES, USER_AGENTS, comparisonPlan, cpuBetween, parseMachineCpu, parseProcStat, parseProcStatus, runNamespace, tallyRequests } from './contenders.ts';
+import { CONTENDER_NAMES, SETTING_NAMES, USER_AGENTS, comparisonPlan, cpuBetween, parseMachineCpu, parseProcStat, parseProcStatus, runNamespace, tallyRequests, waitForQuietMachine } from './contenders.ts';
 
 const all = { settings: SETTING_NAMES, contenders: CONTENDER_NAMES, workers: 4, qps: 50, burst: 100, cpus: 2 };
 
@@ -171,5 +171,34 @@ describe('compare flags', () => {
     assert.throws(() => parseBenchArgs(['--compare-contenders', 'operator-sdk']), BenchUsageError);
     assert.throws(() => parseBenchArgs(['--compare-settings', ',']), BenchUsageError);
     assert.equal(parseBenchArgs(['--compare-settings', 'defaults'])!.isDefaultRun, false);
+  });
+});
+
+describe('waitForQuietMachine', () => {
+  /** /proc/stat texts whose successive windows keep `busy` of every 100 ticks busy (of all CPUs). */
+  const stats = (busy: number[]) => {
+    let user = 0;
+    let idle = 0;
+    const texts = [`cpu  0 0 0 0 0 0 0 0 0 0`];
+    for (const b of busy) {
+      user += b;
+      idle += 100 - b;
+      texts.push(`cpu  ${user} 0 0 ${idle} 0 0 0 0 0 0`);
+    }
+    let i = 0;
+    return async () => texts[Math.min(i++, texts.length - 1)]!;
+  };
+
+  it('waits for enough quiet windows in a row; a busy one starts the count again', async () => {
+    // With 2 CPUs, busy share × 2 CPUs: 80 % → 1.6 busy, 10 % → 0.2.
+    const r = await waitForQuietMachine({ busyBelowCpus: 0.5, windowMs: 1, quietWindows: 2, maxMs: 10_000, cpuCount: 2 }, stats([80, 10, 80, 10, 10, 80]));
+    assert.equal(r.quiet, true);
+    assert.ok(r.lastBusyCpus < 0.5);
+  });
+
+  it('gives up after maxMs on a machine that stays busy, and says so', async () => {
+    const r = await waitForQuietMachine({ busyBelowCpus: 0.5, windowMs: 5, quietWindows: 2, maxMs: 30, cpuCount: 2 }, stats(Array(100).fill(90)));
+    assert.equal(r.quiet, false);
+    assert.ok(r.lastBusyCpus > 0.5);
   });
 });

@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { cpus } from 'node:os';
 import { readAuditLog, WRITE_VERBS } from '@converge/envtest';
 import type { AuditEvent } from '@converge/envtest';
@@ -194,6 +195,37 @@ export function parseMachineCpu(text: string, ticksPerSecond = 100): { busyMs: n
   const total = f.reduce((a, b) => a + b, 0);
   const idle = f[3]! + f[4]!;
   return { busyMs: ((total - idle) * 1000) / ticksPerSecond, totalMs: (total * 1000) / ticksPerSecond };
+}
+
+/**
+ * Waits until the machine is quiet: `quietWindows` consecutive windows of `windowMs` in which
+ * fewer than `busyBelowCpus` CPUs were busy on average, or `maxMs` in all. A run that follows
+ * another (a namespace of hundreds of objects just deleted, etcd compacting, the controller-manager
+ * catching up) then starts from the same idle machine as the first. Returns how long it waited and
+ * whether the machine got quiet.
+ */
+export async function waitForQuietMachine(
+  opts: { busyBelowCpus: number; windowMs?: number; quietWindows?: number; maxMs?: number; cpuCount?: number },
+  readStat: () => Promise<string> = () => readFile('/proc/stat', 'utf8'),
+): Promise<{ waitedMs: number; quiet: boolean; lastBusyCpus: number }> {
+  const windowMs = opts.windowMs ?? 1_000;
+  const want = opts.quietWindows ?? 3;
+  const maxMs = opts.maxMs ?? 60_000;
+  const cpuCount = opts.cpuCount ?? cpus().length;
+  const started = performance.now();
+  let quietInARow = 0;
+  let lastBusyCpus = Number.NaN;
+  let before = parseMachineCpu(await readStat());
+  while (performance.now() - started < maxMs) {
+    await sleep(windowMs);
+    const after = parseMachineCpu(await readStat());
+    const total = after.totalMs - before.totalMs;
+    lastBusyCpus = total > 0 ? ((after.busyMs - before.busyMs) / total) * cpuCount : 0;
+    before = after;
+    quietInARow = lastBusyCpus < opts.busyBelowCpus ? quietInARow + 1 : 0;
+    if (quietInARow >= want) return { waitedMs: performance.now() - started, quiet: true, lastBusyCpus };
+  }
+  return { waitedMs: performance.now() - started, quiet: false, lastBusyCpus };
 }
 
 /** CPU time so far of some processes (by name) and of the whole machine. */

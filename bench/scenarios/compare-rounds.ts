@@ -24,6 +24,10 @@ export interface RunResult {
   peakRssBytes?: number;
   cpuMs?: number;
   namespaceDeletionMs?: number;
+  /** How long the run waited for a quiet machine before its clock started, and whether it got quiet. */
+  quietWait?: { ms: number; quiet: boolean };
+  /** etcd's file before the compaction and defragmentation that followed the run (MB), and the compacted revision. */
+  etcd?: { beforeMb: number; revision: number };
   /** From the contender's start to convergence: CPU of each control-plane component (ms) and CPUs the machine kept busy. */
   window?: { processes: Record<string, number>; machineBusyCpus: number };
 }

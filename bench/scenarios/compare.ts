@@ -10,11 +10,13 @@
  * process: all ResourcesApplied, all Deployments available, all Ready (not for the plain client,
  * which writes no Ready). Then, after a short settle: the process's resident memory now and at
  * its peak and its CPU time (/proc), and its API requests up to convergence by verb and resource
- * (audit log, by User-Agent), and the CPU the control plane spent meanwhile. The contender is stopped, and its namespace deleted and waited
- * for before the next run, so every run starts from the same empty cluster.
+ * (audit log, by User-Agent), the CPU the control plane spent meanwhile, and Converge's own
+ * counters (`<run>.metrics.json`). The contender is stopped, its namespace deleted and waited for,
+ * and etcd compacted and defragmented before the next run, whose clock starts once the machine is
+ * quiet: every run starts from the same empty cluster on an idle machine.
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +31,7 @@ import {
   cpuSnapshot,
   readProcess,
   runNamespace,
+  waitForQuietMachine,
   spawnProcess,
 } from '../comparison/contenders.ts';
 import type { ContenderName, ContenderRun, SettingName } from '../comparison/contenders.ts';
@@ -38,6 +41,7 @@ import { auditMark } from '../support/audit.ts';
 import { createMicroservices, pool } from '../support/fixtures.ts';
 import { trackDeployments, trackMicroservices } from '../support/observer.ts';
 import { startOperator } from '../support/operator.ts';
+import type { Sample } from '../support/prometheus.ts';
 import { round, seconds } from '../support/stats.ts';
 import { curve } from './cold-start.ts';
 import { convergenceTimeoutMs } from './fleet.ts';
@@ -46,6 +50,8 @@ import type { BenchContext, Cell, ChartSeries, Scenario, Table } from './types.t
 const MINIMAL_CLIENT = fileURLToPath(new URL('../comparison/minimal-client.ts', import.meta.url));
 /** Wait after convergence before memory is read (what stays resident, not the last burst). */
 const SETTLE_MS = 3_000;
+/** Before a run's clock starts, the machine has had 3 s in a row with fewer CPUs busy than this. */
+const QUIET_BELOW_CPUS = 0.5;
 
 interface Started {
   pid: number;
@@ -54,6 +60,8 @@ interface Started {
   /** Whether exiting with 0 is the contender's normal end (the plain client). */
   exitsWhenDone: boolean;
   stop(): Promise<unknown>;
+  /** Converge's own metrics, read at convergence and kept beside the run's log. */
+  metrics?: () => Promise<Sample[]>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -69,7 +77,7 @@ async function startContender(ctx: BenchContext, run: ContenderRun, ns: string, 
       if (run.workers !== undefined) config.microservice = { maxConcurrentReconciles: run.workers };
       if (run.qps !== undefined) config.client = { qps: run.qps, burst: run.burst ?? 100 };
       const op = await startOperator({ name, kubeconfigPath: session.kubeconfigPath, namespace: ns, operators: ['microservice'], config, outDir: session.outDir, ...(session.profileDir ? { profileDir: session.profileDir } : {}) });
-      return { pid: op.pid, exited: op.exited, logPath: op.logPath, exitsWhenDone: false, stop: () => op.stop(15_000) };
+      return { pid: op.pid, exited: op.exited, logPath: op.logPath, exitsWhenDone: false, stop: () => op.stop(15_000), metrics: () => op.metrics() };
     }
     case 'controller-runtime':
     case 'controller-runtime-shared': {
@@ -122,8 +130,14 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
   const result: RunResult = { run, ok: false };
   let started: Started | undefined;
   try {
+    // The previous run's namespace deletion, and this run's creates, leave work behind (etcd,
+    // the controller-manager's garbage collector): every run starts from a machine as idle as
+    // the first one's.
+    const quiet = await waitForQuietMachine({ busyBelowCpus: QUIET_BELOW_CPUS });
+    result.quietWait = { ms: quiet.waitedMs, quiet: quiet.quiet };
+    if (!quiet.quiet) session.log(`${what}: the machine did not get quiet in ${seconds(quiet.waitedMs)} s (${round(quiet.lastBusyCpus, 2)} CPUs busy); starting anyway`);
     const mark = await auditMark(session.auditLogPath);
-    session.log(`${what}: starting (${run.describe})`);
+    session.log(`${what}: starting (${run.describe}) after ${seconds(quiet.waitedMs)} s for a quiet machine`);
     const cpuAtStart = await cpuSnapshot(session.controlPlane.processes());
     const t0 = performance.now();
     started = await startContender(ctx, run, ns, paths);
@@ -140,6 +154,11 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
       }),
     ]);
     const convergedAt = Date.now();
+    // The operator's counters at convergence (reconciles by result, queue, Events), to tell a slow round from a fast one.
+    if (s.metrics) {
+      const samples = await s.metrics().catch(() => []);
+      writeFileSync(s.logPath.replace(/\.log$/, '.metrics.json'), JSON.stringify(samples.filter((x) => x.name.startsWith('converge_') && !x.name.endsWith('_bucket'))));
+    }
     result.window = cpuBetween(cpuAtStart, await cpuSnapshot(session.controlPlane.processes()), cpus().length);
     const times = [...ms.times.values()];
     Object.assign(result, {
@@ -179,9 +198,34 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
     const released = await releaseFinalizers(ctx, ns);
     if (released) session.log(`${what}: removed the finalizers of ${released} Microservices (the operator is stopped)`);
     result.namespaceDeletionMs = await session.deleteNamespace(ns, { wait: true });
+    result.etcd = await compactAndDefragment(ctx);
   }
   return result;
 }
+
+/**
+ * Compacts etcd's history and defragments its file after a run, so every run starts from a store
+ * as small as the first run's rather than on the history of all the runs before it (each run of
+ * 500 leaves ≈ 65 MB). Returns the file's size before (MB) and the compacted revision, or
+ * undefined when etcd did not answer (the next run then starts on a larger store; the log says so).
+ */
+async function compactAndDefragment(ctx: BenchContext): Promise<{ beforeMb: number; revision: number } | undefined> {
+  const cp = ctx.session.controlPlane;
+  try {
+    const status = await fetch(`${cp.etcdUrl}/v3/maintenance/status`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(10_000) });
+    if (!status.ok) throw new Error(`etcd status: ${status.status}`);
+    const beforeMb = Number(((await status.json()) as { dbSize?: string }).dbSize ?? Number.NaN) / 1e6;
+    const revision = await cp.compactEtcd();
+    const d = await fetch(`${cp.etcdUrl}/v3/maintenance/defragment`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(120_000) });
+    if (!d.ok) throw new Error(`etcd defragment: ${d.status} ${await d.text()}`);
+    ctx.session.log(`compare: etcd (${round(beforeMb, 0)} MB) compacted at revision ${revision} and defragmented`);
+    return { beforeMb, revision };
+  } catch (err) {
+    ctx.session.log(`compare: cannot compact and defragment etcd (${err instanceof Error ? err.message : String(err)}); the next run starts on a larger store`);
+    return undefined;
+  }
+}
+
 
 function byContenderTable(title: string, results: RunResult[], rows: [string, (r: RunResult) => Cell][]): Table {
   return {
@@ -242,6 +286,11 @@ export const compare: Scenario = {
         for (const c of [...new Set(all.map((r) => r.run.contender))]) {
           const times = all.filter((r) => r.run.setting === s && r.run.contender === c).map((r) => (r.ok ? seconds(r.appliedMs!) : 'failed'));
           figures[`${s}.${c}.appliedSecondsByRound`] = times.join(', ');
+          // Per round, what the runs did: a slow round with more writes or a relist shows here.
+          const runs = all.filter((r) => r.run.setting === s && r.run.contender === c && r.ok && r.requests);
+          figures[`${s}.${c}.requestsByRound`] = runs
+            .map((r) => Object.entries(r.requests!.byVerb).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} ${v}`).join('; '))
+            .join(' | ');
         }
         const ratios = roundRatios(all, s);
         if (ratios.length > 0) {
@@ -314,6 +363,8 @@ export const compare: Scenario = {
       'controller-runtime is this repository’s port of the Microservice reconcile (same Deployment, Service and status content; no Events, no live owner check before re-creating a child, no 10 s periodic check); Kopf is the seed’s operator, whose health report (Ready) is added in the seed’s style and runs on its 10 s timer, so its Ready times include up to two timer periods.',
       'The plain client writes no Ready status: its "all Ready" is empty, and its memory is its own peak (it exits when done).',
       ...(rounds > 1 ? [`${rounds} rounds: each setting's contenders ran ${rounds} times, every second round in reverse order; the tables other than the rounds table show each contender's median run by all ResourcesApplied (for an even number of rounds, the faster of the two middle runs; the rounds table's medians are the usual ones, the mean of the two middle values).`] : []),
+      `Before each run's clock started, the bench waited for 3 s in a row with fewer than ${QUIET_BELOW_CPUS} of the machine's ${cpus().length} CPUs busy (at most 60 s): ${all.filter((r) => r.quietWait).map((r) => `${seconds(r.quietWait!.ms)}${r.quietWait!.quiet ? '' : ' (not quiet)'}`).join(', ')} s.`,
+      `After each run but the last, etcd was compacted and defragmented (its file before, MB: ${all.filter((r) => r.etcd).map((r) => round(r.etcd!.beforeMb, 0)).join(', ')}).`,
       `Deleting a run's namespace (${n} Deployments, ReplicaSets, Services, ${2 * n} pods) took ${all.filter((r) => r.namespaceDeletionMs !== undefined).map((r) => seconds(r.namespaceDeletionMs!)).join(', ')} s; each finished before the next run started.`,
     );
     if (rounds > 1) tables.splice(1, 0, ...settings.map((s) => roundsTable(all, s, n)));
