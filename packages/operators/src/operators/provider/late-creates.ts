@@ -97,6 +97,17 @@ interface Tracked {
   complainedNoToken?: boolean;
 }
 
+/** What one pass makes of one key: what the vendor answered (`found`, when it did), and the outcome. */
+interface KeyLook {
+  t: Tracked;
+  early: boolean;
+  found?: VendorInstance[];
+  outcome: LookOutcome;
+  err?: unknown;
+}
+
+const newLook = (t: Tracked, early: boolean): KeyLook => ({ t, early, outcome: 'notLooked' });
+
 export class LateCreateSweep implements Runnable {
   readonly name = 'provider-late-create-sweep';
   readonly #o: LateCreateSweepOptions;
@@ -232,60 +243,53 @@ export class LateCreateSweep implements Runnable {
    * looked at, they advance like the others; a failure leaves their schedule as it was.
    */
   async #lookAtAccount(vendor: VendorApi, dueNow: Tracked[], early: Tracked[], signal: AbortSignal): Promise<void> {
-    const due = [...dueNow, ...early];
     const lookedAt = this.#o.clock.now();
-    const outcomes = new Map<string, LookOutcome>();
-    const errors = new Map<string, unknown>();
+    const looks: KeyLook[] = [...dueNow.map((t) => newLook(t, false)), ...early.map((t) => newLook(t, true))];
     let ended: { err: unknown } | undefined;
-    const failed = (t: Tracked, err: unknown): void => {
-      outcomes.set(t.entry.uid, 'failed');
-      errors.set(t.entry.uid, err);
+    const fail = (look: KeyLook, err: unknown): void => {
+      look.outcome = 'failed';
+      look.err = err;
       if (endsThePass(err)) ended ??= { err };
     };
-    const looked = new Set<string>();
-    let found = new Map<string, VendorInstance[]>();
-    if (due.length <= BY_KEY_UP_TO) {
-      for (const t of due) {
+    if (looks.length <= BY_KEY_UP_TO) {
+      for (const look of looks) {
         if (ended) break;
         try {
-          const instance = await vendor.findByIdempotencyKey(t.entry.uid, signal);
-          if (instance) found.set(t.entry.uid, [instance]);
-          looked.add(t.entry.uid);
+          const instance = await vendor.findByIdempotencyKey(look.t.entry.uid, signal);
+          look.found = instance ? [instance] : [];
         } catch (err) {
           if (signal.aborted) return;
-          failed(t, err);
+          fail(look, err);
         }
       }
     } else {
       try {
-        found = await this.#findByListing(vendor, due, signal);
-        for (const t of due) looked.add(t.entry.uid);
+        const found = await this.#findByListing(vendor, looks.map((l) => l.t), signal);
+        for (const look of looks) look.found = found.get(look.t.entry.uid) ?? [];
       } catch (err) {
         if (signal.aborted) return;
-        for (const t of due) failed(t, err);
+        for (const look of looks) fail(look, err);
       }
     }
-    for (const t of due) {
-      const instances = found.get(t.entry.uid) ?? [];
+    for (const look of looks) {
       // Once the pass ended, a key with something to delete waits for the next pass (notLooked).
-      if (!looked.has(t.entry.uid) || (ended && instances.length)) continue;
+      if (!look.found || (ended && look.found.length)) continue;
       try {
-        for (const instance of instances) await this.#deleteLate(vendor, t.entry, instance, signal);
-        outcomes.set(t.entry.uid, 'looked');
+        for (const instance of look.found) await this.#deleteLate(vendor, look.t.entry, instance, signal);
+        look.outcome = 'looked';
       } catch (err) {
         if (signal.aborted) return;
-        failed(t, err);
+        fail(look, err);
       }
     }
     // A key recorded again meanwhile (defensive: one UID is deleted once) keeps its new schedule.
-    const current = due.filter((t) => this.#tracked.get(t.entry.uid) === t);
-    const keys = current.map((t) => ({ uid: t.entry.uid, schedule: t.schedule, untilMs: t.untilMs, outcome: outcomes.get(t.entry.uid) ?? 'notLooked' }));
-    const { next, done } = afterPass(keys, lookedAt, this.#maxGapMs());
-    for (const t of current) {
-      if (outcomes.get(t.entry.uid) !== 'looked' && early.includes(t)) continue;
-      if (outcomes.get(t.entry.uid) !== 'looked') {
-        const err = errors.has(t.entry.uid) ? errors.get(t.entry.uid) : ended?.err;
-        this.#log(t.entry).warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot look for a late create yet; looking again later');
+    const current = looks.filter(({ t }) => this.#tracked.get(t.entry.uid) === t);
+    const { next, done } = afterPass(current.map(({ t, outcome }) => ({ uid: t.entry.uid, schedule: t.schedule, untilMs: t.untilMs, outcome })), lookedAt, this.#maxGapMs());
+    for (const { t, early: wasEarly, outcome, err } of current) {
+      if (outcome !== 'looked') {
+        if (wasEarly) continue; // its own look, when due, says why it failed
+        const why = err ?? ended?.err;
+        this.#log(t.entry).warn({ err: why instanceof Error ? why.message : String(why) }, 'cannot look for a late create yet; looking again later');
       }
       const schedule = next.get(t.entry.uid);
       if (schedule) t.schedule = schedule;
