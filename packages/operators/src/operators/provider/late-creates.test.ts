@@ -25,6 +25,22 @@ const stored = (uid: string) => encodeEntry({ uid, namespace: 'team-a', name: `p
 const instance = (key: string): VendorInstance => ({ id: `i-${key}`, region: 'eu', displayName: '', idempotencyKey: key, createdAt: '', updatedAt: '' });
 const fail = (kind: 'Invalid' | 'Timeout') => new VendorError({ kind, operation: 'findByIdempotencyKey', message: `scripted ${kind}` });
 
+/** A sweep of one account (every key's token is `token`), on the given ConfigMap client, vendor and clock. */
+function sweepOver(client: KubeClient, api: VendorApi, clock: FakeClock): LateCreateSweep {
+  return new LateCreateSweep({
+    client,
+    namespace: 'converge',
+    vendors: { forEndpoint: () => api } as Pick<VendorApis, 'forEndpoint'>,
+    credentials: { token: async () => 'token' },
+    providers: { get: () => undefined } as unknown as Store<DigitalHumanProvider>,
+    events: { normal: () => undefined, warning: () => undefined } as unknown as EventSink,
+    clock,
+    log: pino({ level: 'silent' }),
+    settleMs: SETTLE_MS,
+    windowMs: 900_000,
+  });
+}
+
 /**
  * Runs the sweep until its first pass is over and its finished entries are written (it sleeps
  * then), with the ledger holding `uids` and the vendor answering as `vendor` says; returns the
@@ -43,18 +59,7 @@ async function firstPass(uids: string[], vendor: { find?: (key: string) => Vendo
     listInstanceStates: async () => (calls.push('list'), { items: (vendor.list?.() ?? []).map((i) => ({ instance: i })) }),
     deleteInstance: async (id: string) => (calls.push(`delete ${id}`), vendor.delete?.(id), true),
   } as unknown as VendorApi;
-  const sweep = new LateCreateSweep({
-    client,
-    namespace: 'converge',
-    vendors: { forEndpoint: () => api } as Pick<VendorApis, 'forEndpoint'>,
-    credentials: { token: async () => 'token' },
-    providers: { get: () => undefined } as unknown as Store<DigitalHumanProvider>,
-    events: { normal: () => undefined, warning: () => undefined } as unknown as EventSink,
-    clock,
-    log: pino({ level: 'silent' }),
-    settleMs: SETTLE_MS,
-    windowMs: 900_000,
-  });
+  const sweep = sweepOver(client, api, clock);
   const abort = new AbortController();
   const running = sweep.start(abort.signal);
   for (let i = 0; i < 1_000 && clock.pendingTimers() === 0; i++) await tick();
@@ -89,18 +94,7 @@ async function released(records: { uid: string; atMs: number }[], untilMs: numbe
     listInstanceStates: async () => (calls.push('list'), { items: [] }),
     deleteInstance: async () => true,
   } as unknown as VendorApi;
-  const sweep = new LateCreateSweep({
-    client,
-    namespace: 'converge',
-    vendors: { forEndpoint: () => api } as Pick<VendorApis, 'forEndpoint'>,
-    credentials: { token: async () => 'token' },
-    providers: { get: () => undefined } as unknown as Store<DigitalHumanProvider>,
-    events: { normal: () => undefined, warning: () => undefined } as unknown as EventSink,
-    clock,
-    log: pino({ level: 'silent' }),
-    settleMs: SETTLE_MS,
-    windowMs: 900_000,
-  });
+  const sweep = sweepOver(client, api, clock);
   const abort = new AbortController();
   const running = sweep.start(abort.signal);
   await settle();
