@@ -36,7 +36,10 @@ import { LineFramer } from '../../packages/runtime/src/client/line-framer.ts';
 export interface FaultMix {
   /** Probability that a response chunk (a watch event, a piece of a body) is cut; 0 disables. */
   split: number;
-  /** Cut into at most this many pieces (≥ 2). Cuts prefer offsets inside multi-byte characters. */
+  /**
+   * Cut into at most this many pieces (≥ 2). Cuts prefer offsets inside multi-byte characters: a
+   * cut chunk that holds one is always cut inside one at least once.
+   */
   maxPieces: number;
   /** Probability that a watch is closed early. */
   closeWatch: number;
@@ -193,7 +196,9 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
       const cuts = new Set<number>();
       const n = 1 + Math.floor(random() * Math.max(1, mix.maxPieces - 1));
       for (let k = 0; k < n; k++) {
-        const useInside = inside.length > 0 && random() < 0.7;
+        // The first cut is inside a character whenever the chunk has one, so a test that sends
+        // multi-byte text through a splitting proxy always exercises a split character.
+        const useInside = inside.length > 0 && (k === 0 || random() < 0.7);
         cuts.add(useInside ? inside[Math.floor(random() * inside.length)]! : 1 + Math.floor(random() * (chunk.length - 1)));
       }
       let at = 0;
