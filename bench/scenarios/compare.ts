@@ -130,9 +130,8 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
   const result: RunResult = { run, ok: false };
   let started: Started | undefined;
   try {
-    // The previous run's namespace deletion, and this run's creates, leave work behind (etcd,
-    // the controller-manager's garbage collector): every run starts from a machine as idle as
-    // the first one's.
+    // The previous run's namespace deletion, and this run's creates, may leave work behind (etcd,
+    // the controller-manager's garbage collector): no run's clock starts before it is done.
     const quiet = await waitForQuietMachine({ busyBelowCpus: QUIET_BELOW_CPUS });
     result.quietWait = { ms: quiet.waitedMs, quiet: quiet.quiet };
     if (!quiet.quiet) session.log(`${what}: the machine did not get quiet in ${seconds(quiet.waitedMs)} s (${round(quiet.lastBusyCpus, 2)} CPUs busy); starting anyway`);

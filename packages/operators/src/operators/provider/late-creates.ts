@@ -183,16 +183,19 @@ export class LateCreateSweep implements Runnable {
    */
   async #lookDue(signal: AbortSignal): Promise<void> {
     const now = this.#o.clock.now();
+    const isDue = (t: Tracked) => t.schedule.dueAt <= now + BATCH_SLACK_MS;
+    const tracked = [...this.#tracked.values()];
+    if (!tracked.some(isDue)) return; // woken by a new record: nothing to look at yet
     const groups = new Map<string, { vendor: VendorApi; due: Tracked[]; notDue: Tracked[] }>();
-    for (const t of [...this.#tracked.values()]) {
+    for (const t of tracked) {
       if (signal.aborted) return;
-      const isDue = t.schedule.dueAt <= now + BATCH_SLACK_MS;
-      const token = isDue ? await this.#dueToken(t, now, signal) : await this.#quietToken(t, signal);
+      const due = isDue(t);
+      const token = due ? await this.#dueToken(t, now, signal) : await this.#quietToken(t, signal);
       if (!token) continue;
       const id = accountId(t.entry.endpoint, token);
       let group = groups.get(id);
       if (!group) groups.set(id, (group = { vendor: this.#o.vendors.forEndpoint(t.entry.endpoint, token), due: [], notDue: [] }));
-      (isDue ? group.due : group.notDue).push(t);
+      (due ? group.due : group.notDue).push(t);
     }
     for (const { vendor, due, notDue } of groups.values()) {
       if (signal.aborted) return;
