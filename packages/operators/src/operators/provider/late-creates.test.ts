@@ -7,13 +7,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
-import { pino } from 'pino';
 import { ApiError, FakeClock } from '@converge/runtime';
-import type { ConfigMap, EventSink, KubeClient, Store } from '@converge/runtime';
-import type { DigitalHumanProvider } from './api/schema-free.ts';
-import { LateCreateSweep } from './late-creates.ts';
+import type { ConfigMap, KubeClient } from '@converge/runtime';
+import { sweepOver } from './late-creates.test-support.ts';
 import { encodeEntry } from './late-create-ledger.ts';
-import type { VendorApi, VendorApis, VendorInstance } from './vendor-api.ts';
+import type { VendorApi, VendorInstance } from './vendor-api.ts';
 import { VendorError } from './vendor/index.ts';
 
 const NOW = Date.parse('2026-12-01T10:20:00.000Z');
@@ -24,22 +22,6 @@ const ENDPOINT = 'https://vendor.example.com';
 const stored = (uid: string) => encodeEntry({ uid, namespace: 'team-a', name: `p-${uid}`, endpoint: ENDPOINT, secret: { name: 'creds', key: 'token' }, requestedAt: '2026-12-01T10:00:00.000Z', until: '2026-12-01T10:15:00.000Z' });
 const instance = (key: string): VendorInstance => ({ id: `i-${key}`, region: 'eu', displayName: '', idempotencyKey: key, createdAt: '', updatedAt: '' });
 const fail = (kind: 'Invalid' | 'Timeout') => new VendorError({ kind, operation: 'findByIdempotencyKey', message: `scripted ${kind}` });
-
-/** A sweep of one account (every key's token is `token`), on the given ConfigMap client, vendor and clock. */
-function sweepOver(client: KubeClient, api: VendorApi, clock: FakeClock): LateCreateSweep {
-  return new LateCreateSweep({
-    client,
-    namespace: 'converge',
-    vendors: { forEndpoint: () => api } as Pick<VendorApis, 'forEndpoint'>,
-    credentials: { token: async () => 'token' },
-    providers: { get: () => undefined } as unknown as Store<DigitalHumanProvider>,
-    events: { normal: () => undefined, warning: () => undefined } as unknown as EventSink,
-    clock,
-    log: pino({ level: 'silent' }),
-    settleMs: SETTLE_MS,
-    windowMs: 900_000,
-  });
-}
 
 /**
  * Runs the sweep until its first pass is over and its finished entries are written (it sleeps
@@ -59,7 +41,7 @@ async function firstPass(uids: string[], vendor: { find?: (key: string) => Vendo
     listInstanceStates: async () => (calls.push('list'), { items: (vendor.list?.() ?? []).map((i) => ({ instance: i })) }),
     deleteInstance: async (id: string) => (calls.push(`delete ${id}`), vendor.delete?.(id), true),
   } as unknown as VendorApi;
-  const sweep = sweepOver(client, api, clock);
+  const sweep = sweepOver(client, api, clock, { settleMs: SETTLE_MS, windowMs: 900_000 });
   const abort = new AbortController();
   const running = sweep.start(abort.signal);
   for (let i = 0; i < 1_000 && clock.pendingTimers() === 0; i++) await tick();
@@ -94,7 +76,7 @@ async function released(records: { uid: string; atMs: number }[], untilMs: numbe
     listInstanceStates: async () => (calls.push('list'), { items: [] }),
     deleteInstance: async () => true,
   } as unknown as VendorApi;
-  const sweep = sweepOver(client, api, clock);
+  const sweep = sweepOver(client, api, clock, { settleMs: SETTLE_MS, windowMs: 900_000 });
   const abort = new AbortController();
   const running = sweep.start(abort.signal);
   await settle();
