@@ -15,9 +15,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import fc from 'fast-check';
-import { ApiError, FakeClock } from '@converge/runtime';
-import type { ConfigMap, KubeClient } from '@converge/runtime';
-import { sweepOver } from './late-creates.test-support.ts';
+import { FakeClock } from '@converge/runtime';
+import { inMemoryLedger, sweepOver } from './late-creates.test-support.ts';
 import type { VendorApi, VendorInstance } from './vendor-api.ts';
 import { VendorError } from './vendor/index.ts';
 
@@ -67,20 +66,7 @@ async function run(s: Scenario) {
     rnd ^= rnd << 5;
     return (rnd >>> 0) / 4294967296;
   };
-  let cm: ConfigMap | undefined;
-  const removedAt = new Map<string, number>();
-  const client = {
-    get: async () => {
-      if (!cm) throw new ApiError({ reason: 'NotFound', code: 404, message: 'not found' });
-      return structuredClone(cm);
-    },
-    create: async (_k: unknown, next: ConfigMap) => (cm = structuredClone({ ...next, metadata: { ...next.metadata, resourceVersion: '1' } })),
-    replace: async (_k: unknown, next: ConfigMap) => {
-      for (const uid of Object.keys(cm?.data ?? {})) if (!(uid in (next.data ?? {}))) removedAt.set(uid, clock.now());
-      cm = structuredClone(next);
-      return cm;
-    },
-  } as unknown as KubeClient;
+  const ledger = inMemoryLedger(clock);
 
   // The vendor: instances by id; late ones appear when they land.
   const instances = new Map<string, VendorInstance>();
@@ -115,7 +101,7 @@ async function run(s: Scenario) {
     },
   } as unknown as VendorApi;
 
-  const sweep = sweepOver(client, api, clock, { settleMs: SETTLE_MS, windowMs: WINDOW_MS, maxGapMs: MAX_GAP_MS });
+  const sweep = sweepOver(ledger.client, api, clock, { settleMs: SETTLE_MS, windowMs: WINDOW_MS, maxGapMs: MAX_GAP_MS });
   const abort = new AbortController();
   const running = sweep.start(abort.signal);
   await settle();
@@ -143,7 +129,7 @@ async function run(s: Scenario) {
   }
   abort.abort();
   await running;
-  return { instances, deleted, removedAt, until, left: Object.keys(cm?.data ?? {}), maxFindsInARow };
+  return { instances, deleted, removedAt: ledger.removedAt, until, left: Object.keys(ledger.data()), maxFindsInARow };
 }
 
 function instance(id: string, key: string): VendorInstance {

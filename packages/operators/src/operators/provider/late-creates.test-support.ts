@@ -2,11 +2,13 @@
  * Test support for the late-create sweep's unit tests (named `*.test-support.ts`, so the
  * package's files rule keeps it out of the published build): a sweep over one vendor account
  * (every key's token is `token`, no provider is live), on a ConfigMap client, a vendor and a fake
- * clock the test provides. The sweep against a real API server is tested in test/integration.
+ * clock the test provides; and the ledger's ConfigMap in memory, as that client. The sweep against
+ * a real API server is tested in test/integration.
  * @module
  */
 import { pino } from 'pino';
-import type { EventSink, FakeClock, KubeClient, Store } from '@converge/runtime';
+import { ApiError } from '@converge/runtime';
+import type { Clock, ConfigMap, EventSink, FakeClock, KubeClient, Store } from '@converge/runtime';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
 import { LateCreateSweep } from './late-creates.ts';
 import type { LateCreateSweepOptions } from './late-creates.ts';
@@ -24,4 +26,33 @@ export function sweepOver(client: KubeClient, api: VendorApi, clock: FakeClock, 
     log: pino({ level: 'silent' }),
     ...timing,
   });
+}
+
+/** The ledger's ConfigMap in memory: what the sweep reads and writes, and when each entry left it. */
+export interface InMemoryLedger {
+  /** A client serving only the calls the sweep makes: get (404 while absent), create, replace. */
+  readonly client: KubeClient;
+  /** The entries now (uid → encoded entry); empty while the ConfigMap is absent. */
+  data(): Record<string, string>;
+  /** When (clock time) each uid was last removed by a replace. */
+  readonly removedAt: ReadonlyMap<string, number>;
+}
+
+/** A ledger holding `initial` (absent when not given: the sweep creates it on its first record). */
+export function inMemoryLedger(clock: Clock, initial?: Record<string, string>): InMemoryLedger {
+  let cm: ConfigMap | undefined = initial && { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'converge-late-creates', namespace: 'converge', resourceVersion: '1' }, data: { ...initial } };
+  const removedAt = new Map<string, number>();
+  const client = {
+    get: async () => {
+      if (!cm) throw new ApiError({ reason: 'NotFound', code: 404, message: 'configmaps "converge-late-creates" not found' });
+      return structuredClone(cm);
+    },
+    create: async (_kind: unknown, next: ConfigMap) => (cm = structuredClone({ ...next, metadata: { ...next.metadata, resourceVersion: '1' } })),
+    replace: async (_kind: unknown, next: ConfigMap) => {
+      for (const uid of Object.keys(cm?.data ?? {})) if (!(uid in (next.data ?? {}))) removedAt.set(uid, clock.now());
+      cm = structuredClone(next);
+      return structuredClone(cm);
+    },
+  } as unknown as KubeClient;
+  return { client, data: () => ({ ...(cm?.data ?? {}) }), removedAt };
 }

@@ -7,9 +7,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
-import { ApiError, FakeClock } from '@converge/runtime';
-import type { ConfigMap, KubeClient } from '@converge/runtime';
-import { sweepOver } from './late-creates.test-support.ts';
+import { FakeClock } from '@converge/runtime';
+import { inMemoryLedger, sweepOver } from './late-creates.test-support.ts';
 import { encodeEntry } from './late-create-ledger.ts';
 import type { VendorApi, VendorInstance } from './vendor-api.ts';
 import { VendorError } from './vendor/index.ts';
@@ -30,24 +29,20 @@ const fail = (kind: 'Invalid' | 'Timeout') => new VendorError({ kind, operation:
  */
 async function firstPass(uids: string[], vendor: { find?: (key: string) => VendorInstance | undefined; list?: () => VendorInstance[]; delete?: (id: string) => void }) {
   const clock = new FakeClock(NOW);
-  let cm: ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'converge-late-creates', namespace: 'converge', resourceVersion: '1' }, data: Object.fromEntries(uids.map((u) => [u, stored(u)])) };
-  const client = {
-    get: async () => structuredClone(cm),
-    replace: async (_kind: unknown, next: ConfigMap) => (cm = structuredClone(next)),
-  } as unknown as KubeClient;
+  const ledger = inMemoryLedger(clock, Object.fromEntries(uids.map((u) => [u, stored(u)])));
   const calls: string[] = [];
   const api = {
     findByIdempotencyKey: async (key: string) => (calls.push(`find ${key}`), vendor.find?.(key)),
     listInstanceStates: async () => (calls.push('list'), { items: (vendor.list?.() ?? []).map((i) => ({ instance: i })) }),
     deleteInstance: async (id: string) => (calls.push(`delete ${id}`), vendor.delete?.(id), true),
   } as unknown as VendorApi;
-  const sweep = sweepOver(client, api, clock, { settleMs: SETTLE_MS, windowMs: 900_000 });
+  const sweep = sweepOver(ledger.client, api, clock, { settleMs: SETTLE_MS, windowMs: 900_000 });
   const abort = new AbortController();
   const running = sweep.start(abort.signal);
   for (let i = 0; i < 1_000 && clock.pendingTimers() === 0; i++) await tick();
   abort.abort();
   await running;
-  return { calls, left: Object.keys(cm.data ?? {}).sort() };
+  return { calls, left: Object.keys(ledger.data()).sort() };
 }
 
 /** Settles the sweep: lets it run until it sleeps on the fake clock again. */
@@ -61,22 +56,14 @@ async function settle(): Promise<void> {
  */
 async function released(records: { uid: string; atMs: number }[], untilMs: number) {
   const clock = new FakeClock(NOW);
-  let cm: ConfigMap | undefined;
-  const client = {
-    get: async () => {
-      if (!cm) throw new ApiError({ reason: 'NotFound', code: 404, message: 'configmaps "converge-late-creates" not found' });
-      return structuredClone(cm);
-    },
-    create: async (_kind: unknown, next: ConfigMap) => (cm = structuredClone({ ...next, metadata: { ...next.metadata, resourceVersion: '1' } })),
-    replace: async (_kind: unknown, next: ConfigMap) => (cm = structuredClone(next)),
-  } as unknown as KubeClient;
+  const ledger = inMemoryLedger(clock);
   const calls: string[] = [];
   const api = {
     findByIdempotencyKey: async (key: string) => (calls.push(`find ${key}`), undefined),
     listInstanceStates: async () => (calls.push('list'), { items: [] }),
     deleteInstance: async () => true,
   } as unknown as VendorApi;
-  const sweep = sweepOver(client, api, clock, { settleMs: SETTLE_MS, windowMs: 900_000 });
+  const sweep = sweepOver(ledger.client, api, clock, { settleMs: SETTLE_MS, windowMs: 900_000 });
   const abort = new AbortController();
   const running = sweep.start(abort.signal);
   await settle();
