@@ -16,6 +16,7 @@
  * quiet: every run starts from the same empty cluster on an idle machine.
  * @module
  */
+import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -52,6 +53,8 @@ const MINIMAL_CLIENT = fileURLToPath(new URL('../comparison/minimal-client.ts', 
 const SETTLE_MS = 3_000;
 /** Before a run's clock starts, the machine has had 3 s in a row with fewer CPUs busy than this. */
 const QUIET_BELOW_CPUS = 0.5;
+/** With --profile: the API server's CPU is sampled for this long from each contender's start. */
+const APISERVER_PROFILE_SECONDS = 20;
 
 interface Started {
   pid: number;
@@ -69,7 +72,7 @@ const mb = (bytes: number | undefined) => (bytes === undefined ? null : round(by
 
 async function startContender(ctx: BenchContext, run: ContenderRun, ns: string, paths: { crBinary?: string; kopf?: string }): Promise<Started> {
   const { session } = ctx;
-  const name = `compare-${run.setting}-${run.contender}${run.round > 1 ? `-r${run.round}` : ''}`;
+  const name = runName(run);
   const logPath = join(session.outDir, `${name}.log`);
   switch (run.contender) {
     case 'converge': {
@@ -103,6 +106,27 @@ async function startContender(ctx: BenchContext, run: ContenderRun, ns: string, 
 }
 
 /** Removes finalizers left on the Microservices (Kopf's), so that deleting the namespace does not wait for an operator. */
+function runName(run: ContenderRun): string {
+  return `compare-${run.setting}-${run.contender}${run.round > 1 ? `-r${run.round}` : ''}`;
+}
+
+/**
+ * A CPU profile of the API server over the first APISERVER_PROFILE_SECONDS of a run (pprof format,
+ * `go tool pprof -top <file>`), through kubectl as the admin user: where the control plane's extra
+ * work for a contender goes. Never fails the run: a missing profile is logged.
+ */
+function sampleApiServer(ctx: BenchContext, path: string): Promise<void> {
+  const { session } = ctx;
+  const args = ['--kubeconfig', session.kubeconfigPath, 'get', '--raw', `/debug/pprof/profile?seconds=${APISERVER_PROFILE_SECONDS}`];
+  return new Promise((resolve) => {
+    execFile('kubectl', args, { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024, timeout: (APISERVER_PROFILE_SECONDS + 30) * 1000 }, (err, stdout) => {
+      if (err) session.log(`compare: no API server profile (${err.message.split('\n')[0]})`);
+      else writeFileSync(path, stdout);
+      resolve();
+    });
+  });
+}
+
 async function releaseFinalizers(ctx: BenchContext, ns: string): Promise<number> {
   const { client } = ctx.session;
   const { items } = await client.listAll(MicroserviceKind, { namespace: ns });
@@ -139,6 +163,7 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
     session.log(`${what}: starting (${run.describe}) after ${seconds(quiet.waitedMs)} s for a quiet machine`);
     const cpuAtStart = await cpuSnapshot(session.controlPlane.processes());
     const t0 = performance.now();
+    const apiServerProfile = session.profileDir ? sampleApiServer(ctx, join(session.profileDir, `${runName(run)}.apiserver.pprof`)) : undefined;
     started = await startContender(ctx, run, ns, paths);
     const s = started;
     const timeout = convergenceTimeoutMs(n);
@@ -153,10 +178,11 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
       }),
     ]);
     const convergedAt = Date.now();
-    // The operator's counters at convergence (reconciles by result, queue, Events), to tell a slow round from a fast one.
+    // The operator's counters at convergence (reconciles by result and time, queue, requests by verb
+    // and time, Events), to tell a slow round from a fast one.
     if (s.metrics) {
       const samples = await s.metrics().catch(() => []);
-      writeFileSync(s.logPath.replace(/\.log$/, '.metrics.json'), JSON.stringify(samples.filter((x) => x.name.startsWith('converge_') && !x.name.endsWith('_bucket'))));
+      writeFileSync(s.logPath.replace(/\.log$/, '.metrics.json'), JSON.stringify(samples.filter((x) => /^(converge|controller_runtime|workqueue|rest_client)_/.test(x.name) && !x.name.endsWith('_bucket'))));
     }
     result.window = cpuBetween(cpuAtStart, await cpuSnapshot(session.controlPlane.processes()), cpus().length);
     const times = [...ms.times.values()];
@@ -180,9 +206,10 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
     }
     // Requests received up to convergence (a contender's periodic work after it is not counted).
     result.requests = await countContenderRequests(session.auditLogPath, mark, run.contender, convergedAt);
+    await apiServerProfile;
     result.ok = true;
     session.log(
-      `${what}: all ResourcesApplied in ${seconds(result.appliedMs!)} s${wantsReady ? `, all Ready in ${seconds(result.readyMs!)} s` : ''}; ${round(result.requests.writes / n)} writes per Microservice; RSS ${mb(result.rssBytes) ?? '—'} MB (peak ${mb(result.peakRssBytes) ?? '—'} MB)`,
+      `${what}: all ResourcesApplied in ${seconds(result.appliedMs!)} s (the first at ${seconds(result.appliedTimes![0]!)} s, half at ${seconds(result.appliedTimes![Math.floor(n / 2)]!)} s)${wantsReady ? `, all Ready in ${seconds(result.readyMs!)} s` : ''}; ${round(result.requests.writes / n)} writes per Microservice; RSS ${mb(result.rssBytes) ?? '—'} MB (peak ${mb(result.peakRssBytes) ?? '—'} MB)`,
     );
   } catch (err) {
     result.error = err instanceof Error ? err.message : String(err);

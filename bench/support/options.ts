@@ -104,6 +104,7 @@ Flags:
   --compare-contenders <list> from: ${CONTENDER_NAMES.join(', ')} (default: all)
   --compare-rounds <n>      run each setting's contenders n times, every second round in reverse order; tables show the median (default 1)
   --profile                 write CPU profiles of the operator processes (.cpuprofile, open in Chrome DevTools)
+                            and, in compare, of the API server over each run's first 20 s (.apiserver.pprof)
   --operator-build <b>      shipped (default: the packed tarballs, compiled JavaScript, as the image) | source
   --out <dir>               output directory (default bench/out/<timestamp>)
   --latest / --no-latest    copy the report to bench/reports/latest (default: only for a default run)

@@ -39,7 +39,13 @@ export async function openSession(options: { outDir: string; profile: boolean; n
   const { log } = options;
   const binary = await ensureControlPlaneBinary({ onProgress: (m) => log(`[control plane] ${m}`) });
   const started = performance.now();
-  const cp = await startControlPlane({ binary, auditLog: true, nodes: options.nodes ?? 2, onProgress: (m) => log(`[control plane] ${m}`) });
+  const cp = await startControlPlane({
+    binary,
+    auditLog: true,
+    nodes: options.nodes ?? 2,
+    // With --profile, the API server serves /debug/pprof too (the compare scenario samples it per run).
+    ...(options.profile ? { apiServerFlags: ['--profiling=true'] } : {}),
+    onProgress: (m) => log(`[control plane] ${m}`) });
   log(`control plane ready in ${((performance.now() - started) / 1000).toFixed(1)} s at ${cp.server}`);
   const client = new KubeClient({ kubeConfig: loadKubeConfig(cp.kubeconfigPath), userAgent: BENCH_USER_AGENT, qps: 0 });
   for (const crd of [MicroserviceCrd, DigitalHumanProviderCrd] as CustomResourceDefinition[]) {

@@ -37,6 +37,11 @@ export interface StartControlPlaneOptions {
   onUnexpectedExit?: (component: ComponentName, code: number | null, signal: NodeJS.Signals | null) => void;
   /** How long to wait for each component to become ready. Default 120 s. */
   readyTimeoutMs?: number;
+  /**
+   * Extra kube-apiserver flags, appended after the defaults (a later flag wins), e.g.
+   * `['--profiling=true']` to serve `/debug/pprof` to the admin user. Default: none.
+   */
+  apiServerFlags?: readonly string[];
 }
 
 export interface ControlPlane {
@@ -316,6 +321,7 @@ class LocalControlPlane implements ControlPlane {
     }
     const args = ['--dir', this.#pkiDir, '--etcd', this.etcdUrl, '--port', String(this.#ports.apiserver)];
     if (this.auditLogPath) args.push('--audit-log', this.auditLogPath);
+    if (this.#options.apiServerFlags?.length) args.push('--', ...this.#options.apiServerFlags);
     this.#spawn('apiserver', args);
     await this.#waitFor('apiserver', async () => (await this.#get('/readyz')).status === 200);
   }
