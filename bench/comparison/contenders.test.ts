@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import type { AuditEvent } from '@converge/envtest';
 import { parseBenchArgs, BenchUsageError, SCENARIO_NAMES } from '../support/options.ts';
 import { contentHash, isGoBuildInput } from './build.ts';
-import { CONTENDER_NAMES, SETTING_NAMES, USER_AGENTS, comparisonPlan, cpuBetween, parseMachineCpu, parseProcStat, parseProcStatus, runNamespace, tallyRequests, waitForQuietMachine } from './contenders.ts';
+import { CONTENDER_NAMES, SETTING_NAMES, USER_AGENTS, comparisonPlan, cpuBetween, parseMachineCpu, parseProcStat, parseProcStatus, requestTimesFromSamples, requestTimesFromTotals, runNamespace, tallyRequests, waitForQuietMachine } from './contenders.ts';
 
 const all = { settings: SETTING_NAMES, contenders: CONTENDER_NAMES, workers: 4, qps: 50, burst: 100, cpus: 2 };
 
@@ -200,5 +200,24 @@ describe('waitForQuietMachine', () => {
     const r = await waitForQuietMachine({ busyBelowCpus: 0.5, windowMs: 5, quietWindows: 2, maxMs: 30, cpuCount: 2 }, stats(Array(100).fill(90)));
     assert.equal(r.quiet, false);
     assert.ok(r.lastBusyCpus > 0.5);
+  });
+});
+
+describe('request times', () => {
+  it('turns the rest_client histogram sums and counts into a mean per verb and resource, other metrics ignored', () => {
+    const samples = [
+      { name: 'rest_client_request_duration_seconds_sum', labels: { verb: 'create', resource: 'services' }, value: 10 },
+      { name: 'rest_client_request_duration_seconds_count', labels: { verb: 'create', resource: 'services' }, value: 100 },
+      { name: 'rest_client_request_duration_seconds_sum', labels: { verb: 'list', resource: 'deployments' }, value: 0.04 },
+      { name: 'rest_client_request_duration_seconds_count', labels: { verb: 'list', resource: 'deployments' }, value: 1 },
+      { name: 'rest_client_request_duration_seconds_count', labels: { verb: 'get', resource: 'pods' }, value: 0 },
+      { name: 'rest_client_requests_total', labels: { verb: 'create', resource: 'services' }, value: 100 },
+    ];
+    assert.deepEqual(requestTimesFromSamples(samples), { 'create services': { count: 100, meanMs: 100 }, 'list deployments': { count: 1, meanMs: 40 } });
+  });
+
+  it("reads the plain client's totals, and nothing when it reported none", () => {
+    assert.deepEqual(requestTimesFromTotals({ 'create services': { count: 4, sumMs: 320 }, 'get x': { count: 0, sumMs: 0 } }), { 'create services': { count: 4, meanMs: 80 } });
+    assert.equal(requestTimesFromTotals(undefined), undefined);
   });
 });

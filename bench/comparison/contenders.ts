@@ -349,3 +349,27 @@ export function spawnProcess(options: { name: string; command: string; args: str
     },
   };
 }
+
+/**
+ * Converge's own request timing (`rest_client_request_duration_seconds`, sum and count by verb and
+ * resource) as mean milliseconds per `verb resource`; samples of other metrics are ignored.
+ */
+export function requestTimesFromSamples(samples: readonly { name: string; labels: Record<string, string>; value: number }[]): Record<string, { count: number; meanMs: number }> {
+  const acc = new Map<string, { count: number; sumS: number }>();
+  for (const x of samples) {
+    const isSum = x.name === 'rest_client_request_duration_seconds_sum';
+    if (!isSum && x.name !== 'rest_client_request_duration_seconds_count') continue;
+    const key = `${x.labels.verb ?? '?'} ${x.labels.resource ?? '?'}`;
+    const e = acc.get(key) ?? { count: 0, sumS: 0 };
+    if (isSum) e.sumS += x.value;
+    else e.count += x.value;
+    acc.set(key, e);
+  }
+  return Object.fromEntries([...acc].filter(([, e]) => e.count > 0).map(([k, e]) => [k, { count: e.count, meanMs: (e.sumS * 1000) / e.count }]));
+}
+
+/** The plain client's own request timing (its done line's `requestMs`: count and total ms by `verb resource`). */
+export function requestTimesFromTotals(totals: Record<string, { count: number; sumMs: number }> | undefined): Record<string, { count: number; meanMs: number }> | undefined {
+  if (!totals) return undefined;
+  return Object.fromEntries(Object.entries(totals).filter(([, t]) => t.count > 0).map(([k, t]) => [k, { count: t.count, meanMs: t.sumMs / t.count }]));
+}

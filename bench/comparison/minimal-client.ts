@@ -9,7 +9,7 @@
  *   node bench/comparison/minimal-client.ts --kubeconfig <path> --namespace <ns> [--in-flight 4] [--qps 0 --burst 100]
  *
  * `--qps 0` (the default) means no client-side limit. Prints one JSON line
- * `{ done: true, microservices, writes, cpuMs, maxRssBytes }` and exits 0 when every status is written.
+ * `{ done: true, microservices, writes, requestMs, cpuMs, maxRssBytes }` and exits 0 when every status is written.
  * @module
  */
 import { parseArgs } from 'node:util';
@@ -39,7 +39,16 @@ async function main(): Promise<void> {
   const namespace = values.namespace;
   const client = new KubeClient({ kubeConfig: loadKubeConfig(values.kubeconfig), userAgent: MINIMAL_CLIENT_USER_AGENT, qps, burst, fieldManager: 'bench-minimal-client' });
   let writes = 0;
-  client.observe({ onRequest: (r) => { if (!['get', 'list', 'watch'].includes(r.verb)) writes += 1; } });
+  // Time per request, by verb and resource (what Converge's rest_client_request_duration_seconds says of its own).
+  const requestMs: Record<string, { count: number; sumMs: number }> = {};
+  client.observe({
+    onRequest: (r) => {
+      if (!['get', 'list', 'watch'].includes(r.verb)) writes += 1;
+      const t = (requestMs[`${r.verb} ${r.resource}`] ??= { count: 0, sumMs: 0 });
+      t.count += 1;
+      t.sumMs += r.durationMs;
+    },
+  });
   process.stdout.write(`minimal client started: namespace=${namespace} in-flight=${inFlight} client-limit=${qps > 0 ? `${qps}/s burst ${burst}` : 'none'}\n`);
 
   const { items } = await client.listAll(MicroserviceKind, { namespace });
@@ -57,7 +66,7 @@ async function main(): Promise<void> {
     await client.patch(MicroserviceKind, { namespace, name: ms.metadata.name! }, { type: 'merge', body }, { subresource: 'status' });
   });
   const cpu = process.cpuUsage();
-  process.stdout.write(`${JSON.stringify({ done: true, microservices: items.length, writes, cpuMs: (cpu.user + cpu.system) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
+  process.stdout.write(`${JSON.stringify({ done: true, microservices: items.length, writes, requestMs, cpuMs: (cpu.user + cpu.system) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
   await client.close();
 }
 

@@ -10,6 +10,9 @@ import { round, seconds } from '../support/stats.ts';
 import type { Cell, Table } from './types.ts';
 
 /** One contender's run: its times, requests, memory and the control plane's CPU meanwhile. */
+/** Requests by `verb resource`: how many, and their mean time from send to answer (ms). */
+export type RequestTimes = Record<string, { count: number; meanMs: number }>;
+
 export interface RunResult {
   run: ContenderRun;
   ok: boolean;
@@ -28,6 +31,8 @@ export interface RunResult {
   quietWait?: { ms: number; quiet: boolean };
   /** etcd's file before the compaction and defragmentation that followed the run (MB), and the compacted revision. */
   etcd?: { beforeMb: number; revision: number };
+  /** Requests by `verb resource` as the contender's own client timed them, up to convergence (Converge and the plain client). */
+  requestTimes?: RequestTimes;
   /** From the contender's start to convergence: CPU of each control-plane component (ms) and CPUs the machine kept busy. */
   window?: { processes: Record<string, number>; machineBusyCpus: number };
 }

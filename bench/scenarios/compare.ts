@@ -31,6 +31,8 @@ import {
   cpuBetween,
   cpuSnapshot,
   readProcess,
+  requestTimesFromSamples,
+  requestTimesFromTotals,
   runNamespace,
   waitForQuietMachine,
   spawnProcess,
@@ -182,6 +184,7 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
     // and time, Events), to tell a slow round from a fast one.
     if (s.metrics) {
       const samples = await s.metrics().catch(() => []);
+      result.requestTimes = requestTimesFromSamples(samples);
       writeFileSync(s.logPath.replace(/\.log$/, '.metrics.json'), JSON.stringify(samples.filter((x) => /^(converge|controller_runtime|workqueue|rest_client)_/.test(x.name) && !x.name.endsWith('_bucket'))));
     }
     result.window = cpuBetween(cpuAtStart, await cpuSnapshot(session.controlPlane.processes()), cpus().length);
@@ -196,7 +199,9 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
     if (s.exitsWhenDone) {
       const code = await Promise.race([s.exited, sleep(30_000).then(() => 'timeout')]);
       if (code !== 0) throw new Error(`${run.contender} did not exit cleanly (${String(code)}); see ${s.logPath}`);
-      const done = JSON.parse(readFileSync(s.logPath, 'utf8').split('\n').filter((l) => l.startsWith('{"done"')).at(-1) ?? '{}') as { cpuMs?: number; maxRssBytes?: number };
+      const done = JSON.parse(readFileSync(s.logPath, 'utf8').split('\n').filter((l) => l.startsWith('{"done"')).at(-1) ?? '{}') as { cpuMs?: number; maxRssBytes?: number; requestMs?: Record<string, { count: number; sumMs: number }> };
+      const times = requestTimesFromTotals(done.requestMs);
+      if (times) result.requestTimes = times;
       if (done.maxRssBytes !== undefined) result.peakRssBytes = done.maxRssBytes;
       if (done.cpuMs !== undefined) result.cpuMs = done.cpuMs;
     } else {
@@ -376,6 +381,16 @@ export const compare: Scenario = {
           columns: ['request', ...rs.map((r) => CONTENDER_TITLES[r.run.contender])],
           rows: keys.map((k) => [k, ...rs.map((r) => (r.requests!.byVerb[k] === undefined ? null : round(r.requests!.byVerb[k]! / n, 3)))]),
         };
+      }),
+      ...settings.flatMap((s) => {
+        const rs = results.filter((r) => r.run.setting === s && r.ok && r.requestTimes);
+        if (rs.length === 0) return [];
+        const keys = [...new Set(rs.flatMap((r) => Object.keys(r.requestTimes!)))].filter((k) => !k.startsWith('watch ')).sort();
+        return [{
+          title: `${SETTING_TITLES[s]}: mean time per request (ms) as the contender's own client timed it, from send to answer (count in brackets)`,
+          columns: ['request', ...rs.map((r) => CONTENDER_TITLES[r.run.contender])],
+          rows: keys.map((k) => [k, ...rs.map((r) => { const t = r.requestTimes![k]; return t ? `${round(t.meanMs, 1)} (${t.count})` : null; })]),
+        }];
       }),
     ];
 
