@@ -350,11 +350,14 @@ export function spawnProcess(options: { name: string; command: string; args: str
   };
 }
 
+/** Requests by `verb resource`: how many, and their mean time from send to answer (ms). */
+export type RequestTimes = Record<string, { count: number; meanMs: number }>;
+
 /**
  * Converge's own request timing (`rest_client_request_duration_seconds`, sum and count by verb and
  * resource) as mean milliseconds per `verb resource`; samples of other metrics are ignored.
  */
-export function requestTimesFromSamples(samples: readonly { name: string; labels: Record<string, string>; value: number }[]): Record<string, { count: number; meanMs: number }> {
+export function requestTimesFromSamples(samples: readonly { name: string; labels: Record<string, string>; value: number }[]): RequestTimes {
   const acc = new Map<string, { count: number; sumS: number }>();
   for (const x of samples) {
     const isSum = x.name === 'rest_client_request_duration_seconds_sum';
@@ -369,7 +372,7 @@ export function requestTimesFromSamples(samples: readonly { name: string; labels
 }
 
 /** The plain client's own request timing (its done line's `requestMs`: count and total ms by `verb resource`). */
-export function requestTimesFromTotals(totals: Record<string, { count: number; sumMs: number }> | undefined): Record<string, { count: number; meanMs: number }> | undefined {
+export function requestTimesFromTotals(totals: Record<string, { count: number; sumMs: number }> | undefined): RequestTimes | undefined {
   if (!totals) return undefined;
   return Object.fromEntries(Object.entries(totals).filter(([, t]) => t.count > 0).map(([k, t]) => [k, { count: t.count, meanMs: t.sumMs / t.count }]));
 }

@@ -5,14 +5,11 @@
  * @module
  */
 import { CONTENDER_TITLES, SETTING_TITLES } from '../comparison/contenders.ts';
-import type { ContenderRequests, ContenderRun, SettingName } from '../comparison/contenders.ts';
+import type { ContenderRequests, ContenderRun, RequestTimes, SettingName } from '../comparison/contenders.ts';
 import { round, seconds } from '../support/stats.ts';
 import type { Cell, Table } from './types.ts';
 
 /** One contender's run: its times, requests, memory and the control plane's CPU meanwhile. */
-/** Requests by `verb resource`: how many, and their mean time from send to answer (ms). */
-export type RequestTimes = Record<string, { count: number; meanMs: number }>;
-
 export interface RunResult {
   run: ContenderRun;
   ok: boolean;

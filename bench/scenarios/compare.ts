@@ -107,7 +107,6 @@ async function startContender(ctx: BenchContext, run: ContenderRun, ns: string, 
   }
 }
 
-/** Removes finalizers left on the Microservices (Kopf's), so that deleting the namespace does not wait for an operator. */
 function runName(run: ContenderRun): string {
   return `compare-${run.setting}-${run.contender}${run.round > 1 ? `-r${run.round}` : ''}`;
 }
@@ -129,6 +128,7 @@ function sampleApiServer(ctx: BenchContext, path: string): Promise<void> {
   });
 }
 
+/** Removes finalizers left on the Microservices (Kopf's), so that deleting the namespace does not wait for an operator. */
 async function releaseFinalizers(ctx: BenchContext, ns: string): Promise<number> {
   const { client } = ctx.session;
   const { items } = await client.listAll(MicroserviceKind, { namespace: ns });
