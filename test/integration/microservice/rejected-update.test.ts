@@ -3,7 +3,8 @@
  * explained failure: a handed-over Deployment whose `spec.selector` differs from the one the
  * operator needs can never be updated in place. The Microservice says `Failed` with the stable
  * reason `ApplyRejected`, names the field and what to do, emits a Warning Event, and stops
- * sending the refused write; once the user removes the obstacle it converges.
+ * sending the refused write, also while the Deployment's status changes; once the user removes the
+ * obstacle it converges.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -48,6 +49,12 @@ test('a handover the API server refuses (immutable selector) is Failed/ApplyReje
   // Not an endless retry: with a periodic check every 0.5 s, the refused update is not sent again.
   const updates = () => op.writeLog.filter((w) => w.resource === 'deployments').length;
   const sent = updates();
+  // Nor when only the Deployment's status moves (kube-controller-manager's, or anyone's): a new
+  // resourceVersion without a spec change makes the same write no more acceptable.
+  for (let i = 0; i < 3; i++) {
+    await client.patch(DeploymentKind, { namespace: ns, name: 'legacy' }, { type: 'merge', body: { status: { conditions: [{ type: 'Example', status: 'True', reason: `Step${i}`, message: 'a status-only change', lastUpdateTime: new Date().toISOString(), lastTransitionTime: new Date().toISOString() }] } } }, { subresource: 'status' });
+    await sleep(700);
+  }
   await sleep(3_000);
   assert.equal(updates(), sent, `no further Deployment writes: ${JSON.stringify(op.writeLog)}`);
   const untouched = (await getDeployment(client, ns, 'legacy'))!;

@@ -106,10 +106,9 @@ export class MicroserviceReconciler {
   readonly #d: MicroserviceReconcilerDeps;
   /**
    * Writes the API server refused as invalid (422), per Microservice key and child kind: what was
-   * refused (the Microservice generation and the child's UID and resourceVersion) and the
-   * explanation. The
-   * same write is not sent again until one of them changes (a spec edit, the child edited or
-   * deleted); a restart sends it once more. In memory only: it saves refused requests, it decides
+   * refused (the Microservice generation, the child's UID and its version: `childVersion`) and the
+   * explanation. The same write is not sent again until one of them changes (a spec edit of the
+   * Microservice or of the child, the child deleted); a restart sends it once more. In memory only: it saves refused requests, it decides
    * nothing the status does not already say.
    */
   readonly #refused = new Map<string, { fingerprint: string; message: string }>();
@@ -236,7 +235,7 @@ export class MicroserviceReconciler {
         continue;
       }
       // A write the API server refused as invalid is not sent again unchanged (see #refused).
-      const fingerprint = `${ms.metadata.uid}/${generation}/${child.kind.kind}/${child.current?.metadata.uid ?? '-'}/${child.current?.metadata.resourceVersion ?? '-'}`;
+      const fingerprint = `${ms.metadata.uid}/${generation}/${child.kind.kind}/${child.current?.metadata.uid ?? '-'}/${childVersion(child.current)}`;
       const refused = this.#refused.get(refusalKey(request.key, child.kind));
       if (refused?.fingerprint === fingerprint) {
         log.debug(`${child.kind.kind} not sent again: the API server refused the same write before`);
@@ -419,4 +418,15 @@ export const SERVICE_NAME_INDEX = 'service-name';
 export function endpointSliceServiceIndex(slice: EndpointSlice): string[] {
   const service = slice.metadata.labels?.['kubernetes.io/service-name'];
   return service ? [`${slice.metadata.namespace ?? ''}/${service}`] : [];
+}
+
+/**
+ * The version of a child that decides whether a refused write is worth sending again: a
+ * Deployment's `metadata.generation`, which moves with its spec and not with its status (the
+ * controller-manager updates that many times, and a new status makes the same write no more
+ * acceptable); the resourceVersion of a kind without one (a Service).
+ */
+function childVersion(child: Deployment | Service | undefined): string {
+  if (!child) return '-';
+  return child.metadata.generation !== undefined ? `g${child.metadata.generation}` : `rv${child.metadata.resourceVersion ?? '-'}`;
 }
