@@ -44,7 +44,6 @@ import {
   ApiError,
   ownershipOf,
   controllerOf,
-  formatKey,
 } from '@converge/runtime';
 import type {
   Clock,
@@ -262,7 +261,6 @@ export class MicroserviceReconciler {
 
     const applied: string[] = [];
     const actions = new Set<string>();
-    const created: Array<{ kind: ResourceKind<Deployment | Service>; obj: Deployment | Service }> = [];
     let failure: unknown;
     for (const [i, w] of writes.entries()) {
       const outcome = outcomes[i]!;
@@ -280,7 +278,6 @@ export class MicroserviceReconciler {
       }
       child.current = outcome.value;
       this.#refused.delete(refusalKey(request.key, child.kind));
-      if (!w.before) created.push({ kind: child.kind as ResourceKind<Deployment | Service>, obj: outcome.value });
       const action = w.adopting ? Reason.Adopted : w.before ? Reason.Updated : Reason.Created;
       log.info({ child: child.kind.kind, action, ...(w.before && !w.adopting ? { differences: differencesForLog(w.before, this.#updateBody({ ...child, current: w.before })).differences } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
       applied.push(`${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
@@ -312,15 +309,11 @@ export class MicroserviceReconciler {
       const interval = this.#d.statusProgressIntervalMs ?? 15_000;
       if (since < interval) return { requeueAfterMs: Math.ceil(interval - since) };
     }
-    try {
-      await this.#status.write(ms, status, conditions, log, signal);
-    } catch (err) {
-      // The owner is gone (the cache had not seen its deletion): the children this reconcile
-      // created are ghosts. Garbage collection would remove them too (their owner's UID no
-      // longer exists); deleting them at once keeps them from being seen at all.
-      if (err instanceof OwnerGone && created.length > 0) await this.#deleteCreated(created, log);
-      throw err;
-    }
+    // A status write that finds the owner gone (the cache had not seen its deletion) throws
+    // OwnerGone. The children this reconcile created then carry a controller reference to a UID
+    // that no longer exists, and garbage collection removes them: the operator may not delete
+    // children (its RBAC grants create and update only, ADR 0003), so it does not try.
+    await this.#status.write(ms, status, conditions, log, signal);
     return {};
   }
 
@@ -332,24 +325,11 @@ export class MicroserviceReconciler {
    * this Microservice was ever applied: its status names the managed resources, or this process
    * wrote its status. A Microservice never applied (a cold start, a new object) skips the read:
    * the status write that follows is conditional on its UID and resourceVersion, and if it finds
-   * the owner gone the children just created are deleted (#deleteCreated), and the owner is
+   * the owner gone, garbage collection removes the children just created, and the owner is
    * not reconciled again (#gone). One request less on the path of every new Microservice.
    */
   #mustConfirmOwner(ms: Microservice, key: string): boolean {
     return ms.status?.managedResources !== undefined || this.#status.lastWrittenAt(key) !== undefined;
-  }
-
-  /** Deletes children this reconcile created for an owner found gone (each by its UID); best effort. */
-  async #deleteCreated(created: Array<{ kind: ResourceKind<Deployment | Service>; obj: Deployment | Service }>, log: Logger): Promise<void> {
-    await Promise.all(created.map(async ({ kind, obj }) => {
-      const key = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
-      try {
-        await this.#d.client.delete(kind, key, { preconditions: { uid: obj.metadata.uid }, propagationPolicy: 'Background' });
-        log.debug(`${kind.kind} ${formatKey(key)} deleted: it was created for an owner that is gone`);
-      } catch (err) {
-        log.debug({ err: (err as Error).message }, `${kind.kind} ${formatKey(key)} created for an owner that is gone was not deleted; garbage collection removes it`);
-      }
-    }));
   }
 
   /**
