@@ -39,3 +39,55 @@ test('internStrings shares equal strings between objects (less heap per parsed o
   };
   assert.ok(measure(internStrings) < measure((o) => o));
 });
+
+test('internStrings against a previous version keeps every value equal and leaves the previous version as it was', () => {
+  fc.assert(
+    fc.property(fc.jsonValue({ maxDepth: 6 }), fc.jsonValue({ maxDepth: 6 }), fc.boolean(), (value, other, similar) => {
+      // The previous version: often the same document (the common case: a status update), else any.
+      const previous = JSON.parse(JSON.stringify(similar ? value : other)) as unknown;
+      const previousBefore = JSON.parse(JSON.stringify(previous)) as unknown;
+      const expected = JSON.parse(JSON.stringify(value)) as unknown;
+      const interned = internStrings(JSON.parse(JSON.stringify(value)) as unknown, previous);
+      assert.deepStrictEqual(interned, expected);
+      assert.deepStrictEqual(previous, previousBefore);
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('internStrings takes the equal string of the previous version, also one too long to be looked up', () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const long = 'z'.repeat(MAX_INTERNED_LENGTH * 4);
+  const text = JSON.stringify({ metadata: { annotations: { applied: long } }, status: { ready: 1 } });
+  const previous = JSON.parse(text) as unknown;
+  const measure = (map: (o: unknown) => unknown) => {
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const kept = Array.from({ length: 1_000 }, () => map(JSON.parse(text)));
+    gc();
+    const used = process.memoryUsage().heapUsed - before;
+    assert.equal(kept.length, 1_000);
+    return used;
+  };
+  // 1,000 copies of a 1 KiB string are ≈ 1 MiB; sharing the previous version's copy saves it.
+  assert.ok(measure((o) => internStrings(o, previous)) < measure((o) => internStrings(o)) - 512 * 1024);
+});
+
+test('internStrings adds no property when Object.prototype has an enumerable one (for…in is not used then)', () => {
+  const proto = Object.prototype as Record<string, unknown>;
+  proto.polluted = 'yes';
+  try {
+    const obj = JSON.parse('{"a":"x","b":{"c":"y"},"d":["z"]}') as Record<string, unknown>;
+    internStrings(obj, JSON.parse('{"a":"x"}'));
+    assert.deepStrictEqual(Object.keys(obj), ['a', 'b', 'd']);
+    assert.deepStrictEqual(Object.keys(obj.b as object), ['c']);
+  } finally {
+    delete proto.polluted;
+  }
+});
+
+test('internStrings leaves sealed objects alone', () => {
+  const sealed = Object.seal({ a: 'x' });
+  assert.equal(internStrings({ sealed }).sealed, sealed);
+});

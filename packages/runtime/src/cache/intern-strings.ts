@@ -12,10 +12,19 @@
  * becomes garbage. The table holds strings only while something else does, so nothing leaks when
  * objects leave the cache. On other engines this is a harmless identity function in effect.
  *
+ * A new version of a cached object is mostly the old one again (a Deployment's status moves,
+ * its spec and metadata do not): given the version it replaces, a string equal to the one at the
+ * same place in that version takes that (already shared) string, with no lookup in V8's table and
+ * nothing allocated; only the strings that changed are looked up. Measured on a Deployment's
+ * status updates in the interpreter the operator runs in (ADR 0034): ≈ 3× less time per update,
+ * and none of the lookups' garbage (a lookup allocates a small object: the cold start's largest
+ * source of young-generation garbage).
+ *
  * Guarantees: the object is changed in place, only by replacing a string with an equal string
- * (`===` holds for every value before and after), so no reader can observe it; frozen objects and
- * arrays are left as they are; strings longer than `MAX_INTERNED_LENGTH` (certificates, applied
- * configurations) are left alone, as they are rarely shared and costly to hash.
+ * (`===` holds for every value before and after), so no reader can observe it; the previous
+ * version is only read; frozen or sealed objects and arrays are left as they are; strings longer than
+ * `MAX_INTERNED_LENGTH` (certificates, applied configurations) are left alone, as they are rarely
+ * shared and costly to hash.
  * @module
  */
 
@@ -32,26 +41,56 @@ function share(value: unknown): unknown {
   return typeof value === 'string' && value.length <= MAX_INTERNED_LENGTH ? canonical(value) : value;
 }
 
-/** Replaces, in place, every short string value inside `obj` with V8's canonical copy; returns `obj`. */
-export function internStrings<T>(obj: T): T {
-  visit(obj, 0);
+/**
+ * Replaces, in place, every short string value inside `obj` with a shared copy: the equal string
+ * at the same place in `previous` (an earlier version of the same object, whose strings were
+ * shared before), else V8's canonical copy. Returns `obj`.
+ */
+export function internStrings<T>(obj: T, previous?: unknown): T {
+  visit(obj, previous, 0, plainPrototypes());
   return obj;
 }
 
-function visit(node: unknown, depth: number): void {
-  if (node === null || typeof node !== 'object' || depth > 64 || Object.isFrozen(node)) return;
+/**
+ * `for…in` walks an object twice as fast as `Object.keys` in the interpreter, but also yields
+ * inherited enumerable properties: it is used only while the prototypes of plain objects and
+ * arrays have none (always, unless some code added one to `Object.prototype`).
+ */
+function plainPrototypes(): boolean {
+  for (const _ in {}) return false;
+  for (const _ in []) return false;
+  return true;
+}
+
+function visit(node: unknown, previous: unknown, depth: number, forIn: boolean): void {
+  // Frozen and sealed objects are not extensible: they are left as they are.
+  if (node === null || typeof node !== 'object' || depth > 64 || !Object.isExtensible(node)) return;
+  const before = previous !== null && typeof previous === 'object' ? (previous as Record<string, unknown>) : undefined;
   if (Array.isArray(node)) {
+    const list = Array.isArray(before) ? (before as unknown[]) : undefined;
     for (let i = 0; i < node.length; i++) {
       const v: unknown = node[i];
-      if (typeof v === 'string') node[i] = share(v);
-      else visit(v, depth + 1);
+      const was = list?.[i];
+      if (typeof v === 'string') node[i] = was === v ? was : share(v);
+      else visit(v, was, depth + 1, forIn);
     }
     return;
   }
   const record = node as Record<string, unknown>;
+  const old = before && !Array.isArray(before) ? before : undefined;
+  if (forIn) {
+    for (const key in record) {
+      const v = record[key];
+      const was = old?.[key];
+      if (typeof v === 'string') record[key] = was === v ? was : share(v);
+      else visit(v, was, depth + 1, forIn);
+    }
+    return;
+  }
   for (const key of Object.keys(record)) {
     const v = record[key];
-    if (typeof v === 'string') record[key] = share(v);
-    else visit(v, depth + 1);
+    const was = old?.[key];
+    if (typeof v === 'string') record[key] = was === v ? was : share(v);
+    else visit(v, was, depth + 1, forIn);
   }
 }

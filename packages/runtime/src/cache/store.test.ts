@@ -165,3 +165,18 @@ test('per-namespace scopes keep their own watch position', () => {
   assert.equal(s.noteWrite({ metadata: { name: 'x', namespace: 'other', uid: 'u', resourceVersion: '5' } })?.type, 'add', 'the other namespace is only at 3');
   assert.equal(s.noteWrite(obj('y', '5')), undefined, 'namespace ns is at 10');
 });
+
+test('the transform runs only for versions the store keeps: not for an echo of its own write, a stale event or a deletion', () => {
+  const seen: string[] = [];
+  const s = new StoreWriter({ transform: (o) => { seen.push(`${o.metadata.name}@${o.metadata.resourceVersion}`); return o; } });
+  s.apply('ADDED', obj('a', '5'));
+  s.noteWrite(obj('a', '7'));
+  s.apply('MODIFIED', obj('a', '6')); // stale, in flight before the write
+  s.apply('MODIFIED', obj('a', '7')); // the echo of the write
+  s.noteWrite(obj('a', '7')); // the same answer noted twice
+  s.apply('MODIFIED', obj('a', '8'));
+  s.apply('DELETED', obj('a', '9'));
+  s.replace([obj('b', '10')], '10');
+  assert.deepEqual(seen, ['a@5', 'a@7', 'a@8', 'b@10']);
+  assert.equal(s.get('ns/b')?.metadata.resourceVersion, '10');
+});

@@ -66,6 +66,9 @@ export interface StoreWriterOptions<T extends KubeObject> {
   /**
    * Applied to every object before it is stored (default: drop `metadata.managedFields`). Short
    * string values of the result are then shared with equal ones already cached (`internStrings`).
+   * It must keep `metadata.name`, `namespace`, `uid` and `resourceVersion` as they were: the store
+   * reads them from the object as received, and skips the transform of a version it already holds
+   * (a watch event echoing this process's own write) or of a deletion.
    */
   transform?: (obj: T) => T;
   /**
@@ -112,7 +115,8 @@ const DELETION_FACTS = 4_096;
 
 export class StoreWriter<T extends KubeObject> implements Store<T> {
   readonly #memory: Indexer<T>;
-  readonly #transform: (obj: T) => T;
+  /** The transform, then strings shared with `previous` (the cached version it replaces) and the cache. */
+  readonly #transform: (obj: T, previous: T | undefined) => T;
   readonly #perNamespace: boolean;
   readonly #scopes = new Map<string, Scope>();
   /** Per key, the UIDs of objects this process deleted, until the watch (or a list) confirms it. */
@@ -124,7 +128,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     this.#memory = new Indexer<T>(options.indexes);
     const transform = options.transform ?? dropManagedFields;
     // Equal strings shared between cached objects (intern-strings.ts): ≈ 30 % less heap per object.
-    this.#transform = (obj) => internStrings(transform(obj));
+    this.#transform = (obj, previous) => internStrings(transform(obj), previous);
     this.#perNamespace = options.perNamespace ?? false;
   }
 
@@ -206,8 +210,8 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     const changes: Change<T>[] = [];
     const listed = new Map<string, T>();
     for (const raw of items) {
-      const obj = this.#transform(raw);
-      listed.set(keyOf(obj), obj);
+      const key = keyOf(raw);
+      listed.set(key, this.#transform(raw, this.#memory.get(key)));
     }
     const newerThanList = (key: string) => {
       if (!written.has(key)) return false;
@@ -248,7 +252,9 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
 
   /** Applies one watch event; returns the change, or undefined when it changes nothing. */
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): Change<T> | undefined {
-    const obj = this.#transform(raw);
+    // Identity and order come from the object as received (the transform keeps them); it is
+    // transformed only when it is stored.
+    const obj = raw;
     const key = keyOf(obj);
     this.#advance(this.#scope(obj.metadata.namespace), obj.metadata.resourceVersion);
     const uid = obj.metadata.uid;
@@ -264,7 +270,9 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       return { type: 'delete', object: old };
     }
     if (this.#tombstoned(key, uid)) return undefined;
-    return this.#upsert(key, obj);
+    // Most often the echo of this process's own write, noted already: nothing to transform.
+    if (this.#seen(key, obj)) return undefined;
+    return this.#upsert(key, this.#transform(obj, this.#memory.get(key)));
   }
 
   /** A bookmark: the watch of this scope has delivered everything up to `resourceVersion`. */
@@ -274,7 +282,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
 
   /** Records an object this process has just written (read-your-own-writes). */
   noteWrite(raw: T): Change<T> | undefined {
-    const obj = this.#transform(raw);
+    const obj = raw;
     const key = keyOf(obj);
     const rv = obj.metadata.resourceVersion;
     const scope = this.#scope(obj.metadata.namespace);
@@ -284,7 +292,8 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     // After an etcd restore, the first note of a key replaces what the old history left, whatever its version.
     const fresh = scope.historyChanged === true && !scope.writtenSinceList?.has(key);
     this.#written(scope, key, rv);
-    return this.#upsert(key, obj, fresh);
+    if (!fresh && this.#seen(key, obj)) return undefined;
+    return this.#upsert(key, this.#transform(obj, this.#memory.get(key)), fresh);
   }
 
   /**
@@ -292,7 +301,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
    * left the informer's label or field selection): it goes, unless the watch is already past it.
    */
   noteGone(raw: T): Change<T> | undefined {
-    const obj = this.#transform(raw);
+    const obj = raw;
     const key = keyOf(obj);
     const rv = obj.metadata.resourceVersion;
     const scope = this.#scope(obj.metadata.namespace);
@@ -318,6 +327,14 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     // Not (yet) in the store: keep it out when the watch brings it, unless the watch has shown its deletion already.
     if (uid && this.#deletedByWatch.get(k) !== uid) this.#tomb(k, uid);
     return undefined;
+  }
+
+  /** The store holds this version of `key` or a later one (what `#upsert` would leave unchanged). */
+  #seen(key: string, obj: T): boolean {
+    const old = this.#memory.get(key);
+    if (!old) return false;
+    const order = compareResourceVersions(obj.metadata.resourceVersion, old.metadata.resourceVersion);
+    return order <= 0 || (Number.isNaN(order) && obj.metadata.resourceVersion === old.metadata.resourceVersion);
   }
 
   #upsert(key: string, obj: T, ignoreOrder = false): Change<T> | undefined {
