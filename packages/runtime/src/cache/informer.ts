@@ -37,7 +37,11 @@ export interface InformerOptions<T extends KubeObject> {
   labelSelector?: string;
   fieldSelector?: string;
   indexes?: Record<string, IndexFunc<T>>;
-  /** Reduces each object before it is stored (what it keeps is all a reader gets; marked partial). */
+  /**
+   * Reduces each object before it is stored (what it keeps is all a reader gets; marked partial).
+   * It must keep `metadata.name`, `namespace`, `uid` and `resourceVersion` unchanged: the store
+   * orders and keys objects by them, read before the transform runs.
+   */
   transform?: (obj: T) => T;
   /** List and watch metadata only: the store holds `PartialObjectMetadata`. */
   metadataOnly?: boolean;
