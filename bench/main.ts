@@ -22,6 +22,7 @@ import type { BenchOptions } from './support/options.ts';
 import { openSession } from './support/session.ts';
 import { killAllChildren } from './support/child-process.ts';
 import { convergeScript, useOperatorBuild } from './support/shipped-cli.ts';
+import { useOperatorNodeFlags } from './support/operator.ts';
 import type { Session } from './support/session.ts';
 import { describeMachine } from './support/machine.ts';
 import { FLEET_SCENARIOS, SCENARIOS, startFleet } from './scenarios/index.ts';
@@ -65,6 +66,7 @@ export async function runBench(options: BenchOptions, argv: string[]): Promise<{
   let fleet: Promise<Fleet> | undefined;
   try {
     useOperatorBuild(options.operatorBuild);
+    useOperatorNodeFlags(options.operatorNodeFlags);
     await convergeScript(log);
     session = await openSession({ outDir, profile: options.profile, log });
     const s = session;

@@ -69,18 +69,24 @@ describe('runNamespace', () => {
     assert.equal(new Set(names).size, names.length);
     for (const n of names) assert.match(n, /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/);
   });
+
+  it('gives the warm-up run (round 0) a namespace of its own', () => {
+    const warmUp = runNamespace({ setting: 'unlimited', contender: 'minimal-client', round: 0 });
+    assert.equal(warmUp, 'bench-cmp-unlimited-minimal-warmup');
+    assert.ok(!comparisonPlan({ ...all, rounds: 3 }).map(runNamespace).includes(warmUp));
+  });
 });
 
 describe('/proc parsing', () => {
   it('reads the machine busy and total CPU from /proc/stat', () => {
-    const text = 'cpu  100 5 50 800 20 3 2 0 0 0\ncpu0 50 2 25 400 10 1 1 0 0 0\n';
-    assert.deepEqual(parseMachineCpu(text), { busyMs: 1600, totalMs: 9800 });
+    const text = 'cpu  100 5 50 800 20 3 2 7 0 0\ncpu0 50 2 25 400 10 1 1 4 0 0\n';
+    assert.deepEqual(parseMachineCpu(text), { busyMs: 1670, totalMs: 9870, stealMs: 70 });
   });
 
   it('turns two snapshots into CPU per process and busy CPUs', () => {
-    const a = { processes: { apiserver: 1000, etcd: 500 }, machine: { busyMs: 10_000, totalMs: 40_000 } };
-    const b = { processes: { apiserver: 4000, etcd: 900, late: 5 }, machine: { busyMs: 25_000, totalMs: 60_000 } };
-    assert.deepEqual(cpuBetween(a, b, 2), { processes: { apiserver: 3000, etcd: 400 }, machineBusyCpus: 1.5 });
+    const a = { processes: { apiserver: 1000, etcd: 500 }, machine: { busyMs: 10_000, totalMs: 40_000, stealMs: 100 } };
+    const b = { processes: { apiserver: 4000, etcd: 900, late: 5 }, machine: { busyMs: 25_000, totalMs: 60_000, stealMs: 1_100 } };
+    assert.deepEqual(cpuBetween(a, b, 2), { processes: { apiserver: 3000, etcd: 400 }, machineBusyCpus: 1.5, machineStealCpus: 0.1 });
   });
 
   it('reads VmRSS and VmHWM from /proc/<pid>/status', () => {

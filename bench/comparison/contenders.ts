@@ -59,7 +59,7 @@ export const SETTING_TITLES: Record<SettingName, string> = {
 export interface ContenderRun {
   setting: SettingName;
   contender: ContenderName;
-  /** Which round of the plan (1-based; `--compare-rounds`). */
+  /** Which round of the plan (1-based; `--compare-rounds`); 0 is the warm-up run, which is not measured. */
   round: number;
   /** Concurrent reconciles / threads / requests in flight; undefined: the framework's default. */
   workers?: number;
@@ -147,7 +147,12 @@ export function comparisonPlan(o: PlanOptions): ContenderRun[] {
 /** Namespace of one run: a DNS label of at most 63 characters. */
 export function runNamespace(run: Pick<ContenderRun, 'setting' | 'contender'> & { round?: number }): string {
   const short: Record<ContenderName, string> = { converge: 'converge', 'controller-runtime': 'cr', 'controller-runtime-shared': 'cr-shared', kopf: 'kopf', 'minimal-client': 'minimal' };
-  return `bench-cmp-${run.setting}-${short[run.contender]}${(run.round ?? 1) > 1 ? `-r${run.round}` : ''}`;
+  return `bench-cmp-${run.setting}-${short[run.contender]}${roundSuffix(run.round)}`;
+}
+
+/** How a run's round shows in its names: none for the first, `-rN` for later ones, `-warmup` for round 0 (not measured). */
+export function roundSuffix(round = 1): string {
+  return round === 0 ? '-warmup' : round > 1 ? `-r${round}` : '';
 }
 
 export interface ProcessStats {
@@ -187,14 +192,16 @@ export async function readProcess(pid: number): Promise<ProcessStats & { cpuMs: 
  * Busy and total CPU time of the whole machine (ms, all CPUs) from the text of /proc/stat's
  * first line: busy is everything but idle and iowait.
  */
-export function parseMachineCpu(text: string, ticksPerSecond = 100): { busyMs: number; totalMs: number } {
+export function parseMachineCpu(text: string, ticksPerSecond = 100): { busyMs: number; totalMs: number; stealMs: number } {
   const line = text.split('\n').find((l) => /^cpu\s/.test(l));
   if (!line) throw new Error('/proc/stat has no cpu line');
   const f = line.trim().split(/\s+/).slice(1, 9).map(Number);
   if (f.length < 8 || f.some((x) => !Number.isFinite(x))) throw new Error('cannot read /proc/stat cpu line');
   const total = f.reduce((a, b) => a + b, 0);
   const idle = f[3]! + f[4]!;
-  return { busyMs: ((total - idle) * 1000) / ticksPerSecond, totalMs: (total * 1000) / ticksPerSecond };
+  // Steal (the 8th field) counts as busy: the CPU was not ours. It is also reported on its own,
+  // since a round whose virtual CPUs were taken by the host is slower for no fault of its contender.
+  return { busyMs: ((total - idle) * 1000) / ticksPerSecond, totalMs: (total * 1000) / ticksPerSecond, stealMs: (f[7]! * 1000) / ticksPerSecond };
 }
 
 /**
@@ -231,7 +238,7 @@ export async function waitForQuietMachine(
 /** CPU time so far of some processes (by name) and of the whole machine. */
 export interface CpuSnapshot {
   processes: Record<string, number>;
-  machine: { busyMs: number; totalMs: number };
+  machine: { busyMs: number; totalMs: number; stealMs?: number };
 }
 
 export async function cpuSnapshot(processes: { component: string; pid: number }[]): Promise<CpuSnapshot> {
@@ -247,11 +254,13 @@ export async function cpuSnapshot(processes: { component: string; pid: number }[
 }
 
 /** CPU spent between two snapshots: per process (ms), and how many CPUs the machine kept busy on average. */
-export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, cpuCount: number): { processes: Record<string, number>; machineBusyCpus: number } {
+export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, cpuCount: number): { processes: Record<string, number>; machineBusyCpus: number; machineStealCpus?: number } {
   const processes: Record<string, number> = {};
   for (const [k, v] of Object.entries(b.processes)) if (a.processes[k] !== undefined) processes[k] = v - a.processes[k]!;
   const total = b.machine.totalMs - a.machine.totalMs;
-  return { processes, machineBusyCpus: total > 0 ? ((b.machine.busyMs - a.machine.busyMs) / total) * cpuCount : 0 };
+  const share = (from: number | undefined, to: number | undefined) => (total > 0 && from !== undefined && to !== undefined ? ((to - from) / total) * cpuCount : undefined);
+  const steal = share(a.machine.stealMs, b.machine.stealMs);
+  return { processes, machineBusyCpus: share(a.machine.busyMs, b.machine.busyMs) ?? 0, ...(steal !== undefined ? { machineStealCpus: steal } : {}) };
 }
 
 export interface ContenderRequests extends RequestCounts {

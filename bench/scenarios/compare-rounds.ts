@@ -20,6 +20,8 @@ export interface RunResult {
   appliedTimes?: number[];
   readyTimes?: number[];
   requests?: ContenderRequests;
+  /** The same, up to all ResourcesApplied (the goal's window): what the contender wrote on the way there. */
+  requestsToApplied?: ContenderRequests;
   rssBytes?: number;
   peakRssBytes?: number;
   cpuMs?: number;
@@ -31,7 +33,15 @@ export interface RunResult {
   /** Requests by `verb resource` as the contender's own client timed them, up to convergence (Converge and the plain client). */
   requestTimes?: RequestTimes;
   /** From the contender's start to convergence: CPU of each control-plane component (ms) and CPUs the machine kept busy. */
-  window?: { processes: Record<string, number>; machineBusyCpus: number };
+  window?: { processes: Record<string, number>; machineBusyCpus: number; machineStealCpus?: number };
+  /**
+   * From the contender's start to all ResourcesApplied: CPU (ms) of each control-plane component,
+   * of the contender's process (`contender`) and of the benchmark's own process (`bench`, whose
+   * observers watch the same objects for every contender), and CPUs the machine kept busy.
+   */
+  appliedWindow?: { processes: Record<string, number>; machineBusyCpus: number; machineStealCpus?: number };
+  /** The API server's own figures up to all ResourcesApplied: mean request times on the contender's path and watch events sent. */
+  apiServer?: { latency: Record<string, { count: number; meanMs: number }>; watchEvents: Record<string, number> };
 }
 
 export const median = (xs: number[]): number => {

@@ -33,6 +33,7 @@ import {
   readProcess,
   requestTimesFromSamples,
   requestTimesFromTotals,
+  roundSuffix,
   runNamespace,
   waitForQuietMachine,
   spawnProcess,
@@ -44,6 +45,7 @@ import { auditMark } from '../support/audit.ts';
 import { createMicroservices, pool } from '../support/fixtures.ts';
 import { trackDeployments, trackMicroservices } from '../support/observer.ts';
 import { startOperator } from '../support/operator.ts';
+import { parseMetrics, sumOf } from '../support/prometheus.ts';
 import type { Sample } from '../support/prometheus.ts';
 import { round, seconds } from '../support/stats.ts';
 import { curve } from './cold-start.ts';
@@ -108,7 +110,7 @@ async function startContender(ctx: BenchContext, run: ContenderRun, ns: string, 
 }
 
 function runName(run: ContenderRun): string {
-  return `compare-${run.setting}-${run.contender}${run.round > 1 ? `-r${run.round}` : ''}`;
+  return `compare-${run.setting}-${run.contender}${roundSuffix(run.round)}`;
 }
 
 /**
@@ -126,6 +128,36 @@ function sampleApiServer(ctx: BenchContext, path: string): Promise<void> {
       resolve();
     });
   });
+}
+
+/** The API server's own metrics (Prometheus text), through kubectl as the admin user; undefined when it did not answer. */
+function apiServerMetrics(ctx: BenchContext): Promise<Sample[] | undefined> {
+  const args = ['--kubeconfig', ctx.session.kubeconfigPath, 'get', '--raw', '/metrics'];
+  return new Promise((resolve) => {
+    execFile('kubectl', args, { maxBuffer: 256 * 1024 * 1024, timeout: 30_000 }, (err, stdout) => resolve(err ? undefined : parseMetrics(stdout)));
+  });
+}
+
+/**
+ * What the API server did between two scrapes of its metrics: the mean time of the requests on
+ * a contender's path (the IPAddress create is the one every Service create makes, one at a time:
+ * the cluster IP allocator holds a lock across it), and the watch events it sent, by resource.
+ */
+export function apiServerBetween(before: readonly Sample[], after: readonly Sample[]): NonNullable<RunResult['apiServer']> {
+  const latency: Record<string, { count: number; meanMs: number }> = {};
+  for (const [verb, resource] of [['POST', 'ipaddresses'], ['POST', 'services'], ['POST', 'deployments'], ['PATCH', 'microservices'], ['POST', 'pods'], ['PUT', 'pods'], ['PUT', 'deployments']] as const) {
+    const labels = { verb, resource };
+    const count = sumOf(after, 'apiserver_request_duration_seconds_count', labels) - sumOf(before, 'apiserver_request_duration_seconds_count', labels);
+    const sum = sumOf(after, 'apiserver_request_duration_seconds_sum', labels) - sumOf(before, 'apiserver_request_duration_seconds_sum', labels);
+    if (count > 0) latency[`${verb} ${resource}`] = { count, meanMs: Math.round((sum / count) * 10_000) / 10 };
+  }
+  const watchEvents: Record<string, number> = {};
+  for (const s of after.filter((x) => x.name === 'apiserver_watch_events_total')) {
+    const resource = s.labels.resource ?? s.labels.kind ?? '?';
+    const was = before.find((b) => b.name === s.name && JSON.stringify(b.labels) === JSON.stringify(s.labels))?.value ?? 0;
+    if (s.value - was > 0) watchEvents[resource] = (watchEvents[resource] ?? 0) + s.value - was;
+  }
+  return { latency, watchEvents };
 }
 
 /** Removes finalizers left on the Microservices (Kopf's), so that deleting the namespace does not wait for an operator. */
@@ -163,13 +195,24 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
     if (!quiet.quiet) session.log(`${what}: the machine did not get quiet in ${seconds(quiet.waitedMs)} s (${round(quiet.lastBusyCpus, 2)} CPUs busy); starting anyway`);
     const mark = await auditMark(session.auditLogPath);
     session.log(`${what}: starting (${run.describe}) after ${seconds(quiet.waitedMs)} s for a quiet machine`);
-    const cpuAtStart = await cpuSnapshot(session.controlPlane.processes());
+    const metricsAtStart = await apiServerMetrics(ctx);
+    const cpuAtStart = await cpuSnapshot([...session.controlPlane.processes(), { component: 'bench', pid: process.pid }]);
     const t0 = performance.now();
     const apiServerProfile = session.profileDir ? sampleApiServer(ctx, join(session.profileDir, `${runName(run)}.apiserver.pprof`)) : undefined;
     started = await startContender(ctx, run, ns, paths);
     const s = started;
     const timeout = convergenceTimeoutMs(n);
-    const applied = ms.until(() => ms.appliedCount() >= n, timeout, `${what}: ${n} ResourcesApplied`);
+    // CPU up to all ResourcesApplied, the contender's included (a new process: it starts from 0).
+    let appliedAt = Number.POSITIVE_INFINITY;
+    const cpuProcesses = () => [...session.controlPlane.processes(), { component: 'contender', pid: s.pid }, { component: 'bench', pid: process.pid }];
+    const applied = ms.until(() => ms.appliedCount() >= n, timeout, `${what}: ${n} ResourcesApplied`).then(async (at) => {
+      appliedAt = Date.now();
+      const atApplied = await cpuSnapshot(cpuProcesses());
+      result.appliedWindow = cpuBetween({ ...cpuAtStart, processes: { ...cpuAtStart.processes, contender: 0 } }, atApplied, cpus().length);
+      const metricsAtApplied = await apiServerMetrics(ctx);
+      if (metricsAtStart && metricsAtApplied) result.apiServer = apiServerBetween(metricsAtStart, metricsAtApplied);
+      return at;
+    });
     const available = deployments.until(() => deployments.availableCount() >= n, timeout, `${what}: ${n} Deployments available`);
     const ready = wantsReady ? ms.until(() => ms.readyCount() >= n, timeout, `${what}: ${n} Ready`) : Promise.resolve(Number.NaN);
     const [a, d, r] = await Promise.race([
@@ -211,6 +254,7 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
     }
     // Requests received up to convergence (a contender's periodic work after it is not counted).
     result.requests = await countContenderRequests(session.auditLogPath, mark, run.contender, convergedAt);
+    result.requestsToApplied = await countContenderRequests(session.auditLogPath, mark, run.contender, appliedAt);
     await apiServerProfile;
     result.ok = true;
     session.log(
@@ -289,6 +333,13 @@ export const compare: Scenario = {
       notes.push(`Kopf ${kopf.versions.kopf}, kubernetes (Python client) ${kopf.versions.kubernetes}, Python ${kopf.versions.python}.`);
     }
     session.log(`compare: ${plan.length} runs of ${n} Microservices: ${plan.map((r) => `${r.setting}/${r.contender}${rounds > 1 ? `/${r.round}` : ''}`).join(', ')}`);
+    // A warm-up run first, not measured: the first run on a new control plane is slower (the API
+    // server's caches, its heap and etcd's file grow to the size of a run, Go and Node compile what
+    // it uses), and with rounds in alternating order that cost fell on whichever contender came first.
+    if (rounds > 1) {
+      const warm = await runOne(ctx, { setting: 'unlimited', contender: 'minimal-client', round: 0, workers: options.workers, qps: 0, describe: 'warm-up' }, paths, false);
+      session.log(`compare: warm-up run (the plain client, not measured): ${warm.ok ? `all ResourcesApplied in ${seconds(warm.appliedMs!)} s` : `failed: ${warm.error}`}`);
+    }
     const all: RunResult[] = [];
     for (const [i, run] of plan.entries()) all.push(await runOne(ctx, run, paths, i === plan.length - 1));
     // With several rounds, every table but the rounds table shows each contender's median run.
@@ -317,6 +368,15 @@ export const compare: Scenario = {
         for (const c of [...new Set(all.map((r) => r.run.contender))]) {
           const times = all.filter((r) => r.run.setting === s && r.run.contender === c).map((r) => (r.ok ? seconds(r.appliedMs!) : 'failed'));
           figures[`${s}.${c}.appliedSecondsByRound`] = times.join(', ');
+          // Per round, where the machine's CPU went up to all ResourcesApplied (a noisy round shows here).
+          figures[`${s}.${c}.appliedCpuByRound`] = all
+            .filter((r) => r.run.setting === s && r.run.contender === c && r.ok)
+            .map((r) => `${appliedCpu(r) ?? '—'} (busy ${r.appliedWindow ? round(r.appliedWindow.machineBusyCpus, 2) : '—'}, of it stolen by the host ${r.appliedWindow?.machineStealCpus === undefined ? '—' : round(r.appliedWindow.machineStealCpus, 2)})`)
+            .join(' | ');
+          figures[`${s}.${c}.apiServerByRound`] = all
+            .filter((r) => r.run.setting === s && r.run.contender === c && r.ok && r.apiServer)
+            .map((r) => `${Object.entries(r.apiServer!.latency).map(([k, v]) => `${k} ${v.meanMs} ms ×${v.count}`).join(', ')}; watch events ${Object.entries(r.apiServer!.watchEvents).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} ${v}`).join(', ')}`)
+            .join(' | ');
           // Per round, what the runs did: a slow round with more writes or a relist shows here.
           const runs = all.filter((r) => r.run.setting === s && r.run.contender === c && r.ok && r.requests);
           figures[`${s}.${c}.requestsByRound`] = runs
@@ -359,6 +419,7 @@ export const compare: Scenario = {
           ['all Deployments available (s)', (r) => seconds(r.deploymentsAvailableMs!)],
           ['all Ready (s)', (r) => (r.readyMs === undefined ? null : seconds(r.readyMs))],
           ['API writes per Microservice', (r) => round(r.requests!.writes / n)],
+          ['API writes per Microservice up to all ResourcesApplied (by verb)', (r) => (r.requestsToApplied ? `${round(r.requestsToApplied.writes / n)} (${Object.entries(r.requestsToApplied.byVerb).filter(([k]) => !/^(get|list|watch) /.test(k)).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} ${round(v / n, 2)}`).join(', ')})` : null)],
           ['API reads (get/list) in all', (r) => r.requests!.reads],
           ['of the writes: 409 Conflict / AlreadyExists', (r) => r.requests!.conflicts],
           ['watches opened', (r) => r.requests!.watches],
@@ -368,6 +429,8 @@ export const compare: Scenario = {
           ['control plane CPU up to convergence (s): API server / etcd / controller-manager / simulator', (r) => controlPlaneCpu(r.window)],
           ['API server CPU per Microservice (ms)', (r) => (r.window?.processes.apiserver === undefined ? null : round(r.window.processes.apiserver / n, 1))],
           [`CPUs of the machine busy on average up to convergence (of ${cpus().length})`, (r) => (r.window ? round(r.window.machineBusyCpus, 2) : null)],
+          ['CPU up to all ResourcesApplied (s): API server / etcd / controller-manager / simulator / contender / bench observers', (r) => appliedCpu(r)],
+          ['machine CPU per Microservice up to all ResourcesApplied (ms; CPUs busy × time ÷ N)', (r) => (r.appliedWindow ? round((r.appliedWindow.machineBusyCpus * r.appliedMs!) / n, 1) : null)],
         ]);
       }),
       ...settings.map((s) => {
@@ -424,6 +487,14 @@ export const compare: Scenario = {
     };
   },
 };
+
+/** CPU per process up to all ResourcesApplied; a plain client that exited first is counted by its own report. */
+function appliedCpu(r: RunResult): Cell {
+  if (!r.appliedWindow) return null;
+  const p = { ...r.appliedWindow.processes };
+  if (p.contender === undefined && r.cpuMs !== undefined) p.contender = r.cpuMs;
+  return ['apiserver', 'etcd', 'controller-manager', 'simulator', 'contender', 'bench'].map((c) => (p[c] === undefined ? '—' : String(seconds(p[c]!)))).join(' / ');
+}
 
 function controlPlaneCpu(window: RunResult['window']): Cell {
   if (!window) return null;

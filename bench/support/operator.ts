@@ -35,6 +35,18 @@ export interface RunningOperator extends BenchChild {
   metrics(): Promise<Sample[]>;
 }
 
+let nodeFlagsOverride: readonly string[] | undefined;
+
+/** Starts later operators with these Node.js flags instead of the image's (bench/main.ts, `--operator-node-flags`). */
+export function useOperatorNodeFlags(flags: readonly string[] | undefined): void {
+  nodeFlagsOverride = flags;
+}
+
+/** The Node.js flags the benchmarked operator runs with. */
+export function operatorNodeFlags(): readonly string[] {
+  return nodeFlagsOverride ?? OPERATOR_NODE_FLAGS;
+}
+
 export async function startOperator(options: OperatorOptions): Promise<RunningOperator> {
   const configPath = join(options.outDir, `${options.name}.config.yaml`);
   writeFileSync(configPath, stringify(options.config));
@@ -44,7 +56,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     name: options.name,
     script: await convergeScript(),
     // As the image starts it (Dockerfile ENTRYPOINT; ADR 0034).
-    nodeFlags: OPERATOR_NODE_FLAGS,
+    nodeFlags: operatorNodeFlags(),
     args: [
       'run',
       '--kubeconfig', options.kubeconfigPath,

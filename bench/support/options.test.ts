@@ -27,6 +27,12 @@ describe('bench flags', () => {
     assert.equal(o.repairs, 7);
     assert.deepEqual(o.churnRates, [1, 5]);
   });
+  it('--operator-node-flags replaces the image\'s flags (an empty string: none); absent, the image\'s', () => {
+    assert.equal(parseBenchArgs([])!.operatorNodeFlags, undefined);
+    assert.deepEqual(parseBenchArgs(['--operator-node-flags=--max-semi-space-size=2  --optimize-for-size'])!.operatorNodeFlags, ['--max-semi-space-size=2', '--optimize-for-size']);
+    assert.deepEqual(parseBenchArgs(['--operator-node-flags', ''])!.operatorNodeFlags, []);
+  });
+
   it('a profiled run is not the default run', () => {
     assert.equal(parseBenchArgs(['--profile'])!.isDefaultRun, false);
   });

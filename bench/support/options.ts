@@ -52,6 +52,8 @@ export interface BenchOptions {
   compareRounds: number;
   /** How the operator runs: `shipped` (packed and installed, as in the image) or `source` (the TypeScript sources). */
   operatorBuild: 'shipped' | 'source';
+  /** Node.js flags the operator is started with instead of the image's (OPERATOR_NODE_FLAGS); undefined: the image's. */
+  operatorNodeFlags?: string[];
   /** Output directory (default bench/out/<timestamp>). */
   out?: string;
   /** Copy the report to bench/reports/latest (default: only for the default run). */
@@ -106,6 +108,8 @@ Flags:
   --profile                 write CPU profiles of the operator processes (.cpuprofile, open in Chrome DevTools)
                             and, in compare, of the API server over each run's first 20 s (.apiserver.pprof)
   --operator-build <b>      shipped (default: the packed tarballs, compiled JavaScript, as the image) | source
+  --operator-node-flags=<f> Node.js flags for the operator instead of the image's (e.g. "--max-semi-space-size=2"
+                            to measure V8's optimizing compilers; "" for none); the report names them
   --out <dir>               output directory (default bench/out/<timestamp>)
   --latest / --no-latest    copy the report to bench/reports/latest (default: only for a default run)
   -h, --help                this help
@@ -181,6 +185,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         profile: { type: 'boolean', default: false },
         out: { type: 'string' },
         'operator-build': { type: 'string' },
+        'operator-node-flags': { type: 'string' },
         latest: { type: 'boolean' },
         'no-latest': { type: 'boolean' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -247,6 +252,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     compareContenders: names('compare-contenders', values['compare-contenders'], CONTENDER_NAMES),
     compareRounds: positiveInt('compare-rounds', values['compare-rounds']) ?? 1,
     operatorBuild: operatorBuild(values['operator-build']),
+    ...(values['operator-node-flags'] !== undefined ? { operatorNodeFlags: values['operator-node-flags'].split(/\s+/).filter(Boolean) } : {}),
     ...(values.out ? { out: values.out } : {}),
     latest: values.latest ?? (values['no-latest'] ? false : isDefaultRun),
     isDefaultRun,
