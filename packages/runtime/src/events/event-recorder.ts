@@ -45,12 +45,20 @@ export interface EventRecorderOptions {
   maxPendingWrites?: number;
   /**
    * Work that goes first. While `giveWayTo()` returns true (the manager passes "reconciles are
-   * waiting in a controller's queue"), queued writes wait, each until at most `maxGiveWayMs`
-   * after it was queued. Without it, writes go as soon as their budget allows.
+   * waiting in a controller's queue"), queued writes wait: a Warning until at most `maxGiveWayMs`
+   * after it was queued, a Normal event until at most `maxNormalGiveWayMs`, and nothing longer
+   * than a Warning queued behind it (writes stay in order). Without it, writes go as soon as
+   * their budget allows.
    */
   giveWayTo?: () => boolean;
-  /** The longest a write waits for `giveWayTo` (default 30 000 ms, the series interval). */
+  /** The longest a Warning waits for `giveWayTo` (default 30 000 ms, the series interval). */
   maxGiveWayMs?: number;
+  /**
+   * The longest a Normal event waits for `giveWayTo` (default 300 000 ms): a backlog of a few
+   * minutes (an operator starting on thousands of objects) writes no routine Event before the
+   * reconciles it would slow down; a Warning behind them still goes after `maxGiveWayMs`.
+   */
+  maxNormalGiveWayMs?: number;
 }
 
 export interface EventRecorderStats {
@@ -134,6 +142,7 @@ class Recorder implements EventRecorder {
   readonly #stats: EventRecorderStats = { created: 0, seriesUpdates: 0, deduplicated: 0, dropped: 0, failed: 0, gaveWay: 0 };
   readonly #giveWayTo: (() => boolean) | undefined;
   readonly #maxGiveWayMs: number;
+  readonly #maxNormalGiveWayMs: number;
   /** Set while `flush` runs: the last writes go at once. */
   #flushing = 0;
   /** Wakes a write waiting in `#giveWay` (flush, close). */
@@ -162,6 +171,7 @@ class Recorder implements EventRecorder {
     this.#maxPending = o.maxPendingWrites ?? 1000;
     this.#giveWayTo = o.giveWayTo;
     this.#maxGiveWayMs = o.maxGiveWayMs ?? 30_000;
+    this.#maxNormalGiveWayMs = Math.max(this.#maxGiveWayMs, o.maxNormalGiveWayMs ?? 300_000);
   }
 
   normal(regarding: EventSubject, reason: string, action: string, note?: string): void {
@@ -369,15 +379,17 @@ class Recorder implements EventRecorder {
   }
 
   /**
-   * Waits while `giveWayTo()` says other work goes first, until `maxGiveWayMs` after the task was
-   * queued (the queue is FIFO, so later tasks wait no longer than this one), or a flush or close.
+   * Waits while `giveWayTo()` says other work goes first, until the task's own cap after it was
+   * queued (`maxGiveWayMs` for a Warning, `maxNormalGiveWayMs` for a Normal event) or the cap of
+   * a Warning queued behind it, whichever comes first (the queue is FIFO: a Warning never waits
+   * longer than its cap for the routine Events ahead of it), or a flush or close.
    */
   async #giveWay(task: Task): Promise<void> {
     if (!this.#giveWayTo) return;
     let waited = false;
     for (;;) {
       if (this.#closed || this.#flushing > 0) break;
-      const left = task.queuedAt + this.#maxGiveWayMs - this.#clock.monotonic();
+      const left = this.#giveWayDeadline(task) - this.#clock.monotonic();
       if (left <= 0 || !this.#safeGiveWayTo()) break;
       waited = true;
       await new Promise<void>((resolve) => {
@@ -391,6 +403,15 @@ class Recorder implements EventRecorder {
       });
     }
     if (waited) this.#stats.gaveWay++;
+  }
+
+  /** When the head of the queue stops giving way: its own cap, or the first cap of a Warning behind it. */
+  #giveWayDeadline(head: Task): number {
+    let deadline = head.queuedAt + (head.entry.event.type === 'Warning' ? this.#maxGiveWayMs : this.#maxNormalGiveWayMs);
+    for (const t of this.#queue) {
+      if (t.entry.event.type === 'Warning') deadline = Math.min(deadline, t.queuedAt + this.#maxGiveWayMs);
+    }
+    return deadline;
   }
 
   #safeGiveWayTo(): boolean {

@@ -26,9 +26,10 @@
  *   from the client-side limit the reconciles' writes use, and a slow Events API delays no
  *   reconcile (over `maxPendingWrites` queued, new events are dropped, counted). With
  *   `giveWayTo` (the operator process passes `() => manager.queuedReconciles() > 0`), a queued
- *   write also waits while reconciles wait for a worker, each at most `maxGiveWayMs` (30 s) after
- *   it was queued, so that on an API server that is the bottleneck the reconciles' writes go
- *   first; `flush`/`close` never wait. Counted in `stats().gaveWay`.
+ *   write also waits while reconciles wait for a worker: a Warning at most `maxGiveWayMs` (30 s)
+ *   after it was queued, a Normal event at most `maxNormalGiveWayMs` (5 min) or until a Warning
+ *   behind it goes, so that on an API server that is the bottleneck the reconciles' writes go
+ *   first, also through a cold start of thousands of objects; `flush`/`close` never wait. Counted in `stats().gaveWay`.
  * - Bounded memory: at most `maxEntries` (default 4096) remembered events and per-object buckets
  *   (least recently seen first out), at most `maxPendingWrites` (1000) queued writes.
  * - Notes are cut to 1 KiB of UTF-8 (the API server's limit) without splitting a character;

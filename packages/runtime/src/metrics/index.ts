@@ -195,7 +195,7 @@ export class RuntimeMetrics {
       },
     });
     new Counter({
-      name: 'converge_events_gave_way_total', help: 'Event writes that waited for queued reconciles before they were sent (at most the recorder\'s maxGiveWayMs each)', registers: [this.registry],
+      name: 'converge_events_gave_way_total', help: 'Event writes that waited for queued reconciles before they were sent (a Warning at most 30 s, a Normal event at most 5 min by default)', registers: [this.registry],
       collect() {
         this.reset();
         this.inc(stats().gaveWay ?? 0);
