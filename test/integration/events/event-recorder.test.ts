@@ -105,7 +105,7 @@ describe('event recorder', { concurrency: false }, () => {
     assert.equal(recorder.stats().dropped, 3);
   });
 
-  it('gives way to queued reconciles: writes wait while giveWayTo() is true, at most maxGiveWayMs', async (t) => {
+  it('gives way to queued reconciles: writes wait while giveWayTo() is true, a Warning at most maxGiveWayMs, a Normal event longer', async (t) => {
     let busy = true;
     const { client, ns, clock, recorder, subject } = await setup(t, { giveWayTo: () => busy, maxGiveWayMs: 30_000 });
     recorder.normal(subject, 'Waited', 'Apply', 'first');
@@ -116,21 +116,26 @@ describe('event recorder', { concurrency: false }, () => {
     await clock.advanceAsync(100);
     await eventually(async () => (await eventsIn(client, ns)).length === 1, { what: 'the Event once nothing waits' });
 
-    // Busy for good: the write goes once it has waited maxGiveWayMs, not later.
+    // Busy for good: a Normal event waits longer than maxGiveWayMs; a Warning goes once it has
+    // waited maxGiveWayMs, not later, and takes the Normal event queued ahead of it along.
     busy = true;
-    recorder.normal(subject, 'Capped', 'Apply', 'second');
+    recorder.normal(subject, 'Routine', 'Apply', 'second');
+    await clock.advanceAsync(31_000);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual((await eventsIn(client, ns)).map((e) => e.reason).sort(), ['Waited'], 'a Normal event waits past maxGiveWayMs');
+    recorder.warning(subject, 'Capped', 'Apply', 'third');
     await clock.advanceAsync(29_000);
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual((await eventsIn(client, ns)).map((e) => e.reason).sort(), ['Waited']);
     await clock.advanceAsync(1_100);
-    await eventually(async () => (await eventsIn(client, ns)).length === 2, { what: 'the Event after maxGiveWayMs' });
-    assert.deepEqual((await eventsIn(client, ns)).map((e) => e.reason).sort(), ['Capped', 'Waited']);
+    await eventually(async () => (await eventsIn(client, ns)).length === 3, { what: 'the Warning after maxGiveWayMs, with the Normal event ahead of it' });
+    assert.deepEqual((await eventsIn(client, ns)).map((e) => e.reason).sort(), ['Capped', 'Routine', 'Waited']);
 
     // flush (and close) do not wait.
-    recorder.normal(subject, 'Flushed', 'Apply', 'third');
+    recorder.normal(subject, 'Flushed', 'Apply', 'fourth');
     await recorder.flush();
-    assert.deepEqual((await eventsIn(client, ns)).map((e) => e.reason).sort(), ['Capped', 'Flushed', 'Waited']);
-    assert.equal(recorder.stats().gaveWay, 2);
+    assert.deepEqual((await eventsIn(client, ns)).map((e) => e.reason).sort(), ['Capped', 'Flushed', 'Routine', 'Waited']);
+    assert.equal(recorder.stats().gaveWay, 2, 'Waited and Routine waited at the head of the queue; Capped went with Routine');
   });
 
   it('cuts notes to 1 KiB and never throws into the caller', async (t) => {
