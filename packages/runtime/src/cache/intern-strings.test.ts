@@ -24,20 +24,22 @@ test('internStrings leaves frozen objects, long strings and non-string values al
   assert.deepStrictEqual(obj, { frozen: { a: 'xxx' }, long, n: 1, b: true, z: null, list: ['a', 2, { c: 'd' }] });
 });
 
-test('internStrings shares equal strings between objects (less heap per parsed object)', () => {
+/** Heap kept by `count` objects parsed from `text` and passed through `map` (after full GCs). */
+function heapKept(text: string, count: number, map: (o: unknown) => unknown): number {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const kept = Array.from({ length: count }, () => map(JSON.parse(text)));
+  gc();
+  const used = process.memoryUsage().heapUsed - before;
+  assert.equal(kept.length, count);
+  return used;
+}
+
+test('internStrings shares equal strings between objects (less heap per parsed object)', () => {
   const text = JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', spec: { template: { spec: { containers: [{ image: 'example.com/app:1.0.0', terminationMessagePath: '/dev/termination-log' }] } } } });
-  const measure = (map: (o: unknown) => unknown) => {
-    gc();
-    const before = process.memoryUsage().heapUsed;
-    const kept = Array.from({ length: 2_000 }, () => map(JSON.parse(text)));
-    gc();
-    const used = process.memoryUsage().heapUsed - before;
-    assert.equal(kept.length, 2_000);
-    return used;
-  };
-  assert.ok(measure(internStrings) < measure((o) => o));
+  assert.ok(heapKept(text, 2_000, internStrings) < heapKept(text, 2_000, (o) => o));
 });
 
 test('internStrings against a previous version keeps every value equal and leaves the previous version as it was', () => {
@@ -56,22 +58,11 @@ test('internStrings against a previous version keeps every value equal and leave
 });
 
 test('internStrings takes the equal string of the previous version, also one too long to be looked up', () => {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
   const long = 'z'.repeat(MAX_INTERNED_LENGTH * 4);
   const text = JSON.stringify({ metadata: { annotations: { applied: long } }, status: { ready: 1 } });
   const previous = JSON.parse(text) as unknown;
-  const measure = (map: (o: unknown) => unknown) => {
-    gc();
-    const before = process.memoryUsage().heapUsed;
-    const kept = Array.from({ length: 1_000 }, () => map(JSON.parse(text)));
-    gc();
-    const used = process.memoryUsage().heapUsed - before;
-    assert.equal(kept.length, 1_000);
-    return used;
-  };
   // 1,000 copies of a 1 KiB string are ≈ 1 MiB; sharing the previous version's copy saves it.
-  assert.ok(measure((o) => internStrings(o, previous)) < measure((o) => internStrings(o)) - 512 * 1024);
+  assert.ok(heapKept(text, 1_000, (o) => internStrings(o, previous)) < heapKept(text, 1_000, (o) => internStrings(o)) - 512 * 1024);
 });
 
 test('internStrings adds no property when Object.prototype has an enumerable one (for…in is not used then)', () => {
