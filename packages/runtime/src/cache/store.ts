@@ -251,10 +251,9 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
   }
 
   /** Applies one watch event; returns the change, or undefined when it changes nothing. */
-  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): Change<T> | undefined {
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): Change<T> | undefined {
     // Identity and order come from the object as received (the transform keeps them); it is
     // transformed only when it is stored.
-    const obj = raw;
     const key = keyOf(obj);
     this.#advance(this.#scope(obj.metadata.namespace), obj.metadata.resourceVersion);
     const uid = obj.metadata.uid;
@@ -270,9 +269,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       return { type: 'delete', object: old };
     }
     if (this.#tombstoned(key, uid)) return undefined;
-    // Most often the echo of this process's own write, noted already: nothing to transform.
-    if (this.#seen(key, obj)) return undefined;
-    return this.#upsert(key, this.#transform(obj, this.#memory.get(key)));
+    return this.#upsert(key, obj);
   }
 
   /** A bookmark: the watch of this scope has delivered everything up to `resourceVersion`. */
@@ -281,8 +278,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
   }
 
   /** Records an object this process has just written (read-your-own-writes). */
-  noteWrite(raw: T): Change<T> | undefined {
-    const obj = raw;
+  noteWrite(obj: T): Change<T> | undefined {
     const key = keyOf(obj);
     const rv = obj.metadata.resourceVersion;
     const scope = this.#scope(obj.metadata.namespace);
@@ -292,16 +288,14 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     // After an etcd restore, the first note of a key replaces what the old history left, whatever its version.
     const fresh = scope.historyChanged === true && !scope.writtenSinceList?.has(key);
     this.#written(scope, key, rv);
-    if (!fresh && this.#seen(key, obj)) return undefined;
-    return this.#upsert(key, this.#transform(obj, this.#memory.get(key)), fresh);
+    return this.#upsert(key, obj, fresh);
   }
 
   /**
    * Records that an object this process has just written is no longer one this store holds (it
    * left the informer's label or field selection): it goes, unless the watch is already past it.
    */
-  noteGone(raw: T): Change<T> | undefined {
-    const obj = raw;
+  noteGone(obj: T): Change<T> | undefined {
     const key = keyOf(obj);
     const rv = obj.metadata.resourceVersion;
     const scope = this.#scope(obj.metadata.namespace);
@@ -329,25 +323,18 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     return undefined;
   }
 
-  /** The store holds this version of `key` or a later one (what `#upsert` would leave unchanged). */
-  #seen(key: string, obj: T): boolean {
-    const old = this.#memory.get(key);
-    if (!old) return false;
-    const order = compareResourceVersions(obj.metadata.resourceVersion, old.metadata.resourceVersion);
-    return order <= 0 || (Number.isNaN(order) && obj.metadata.resourceVersion === old.metadata.resourceVersion);
-  }
-
+  /**
+   * Stores `obj`, transformed, unless the store holds this version or a later one (most often the
+   * watch echo of this process's own write, noted already: then nothing is transformed). With
+   * `ignoreOrder`, any other version or content replaces what is held.
+   */
   #upsert(key: string, obj: T, ignoreOrder = false): Change<T> | undefined {
     const old = this.#memory.get(key);
-    if (old && ignoreOrder) {
-      if (sameVersion(old, obj) && sameContent(old, obj)) return undefined;
-    } else if (old) {
-      const order = compareResourceVersions(obj.metadata.resourceVersion, old.metadata.resourceVersion);
-      if (order <= 0) return undefined; // same or older version: already seen
-      if (Number.isNaN(order) && obj.metadata.resourceVersion === old.metadata.resourceVersion) return undefined;
-    }
-    this.#memory.set(key, obj);
-    return old ? { type: 'update', object: obj, oldObject: old } : { type: 'add', object: obj };
+    if (old && !ignoreOrder && notNewer(obj, old)) return undefined;
+    const stored = this.#transform(obj, old);
+    if (old && ignoreOrder && sameVersion(old, stored) && sameContent(old, stored)) return undefined;
+    this.#memory.set(key, stored);
+    return old ? { type: 'update', object: stored, oldObject: old } : { type: 'add', object: stored };
   }
 
   #written(scope: Scope, key: string, rv: string | undefined): void {
@@ -411,4 +398,10 @@ function sameVersion(a: KubeObject, b: KubeObject): boolean {
 
 function sameContent(a: KubeObject, b: KubeObject): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** `obj` is the version `held` is, or an older one (versions that do not compare: only if equal). */
+function notNewer(obj: KubeObject, held: KubeObject): boolean {
+  const order = compareResourceVersions(obj.metadata.resourceVersion, held.metadata.resourceVersion);
+  return order <= 0 || (Number.isNaN(order) && obj.metadata.resourceVersion === held.metadata.resourceVersion);
 }

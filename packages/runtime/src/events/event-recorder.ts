@@ -405,11 +405,12 @@ class Recorder implements EventRecorder {
     if (waited) this.#stats.gaveWay++;
   }
 
-  /** When the head of the queue stops giving way: its own cap, or the first cap of a Warning behind it. */
+  /** When the head of the queue stops giving way: its own cap, or the cap of the first Warning behind it. */
   #giveWayDeadline(head: Task): number {
-    let deadline = head.queuedAt + (head.entry.event.type === 'Warning' ? this.#maxGiveWayMs : this.#maxNormalGiveWayMs);
+    const deadline = head.queuedAt + (head.entry.event.type === 'Warning' ? this.#maxGiveWayMs : this.#maxNormalGiveWayMs);
+    // The queue is in order of queuedAt, and every Warning has the same cap: the first one's comes first.
     for (const t of this.#queue) {
-      if (t.entry.event.type === 'Warning') deadline = Math.min(deadline, t.queuedAt + this.#maxGiveWayMs);
+      if (t.entry.event.type === 'Warning') return Math.min(deadline, t.queuedAt + this.#maxGiveWayMs);
     }
     return deadline;
   }
