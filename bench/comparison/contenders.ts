@@ -10,7 +10,7 @@
  * - `parseProcStatus` / `parseProcStat` (pure) and `readProcess`: resident memory now and at its
  *   peak (VmRSS, VmHWM) and CPU time (utime + stime) of a process, from /proc.
  * - `tallyRequests` (pure) and `countContenderRequests`: one contender's API requests between an
- *   audit-log offset and a wall-clock time, by verb and resource.
+ *   audit-log offset and wall-clock times, by verb and resource.
  * @module
  */
 import { spawn } from 'node:child_process';
@@ -287,9 +287,10 @@ export function tallyRequests(events: Iterable<AuditEvent>, untilMs = Number.POS
   return counts;
 }
 
-export async function countContenderRequests(auditLogPath: string, fromOffset: number, contender: ContenderName, untilMs?: number): Promise<ContenderRequests> {
+/** One contender's requests from an audit-log offset, tallied up to each of `untilMs` (one read of the log). */
+export async function countContenderRequests(auditLogPath: string, fromOffset: number, contender: ContenderName, untilMs: readonly number[]): Promise<ContenderRequests[]> {
   const events = await readAuditLog(auditLogPath, { fromOffset, stage: null, userAgent: USER_AGENTS[contender] });
-  return tallyRequests(events, untilMs);
+  return untilMs.map((until) => tallyRequests(events, until));
 }
 
 export interface SpawnedProcess {

@@ -253,8 +253,9 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
       Object.assign(result, p);
     }
     // Requests received up to convergence (a contender's periodic work after it is not counted).
-    result.requests = await countContenderRequests(session.auditLogPath, mark, run.contender, convergedAt);
-    result.requestsToApplied = await countContenderRequests(session.auditLogPath, mark, run.contender, appliedAt);
+    const [requests, requestsToApplied] = await countContenderRequests(session.auditLogPath, mark, run.contender, [convergedAt, appliedAt]);
+    result.requests = requests!;
+    result.requestsToApplied = requestsToApplied!;
     await apiServerProfile;
     result.ok = true;
     session.log(
