@@ -7,6 +7,7 @@
  * - exec credential plugins (a shell script here): a v1 token cached until its expiry, a
  *   v1beta1 client certificate, a 401 that makes the plugin run again, a failing plugin;
  * - `insecure-skip-tls-verify`, and an unknown CA refused;
+ * - `tls-server-name`, and a host name in the server URL;
  * - `proxy-url` through an HTTP CONNECT proxy;
  * - a plain `http://` server: `kubectl proxy` (issue 18, item 4).
  */
@@ -152,6 +153,21 @@ test('insecure-skip-tls-verify is honoured; a server whose CA is not trusted is 
   assert.equal((await insecure.get(NamespaceKind, { namespace: '', name: 'default' })).metadata.name, 'default');
   const untrusted = client(t, writeKubeconfig(join(d, 'untrusted'), user, { server: adminCluster.server }));
   await assert.rejects(untrusted.get(NamespaceKind, { namespace: '', name: 'default' }), (e: unknown) => e instanceof ApiError && e.reason === 'Network' && /certificate/i.test(e.message));
+});
+
+test('tls-server-name: the certificate is checked against it; a host name in the URL is checked (and sent) as it is', async (t) => {
+  const d = tempDir(t);
+  const user = { 'client-certificate-data': Buffer.from(certPem).toString('base64'), 'client-key-data': Buffer.from(keyPem).toString('base64') };
+  const ca = Buffer.from(caPem).toString('base64');
+  const server = new URL(adminCluster.server);
+  assert.equal(server.hostname, '127.0.0.1', 'the local control plane serves on 127.0.0.1');
+  // The serving certificate names localhost, kubernetes, … and 127.0.0.1 (packages/envtest/control-plane/certs.go).
+  const named = client(t, writeKubeconfig(join(d, 'named'), user, { server: adminCluster.server, 'certificate-authority-data': ca, 'tls-server-name': 'kubernetes' }));
+  assert.equal(await whoami(named), await whoami(testClient()));
+  const wrongName = client(t, writeKubeconfig(join(d, 'wrong'), user, { server: adminCluster.server, 'certificate-authority-data': ca, 'tls-server-name': 'elsewhere.example' }));
+  await assert.rejects(wrongName.get(NamespaceKind, { namespace: '', name: 'default' }), (e: unknown) => e instanceof ApiError && e.reason === 'Network' && /elsewhere\.example/.test(e.message));
+  const byHostName = client(t, writeKubeconfig(join(d, 'localhost'), user, { server: `https://localhost:${server.port}`, 'certificate-authority-data': ca }));
+  assert.equal((await byHostName.get(NamespaceKind, { namespace: '', name: 'default' })).metadata.name, 'default');
 });
 
 test('proxy-url: requests go through the HTTP CONNECT proxy', async (t) => {

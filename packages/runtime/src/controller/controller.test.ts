@@ -5,7 +5,7 @@ import { FakeClock } from '../clock/index.ts';
 import { PermanentError, TemporaryError } from '../reconcile/index.ts';
 import type { Request, Result } from '../reconcile/index.ts';
 import { ApiError, apiErrorFromResponse } from '../client/index.ts';
-import { Controller, LeadershipLostError } from './controller.ts';
+import { Controller, LeadershipLostError, newReconcileId } from './controller.ts';
 
 const log = pino({ level: 'silent' });
 const tick = () => new Promise((r) => setImmediate(r));
@@ -262,4 +262,10 @@ test('a create refused because the namespace is being terminated is done: no ret
   assert.deepEqual(calls, ['gone/web'], 'not retried');
   assert.deepEqual(lines.filter((l) => (l.level as number) >= 40), [], 'no warning or error');
   assert.ok(lines.some((l) => l.msg === 'the namespace is being terminated; nothing more to do' && l.level === 20));
+});
+
+test('reconcile IDs: 12 hex characters, distinct across many pool refills', () => {
+  const ids = Array.from({ length: 5_000 }, () => newReconcileId());
+  assert.ok(ids.every((id) => /^[0-9a-f]{12}$/.test(id)), 'every ID is 12 lowercase hex characters');
+  assert.equal(new Set(ids).size, ids.length, 'no ID repeats');
 });

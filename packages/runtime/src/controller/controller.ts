@@ -4,7 +4,7 @@
  * How each outcome is treated is the contract in `../reconcile/index.ts`.
  * @module
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { Logger } from 'pino';
 import { parseKey } from '../objects/index.ts';
 import type { Clock } from '../clock/index.ts';
@@ -147,7 +147,7 @@ export class Controller {
 
   async #process(key: string, signal: AbortSignal): Promise<void> {
     const { namespace, name } = parseKey(key);
-    const reconcileId = randomBytes(6).toString('hex');
+    const reconcileId = newReconcileId();
     const log = this.#deps.log.child({ controller: this.name, namespace, name, reconcileID: reconcileId });
     const request: Request = { namespace, name, key, log, reconcileId };
     const started = this.#clock.monotonic();
@@ -235,4 +235,23 @@ export class Controller {
     const jitter = this.#opts.resyncJitter;
     this.queue.addAfter(key, period * (1 - jitter + Math.random() * 2 * jitter));
   }
+}
+
+/** 48 random bits per reconcile, as 12 hex characters, drawn from a pool refilled once every 256. */
+const RECONCILE_ID_BYTES = 6;
+const reconcileIdPool = Buffer.alloc(RECONCILE_ID_BYTES * 256);
+let reconcileIdOffset = reconcileIdPool.length;
+
+/**
+ * A reconcile's ID for its log lines and trace span. One call to the system's random source per
+ * 256 reconciles: a call per reconcile cost 0.18 s of a cold start of 2,000 Microservices (issue 17).
+ */
+export function newReconcileId(): string {
+  if (reconcileIdOffset >= reconcileIdPool.length) {
+    randomFillSync(reconcileIdPool);
+    reconcileIdOffset = 0;
+  }
+  const id = reconcileIdPool.toString('hex', reconcileIdOffset, reconcileIdOffset + RECONCILE_ID_BYTES);
+  reconcileIdOffset += RECONCILE_ID_BYTES;
+  return id;
 }

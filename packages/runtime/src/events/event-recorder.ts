@@ -139,6 +139,8 @@ class Recorder implements EventRecorder {
   /** Insertion order = least recently observed first. */
   readonly #entries = new Map<string, Entry>();
   readonly #queue: Task[] = [];
+  /** Warnings in `#queue`: while there are none, the head's own cap is its deadline (no scan). */
+  #queuedWarnings = 0;
   readonly #stats: EventRecorderStats = { created: 0, seriesUpdates: 0, deduplicated: 0, dropped: 0, failed: 0, gaveWay: 0 };
   readonly #giveWayTo: (() => boolean) | undefined;
   readonly #maxGiveWayMs: number;
@@ -214,6 +216,7 @@ class Recorder implements EventRecorder {
     this.#timer = undefined;
     this.#abort.abort(new Error('event recorder closed'));
     this.#queue.length = 0;
+    this.#queuedWarnings = 0;
     this.#entries.clear();
     this.#perObject.clear();
   }
@@ -359,6 +362,7 @@ class Recorder implements EventRecorder {
       task.entry.state = 'writing';
     }
     this.#queue.push(task);
+    if (task.entry.event.type === 'Warning') this.#queuedWarnings++;
     this.#pumping ??= this.#pump();
     return true;
   }
@@ -371,6 +375,7 @@ class Recorder implements EventRecorder {
         await this.#giveWay(task);
         if (this.#closed) break;
         this.#queue.shift();
+        if (task.entry.event.type === 'Warning') this.#queuedWarnings--;
         await this.#write(task);
       }
     } finally {
@@ -408,6 +413,8 @@ class Recorder implements EventRecorder {
   /** When the head of the queue stops giving way: its own cap, or the cap of the first Warning behind it. */
   #giveWayDeadline(head: Task): number {
     const deadline = head.queuedAt + (head.entry.event.type === 'Warning' ? this.#maxGiveWayMs : this.#maxNormalGiveWayMs);
+    // Polled every GIVE_WAY_POLL_MS while up to `maxPendingWrites` routine Events wait: no scan without a Warning.
+    if (this.#queuedWarnings === 0) return deadline;
     // The queue is in order of queuedAt, and every Warning has the same cap: the first one's comes first.
     for (const t of this.#queue) {
       if (t.entry.event.type === 'Warning') return Math.min(deadline, t.queuedAt + this.#maxGiveWayMs);
