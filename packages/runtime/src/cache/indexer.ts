@@ -23,14 +23,29 @@ const defaultIndexes: Record<string, IndexFunc<KubeObject>> = {
   },
 };
 
+/** One index: its function and, by value, the keys of the objects it gives that value. */
+interface Index<T> {
+  fn: IndexFunc<T>;
+  byValue: Map<string, Set<string>>;
+}
+
 export class Indexer<T extends KubeObject> {
   readonly #objects = new Map<string, T>();
   readonly #indexFuncs: Record<string, IndexFunc<T>>;
   readonly #indexes = new Map<string, Map<string, Set<string>>>();
+  /** The same indexes as a list, walked on every `set`. */
+  readonly #indexList: Index<T>[] = [];
 
   constructor(indexes: Record<string, IndexFunc<T>> = {}) {
     this.#indexFuncs = { ...(defaultIndexes as Record<string, IndexFunc<T>>), ...indexes };
-    for (const name of Object.keys(this.#indexFuncs)) this.#indexes.set(name, new Map());
+    for (const [name, fn] of Object.entries(this.#indexFuncs)) this.#add(name, fn);
+  }
+
+  #add(name: string, fn: IndexFunc<T>): Index<T> {
+    const index = { fn, byValue: new Map<string, Set<string>>() };
+    this.#indexes.set(name, index.byValue);
+    this.#indexList.push(index);
+    return index;
   }
 
   /** Adds an index (and indexes what is already stored). Adding the same function again is a no-op. */
@@ -39,8 +54,8 @@ export class Indexer<T extends KubeObject> {
     if (existing === fn) return;
     if (existing) throw new Error(`index ${name} already exists with another function`);
     this.#indexFuncs[name] = fn;
-    this.#indexes.set(name, new Map());
-    for (const [key, obj] of this.#objects) this.#indexOne(name, fn, key, obj);
+    const index = this.#add(name, fn);
+    for (const [key, obj] of this.#objects) addKey(index.byValue, fn(obj), key);
   }
 
   get size(): number {
@@ -78,35 +93,45 @@ export class Indexer<T extends KubeObject> {
 
   set(key: string, obj: T): void {
     const old = this.#objects.get(key);
-    if (old) this.#unindex(key, old);
     this.#objects.set(key, obj);
-    for (const [name, fn] of Object.entries(this.#indexFuncs)) this.#indexOne(name, fn, key, obj);
+    for (const { fn, byValue } of this.#indexList) {
+      const values = fn(obj);
+      if (old) {
+        // A new version mostly keeps its index values (namespace, owner): then nothing moves.
+        const before = fn(old);
+        if (sameValues(before, values)) continue;
+        removeKey(byValue, before, key);
+      }
+      addKey(byValue, values, key);
+    }
   }
 
   remove(key: string): void {
     const old = this.#objects.get(key);
     if (!old) return;
     this.#objects.delete(key);
-    this.#unindex(key, old);
+    for (const { fn, byValue } of this.#indexList) removeKey(byValue, fn(old), key);
   }
+}
 
-  #indexOne(name: string, fn: IndexFunc<T>, key: string, obj: T): void {
-    const idx = this.#indexes.get(name)!;
-    for (const value of fn(obj)) {
-      let set = idx.get(value);
-      if (!set) idx.set(value, (set = new Set()));
-      set.add(key);
-    }
+function sameValues(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function addKey(byValue: Map<string, Set<string>>, values: string[], key: string): void {
+  for (const value of values) {
+    let set = byValue.get(value);
+    if (!set) byValue.set(value, (set = new Set()));
+    set.add(key);
   }
+}
 
-  #unindex(key: string, obj: T): void {
-    for (const [name, fn] of Object.entries(this.#indexFuncs)) {
-      const idx = this.#indexes.get(name)!;
-      for (const value of fn(obj)) {
-        const set = idx.get(value);
-        set?.delete(key);
-        if (set?.size === 0) idx.delete(value);
-      }
-    }
+function removeKey(byValue: Map<string, Set<string>>, values: string[], key: string): void {
+  for (const value of values) {
+    const set = byValue.get(value);
+    set?.delete(key);
+    if (set?.size === 0) byValue.delete(value);
   }
 }

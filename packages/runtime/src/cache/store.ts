@@ -92,10 +92,21 @@ export function dropManagedFields<T extends KubeObject>(obj: T): T {
 
 /** Compares resourceVersions: negative when a is older than b. NaN when they cannot be ordered. */
 export function compareResourceVersions(a: string | undefined, b: string | undefined): number {
-  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return Number.NaN;
-  const x = BigInt(a);
-  const y = BigInt(b);
+  if (!a || !b || !DIGITS.test(a) || !DIGITS.test(b)) return Number.NaN;
+  // As integers of any size, without converting (this runs for every watch event): the longer
+  // one is larger once leading zeros are gone, and equal lengths compare as text.
+  const x = a.charCodeAt(0) === 48 ? withoutLeadingZeros(a) : a;
+  const y = b.charCodeAt(0) === 48 ? withoutLeadingZeros(b) : b;
+  if (x.length !== y.length) return x.length < y.length ? -1 : 1;
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+const DIGITS = /^\d+$/;
+
+function withoutLeadingZeros(digits: string): string {
+  let i = 0;
+  while (i < digits.length - 1 && digits.charCodeAt(i) === 48) i++;
+  return digits.slice(i);
 }
 
 /** What the store knows of one watched scope. */

@@ -37,10 +37,17 @@ export function containsDesired(current: unknown, desired: unknown): boolean {
     return true;
   }
   if (typeof desired === 'object') {
-    if (current === undefined) return Object.values(desired).every((v) => v === undefined);
+    const wanted = desired as Record<string, unknown>;
+    // for…in with an own-property check: no array of entries per object compared (this runs on
+    // every reconcile, over the whole desired Deployment).
+    if (current === undefined) {
+      for (const key in wanted) if (Object.hasOwn(wanted, key) && wanted[key] !== undefined) return false;
+      return true;
+    }
     if (!isPlainObject(current)) return false;
-    for (const [key, value] of Object.entries(desired)) {
-      if (!containsDesired(Object.hasOwn(current, key) ? current[key] : undefined, value)) return false;
+    for (const key in wanted) {
+      if (!Object.hasOwn(wanted, key)) continue;
+      if (!containsDesired(Object.hasOwn(current, key) ? current[key] : undefined, wanted[key])) return false;
     }
     return true;
   }
