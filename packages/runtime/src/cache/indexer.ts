@@ -8,6 +8,10 @@
  */
 import type { KubeObject } from '../objects/index.ts';
 
+/**
+ * An index's values for an object. It must depend on the object alone: the indexer keeps an
+ * object's entries as they are while a new version gives the same values.
+ */
 export type IndexFunc<T> = (obj: T) => string[];
 
 /** Built-in index: objects by their controller owner's UID. */

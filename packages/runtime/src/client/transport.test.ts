@@ -32,3 +32,16 @@ test('readText: a response destroyed before its end rejects (with or without an 
   failed.destroy(new Error('socket hang up'));
   await assert.rejects(pending2, /socket hang up/);
 });
+
+test('readText: a response that failed or ended before it is called rejects at once (no wait for an event that already came)', async () => {
+  const failed = new Readable({ read() {} });
+  failed.on('error', () => {});
+  failed.destroy(new Error('connection reset'));
+  await new Promise((r) => setImmediate(r));
+  await assert.rejects(readText(asResponse(failed)), /connection reset/);
+
+  const closed = new Readable({ read() {} });
+  closed.destroy();
+  await new Promise((r) => setImmediate(r));
+  await assert.rejects(readText(asResponse(closed)), /ended before its body was complete/);
+});

@@ -42,7 +42,7 @@ export class HeadersTimeoutError extends Error {
 }
 
 /** The caller's signal aborted the request (its reason is the `cause`). */
-export class RequestAbortedError extends Error {
+class RequestAbortedError extends Error {
   override readonly name = 'AbortError';
   readonly code = 'ABORT_ERR';
 }
@@ -132,7 +132,7 @@ export class Transport {
           // SNI: what Node would otherwise derive from the Host header on every request — the
           // host, unless it is an IP address (then none is sent, and the certificate is checked
           // against the address).
-          servername: tls.servername ?? serverNameFor((this.#target ??= targetOf(this.#credentials.server)).hostname),
+          servername: tls.servername || serverNameFor((this.#target ??= targetOf(this.#credentials.server)).hostname),
         })
       : new HttpAgentClass(common);
     this.#agentTlsId = id;
@@ -168,6 +168,9 @@ function serverNameFor(hostname: string): string {
  * after the last chunk, so a character split between chunks stays whole.
  */
 export function readText(res: IncomingMessage): Promise<string> {
+  // Ended (or failed) between its headers and this call: no event is coming any more.
+  if (res.errored) return Promise.reject(res.errored);
+  if (res.destroyed) return Promise.reject(new Error('the response ended before its body was complete'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let ended = false;
