@@ -32,10 +32,10 @@
 export const MAX_INTERNED_LENGTH = 256;
 
 /**
- * One holder for every lookup, left empty after each: it is in dictionary mode after the first
- * `delete`, so a lookup adds no hidden class and allocates next to nothing. A fresh `{ [s]: 0 }`
- * per lookup cost ≈ 4× the time in the interpreter, and was the largest allocation site of
- * the cache on a cold start (issue 17).
+ * One holder for every lookup, left empty after each. It is in dictionary mode (a null-prototype
+ * object), so a lookup adds no hidden class. A fresh `{ [s]: 0 }` per lookup took ≈ 4× the time
+ * in the interpreter and was the cache's largest allocation site on a cold start (issue 17:
+ * 19 MB of 277 MB sampled over a cold start of 500; 14 MB with this holder).
  */
 const holder: Record<string, 0> = Object.create(null) as Record<string, 0>;
 
