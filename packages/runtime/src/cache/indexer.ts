@@ -35,30 +35,20 @@ interface Index<T> {
 
 export class Indexer<T extends KubeObject> {
   readonly #objects = new Map<string, T>();
-  readonly #indexFuncs: Record<string, IndexFunc<T>>;
-  readonly #indexes = new Map<string, Map<string, Set<string>>>();
-  /** The same indexes as a list, walked on every `set`. */
-  readonly #indexList: Index<T>[] = [];
+  readonly #indexes = new Map<string, Index<T>>();
 
   constructor(indexes: Record<string, IndexFunc<T>> = {}) {
-    this.#indexFuncs = { ...(defaultIndexes as Record<string, IndexFunc<T>>), ...indexes };
-    for (const [name, fn] of Object.entries(this.#indexFuncs)) this.#add(name, fn);
-  }
-
-  #add(name: string, fn: IndexFunc<T>): Index<T> {
-    const index = { fn, byValue: new Map<string, Set<string>>() };
-    this.#indexes.set(name, index.byValue);
-    this.#indexList.push(index);
-    return index;
+    const all = { ...(defaultIndexes as Record<string, IndexFunc<T>>), ...indexes };
+    for (const [name, fn] of Object.entries(all)) this.#indexes.set(name, { fn, byValue: new Map() });
   }
 
   /** Adds an index (and indexes what is already stored). Adding the same function again is a no-op. */
   addIndex(name: string, fn: IndexFunc<T>): void {
-    const existing = this.#indexFuncs[name];
-    if (existing === fn) return;
+    const existing = this.#indexes.get(name);
+    if (existing?.fn === fn) return;
     if (existing) throw new Error(`index ${name} already exists with another function`);
-    this.#indexFuncs[name] = fn;
-    const index = this.#add(name, fn);
+    const index: Index<T> = { fn, byValue: new Map() };
+    this.#indexes.set(name, index);
     for (const [key, obj] of this.#objects) addKey(index.byValue, fn(obj), key);
   }
 
@@ -83,7 +73,7 @@ export class Indexer<T extends KubeObject> {
   }
 
   byIndex(index: string, value: string): T[] {
-    const idx = this.#indexes.get(index);
+    const idx = this.#indexes.get(index)?.byValue;
     if (!idx) throw new Error(`no index named ${index}`);
     const keys = idx.get(value);
     if (!keys) return [];
@@ -98,7 +88,7 @@ export class Indexer<T extends KubeObject> {
   set(key: string, obj: T): void {
     const old = this.#objects.get(key);
     this.#objects.set(key, obj);
-    for (const { fn, byValue } of this.#indexList) {
+    for (const { fn, byValue } of this.#indexes.values()) {
       const values = fn(obj);
       if (old) {
         // A new version mostly keeps its index values (namespace, owner): then nothing moves.
@@ -114,7 +104,7 @@ export class Indexer<T extends KubeObject> {
     const old = this.#objects.get(key);
     if (!old) return;
     this.#objects.delete(key);
-    for (const { fn, byValue } of this.#indexList) removeKey(byValue, fn(old), key);
+    for (const { fn, byValue } of this.#indexes.values()) removeKey(byValue, fn(old), key);
   }
 }
 

@@ -59,10 +59,12 @@ export class Transport {
   #agentTlsId = '';
   /** Agents replaced by a new client certificate: still carrying open watches until close. */
   readonly #retired: HttpAgent[] = [];
-  #target: Target | undefined;
+  /** Where requests go, parsed from the server URL once. */
+  readonly #target: Target;
 
   constructor(credentials: Credentials) {
     this.#credentials = credentials;
+    this.#target = targetOf(credentials.server);
   }
 
   async send(req: TransportRequest): Promise<IncomingMessage> {
@@ -71,7 +73,7 @@ export class Transport {
     const agent = await this.#agentFor(credentials.protocol === 'https:' ? await credentials.tls() : undefined);
     const headers: Record<string, string> = { ...req.headers, ...auth };
     if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
-    const target = (this.#target ??= targetOf(credentials.server));
+    const target = this.#target;
     const { signal } = req;
     if (signal.aborted) throw signal.reason;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -132,7 +134,7 @@ export class Transport {
           // SNI: what Node would otherwise derive from the Host header on every request — the
           // host, unless it is an IP address (then none is sent, and the certificate is checked
           // against the address).
-          servername: tls.servername || serverNameFor((this.#target ??= targetOf(this.#credentials.server)).hostname),
+          servername: tls.servername || serverNameFor(this.#target.hostname),
         })
       : new HttpAgentClass(common);
     this.#agentTlsId = id;
