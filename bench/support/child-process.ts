@@ -23,6 +23,8 @@ export function killAllChildren(): void {
 
 export interface MemorySnapshot {
   heapUsed: number;
+  /** Heap used without code and bytecode: the data (memory-probe.mjs). */
+  dataHeapUsed: number;
   heapTotal: number;
   rss: number;
   external: number;
@@ -98,6 +100,7 @@ export function startChild(options: StartChildOptions): BenchChild {
               seq = m.seq as number;
               return {
                 heapUsed: m.heapUsed as number,
+                dataHeapUsed: m.dataHeapUsed as number,
                 heapTotal: m.heapTotal as number,
                 rss: m.rss as number,
                 external: m.external as number,
