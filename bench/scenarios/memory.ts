@@ -88,15 +88,17 @@ export const memory: Scenario = {
         session.log(`memory: ${cached()} cached objects → heap ${(m.heapUsed / MiB).toFixed(1)} MiB, RSS ${(m.rss / MiB).toFixed(1)} MiB`);
       }
       const b = points[0]!;
-      const perObject = (p: Point) => (p.objects > b.objects ? (p.heapUsed - b.heapUsed) / (p.objects - b.objects) : Number.NaN);
       const last = points.at(-1)!;
-      // Slope between the first and last measured steps, free of start-up allocations.
       const first = points[1];
-      const slope = first && last !== first ? (last.heapUsed - first.heapUsed) / (last.objects - first.objects) : Number.NaN;
-      // The same without V8's code and bytecode: functions compiled (or optimized) on first use
-      // between two readings are not a cost of the objects cached in between.
-      const dataPerObject = (p: Point) => (p.objects > b.objects ? (p.dataHeapUsed - b.dataHeapUsed) / (p.objects - b.objects) : Number.NaN);
-      const dataSlope = first && last !== first ? (last.dataHeapUsed - first.dataHeapUsed) / (last.objects - first.objects) : Number.NaN;
+      // Heap growth per cached object over the empty cache, of all the heap or of its data alone
+      // (without V8's code and bytecode: functions compiled or optimized on first use between two
+      // readings are not a cost of the objects cached in between).
+      const growth = (from: Point, to: Point, heap: 'heapUsed' | 'dataHeapUsed') => (to.objects > from.objects ? (to[heap] - from[heap]) / (to.objects - from.objects) : Number.NaN);
+      const perObject = (p: Point) => growth(b, p, 'heapUsed');
+      const dataPerObject = (p: Point) => growth(b, p, 'dataHeapUsed');
+      // Between the first and last measured steps, free of start-up allocations.
+      const slope = first ? growth(first, last, 'heapUsed') : Number.NaN;
+      const dataSlope = first ? growth(first, last, 'dataHeapUsed') : Number.NaN;
       return {
         headline: `${last.objects} cached objects: heap ${round(last.heapUsed / MiB, 1)} MiB, RSS ${round(last.rss / MiB, 1)} MiB; ${round(perObject(last), 0)} heap bytes per cached object${Number.isFinite(slope) ? ` (marginal ${round(slope, 0)})` : ''}`,
         figures: {
