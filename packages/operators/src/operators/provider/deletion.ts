@@ -128,8 +128,9 @@ export class ProviderDeletion {
       throw new TemporaryError(Reason.DeletionBlocked, 'credentials missing for deletion');
     }
     const vendor = this.#d.vendors.forEndpoint(endpoint, token);
+    let deleted: number;
     try {
-      await this.#deleteAll(dhp, vendor, request, signal);
+      deleted = await this.#deleteAll(dhp, vendor, request, signal);
     } catch (err) {
       if (!isVendorError(err) && !(err instanceof TemporaryError)) throw err; // an abort
       const failure = asVendorFailure(err);
@@ -150,6 +151,8 @@ export class ProviderDeletion {
       return { requeueAfterMs: waitMs };
     }
     await this.#recordReleasedKey(dhp, endpoint, token, request, signal, giveUp);
+    // Said at info because no other line would tell this release from the others.
+    if (deleted === 0) request.log.info({ idempotencyKey: dhp.metadata.uid, endpoint, createRequestedAt: requestedAt }, 'no vendor instance found by ID or key; releasing the finalizer');
     return this.#release(dhp, request, signal);
   }
 
@@ -182,7 +185,7 @@ export class ProviderDeletion {
       await this.#host.status(dhp, 'False', Reason.DeletionBlocked, `no instance found at ${endpoint}, but the key cannot be recorded for the late-create sweep (${message}); the finalizer stays until it can${giveUp}`, signal, dhp.status?.providerID);
       throw new TemporaryError(Reason.DeletionBlocked, `cannot record the released key: ${message}`);
     }
-    request.log.debug({ until: entry.until }, 'idempotency key recorded for the late-create sweep');
+    request.log.info({ idempotencyKey: entry.uid, until: entry.until }, 'idempotency key recorded for the late-create sweep');
   }
 
   /** Gives the instance up without cleanup, as a person asked (ADR 0019): audit record first, then the finalizer. */
@@ -200,9 +203,10 @@ export class ProviderDeletion {
   /**
    * Deletes the recorded instance, then every instance the vendor lists under the CR's key, until
    * the lookup answers "none" (a recorded ID can be stale: a replacement created just before a
-   * crash is found only by its key). Throws when the vendor fails, or still lists one after 3 rounds.
+   * crash is found only by its key). Returns how many delete calls it made. Throws when the vendor
+   * fails, or still lists one after 3 rounds.
    */
-  async #deleteAll(dhp: DigitalHumanProvider, vendor: VendorApi, request: Request, signal: AbortSignal): Promise<void> {
+  async #deleteAll(dhp: DigitalHumanProvider, vendor: VendorApi, request: Request, signal: AbortSignal): Promise<number> {
     const deleteOne = async (id: string) => {
       this.#d.faultPoint?.('provider:before-delete');
       const existed = await vendor.deleteInstance(id, signal);
@@ -210,11 +214,16 @@ export class ProviderDeletion {
       this.#d.events.normal(dhp, Reason.Deleted, 'DeleteInstance', existed ? `vendor instance ${id} deleted` : `vendor instance ${id} was already gone`);
     };
     const known = dhp.status?.providerID;
-    if (known) await deleteOne(known);
+    let calls = 0;
+    if (known) {
+      await deleteOne(known);
+      calls++;
+    }
     for (let round = 0; round < 3; round++) {
       const found = await vendor.findByIdempotencyKey(dhp.metadata.uid!, signal);
-      if (!found) return;
+      if (!found) return calls;
       await deleteOne(found.id);
+      calls++;
     }
     throw new TemporaryError(Reason.DeletionBlocked, `the vendor still lists an instance with key ${dhp.metadata.uid} after deleting it 3 times`);
   }
