@@ -17,6 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, within, LONG } from './support/index.ts';
 import { DEFAULT_FAULTS } from '../support/fault-proxy.ts';
 import { LATE_INSTANCE_DELETED_LOG } from '../../packages/operators/src/operators/provider/late-creates.ts';
+import { DigitalHumanProviderKind } from '../../packages/operators/src/operators/provider/index.ts';
 
 const KILLS = LONG ? 100 : 20;
 const SEED = Number(process.env.CONVERGE_RELIABILITY_SEED ?? Date.now() % 1_000_000);
@@ -109,6 +110,15 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
     mkdirSync(dir, { recursive: true });
     const file = new URL(`kill-storm-${SEED}.log`, dir);
     writeFileSync(file, replicas.flatMap((r) => r.lines.map((l) => JSON.stringify({ replica: r.name, ...l }))).join('\n') + '\n');
+    // What the witness saw of each orphaned instance's provider, and what the workload did to it.
+    const live = new Set((await env.client.list(DigitalHumanProviderKind, { namespace: env.ns })).items.map((d) => d.metadata.uid));
+    const leaks = env.sim.instances().filter((i) => !i.idempotencyKey || !live.has(i.idempotencyKey));
+    const story = leaks.flatMap((i) => {
+      const seen = i.idempotencyKey ? witness.providerHistory(i.idempotencyKey) : [];
+      const name = /^\S+ \w+ (\S+) rv=/.exec(seen[0] ?? '')?.[1];
+      return [`# vendor instance ${i.id} (key ${i.idempotencyKey}, created ${i.createdAt}): provider ${name ?? 'never seen'}`, ...seen, ...churn.history.filter((h) => name !== undefined && h.includes(` dhp/${name}: `)), ''];
+    });
+    if (story.length) writeFileSync(new URL(`kill-storm-${SEED}.leaks.txt`, dir), story.join('\n'));
     assert.fail(`${describe(result)} (seed ${SEED}; the replicas' log lines are in ${file.pathname})`);
   }
   assert.equal(witness.duplicateChildren(), 0, `children per owner: ${JSON.stringify([...witness.children].filter(([, v]) => v.size > 1).map(([k, v]) => [k, [...v]]))}`);

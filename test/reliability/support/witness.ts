@@ -45,6 +45,11 @@ export interface Witness {
   duplicateInstanceKeys(): Record<string, number>;
   /** Vendor creates counted by the simulator since the witness started. */
   vendorCreates(): number;
+  /**
+   * What the witness saw of one provider UID and of the vendor instances under that key, in
+   * order, one line each (for the diagnosis of a leak or a stuck deletion).
+   */
+  providerHistory(uid: string): string[];
   stop(): Promise<void>;
 }
 
@@ -56,6 +61,13 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
   const firstSeen = new Map<string, number>();
   const ownerDeletedAt = new Map<string, number>();
   const providerUids = new Set<string>();
+  /** Per provider UID (= idempotency key): every version the watch delivered, and the instances seen under the key. */
+  const history = new Map<string, string[]>();
+  const log = (uid: string, line: string) => {
+    let lines = history.get(uid);
+    if (!lines) history.set(uid, (lines = []));
+    lines.push(`${new Date().toISOString()} ${line}`);
+  };
   const note = (map: Map<string, Set<string>>, key: string, value: string) => {
     let set = map.get(key);
     if (!set) map.set(key, (set = new Set()));
@@ -76,7 +88,14 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
     microserviceUids.add(uid);
     if (c.type === 'delete' && !ownerDeletedAt.has(uid)) ownerDeletedAt.set(uid, Date.now());
   });
-  cache.informer(DigitalHumanProviderKind).addHandler((c) => { if (c.object.metadata.uid) providerUids.add(c.object.metadata.uid); });
+  cache.informer(DigitalHumanProviderKind).addHandler((c) => {
+    const { uid, name, resourceVersion, generation, deletionTimestamp, finalizers } = c.object.metadata;
+    if (!uid) return;
+    providerUids.add(uid);
+    const s = c.object.status;
+    const ready = s?.conditions?.find((x) => x.type === 'Ready');
+    log(uid, `${c.type} ${name} rv=${resourceVersion} gen=${generation}${deletionTimestamp ? ` deleting(${deletionTimestamp})` : ''} finalizers=[${(finalizers ?? []).join(',')}] providerID=${s?.providerID ?? '-'} createRequestedAt=${s?.createRequestedAt ?? '-'} ready=${ready ? `${ready.status}/${ready.reason}` : '-'}`);
+  });
   const abort = new AbortController();
   const running = cache.start(abort.signal);
   await cache.waitForSync();
@@ -87,9 +106,22 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
     const now = sim?.stats().createsByKey ?? {};
     return Object.fromEntries(Object.entries(now).filter(([key, n]) => n > (createsByKeyAtStart[key] ?? 0) && n > 1));
   };
+  let present = new Set<string>();
   const sample = () => {
     if (!sim) return;
-    for (const i of sim.instances()) note(instances, i.idempotencyKey ?? `(no key) ${i.id}`, i.id);
+    const now = new Set<string>();
+    for (const i of sim.instances()) {
+      const key = i.idempotencyKey ?? `(no key) ${i.id}`;
+      note(instances, key, i.id);
+      now.add(i.id);
+      if (!present.has(i.id) && i.idempotencyKey) log(i.idempotencyKey, `vendor instance ${i.id} seen (created ${i.createdAt})`);
+    }
+    for (const id of present) {
+      if (now.has(id)) continue;
+      const key = [...instances.entries()].find(([, ids]) => ids.has(id))?.[0];
+      if (key) log(key, `vendor instance ${id} gone`);
+    }
+    present = now;
   };
   sample();
   const timer = sim ? setInterval(sample, 50) : undefined;
@@ -111,6 +143,7 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
     duplicateInstances: () => Object.values(duplicateKeys()).reduce((n, c) => n + c - 1, 0),
     duplicateInstanceKeys: duplicateKeys,
     vendorCreates: () => (sim?.stats().creates ?? 0) - createsAtStart,
+    providerHistory: (uid) => [...(history.get(uid) ?? [])],
     async stop() {
       if (timer) clearInterval(timer);
       abort.abort();

@@ -38,6 +38,8 @@ export class Churn {
   readonly counts: Record<ChurnOp | 'skipped' | 'uncertain', number> = {
     'ms-create': 0, 'ms-update': 0, 'ms-delete': 0, 'dhp-create': 0, 'dhp-update': 0, 'dhp-delete': 0, skipped: 0, uncertain: 0,
   };
+  /** Every operation with its time and outcome, one line each (for the diagnosis of a failed run). */
+  readonly history: string[] = [];
   readonly #o: ChurnOptions;
   readonly #uncertain = new Set<string>();
   #next = 0;
@@ -157,18 +159,22 @@ export class Churn {
 
   async #do(op: ChurnOp, id: string, fn: () => Promise<void>): Promise<void> {
     if (this.#uncertain.has(id)) { this.counts.skipped++; return; }
+    const at = new Date().toISOString();
     try {
       await fn();
       this.counts[op]++;
+      this.history.push(`${at} ${op} ${id}: done`);
     } catch (err) {
       if (err instanceof ApiError && err.code > 0 && err.code < 500) {
         // Answered with a refusal: it did not happen (AlreadyExists while the old one terminates, NotFound, …).
         this.counts.skipped++;
+        this.history.push(`${at} ${op} ${id}: refused (${err.code})`);
         return;
       }
       // No answer, or a server error: it may or may not have happened.
       this.#uncertain.add(id);
       this.counts.uncertain++;
+      this.history.push(`${at} ${op} ${id}: uncertain (${err instanceof Error ? err.message : String(err)})`);
     }
   }
 }
