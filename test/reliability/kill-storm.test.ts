@@ -14,7 +14,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, within, LONG } from './support/index.ts';
+import { reliabilityEnv, reliabilityReport, startWitness, waitConverged, describe, Churn, random, within, LONG, auditMark } from './support/index.ts';
 import { DEFAULT_FAULTS } from '../support/fault-proxy.ts';
 import { LATE_INSTANCE_DELETED_LOG } from '../../packages/operators/src/operators/provider/late-creates.ts';
 import { DigitalHumanProviderKind } from '../../packages/operators/src/operators/provider/index.ts';
@@ -29,6 +29,7 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
   fig.count('seed', SEED);
   const env = await reliabilityEnv(t, 'rel-storm', { resyncSeconds: 5, healthIntervalSeconds: 5, faults: DEFAULT_FAULTS });
   const witness = await startWitness(env.client, env.ns, env.sim);
+  const audit = await auditMark(env.ns);
   t.after(() => witness.stop());
   const rng = random.seeded(SEED);
   const churn = new Churn({ client: env.client, ns: env.ns, rng: random.seeded(SEED + 1), endpoint: env.sim.baseUrl, minLive: 4, maxLive: 10 });
@@ -112,14 +113,17 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
     writeFileSync(file, replicas.flatMap((r) => r.lines.map((l) => JSON.stringify({ replica: r.name, ...l }))).join('\n') + '\n');
     // What the witness saw of each orphaned instance's provider, and what the workload did to it.
     const live = new Set((await env.client.list(DigitalHumanProviderKind, { namespace: env.ns })).items.map((d) => d.metadata.uid));
+    const calls = await audit.events();
     const leaks = env.sim.instances().filter((i) => !i.idempotencyKey || !live.has(i.idempotencyKey));
     const story = leaks.flatMap((i) => {
       const seen = i.idempotencyKey ? witness.providerHistory(i.idempotencyKey) : [];
       const name = /^\S+ \w+ (\S+) rv=/.exec(seen[0] ?? '')?.[1];
-      return [`# vendor instance ${i.id} (key ${i.idempotencyKey}, created ${i.createdAt}): provider ${name ?? 'never seen'}`, ...seen, ...churn.history.filter((h) => name !== undefined && h.includes(` dhp/${name}: `)), ''];
+      const audited = name === undefined ? [] : calls.filter((e) => e.objectRef?.resource === 'digitalhumanproviders' && e.objectRef.name === name).map((e) => `${e.requestReceivedTimestamp} ${e.verb}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''} ${e.responseStatus?.code ?? ''} ${e.userAgent ?? ''}`);
+      return [`# vendor instance ${i.id} (key ${i.idempotencyKey}, created ${i.createdAt}): provider ${name ?? 'never seen'}`, ...seen, '## the workload', ...churn.history.filter((h) => name !== undefined && h.includes(` dhp/${name}: `)), '## the API server (audit log)', ...audited, ''];
     });
-    if (story.length) writeFileSync(new URL(`kill-storm-${SEED}.leaks.txt`, dir), story.join('\n'));
-    assert.fail(`${describe(result)} (seed ${SEED}; the replicas' log lines are in ${file.pathname})`);
+    const storyFile = new URL(`kill-storm-${SEED}.leaks.txt`, dir);
+    if (story.length) writeFileSync(storyFile, story.join('\n'));
+    assert.fail(`${describe(result)} (seed ${SEED}; the replicas' log lines are in ${file.pathname}${story.length ? `, each leaked instance's story in ${storyFile.pathname}` : ''})`);
   }
   assert.equal(witness.duplicateChildren(), 0, `children per owner: ${JSON.stringify([...witness.children].filter(([, v]) => v.size > 1).map(([k, v]) => [k, [...v]]))}`);
   assert.equal(witness.duplicateInstances(), 0, `vendor creates per CR UID: ${JSON.stringify(witness.duplicateInstanceKeys())}`);
