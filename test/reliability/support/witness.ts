@@ -7,7 +7,9 @@
  *   key (= the CR's UID), plus the simulator's own count of creates;
  * - every Microservice and DigitalHumanProvider UID ever seen, and when each Microservice was
  *   deleted, so children created after their owner was gone (a stale cache racing the delete;
- *   the garbage collector removes them) are told apart from duplicates of a live owner.
+ *   the garbage collector removes them) are told apart from duplicates of a live owner;
+ * - per provider UID, every version of the CR the watch delivered and when an instance under its
+ *   key appeared and went (`providerHistory`), for the diagnosis of a leak or a stuck deletion.
  *
  * It watches through the runtime's cache with the test's own client, so it does not depend on
  * the operator under test being alive.

@@ -6,7 +6,8 @@
  * lost edit).
  *
  * An operation whose outcome is unknown (no HTTP answer: the API server died mid-request) is
- * settled by reading the object back once the API server answers again (`settle()`).
+ * settled by reading the object back once the API server answers again (`settle()`). Every
+ * operation is kept with its time and outcome in `history`, for the diagnosis of a failed run.
  * @module
  */
 import { isNotFound } from '@converge/runtime';
