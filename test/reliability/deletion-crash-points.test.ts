@@ -9,7 +9,10 @@
  * - killed after creating a replacement for an instance deleted at the vendor (the recorded
  *   providerID now names the gone one): the replacement is found by its key and deleted;
  * - killed after the create request was recorded, before it was sent, with the vendor down at
- *   deletion: the record says a create may exist, so the deletion waits for the vendor to confirm.
+ *   deletion: the record says a create may exist, so the deletion waits for the vendor to confirm;
+ * - deleted while the create was in flight (a slow vendor), killed when it answered (the kill
+ *   storm's timing around a leaked instance, seed 819129): the instance is found by its key and
+ *   deleted.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -127,6 +130,31 @@ test('killed after the create request was recorded, before it was sent; vendor d
   fig.ms('vendor back to deletion finished', Date.now() - backAt);
   fig.orphans('orphaned vendor instances', env.sim.instances().length);
   assert.equal(env.sim.stats().creates, 0);
+  restarted.kill('SIGTERM');
+  assert.equal(await restarted.exited, 0);
+});
+
+test('deleted while its create is in flight, killed when the create answers: the instance is found by key and deleted', { timeout: 180_000 }, async (t) => {
+  const fig = reliabilityReport(t, 2, 'Deletion after a crash: deleted while the create was in flight');
+  const env = await reliabilityEnv(t, 'rel-del', { resyncSeconds: 30, healthIntervalSeconds: 30 });
+  // The vendor answers a create after 1.5 s (within the 2 s call timeout); the CR is deleted meanwhile.
+  env.sim.patchFaults({ latency: { ms: 1_500, ops: ['create'] } });
+  await crash(env, 'provider:after-create=kill', async () => {
+    await create(env);
+    await eventually(async () => (await get(env)).status?.createRequestedAt !== undefined, { what: 'the create request recorded', timeoutMs: 30_000, intervalMs: 20 });
+    await env.client.delete(DigitalHumanProviderKind, key(env));
+  });
+  const crashed = await get(env);
+  const uid = crashed.metadata.uid!;
+  assert.ok(crashed.metadata.deletionTimestamp, 'deleted before the create answered');
+  assert.equal(crashed.status?.providerID, undefined, 'providerID not recorded');
+  assert.equal(mine(env, uid).length, 1, 'the instance exists');
+
+  env.sim.clearFaults();
+  const restarted = env.startReplica('restarted', { operators: 'provider' });
+  await waitGone(env);
+  fig.orphans('orphaned vendor instances', mine(env, uid).length);
+  assert.equal(mine(env, uid).length, 0, 'the instance created while its CR was being deleted was deleted');
   restarted.kill('SIGTERM');
   assert.equal(await restarted.exited, 0);
 });
