@@ -35,7 +35,7 @@
  */
 import { TemporaryError, removeFinalizer, hasFinalizer, isNotFound } from '@converge/runtime';
 import type { Clock, EventSink, KubeClient, Request, Result, FaultPoint } from '@converge/runtime';
-import { DigitalHumanProviderKind, PROVIDER_FINALIZER, DEFAULT_CREDENTIALS_KEY, ABANDON_ANNOTATION, ProviderReason as Reason } from './api/schema-free.ts';
+import { DigitalHumanProviderKind, PROVIDER_FINALIZER, ABANDON_ANNOTATION, ProviderReason as Reason } from './api/schema-free.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
 import type { VendorApi, VendorApis } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
@@ -45,6 +45,7 @@ import { readAbandonment, describeRequester, abandonCommand } from './abandonmen
 import type { Abandonment } from './abandonment.ts';
 import { credentialsMessage } from './credentials.ts';
 import type { LateCreateSweep } from './late-creates.ts';
+import { entryFor } from './late-create-ledger.ts';
 
 /** What a deletion uses of the operator (part of the reconciler's dependencies). */
 export interface DeletionDeps {
@@ -164,18 +165,8 @@ export class ProviderDeletion {
     const sweep = this.#d.lateCreates;
     const requestedAt = dhp.status?.createRequestedAt;
     if (!sweep || requestedAt === undefined) return;
-    const untilMs = Date.parse(requestedAt) + sweep.windowMs;
-    if (!(this.#d.clock.now() < untilMs)) return;
-    const ref = dhp.spec.credentials.secretRef;
-    const entry = {
-      uid: dhp.metadata.uid!,
-      namespace: dhp.metadata.namespace ?? '',
-      name: dhp.metadata.name ?? '',
-      endpoint,
-      secret: { name: ref.name, key: ref.key ?? DEFAULT_CREDENTIALS_KEY },
-      requestedAt,
-      until: new Date(untilMs).toISOString(),
-    };
+    if (!(this.#d.clock.now() < Date.parse(requestedAt) + sweep.windowMs)) return;
+    const entry = entryFor(dhp, endpoint, requestedAt, sweep.windowMs);
     try {
       await sweep.record(entry, token, signal);
     } catch (err) {

@@ -20,12 +20,31 @@
 import type { Static } from '@sinclair/typebox';
 import { passes } from '../compiled-checks/index.ts';
 import type { LedgerEntrySchema } from './late-create-ledger-schema.ts';
+import { DEFAULT_CREDENTIALS_KEY } from './api/schema-free.ts';
+import type { DigitalHumanProvider } from './api/schema-free.ts';
 
 /** One entry (its fields are described in `late-create-ledger-schema.ts`). */
 export type LedgerEntry = Static<typeof LedgerEntrySchema>;
 
 /** ConfigMap `data`: one JSON value per UID. */
 export type LedgerData = Record<string, string>;
+
+/**
+ * The entry for a provider whose create, sent to `endpoint` at `requestedAt`, may reach the vendor
+ * after nothing in the cluster points at it: looked for until `windowMs` after the request.
+ */
+export function entryFor(dhp: DigitalHumanProvider, endpoint: string, requestedAt: string, windowMs: number): LedgerEntry {
+  const ref = dhp.spec.credentials.secretRef;
+  return {
+    uid: dhp.metadata.uid!,
+    namespace: dhp.metadata.namespace ?? '',
+    name: dhp.metadata.name ?? '',
+    endpoint,
+    secret: { name: ref.name, key: ref.key ?? DEFAULT_CREDENTIALS_KEY },
+    requestedAt,
+    until: new Date(Date.parse(requestedAt) + windowMs).toISOString(),
+  };
+}
 
 export function encodeEntry(entry: LedgerEntry): string {
   return JSON.stringify(known(entry));
