@@ -6,6 +6,8 @@
  *   deleted, not orphaned, even when the CR is deleted while the vendor is still working on it;
  * - a create the vendor applies only after the finalizer was released is found by the late-create
  *   sweep and deleted, also when the operator restarted in between (the key is in a ConfigMap);
+ * - a provider kube-apiserver removes past its finalizer (kubernetes#77988) while its create is at
+ *   the vendor: the instance is found by the late-create sweep and deleted;
  * - when the vendor is gone for good, a person gives the instance up with an explicit annotation
  *   naming it; the operator records who, what and when (Event, log), then releases the finalizer.
  *   A wrong value is refused and cleanup goes on.
@@ -125,6 +127,32 @@ test('many late creates of one account are matched against one listing of it, an
   const lines = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === LATE_INSTANCE_DELETED_LOG);
   assert.deepEqual([...new Set(lines.map((l) => l.name))].sort(), names, 'every provider had its late instance deleted');
   assert.equal(lines.length, env.sim.stats().creates, 'every instance created was deleted by the sweep');
+});
+
+/**
+ * kube-apiserver's own race (kubernetes#77988): a DELETE that found no finalizer removes the
+ * object even though one was added meanwhile. Its outcome is made here on purpose, as the kill
+ * storm met it by chance: while the create is at the vendor, the finalizer is taken off and the
+ * provider deleted (gone at once, no deletion reconcile).
+ */
+test('a provider removed past its finalizer while its create is at the vendor (kubernetes#77988): the instance is deleted by the late-create sweep', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t, { vendor: { timeoutSeconds: 4 } });
+  env.sim.setFaults({ latency: { ms: 2_000, ops: ['create'] } });
+  const key = { namespace: env.ns, name: 'raced' };
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'raced', env.sim.baseUrl));
+  const requested = await eventually(async () => {
+    const d = await env.client.get(DigitalHumanProviderKind, key);
+    return d.status?.createRequestedAt ? d : undefined;
+  }, { what: 'the create request recorded', timeoutMs: 10_000, intervalMs: 20 });
+  await env.client.patch(DigitalHumanProviderKind, key, { type: 'merge', body: { metadata: { finalizers: null } } });
+  await env.client.delete(DigitalHumanProviderKind, key);
+  await gone(env, 'raced', 5_000);
+  assert.equal(env.sim.stats().creates, 0, 'the provider was gone before the vendor applied the create (the case under test)');
+  await eventually(() => env.sim.stats().creates >= 1, { what: 'the create applied', timeoutMs: 10_000 });
+  await eventually(() => instancesOf(env.sim, requested).length === 0, { what: 'the instance of the removed provider deleted', timeoutMs: 30_000 });
+  const lines = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.ok(lines.some((l) => String(l.msg).includes('kubernetes#77988') && l.idempotencyKey === requested.metadata.uid), 'the log says what happened');
+  assert.ok(lines.some((l) => l.msg === LATE_INSTANCE_DELETED_LOG && l.name === 'raced'), 'the sweep deleted it');
 });
 
 test('vendor gone for good: the abandon annotation, naming the instance, releases the finalizer with an audit record', { timeout: 120_000 }, async (t) => {

@@ -28,7 +28,9 @@
  * - **Deletion** (`deletion.ts`): the finalizer is released only when nothing can be left behind
  *   (ADR 0018) or a person gave the instance up (ADR 0019); until then Ready says
  *   `DeletionBlocked`. A create that lands after the release is deleted by the late-create sweep
- *   (ADR 0037).
+ *   (ADR 0037), and so is the instance of a provider kube-apiserver removed past its finalizer
+ *   (kubernetes#77988) while this process's create for it was not yet recorded
+ *   (`unrecorded-creates.ts`).
  * - **The spec is never written.** Status goes through the status subresource as a merge patch
  *   of the fields the operator owns, to the exact version read; the finalizer is a patch of
  *   `metadata.finalizers` with the read resourceVersion. A spec edit made meanwhile wins (409 →
@@ -58,6 +60,7 @@ import type { VendorAccount } from './vendor/index.ts';
 import { planLimits } from './limits-plan.ts';
 import { nextTransitionInMs, planStatusWrite, usageStatus, type InstanceObservation, type RecommendationPolicy } from './usage-status.ts';
 import { providerConditions } from './conditions.ts';
+import { UnrecordedCreates } from './unrecorded-creates.ts';
 
 /** What the reconciler uses; the deletion path's share (`DeletionDeps`) is documented in `deletion.ts`. */
 export interface ProviderReconcilerDeps extends DeletionDeps {
@@ -91,9 +94,12 @@ export class ProviderReconciler {
 
   /** The deletion path (`deletion.ts`): it shares the status writer and the token reader. */
   readonly #deletion: ProviderDeletion;
+  /** Creates sent and not yet recorded in a status, for providers removed past their finalizer (`unrecorded-creates.ts`). */
+  readonly #unrecorded: UnrecordedCreates;
 
   constructor(deps: ProviderReconcilerDeps) {
     this.#d = deps;
+    this.#unrecorded = new UnrecordedCreates(deps.lateCreates);
     this.#deletion = new ProviderDeletion(deps, {
       status: (dhp, ready, reason, message, signal, providerID) => this.#status(dhp, ready, reason, message, signal, providerID),
       token: async (dhp, signal) => (await this.#token(dhp, signal)) ?? this.#lastTokens.get(this.#secretKey(dhp)),
@@ -112,6 +118,7 @@ export class ProviderReconciler {
   async #reconcile(request: Request, signal: AbortSignal): Promise<Result> {
     const log = request.log;
     const dhp = this.#d.providers.get(request.key);
+    await this.#unrecorded.observe(request, dhp, dhp !== undefined && hasFinalizer(dhp, PROVIDER_FINALIZER), this.#d.clock.now(), signal);
     if (!dhp) {
       this.#lastWrites.delete(request.key);
       log.debug('DigitalHumanProvider not in the cache (deleted): nothing to do');
@@ -155,7 +162,7 @@ export class ProviderReconciler {
     const seen = guarded.status?.providerID && fleet ? watch!.instance(guarded.status.providerID) : undefined;
     let instance: VendorInstance;
     try {
-      instance = await this.#ensure(guarded, vendor, request, signal, seen?.instance);
+      instance = await this.#ensure(guarded, vendor, token, request, signal, seen?.instance);
     } catch (err) {
       if (!isVendorError(err)) throw err; // the intent write (a conflict, a deletion), an abort
       return this.#vendorFailed(guarded, request, asVendorFailure(err), 'ensure', signal);
@@ -278,7 +285,7 @@ export class ProviderReconciler {
    * Finds the instance by providerID, else by idempotency key; creates it only when neither finds
    * it. `seen` is the instance as the account watch just listed it (no lookup needed then).
    */
-  async #ensure(dhp: DigitalHumanProvider, vendor: VendorApi, request: Request, signal: AbortSignal, seen?: VendorInstance): Promise<VendorInstance> {
+  async #ensure(dhp: DigitalHumanProvider, vendor: VendorApi, token: string, request: Request, signal: AbortSignal, seen?: VendorInstance): Promise<VendorInstance> {
     const key = dhp.metadata.uid!;
     let instance: VendorInstance | undefined = seen;
     const known = dhp.status?.providerID;
@@ -290,7 +297,8 @@ export class ProviderReconciler {
     }
     if (!instance) {
       request.log.debug(known ? `vendor instance ${known} not found, nor one with the idempotency key; creating` : 'no vendor instance with the idempotency key; creating');
-      await this.#recordCreateRequest(dhp, signal);
+      const requestedAt = await this.#recordCreateRequest(dhp, signal);
+      this.#unrecorded.sent(request.key, dhp, dhp.spec.endpoint, token, requestedAt);
       this.#d.faultPoint?.('provider:before-create');
       instance = await vendor.createInstance({ region: dhp.spec.region, ...(dhp.spec.displayName ? { displayName: dhp.spec.displayName } : {}) }, key, signal);
       this.#d.faultPoint?.('provider:after-create');
@@ -312,13 +320,16 @@ export class ProviderReconciler {
   /**
    * Records, before a create request is sent, where an instance may appear from now on. The write
    * is conditional on the version read, so a CR deleted or edited meanwhile gets no create.
+   * Returns the time written (`status.createRequestedAt`).
    */
-  async #recordCreateRequest(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<void> {
+  async #recordCreateRequest(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<string> {
     const latest = this.#latest(dhp);
     // Milliseconds: the settle wait of a deletion is measured from it.
-    const status: DigitalHumanProviderStatus = { ...latest.status, instanceEndpoint: dhp.spec.endpoint, createRequestedAt: new Date(this.#d.clock.now()).toISOString() };
+    const requestedAt = new Date(this.#d.clock.now()).toISOString();
+    const status: DigitalHumanProviderStatus = { ...latest.status, instanceEndpoint: dhp.spec.endpoint, createRequestedAt: requestedAt };
     const written = await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
     if (written?.metadata.deletionTimestamp) throw new TemporaryError('Superseded', 'the object is being deleted; no create', { retryAfterMs: 0 });
+    return requestedAt;
   }
 
   /** A failure that says the vendor did not answer: wait for it to answer again (see vendor-recovery.ts). */
