@@ -111,7 +111,8 @@ test(`${KILLS} SIGKILLs during churn: everything converges with nothing duplicat
     mkdirSync(dir, { recursive: true });
     const file = new URL(`kill-storm-${SEED}.log`, dir);
     writeFileSync(file, replicas.flatMap((r) => r.lines.map((l) => JSON.stringify({ replica: r.name, ...l }))).join('\n') + '\n');
-    // What the witness saw of each orphaned instance's provider, and what the workload did to it.
+    // Each leaked instance's story: what the witness saw of its provider, what the workload did to
+    // it, and the API server's audit trail of it (this found kubernetes#77988, docs/reliability.md).
     const live = new Set((await env.client.list(DigitalHumanProviderKind, { namespace: env.ns })).items.map((d) => d.metadata.uid));
     const calls = await audit.events();
     const leaks = env.sim.instances().filter((i) => !i.idempotencyKey || !live.has(i.idempotencyKey));

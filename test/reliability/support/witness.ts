@@ -96,7 +96,8 @@ export async function startWitness(client: KubeClient, ns: string, sim?: VendorS
     providerUids.add(uid);
     const s = c.object.status;
     const ready = s?.conditions?.find((x) => x.type === 'Ready');
-    log(uid, `${c.type} ${name} rv=${resourceVersion} gen=${generation}${deletionTimestamp ? ` deleting(${deletionTimestamp})` : ''} finalizers=[${(finalizers ?? []).join(',')}] providerID=${s?.providerID ?? '-'} createRequestedAt=${s?.createRequestedAt ?? '-'} ready=${ready ? `${ready.status}/${ready.reason}` : '-'}`);
+    // A delete carries the last version this cache held, not the object's final state.
+    log(uid, `${c.type === 'delete' ? 'delete (last seen as)' : c.type} ${name} rv=${resourceVersion} gen=${generation}${deletionTimestamp ? ` deleting(${deletionTimestamp})` : ''} finalizers=[${(finalizers ?? []).join(',')}] providerID=${s?.providerID ?? '-'} createRequestedAt=${s?.createRequestedAt ?? '-'} ready=${ready ? `${ready.status}/${ready.reason}` : '-'}`);
   });
   const abort = new AbortController();
   const running = cache.start(abort.signal);
