@@ -20,6 +20,12 @@
  * - If `cleanup` keeps failing, the object stays Terminating: make failures visible (a status
  *   condition, an Event) and let them retry with backoff; never remove the finalizer to "unstick".
  * - An object deleted before the finalizer was added skips `cleanup` (there was nothing to clean).
+ * - kube-apiserver (1.36 included) removes an object at once when a DELETE found no finalizer on
+ *   it, even if one was added between that look and the removal (kubernetes/kubernetes#77988). So
+ *   `apply` may run for a brand-new object that is then gone without `cleanup`: what it creates
+ *   outside the cluster should carry a key derived from the object's UID, and a process that sees
+ *   the object gone while such a create is unrecorded should clean it up (the provider operator's
+ *   `unrecorded-creates.ts` is an example).
  * @module
  */
 import type { KubeObject, ResourceKind } from '../objects/index.ts';
