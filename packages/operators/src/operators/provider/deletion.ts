@@ -129,9 +129,9 @@ export class ProviderDeletion {
       throw new TemporaryError(Reason.DeletionBlocked, 'credentials missing for deletion');
     }
     const vendor = this.#d.vendors.forEndpoint(endpoint, token);
-    let deleted: number;
+    let deletedAny: boolean;
     try {
-      deleted = await this.#deleteAll(dhp, vendor, request, signal);
+      deletedAny = await this.#deleteAll(dhp, vendor, request, signal);
     } catch (err) {
       if (!isVendorError(err) && !(err instanceof TemporaryError)) throw err; // an abort
       const failure = asVendorFailure(err);
@@ -153,7 +153,7 @@ export class ProviderDeletion {
     }
     await this.#recordReleasedKey(dhp, endpoint, token, request, signal, giveUp);
     // Said at info because no other line would tell this release from the others.
-    if (deleted === 0) request.log.info({ idempotencyKey: dhp.metadata.uid, endpoint, createRequestedAt: requestedAt }, 'no vendor instance found by ID or key; releasing the finalizer');
+    if (!deletedAny) request.log.info({ idempotencyKey: dhp.metadata.uid, endpoint, createRequestedAt: requestedAt }, 'no vendor instance found by ID or key; releasing the finalizer');
     return this.#release(dhp, request, signal);
   }
 
@@ -165,8 +165,8 @@ export class ProviderDeletion {
     const sweep = this.#d.lateCreates;
     const requestedAt = dhp.status?.createRequestedAt;
     if (!sweep || requestedAt === undefined) return;
-    if (!(this.#d.clock.now() < Date.parse(requestedAt) + sweep.windowMs)) return;
     const entry = entryFor(dhp, endpoint, requestedAt, sweep.windowMs);
+    if (!(this.#d.clock.now() < Date.parse(entry.until))) return;
     try {
       await sweep.record(entry, token, signal);
     } catch (err) {
@@ -194,10 +194,10 @@ export class ProviderDeletion {
   /**
    * Deletes the recorded instance, then every instance the vendor lists under the CR's key, until
    * the lookup answers "none" (a recorded ID can be stale: a replacement created just before a
-   * crash is found only by its key). Returns how many delete calls it made. Throws when the vendor
-   * fails, or still lists one after 3 rounds.
+   * crash is found only by its key). Resolves whether it made a delete call. Throws when the
+   * vendor fails, or still lists one after 3 rounds.
    */
-  async #deleteAll(dhp: DigitalHumanProvider, vendor: VendorApi, request: Request, signal: AbortSignal): Promise<number> {
+  async #deleteAll(dhp: DigitalHumanProvider, vendor: VendorApi, request: Request, signal: AbortSignal): Promise<boolean> {
     const deleteOne = async (id: string) => {
       this.#d.faultPoint?.('provider:before-delete');
       const existed = await vendor.deleteInstance(id, signal);
@@ -205,16 +205,11 @@ export class ProviderDeletion {
       this.#d.events.normal(dhp, Reason.Deleted, 'DeleteInstance', existed ? `vendor instance ${id} deleted` : `vendor instance ${id} was already gone`);
     };
     const known = dhp.status?.providerID;
-    let calls = 0;
-    if (known) {
-      await deleteOne(known);
-      calls++;
-    }
+    if (known) await deleteOne(known);
     for (let round = 0; round < 3; round++) {
       const found = await vendor.findByIdempotencyKey(dhp.metadata.uid!, signal);
-      if (!found) return calls;
+      if (!found) return known !== undefined || round > 0;
       await deleteOne(found.id);
-      calls++;
     }
     throw new TemporaryError(Reason.DeletionBlocked, `the vendor still lists an instance with key ${dhp.metadata.uid} after deleting it 3 times`);
   }
