@@ -12,7 +12,11 @@
  *   deletion: the record says a create may exist, so the deletion waits for the vendor to confirm;
  * - deleted while the create was in flight (a slow vendor), killed when it answered (the kill
  *   storm's timing around a leaked instance, seed 819129): the instance is found by its key and
- *   deleted.
+ *   deleted;
+ * - the same, but the provider removed past its finalizer (the outcome of kube-apiserver's race,
+ *   kubernetes#77988, made on purpose): nothing in the cluster points at the instance any more;
+ *   the restarted operator's late-create sweep finds the key stored before the create and
+ *   deletes it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -155,6 +159,31 @@ test('deleted while its create is in flight, killed when the create answers: the
   await waitGone(env);
   fig.orphans('orphaned vendor instances', mine(env, uid).length);
   assert.equal(mine(env, uid).length, 0, 'the instance created while its CR was being deleted was deleted');
+  restarted.kill('SIGTERM');
+  assert.equal(await restarted.exited, 0);
+});
+
+test('removed past its finalizer while its create is in flight (kubernetes#77988), killed when the create answers: the next operator sweeps the key stored before the create', { timeout: 180_000 }, async (t) => {
+  const fig = reliabilityReport(t, 2, 'Deletion after a crash: removed past its finalizer while the create was in flight');
+  const env = await reliabilityEnv(t, 'rel-del', { resyncSeconds: 30, healthIntervalSeconds: 30 });
+  env.sim.patchFaults({ latency: { ms: 1_500, ops: ['create'] } });
+  let uid = '';
+  await crash(env, 'provider:after-create=kill', async () => {
+    uid = (await create(env)).metadata.uid!;
+    await eventually(async () => (await get(env)).status?.createRequestedAt !== undefined, { what: 'the create request recorded', timeoutMs: 30_000, intervalMs: 20 });
+    await env.client.patch(DigitalHumanProviderKind, key(env), { type: 'merge', body: { metadata: { finalizers: null } } });
+    await env.client.delete(DigitalHumanProviderKind, key(env));
+    await waitGone(env, 5_000);
+  });
+  assert.equal(mine(env, uid).length, 1, 'the instance exists, and no provider points at it');
+
+  env.sim.clearFaults();
+  const startedAt = Date.now();
+  const restarted = env.startReplica('restarted', { operators: 'provider' });
+  await eventually(() => mine(env, uid).length === 0, { what: 'the instance of the removed provider deleted', timeoutMs: 60_000 });
+  fig.ms('restart to the instance deleted', Date.now() - startedAt);
+  fig.orphans('orphaned vendor instances', mine(env, uid).length);
+  assert.ok(restarted.lines.some((l) => String(l.msg).includes('kubernetes#77988') && l.idempotencyKey === uid), 'the log says what happened');
   restarted.kill('SIGTERM');
   assert.equal(await restarted.exited, 0);
 });

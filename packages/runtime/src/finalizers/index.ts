@@ -23,9 +23,9 @@
  * - kube-apiserver (1.36 included) removes an object at once when a DELETE found no finalizer on
  *   it, even if one was added between that look and the removal (kubernetes/kubernetes#77988). So
  *   `apply` may run for a brand-new object that is then gone without `cleanup`: what it creates
- *   outside the cluster should carry a key derived from the object's UID, and a process that sees
- *   the object gone while such a create is unrecorded should clean it up (the provider operator's
- *   `unrecorded-creates.ts` is an example).
+ *   outside the cluster should carry a key derived from the object's UID, stored durably before
+ *   the first such create, so that whoever finds the object gone can clean up by that key (the
+ *   provider operator's late-create sweep, `beforeCreate` entries, is an example).
  * @module
  */
 import type { KubeObject, ResourceKind } from '../objects/index.ts';

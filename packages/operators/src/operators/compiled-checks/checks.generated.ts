@@ -102,7 +102,8 @@ export const compiledChecks: Record<string, (value: unknown) => boolean> = {
         (typeof value['requestedAt'] === 'string') &&
         value['requestedAt'].length >= 1 &&
         (typeof value['until'] === 'string') &&
-        value['until'].length >= 1
+        value['until'].length >= 1 &&
+        (value['beforeCreate'] !== undefined ? ((value['beforeCreate'] === true)) : true)
       )
     }
   })(),
@@ -609,6 +610,12 @@ export const compiledSchemas: Record<string, () => unknown> = {
         [Symbol.for("TypeBox.Kind")]: "String",
         "minLength": 1,
         "type": "string",
+      },
+      "beforeCreate": {
+        [Symbol.for("TypeBox.Kind")]: "Literal",
+        [Symbol.for("TypeBox.Optional")]: "Optional",
+        "const": true,
+        "type": "boolean",
       },
     },
   }),

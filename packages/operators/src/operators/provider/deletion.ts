@@ -66,7 +66,7 @@ export interface DeletionDeps {
    * sent with it may still reach the vendor (`late-creates.ts`). Without it, a create landing
    * later than `createSettleMs` is not cleaned up.
    */
-  lateCreates?: Pick<LateCreateSweep, 'record' | 'windowMs'>;
+  lateCreates?: Pick<LateCreateSweep, 'record' | 'windowMs' | 'forget'>;
   faultPoint?: FaultPoint;
 }
 
@@ -181,6 +181,14 @@ export class ProviderDeletion {
 
   /** Gives the instance up without cleanup, as a person asked (ADR 0019): audit record first, then the finalizer. */
   async #abandon(dhp: DigitalHumanProvider, abandonment: Abandonment, request: Request, signal: AbortSignal): Promise<Result> {
+    // The key stored before the first create must not send the given-up instance to the sweep.
+    try {
+      await this.#d.lateCreates?.forget(dhp.metadata.uid!, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      throw new TemporaryError(Reason.DeletionBlocked, `cannot remove the key from the late-create ledger before abandoning the instance: ${message}`);
+    }
     const what = abandonment.providerID ? `vendor instance ${abandonment.providerID}` : `any vendor instance created with key ${dhp.metadata.uid}`;
     const endpoint = dhp.status?.instanceEndpoint ?? dhp.spec.endpoint;
     request.log.warn(

@@ -24,4 +24,10 @@ export const LedgerEntrySchema = Type.Object({
   requestedAt: Text(),
   /** Looked for until then (RFC 3339). */
   until: Text(),
+  /**
+   * Written before a provider's first create, while the provider still exists: its key is looked
+   * up only once the provider is gone without a deletion that honoured the finalizer
+   * (kube-apiserver's race, kubernetes#77988). Absent: written at the release of the finalizer.
+   */
+  beforeCreate: Type.Optional(Type.Literal(true)),
 });

@@ -5,7 +5,9 @@
  * An entry says "the finalizer of DigitalHumanProvider `namespace/name` (UID `uid`) was released
  * while a create sent to `endpoint` with idempotency key `uid` at `requestedAt` may still reach
  * the vendor; look for an instance with that key until `until`". It names the Secret that holds
- * the token, never the token.
+ * the token, never the token. A `beforeCreate` entry is written before a provider's first create
+ * instead, and says "look for it only if this provider disappears without its finalizer being
+ * honoured"; it is dropped once the status has recorded the instance for `BEFORE_CREATE_HOLD_MS`.
  *
  * Guarantees: `decodeLedger` never throws; a value it cannot read (not JSON, refused by the check
  * compiled from `LedgerEntrySchema` in `late-create-ledger-schema.ts`, a date `Date.parse` cannot
@@ -30,10 +32,18 @@ export type LedgerEntry = Static<typeof LedgerEntrySchema>;
 export type LedgerData = Record<string, string>;
 
 /**
+ * How long after a first create its `beforeCreate` entry is kept although the provider's status
+ * records the instance: the DELETE that races the finalizer (kubernetes#77988) removes the object
+ * within its own request, which kube-apiserver ends after 60 s at most.
+ */
+export const BEFORE_CREATE_HOLD_MS = 60_000;
+
+/**
  * The entry for a provider whose create, sent to `endpoint` at `requestedAt`, may reach the vendor
  * after nothing in the cluster points at it: looked for until `windowMs` after the request.
+ * With `beforeCreate`, the entry written before that create is sent (see the module header).
  */
-export function entryFor(dhp: DigitalHumanProvider, endpoint: string, requestedAt: string, windowMs: number): LedgerEntry {
+export function entryFor(dhp: DigitalHumanProvider, endpoint: string, requestedAt: string, windowMs: number, options: { beforeCreate?: boolean } = {}): LedgerEntry {
   const ref = dhp.spec.credentials.secretRef;
   return {
     uid: dhp.metadata.uid!,
@@ -43,7 +53,29 @@ export function entryFor(dhp: DigitalHumanProvider, endpoint: string, requestedA
     secret: { name: ref.name, key: ref.key ?? DEFAULT_CREDENTIALS_KEY },
     requestedAt,
     until: new Date(Date.parse(requestedAt) + windowMs).toISOString(),
+    ...(options.beforeCreate ? { beforeCreate: true as const } : {}),
   };
+}
+
+/** The same entry as one written at the release (the provider is gone: look for its instance). */
+export function released(entry: LedgerEntry): LedgerEntry {
+  const { beforeCreate: _, ...rest } = entry;
+  return rest;
+}
+
+/**
+ * What to make of a `beforeCreate` entry given the provider found under its name (`undefined`:
+ * none) at wall time `nowMs`: `gone` when no provider has its UID (look for the instance, as for
+ * a released key); `done` when its deletion honours our finalizer (the deletion looks by key
+ * itself) or its status has recorded an instance for `BEFORE_CREATE_HOLD_MS`, or the window is
+ * over; else `keep`.
+ */
+export function beforeCreateVerdict(entry: LedgerEntry, found: DigitalHumanProvider | undefined, hasOurFinalizer: boolean, nowMs: number): 'gone' | 'done' | 'keep' {
+  if (found?.metadata.uid !== entry.uid) return 'gone';
+  if (found.metadata.deletionTimestamp !== undefined && hasOurFinalizer) return 'done';
+  if (nowMs >= Date.parse(entry.until)) return 'done';
+  const recorded = found.status?.providerID !== undefined;
+  return recorded && nowMs - Date.parse(entry.requestedAt) >= BEFORE_CREATE_HOLD_MS ? 'done' : 'keep';
 }
 
 export function encodeEntry(entry: LedgerEntry): string {
@@ -77,8 +109,8 @@ function decodeEntry(value: string): LedgerEntry | undefined {
 
 /** The entry's own fields, nothing else (no token ever travels with it). */
 function known(entry: LedgerEntry): LedgerEntry {
-  const { uid, namespace, name, endpoint, secret, requestedAt, until } = entry;
-  return { uid, namespace, name, endpoint, secret: { name: secret.name, key: secret.key }, requestedAt, until };
+  const { uid, namespace, name, endpoint, secret, requestedAt, until, beforeCreate } = entry;
+  return { uid, namespace, name, endpoint, secret: { name: secret.name, key: secret.key }, requestedAt, until, ...(beforeCreate ? { beforeCreate } : {}) };
 }
 
 /** When an entry is looked at next. */

@@ -1,9 +1,10 @@
 /**
  * Test support for the late-create sweep's unit tests (named `*.test-support.ts`, so the
  * package's files rule keeps it out of the published build): a sweep over one vendor account
- * (every key's token is `token`, no provider is live), on a ConfigMap client, a vendor and a fake
- * clock the test provides; and the ledger's ConfigMap in memory, as that client. The sweep against
- * a real API server is tested in test/integration.
+ * (every key's token is `token`), on a client, a vendor and a fake clock the test provides; and
+ * the ledger's ConfigMap in memory, with the providers the test says exist (in the sweep's cache
+ * and at the "API server" alike, unless told apart), as that client. The sweep against a real API
+ * server is tested in test/integration.
  * @module
  */
 import { pino } from 'pino';
@@ -14,13 +15,13 @@ import { LateCreateSweep } from './late-creates.ts';
 import type { LateCreateSweepOptions } from './late-creates.ts';
 import type { VendorApi, VendorApis } from './vendor-api.ts';
 
-export function sweepOver(client: KubeClient, api: VendorApi, clock: FakeClock, timing: Pick<LateCreateSweepOptions, 'settleMs' | 'windowMs' | 'maxGapMs'>): LateCreateSweep {
+export function sweepOver(client: KubeClient, api: VendorApi, clock: FakeClock, timing: Pick<LateCreateSweepOptions, 'settleMs' | 'windowMs' | 'maxGapMs'>, cached: ReadonlyMap<string, DigitalHumanProvider> = new Map()): LateCreateSweep {
   return new LateCreateSweep({
     client,
     namespace: 'converge',
     vendors: { forEndpoint: () => api } as Pick<VendorApis, 'forEndpoint'>,
     credentials: { token: async () => 'token' },
-    providers: { get: () => undefined } as unknown as Store<DigitalHumanProvider>,
+    providers: { get: (ref: { namespace: string; name: string }) => cached.get(`${ref.namespace}/${ref.name}`) } as unknown as Store<DigitalHumanProvider>,
     events: { normal: () => undefined, warning: () => undefined } as unknown as EventSink,
     clock,
     log: pino({ level: 'silent' }),
@@ -36,14 +37,26 @@ export interface InMemoryLedger {
   data(): Record<string, string>;
   /** When (clock time) each uid was last removed by a replace. */
   readonly removedAt: ReadonlyMap<string, number>;
+  /** The providers the client's reads find, by `namespace/name` (empty: every read is a 404). */
+  readonly providers: Map<string, DigitalHumanProvider>;
+  /** How many providers the client was asked for. */
+  providerReads(): number;
 }
 
 /** A ledger holding `initial` (absent when not given: the sweep creates it on its first record). */
 export function inMemoryLedger(clock: Clock, initial?: Record<string, string>): InMemoryLedger {
   let cm: ConfigMap | undefined = initial && { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'converge-late-creates', namespace: 'converge', resourceVersion: '1' }, data: { ...initial } };
   const removedAt = new Map<string, number>();
+  const providers = new Map<string, DigitalHumanProvider>();
+  let providerReads = 0;
   const client = {
-    get: async () => {
+    get: async (kind: { kind: string }, ref: { namespace: string; name: string }) => {
+      if (kind.kind === 'DigitalHumanProvider') {
+        providerReads++;
+        const found = providers.get(`${ref.namespace}/${ref.name}`);
+        if (!found) throw new ApiError({ reason: 'NotFound', code: 404, message: `digitalhumanproviders "${ref.name}" not found` });
+        return structuredClone(found);
+      }
       if (!cm) throw new ApiError({ reason: 'NotFound', code: 404, message: 'configmaps "converge-late-creates" not found' });
       return structuredClone(cm);
     },
@@ -54,5 +67,5 @@ export function inMemoryLedger(clock: Clock, initial?: Record<string, string>): 
       return structuredClone(cm);
     },
   } as unknown as KubeClient;
-  return { client, data: () => ({ ...(cm?.data ?? {}) }), removedAt };
+  return { client, data: () => ({ ...(cm?.data ?? {}) }), removedAt, providers, providerReads: () => providerReads };
 }

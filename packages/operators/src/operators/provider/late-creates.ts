@@ -10,6 +10,16 @@
  * operator's own namespace; the sweep looks the key up again — `settleMs` after the release,
  * then at doubling gaps up to `windowMs` after the create request — and deletes what it finds.
  *
+ * The same holds for a provider that kube-apiserver removes past its finalizer (its race
+ * kubernetes#77988: a DELETE that found no finalizer removes the object even though one was added
+ * meanwhile, so no deletion reconcile ever runs). Before a provider's first create, the reconciler
+ * `record`s a `beforeCreate` entry; while the provider exists the sweep only checks that it does
+ * (the cache, no vendor call), and drops the entry once the status has recorded the instance for
+ * a minute. When the provider is gone without its finalizer honoured, or replaced by another
+ * object of the same name (the cache says so, and a read from the API server confirms it), the
+ * key is looked up and swept like a released one. A reconcile that finds its provider gone
+ * (`notice`) has it looked at once.
+ *
  * Guarantees:
  * - **Written before the release.** `record` resolves only once the entry is stored (conditional
  *   writes, retried on conflicts); when it throws, the caller keeps the finalizer. A restart,
@@ -29,8 +39,13 @@
  *   by key; with more, a pass over the account is one listing of it matched against all its keys,
  *   due or not (they are looked at early, and their schedules move with the listing's), so a mass
  *   deletion costs one listing per pass, however far apart its finalizers were released.
- * - **No needless writes**: one write per released provider whose create is younger than the
- *   window, one per batch of entries done; none while idle.
+ * - **Written before the first create.** A `beforeCreate` entry is stored before that create is
+ *   sent (when `record` throws, the caller sends none), so a replica killed right after it leaves
+ *   the key to the next leader, which looks at every entry at start.
+ * - **A live provider's instance is never swept**: a `beforeCreate` key is looked up at the vendor
+ *   only after the API server answered that no provider has its UID.
+ * - **No needless writes**: one write per provider's first create, one per released provider whose
+ *   create is younger than the window, one per batch of entries done; none while idle.
  *
  * Assumptions: the Secret named in the entry still holds the token, or this process saw it before
  * the release (the token is kept in memory only, never written anywhere).
@@ -40,8 +55,8 @@
  * again until one appears; the log says so once per entry.
  * @module
  */
-import { ConfigMapKind, isAlreadyExists, isConflict, isNotFound } from '@converge/runtime';
-import type { Clock, ConfigMap, EventSink, KubeClient, Runnable, Store } from '@converge/runtime';
+import { isNotFound } from '@converge/runtime';
+import type { Clock, EventSink, KubeClient, Runnable, Store } from '@converge/runtime';
 import type { Logger } from 'pino';
 import { DigitalHumanProviderKind, ProviderReason as Reason } from './api/schema-free.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
@@ -49,10 +64,12 @@ import { accountId } from './vendor-api.ts';
 import type { VendorApi, VendorApis, VendorInstance } from './vendor-api.ts';
 import type { CredentialsReader } from './credentials.ts';
 import { isVendorError } from './vendor/index.ts';
-import { afterPass, decodeLedger, encodeEntry, firstLook, retryLook } from './late-create-ledger.ts';
+import { afterPass, beforeCreateVerdict, decodeLedger, encodeEntry, firstLook, nextLook, released, retryLook } from './late-create-ledger.ts';
+import { PROVIDER_FINALIZER } from './api/constants.ts';
 import type { LedgerEntry, LookOutcome, LookSchedule } from './late-create-ledger.ts';
+import { LedgerStore } from './late-create-ledger-store.ts';
 
-export const LATE_CREATES_CONFIGMAP = 'converge-late-creates';
+export { LATE_CREATES_CONFIGMAP } from './late-create-ledger-store.ts';
 /** The `msg` of the warn line logged for each late instance the sweep deleted (the kill storm and the deletion tests count these lines). */
 export const LATE_INSTANCE_DELETED_LOG = 'a create reached the vendor after the finalizer was released; its instance deleted';
 /** Up to this many due keys of one account are looked up one by one; more cost one listing of the account. */
@@ -73,7 +90,7 @@ export interface LateCreateSweepOptions {
   namespace: string;
   vendors: Pick<VendorApis, 'forEndpoint'>;
   credentials: Pick<CredentialsReader, 'token'>;
-  /** A CR still live under the recorded UID is never swept (defensive: entries are written only while deleting). */
+  /** Whether a provider still exists under an entry's UID (confirmed by a read from `client` before a `beforeCreate` key is swept). */
   providers: Store<DigitalHumanProvider>;
   events: EventSink;
   clock: Clock;
@@ -111,13 +128,17 @@ const newLook = (t: Tracked, early: boolean): KeyLook => ({ t, early, outcome: '
 export class LateCreateSweep implements Runnable {
   readonly name = 'provider-late-create-sweep';
   readonly #o: LateCreateSweepOptions;
+  readonly #ledger: LedgerStore;
   readonly #tracked = new Map<string, Tracked>();
   /** UIDs done, to be removed from the ConfigMap in one write. */
   readonly #done = new Set<string>();
+  /** The UID of each tracked `beforeCreate` entry, by `namespace/name`. */
+  readonly #beforeCreate = new Map<string, string>();
   #wake: AbortController = new AbortController();
 
   constructor(options: LateCreateSweepOptions) {
     this.#o = options;
+    this.#ledger = new LedgerStore(options.client, options.namespace);
   }
 
   /** How long after a create request its key is looked up. */
@@ -130,7 +151,7 @@ export class LateCreateSweep implements Runnable {
    * with the token used for the deletion.
    */
   async record(entry: LedgerEntry, token: string, signal: AbortSignal): Promise<void> {
-    await this.#mutate((data) => {
+    await this.#ledger.change((data) => {
       const value = encodeEntry(entry);
       if (data[entry.uid] === value) return false;
       data[entry.uid] = value;
@@ -138,8 +159,44 @@ export class LateCreateSweep implements Runnable {
     }, signal);
     const untilMs = Date.parse(entry.until);
     this.#done.delete(entry.uid);
-    this.#tracked.set(entry.uid, { entry, untilMs, token, schedule: firstLook(this.#o.clock.now(), this.#o.settleMs, untilMs) });
+    this.#track({ entry, untilMs, token, schedule: firstLook(this.#o.clock.now(), this.#o.settleMs, untilMs) });
     this.#wake.abort();
+  }
+
+  /**
+   * Removes `uid`'s entry, if there is one, before its provider's finalizer is released without
+   * cleanup (a person gave the instance up, ADR 0019): the instance is no longer ours to delete.
+   * Throws when the ledger cannot be written (the caller keeps the finalizer then).
+   */
+  async forget(uid: string, signal: AbortSignal): Promise<void> {
+    await this.#ledger.change((data) => {
+      if (!(uid in data)) return false;
+      delete data[uid];
+      return true;
+    }, signal);
+    this.#untrack(uid);
+    this.#done.delete(uid);
+  }
+
+  /**
+   * What a reconcile found in the cache under `key` (`namespace/name`): the UID of the provider
+   * there, `undefined` when none. A `beforeCreate` entry of that name under another UID is
+   * looked at now. Memory only.
+   */
+  notice(key: string, uid: string | undefined): void {
+    const tracked = this.#beforeCreate.get(key);
+    if (tracked === undefined || tracked === uid) return;
+    const t = this.#tracked.get(tracked);
+    if (!t) return;
+    t.schedule = { dueAt: this.#o.clock.now(), gapMs: t.schedule.gapMs };
+    this.#wake.abort();
+  }
+
+  #track(t: Tracked): void {
+    const previous = this.#tracked.get(t.entry.uid);
+    if (previous?.entry.beforeCreate) this.#beforeCreate.delete(nameOf(previous.entry));
+    this.#tracked.set(t.entry.uid, t);
+    if (t.entry.beforeCreate) this.#beforeCreate.set(nameOf(t.entry), t.entry.uid);
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -158,19 +215,18 @@ export class LateCreateSweep implements Runnable {
   async #load(signal: AbortSignal): Promise<void> {
     for (let attempt = 0; !signal.aborted; attempt++) {
       try {
-        const cm = await this.#get(signal);
-        const { entries, unreadable } = decodeLedger(cm?.data);
-        if (unreadable.length) this.#o.log.warn({ configMap: this.#ref(), keys: unreadable }, 'ledger entries that cannot be read are left in place and not looked at');
+        const { entries, unreadable } = decodeLedger(await this.#ledger.read(signal));
+        if (unreadable.length) this.#o.log.warn({ configMap: this.#ledger.ref, keys: unreadable }, 'ledger entries that cannot be read are left in place and not looked at');
         const now = this.#o.clock.now();
         for (const entry of entries) {
           if (this.#tracked.has(entry.uid)) continue;
-          this.#tracked.set(entry.uid, { entry, untilMs: Date.parse(entry.until), schedule: { dueAt: now, gapMs: Math.max(1, this.#o.settleMs / 2) } });
+          this.#track({ entry, untilMs: Date.parse(entry.until), schedule: { dueAt: now, gapMs: Math.max(1, this.#o.settleMs / 2) } });
         }
-        if (entries.length) this.#o.log.info({ configMap: this.#ref(), entries: entries.length }, 'released keys loaded; looking for late creates');
+        if (entries.length) this.#o.log.info({ configMap: this.#ledger.ref, entries: entries.length }, 'released keys loaded; looking for late creates');
         return;
       } catch (err) {
         if (signal.aborted) return;
-        if (attempt === 0) this.#o.log.warn({ err, configMap: this.#ref() }, 'cannot read the ledger of released keys yet; retrying');
+        if (attempt === 0) this.#o.log.warn({ err, configMap: this.#ledger.ref }, 'cannot read the ledger of released keys yet; retrying');
         await this.#o.clock.sleep(Math.min(30_000, 1_000 * 2 ** attempt), signal).catch(() => undefined);
       }
     }
@@ -209,6 +265,7 @@ export class LateCreateSweep implements Runnable {
    * belongs to a live provider) — the key's schedule and the log say so.
    */
   async #dueToken(t: Tracked, now: number, signal: AbortSignal): Promise<string | undefined> {
+    if (t.entry.beforeCreate && !(await this.#providerGone(t, now, signal))) return undefined;
     const { entry } = t;
     const live = this.#o.providers.get({ namespace: entry.namespace, name: entry.name });
     if (live?.metadata.uid === entry.uid && !live.metadata.deletionTimestamp) {
@@ -231,8 +288,50 @@ export class LateCreateSweep implements Runnable {
     return token;
   }
 
+  /**
+   * For a due `beforeCreate` entry: whether its provider is gone without its finalizer honoured;
+   * the entry is then swept as a released key from now on (in memory: after a restart the same
+   * answer is found again). Otherwise the entry waits for its next look, or is done.
+   */
+  async #providerGone(t: Tracked, now: number, signal: AbortSignal): Promise<boolean> {
+    const { entry } = t;
+    const ref = { namespace: entry.namespace, name: entry.name };
+    let found = this.#o.providers.get(ref);
+    if (found?.metadata.uid !== entry.uid) {
+      // The cache may not have caught up (a restart, a watch behind): the API server decides.
+      try {
+        found = await this.#o.client.get(DigitalHumanProviderKind, ref, { signal });
+      } catch (err) {
+        if (!isNotFound(err)) {
+          this.#failed(t, now, 'cannot read the provider of a key recorded before its create; looking again later', err);
+          return false;
+        }
+        found = undefined;
+      }
+      if (this.#tracked.get(entry.uid) !== t) return false; // forgotten meanwhile (an abandonment)
+    }
+    const verdict = beforeCreateVerdict(entry, found, found?.metadata.finalizers?.includes(PROVIDER_FINALIZER) ?? false, now);
+    if (verdict === 'done') {
+      this.#finish(entry.uid);
+      return false;
+    }
+    if (verdict === 'keep') {
+      t.schedule = nextLook(t.schedule, now, t.untilMs, this.#maxGapMs()) ?? retryLook(t.schedule, now, this.#maxGapMs());
+      return false;
+    }
+    this.#beforeCreate.delete(nameOf(entry));
+    t.entry = released(entry);
+    t.schedule = { dueAt: now, gapMs: Math.max(1, this.#o.settleMs / 2) };
+    this.#log(entry).warn(
+      { requestedAt: entry.requestedAt, replacedBy: found?.metadata.uid },
+      'the provider was removed past its finalizer (kube-apiserver, kubernetes#77988) after its first create was sent; its key is swept',
+    );
+    return true;
+  }
+
   /** The token of a key not due yet, to count it with its account; a failure is left to its own look. */
   async #quietToken(t: Tracked, signal: AbortSignal): Promise<string | undefined> {
+    if (t.entry.beforeCreate) return undefined; // not looked up with its account while its provider lives
     if (t.token) return t.token;
     return this.#o.credentials.token(t.entry.namespace, t.entry.secret.name, t.entry.secret.key, signal).catch(() => undefined);
   }
@@ -340,14 +439,20 @@ export class LateCreateSweep implements Runnable {
   }
 
   #finish(uid: string): void {
-    this.#tracked.delete(uid);
+    this.#untrack(uid);
     this.#done.add(uid);
+  }
+
+  #untrack(uid: string): void {
+    const t = this.#tracked.get(uid);
+    if (t?.entry.beforeCreate && this.#beforeCreate.get(nameOf(t.entry)) === uid) this.#beforeCreate.delete(nameOf(t.entry));
+    this.#tracked.delete(uid);
   }
 
   async #forgetDone(signal: AbortSignal): Promise<void> {
     const done = [...this.#done];
     try {
-      await this.#mutate((data) => {
+      await this.#ledger.change((data) => {
         let changed = false;
         for (const uid of done) {
           // An entry recorded again meanwhile (the same UID cannot be deleted twice; defensive) stays.
@@ -360,50 +465,9 @@ export class LateCreateSweep implements Runnable {
       }, signal);
       for (const uid of done) this.#done.delete(uid);
     } catch (err) {
-      if (!signal.aborted) this.#o.log.warn({ err: err instanceof Error ? err.message : String(err), configMap: this.#ref() }, 'cannot remove finished entries from the ledger yet; retrying');
+      if (!signal.aborted) this.#o.log.warn({ err: err instanceof Error ? err.message : String(err), configMap: this.#ledger.ref }, 'cannot remove finished entries from the ledger yet; retrying');
     }
-  }
-
-  /** Read, change, write to the version read; again on a conflict. `change` returns whether it changed anything. */
-  async #mutate(change: (data: Record<string, string>) => boolean, signal: AbortSignal): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const cm = await this.#get(signal);
-      const data = { ...cm?.data };
-      if (!change(data)) return;
-      try {
-        if (cm) await this.#o.client.replace(ConfigMapKind, { ...cm, data }, { signal });
-        else await this.#o.client.create(ConfigMapKind, this.#fresh(data), { signal });
-        return;
-      } catch (err) {
-        if (attempt >= 4 || !(isConflict(err) || isAlreadyExists(err))) throw err;
-      }
-    }
-  }
-
-  async #get(signal: AbortSignal): Promise<ConfigMap | undefined> {
-    try {
-      return await this.#o.client.get(ConfigMapKind, { namespace: this.#o.namespace, name: LATE_CREATES_CONFIGMAP }, { signal });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
-  #fresh(data: Record<string, string>): ConfigMap {
-    return {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name: LATE_CREATES_CONFIGMAP,
-        namespace: this.#o.namespace,
-        labels: { 'app.kubernetes.io/name': 'converge', 'app.kubernetes.io/component': 'provider-late-creates' },
-        annotations: { 'dhp.example.com/purpose': 'idempotency keys of deleted DigitalHumanProviders whose create may still reach the vendor; looked up and cleaned by the operator' },
-      },
-      data,
-    };
-  }
-
-  #ref(): string {
-    return `${this.#o.namespace}/${LATE_CREATES_CONFIGMAP}`;
   }
 }
+
+const nameOf = (entry: LedgerEntry): string => `${entry.namespace}/${entry.name}`;

@@ -29,8 +29,8 @@
  *   (ADR 0018) or a person gave the instance up (ADR 0019); until then Ready says
  *   `DeletionBlocked`. A create that lands after the release is deleted by the late-create sweep
  *   (ADR 0037), and so is the instance of a provider kube-apiserver removed past its finalizer
- *   (kubernetes#77988) while this process's create for it was not yet recorded
- *   (`unrecorded-creates.ts`).
+ *   (kubernetes#77988): before a provider's first create its key is stored for the sweep, which
+ *   looks it up only if the provider disappears without its finalizer honoured.
  * - **The spec is never written.** Status goes through the status subresource as a merge patch
  *   of the fields the operator owns, to the exact version read; the finalizer is a patch of
  *   `metadata.finalizers` with the read resourceVersion. A spec edit made meanwhile wins (409 →
@@ -60,11 +60,17 @@ import type { VendorAccount } from './vendor/index.ts';
 import { planLimits } from './limits-plan.ts';
 import { nextTransitionInMs, planStatusWrite, usageStatus, type InstanceObservation, type RecommendationPolicy } from './usage-status.ts';
 import { providerConditions } from './conditions.ts';
-import { UnrecordedCreates } from './unrecorded-creates.ts';
+import { entryFor } from './late-create-ledger.ts';
+import type { LateCreateSweep } from './late-creates.ts';
 
 /** What the reconciler uses; the deletion path's share (`DeletionDeps`) is documented in `deletion.ts`. */
-export interface ProviderReconcilerDeps extends DeletionDeps {
+export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates'> {
   providers: Store<DigitalHumanProvider>;
+  /**
+   * The late-create sweep (`late-creates.ts`): a deletion records released keys there, and a
+   * provider's first create its key beforehand; each reconcile tells it what the cache holds.
+   */
+  lateCreates?: Pick<LateCreateSweep, 'record' | 'windowMs' | 'forget' | 'notice'>;
   /** Reads the token of the Secret a CR names. */
   credentials: Pick<CredentialsReader, 'token'>;
   vendors: VendorApis;
@@ -94,12 +100,9 @@ export class ProviderReconciler {
 
   /** The deletion path (`deletion.ts`): it shares the status writer and the token reader. */
   readonly #deletion: ProviderDeletion;
-  /** Creates sent and not yet recorded in a status, for providers removed past their finalizer (`unrecorded-creates.ts`). */
-  readonly #unrecorded: UnrecordedCreates;
 
   constructor(deps: ProviderReconcilerDeps) {
     this.#d = deps;
-    this.#unrecorded = new UnrecordedCreates(deps.lateCreates);
     this.#deletion = new ProviderDeletion(deps, {
       status: (dhp, ready, reason, message, signal, providerID) => this.#status(dhp, ready, reason, message, signal, providerID),
       token: async (dhp, signal) => (await this.#token(dhp, signal)) ?? this.#lastTokens.get(this.#secretKey(dhp)),
@@ -118,7 +121,7 @@ export class ProviderReconciler {
   async #reconcile(request: Request, signal: AbortSignal): Promise<Result> {
     const log = request.log;
     const dhp = this.#d.providers.get(request.key);
-    await this.#unrecorded.observe(request, dhp, dhp !== undefined && hasFinalizer(dhp, PROVIDER_FINALIZER), this.#d.clock.now(), signal);
+    this.#d.lateCreates?.notice(request.key, dhp?.metadata.uid);
     if (!dhp) {
       this.#lastWrites.delete(request.key);
       log.debug('DigitalHumanProvider not in the cache (deleted): nothing to do');
@@ -298,7 +301,7 @@ export class ProviderReconciler {
     if (!instance) {
       request.log.debug(known ? `vendor instance ${known} not found, nor one with the idempotency key; creating` : 'no vendor instance with the idempotency key; creating');
       const requestedAt = await this.#recordCreateRequest(dhp, signal);
-      this.#unrecorded.sent(request.key, dhp, dhp.spec.endpoint, token, requestedAt);
+      if (!known) await this.#recordBeforeFirstCreate(dhp, token, requestedAt, signal);
       this.#d.faultPoint?.('provider:before-create');
       instance = await vendor.createInstance({ region: dhp.spec.region, ...(dhp.spec.displayName ? { displayName: dhp.spec.displayName } : {}) }, key, signal);
       this.#d.faultPoint?.('provider:after-create');
@@ -330,6 +333,23 @@ export class ProviderReconciler {
     const written = await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
     if (written?.metadata.deletionTimestamp) throw new TemporaryError('Superseded', 'the object is being deleted; no create', { retryAfterMs: 0 });
     return requestedAt;
+  }
+
+  /**
+   * Stores the key of a provider's first create for the late-create sweep before the create is
+   * sent: should kube-apiserver remove the provider past its finalizer (kubernetes#77988), the
+   * sweep finds the instance even when this process dies meanwhile. No store, no create.
+   */
+  async #recordBeforeFirstCreate(dhp: DigitalHumanProvider, token: string, requestedAt: string, signal: AbortSignal): Promise<void> {
+    const sweep = this.#d.lateCreates;
+    if (!sweep) return;
+    try {
+      await sweep.record(entryFor(dhp, dhp.spec.endpoint, requestedAt, sweep.windowMs, { beforeCreate: true }), token, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      throw new TemporaryError('LateCreateNotRecorded', `the key of the first create cannot be stored for the late-create sweep yet, so no create is sent: ${message}`);
+    }
   }
 
   /** A failure that says the vendor did not answer: wait for it to answer again (see vendor-recovery.ts). */
