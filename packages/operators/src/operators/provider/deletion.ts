@@ -64,7 +64,8 @@ export interface DeletionDeps {
   /**
    * Where a deletion records the idempotency key before it releases the finalizer, while a create
    * sent with it may still reach the vendor (`late-creates.ts`). Without it, a create landing
-   * later than `createSettleMs` is not cleaned up.
+   * later than `createSettleMs` is not cleaned up. An abandonment removes the key stored there
+   * before the first create (`forget`), so the given-up instance is not swept.
    */
   lateCreates?: Pick<LateCreateSweep, 'record' | 'windowMs' | 'forget'>;
   faultPoint?: FaultPoint;

@@ -151,14 +151,21 @@ export class LateCreateSweep implements Runnable {
    * with the token used for the deletion.
    */
   async record(entry: LedgerEntry, token: string, signal: AbortSignal): Promise<void> {
-    await this.#ledger.change((data) => {
-      const value = encodeEntry(entry);
-      if (data[entry.uid] === value) return false;
-      data[entry.uid] = value;
-      return true;
-    }, signal);
+    // Before the write: a removal of the finished entry, queued or in the same write, must not
+    // take this one out of the ledger.
+    const wasDone = this.#done.delete(entry.uid);
+    try {
+      await this.#ledger.change((data) => {
+        const value = encodeEntry(entry);
+        if (data[entry.uid] === value) return false;
+        data[entry.uid] = value;
+        return true;
+      }, signal);
+    } catch (err) {
+      if (wasDone && !this.#tracked.has(entry.uid)) this.#done.add(entry.uid);
+      throw err;
+    }
     const untilMs = Date.parse(entry.until);
-    this.#done.delete(entry.uid);
     this.#track({ entry, untilMs, token, schedule: firstLook(this.#o.clock.now(), this.#o.settleMs, untilMs) });
     this.#wake.abort();
   }
@@ -455,8 +462,8 @@ export class LateCreateSweep implements Runnable {
       await this.#ledger.change((data) => {
         let changed = false;
         for (const uid of done) {
-          // An entry recorded again meanwhile (the same UID cannot be deleted twice; defensive) stays.
-          if (uid in data && !this.#tracked.has(uid)) {
+          // An entry recorded again meanwhile (a released key replacing its beforeCreate entry) stays.
+          if (uid in data && this.#done.has(uid) && !this.#tracked.has(uid)) {
             delete data[uid];
             changed = true;
           }
