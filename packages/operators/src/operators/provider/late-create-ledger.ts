@@ -7,7 +7,8 @@
  * the vendor; look for an instance with that key until `until`". It names the Secret that holds
  * the token, never the token. A `beforeCreate` entry is written before a provider's first create
  * instead, and says "look for it only if this provider disappears without its finalizer being
- * honoured"; it is dropped once the status has recorded the instance for `BEFORE_CREATE_HOLD_MS`.
+ * honoured"; it is dropped once the status records the instance and `BEFORE_CREATE_HOLD_MS` has
+ * passed since the create request.
  *
  * Guarantees: `decodeLedger` never throws; a value it cannot read (not JSON, refused by the check
  * compiled from `LedgerEntrySchema` in `late-create-ledger-schema.ts`, a date `Date.parse` cannot
@@ -32,9 +33,10 @@ export type LedgerEntry = Static<typeof LedgerEntrySchema>;
 export type LedgerData = Record<string, string>;
 
 /**
- * How long after a first create its `beforeCreate` entry is kept although the provider's status
- * records the instance: the DELETE that races the finalizer (kubernetes#77988) removes the object
- * within its own request, which kube-apiserver ends after 60 s at most.
+ * How long after a first create request its `beforeCreate` entry is kept although the provider's
+ * status records the instance: the DELETE that races the finalizer (kubernetes#77988) arrived
+ * before the finalizer, so before that request, and removes the object within its own request,
+ * which kube-apiserver ends after 60 s at most.
  */
 export const BEFORE_CREATE_HOLD_MS = 60_000;
 
@@ -67,8 +69,9 @@ export function released(entry: LedgerEntry): LedgerEntry {
  * What to make of a `beforeCreate` entry given the provider found under its name (`undefined`:
  * none) at wall time `nowMs`: `gone` when no provider has its UID (look for the instance, as for
  * a released key); `done` when its deletion honours our finalizer (the deletion looks by key
- * itself) or its status has recorded an instance for `BEFORE_CREATE_HOLD_MS`, or the window is
- * over; else `keep`.
+ * itself), or its status records an instance and `BEFORE_CREATE_HOLD_MS` has passed since the
+ * create request (a DELETE that raced the finalizer arrived before that request and has ended), or
+ * the window is over; else `keep`.
  */
 export function beforeCreateVerdict(entry: LedgerEntry, found: DigitalHumanProvider | undefined, hasOurFinalizer: boolean, nowMs: number): 'gone' | 'done' | 'keep' {
   if (found?.metadata.uid !== entry.uid) return 'gone';

@@ -14,8 +14,8 @@
  * kubernetes#77988: a DELETE that found no finalizer removes the object even though one was added
  * meanwhile, so no deletion reconcile ever runs). Before a provider's first create, the reconciler
  * `record`s a `beforeCreate` entry; while the provider exists the sweep only checks that it does
- * (the cache, no vendor call), and drops the entry once the status has recorded the instance for
- * a minute. When the provider is gone without its finalizer honoured, or replaced by another
+ * (the cache, no vendor call), and drops the entry once the status records the instance and a
+ * minute has passed since the create request. When the provider is gone without its finalizer honoured, or replaced by another
  * object of the same name (the cache says so, and a read from the API server confirms it), the
  * key is looked up and swept like a released one. A reconcile that finds its provider gone
  * (`notice`) has it looked at once.
