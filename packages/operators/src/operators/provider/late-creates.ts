@@ -63,26 +63,18 @@ import type { DigitalHumanProvider } from './api/schema-free.ts';
 import { accountId } from './vendor-api.ts';
 import type { VendorApi, VendorApis, VendorInstance } from './vendor-api.ts';
 import type { CredentialsReader } from './credentials.ts';
-import { isVendorError } from './vendor/index.ts';
 import { afterPass, beforeCreateVerdict, decodeLedger, encodeEntry, firstLook, nextLook, released, retryLook } from './late-create-ledger.ts';
 import { PROVIDER_FINALIZER } from './api/constants.ts';
 import type { LedgerEntry, LookOutcome, LookSchedule } from './late-create-ledger.ts';
 import { LedgerStore } from './late-create-ledger-store.ts';
+import { BY_KEY_UP_TO, lookAtAccount } from './late-create-account-pass.ts';
+import type { KeyLook } from './late-create-account-pass.ts';
 
 export { LATE_CREATES_CONFIGMAP } from './late-create-ledger-store.ts';
 /** The `msg` of the warn line logged for each late instance the sweep deleted (the kill storm and the deletion tests count these lines). */
 export const LATE_INSTANCE_DELETED_LOG = 'a create reached the vendor after the finalizer was released; its instance deleted';
-/** Up to this many due keys of one account are looked up one by one; more cost one listing of the account. */
-const BY_KEY_UP_TO = 3;
 /** Keys due this soon are looked at with the ones due now: deletions close together share a listing. */
 const BATCH_SLACK_MS = 1_000;
-/** Failures about one instance or request; any other (no answer, a rate limit, the token, the account) would fail the account's other calls too. */
-const ONE_KEY_FAILURES: ReadonlySet<string> = new Set(['NotFound', 'Invalid', 'QuotaExhausted', 'InstanceThrottled']);
-
-/** Whether a failure ends a pass over an account: it would fail the looks at the account's other keys the same way. */
-function endsThePass(err: unknown): boolean {
-  return !isVendorError(err) || !ONE_KEY_FAILURES.has(err.kind);
-}
 
 export interface LateCreateSweepOptions {
   client: KubeClient;
@@ -113,17 +105,6 @@ interface Tracked {
   token?: string;
   complainedNoToken?: boolean;
 }
-
-/** What one pass makes of one key: what the vendor answered (`found`, when it did), and the outcome. */
-interface KeyLook {
-  t: Tracked;
-  early: boolean;
-  found?: VendorInstance[];
-  outcome: LookOutcome;
-  err?: unknown;
-}
-
-const newLook = (t: Tracked, early: boolean): KeyLook => ({ t, early, outcome: 'notLooked' });
 
 export class LateCreateSweep implements Runnable {
   readonly name = 'provider-late-create-sweep';
@@ -344,53 +325,20 @@ export class LateCreateSweep implements Runnable {
   }
 
   /**
-   * One pass over the due keys of one account. Each key's schedule follows its own outcome
-   * (`afterPass`): a failure about one instance or request leaves the other keys to their looks;
-   * one that would fail every call to the account (`endsThePass`) ends the pass, and the keys it
-   * did not reach are looked at again like failed ones. `early` keys, not due yet, ride along in
+   * One pass over the due keys of one account (the vendor calls: `late-create-account-pass.ts`).
+   * Each key's schedule follows its own outcome (`afterPass`): a failure about one instance or
+   * request leaves the other keys to their looks; one that would fail every call to the account
+   * ends the pass, and the keys it did not reach are looked at again like failed ones. `early` keys, not due yet, ride along in
    * a listing (there are some only when the account has more keys than are looked up by key):
    * looked at, they advance like the others; a failure leaves their schedule as it was.
    */
   async #lookAtAccount(vendor: VendorApi, dueNow: Tracked[], early: Tracked[], signal: AbortSignal): Promise<void> {
     const lookedAt = this.#o.clock.now();
-    const looks: KeyLook[] = [...dueNow.map((t) => newLook(t, false)), ...early.map((t) => newLook(t, true))];
-    let ended: { err: unknown } | undefined;
-    const fail = (look: KeyLook, err: unknown): void => {
-      look.outcome = 'failed';
-      look.err = err;
-      if (endsThePass(err)) ended ??= { err };
-    };
-    if (looks.length <= BY_KEY_UP_TO) {
-      for (const look of looks) {
-        if (ended) break;
-        try {
-          const instance = await vendor.findByIdempotencyKey(look.t.entry.uid, signal);
-          look.found = instance ? [instance] : [];
-        } catch (err) {
-          if (signal.aborted) return;
-          fail(look, err);
-        }
-      }
-    } else {
-      try {
-        const found = await this.#findByListing(vendor, looks.map((l) => l.t), signal);
-        for (const look of looks) look.found = found.get(look.t.entry.uid) ?? [];
-      } catch (err) {
-        if (signal.aborted) return;
-        for (const look of looks) fail(look, err);
-      }
-    }
-    for (const look of looks) {
-      // Once the pass ended, a key with something to delete waits for the next pass (notLooked).
-      if (!look.found || (ended && look.found.length)) continue;
-      try {
-        for (const instance of look.found) await this.#deleteLate(vendor, look.t.entry, instance, signal);
-        look.outcome = 'looked';
-      } catch (err) {
-        if (signal.aborted) return;
-        fail(look, err);
-      }
-    }
+    const look = (t: Tracked, isEarly: boolean): KeyLook<Tracked> => ({ t, early: isEarly, outcome: 'notLooked' });
+    const looks = [...dueNow.map((t) => look(t, false)), ...early.map((t) => look(t, true))];
+    const pass = await lookAtAccount(vendor, looks, (entry, instance) => this.#deleteLate(vendor, entry, instance, signal), this.#o.log, signal);
+    if (pass.aborted) return;
+    const { ended } = pass;
     // A key recorded again meanwhile (defensive: one UID is deleted once) keeps its new schedule.
     const current = looks.filter(({ t }) => this.#tracked.get(t.entry.uid) === t);
     const { next, done } = afterPass(current.map(({ t, outcome }) => ({ uid: t.entry.uid, schedule: t.schedule, untilMs: t.untilMs, outcome })), lookedAt, this.#maxGapMs());
@@ -404,23 +352,6 @@ export class LateCreateSweep implements Runnable {
       if (schedule) t.schedule = schedule;
     }
     for (const uid of done) this.#finish(uid);
-  }
-
-  /** One listing of the account, every page, matched against the due keys. */
-  async #findByListing(vendor: VendorApi, due: Tracked[], signal: AbortSignal): Promise<Map<string, VendorInstance[]>> {
-    const keys = new Set(due.map((t) => t.entry.uid));
-    const found = new Map<string, VendorInstance[]>();
-    let pageToken: string | undefined;
-    this.#o.log.debug({ endpoint: due[0]?.entry.endpoint, keys: keys.size }, 'due keys matched against one listing of the account');
-    do {
-      const page = await vendor.listInstanceStates({ pageSize: 500, ...(pageToken ? { pageToken } : {}) }, signal);
-      for (const { instance } of page.items) {
-        const key = instance.idempotencyKey;
-        if (key !== null && keys.has(key)) found.set(key, [...(found.get(key) ?? []), instance]);
-      }
-      pageToken = page.nextPageToken;
-    } while (pageToken);
-    return found;
   }
 
   async #deleteLate(vendor: VendorApi, entry: LedgerEntry, instance: VendorInstance, signal: AbortSignal): Promise<void> {

@@ -1,0 +1,111 @@
+/**
+ * One pass of the late-create sweep over one vendor account (`late-creates.ts`, ADR 0037): which
+ * of the given keys the vendor lists an instance for, and the deletion of each instance found.
+ * The sweep decides which keys are due and what each outcome does to their schedules; this module
+ * only talks to the vendor.
+ *
+ * Guarantees:
+ * - **Bounded vendor load**: up to `BY_KEY_UP_TO` keys are looked up one by one by their exact
+ *   idempotency key; more cost one listing of the account (every page), matched against all of them.
+ * - **A failure delays only the keys it failed.** A failure about one instance or request
+ *   (`ONE_KEY_FAILURES`) marks that key `failed` and the pass goes on; any other (no answer, a rate
+ *   limit, the token, the account) would fail the account's other calls the same way, so it ends
+ *   the pass (`ended`): keys not reached stay `notLooked`, and a key with instances still to delete
+ *   waits for the next pass.
+ * - **Only instances under the keys given are deleted**, each by its ID, through `deleteLate`.
+ * - An aborted `signal` ends the pass at once and resolves `aborted`; nothing is half-reported.
+ * @module
+ */
+import type { VendorApi, VendorInstance } from './vendor-api.ts';
+import { isVendorError } from './vendor/index.ts';
+import type { LedgerEntry, LookOutcome } from './late-create-ledger.ts';
+
+/** Up to this many keys of one account are looked up one by one; more cost one listing of the account. */
+export const BY_KEY_UP_TO = 3;
+/** Failures about one instance or request; any other (no answer, a rate limit, the token, the account) would fail the account's other calls too. */
+const ONE_KEY_FAILURES: ReadonlySet<string> = new Set(['NotFound', 'Invalid', 'QuotaExhausted', 'InstanceThrottled']);
+
+/** Whether a failure ends a pass over an account: it would fail the looks at the account's other keys the same way. */
+function endsThePass(err: unknown): boolean {
+  return !isVendorError(err) || !ONE_KEY_FAILURES.has(err.kind);
+}
+
+/** What one pass makes of one key: what the vendor answered (`found`, when it did), and the outcome. */
+export interface KeyLook<T extends { entry: LedgerEntry }> {
+  t: T;
+  /** Not due yet, riding along in a listing. */
+  early: boolean;
+  found?: VendorInstance[];
+  outcome: LookOutcome;
+  err?: unknown;
+}
+
+export type PassResult = { aborted: true } | { aborted: false; ended?: { err: unknown } };
+
+/**
+ * Looks for instances under every key of `looks` (all of one account) and deletes each one found
+ * with `deleteLate`; sets each look's `found`, `outcome` and `err` in place.
+ */
+export async function lookAtAccount<T extends { entry: LedgerEntry }>(
+  vendor: VendorApi,
+  looks: KeyLook<T>[],
+  deleteLate: (entry: LedgerEntry, instance: VendorInstance) => Promise<void>,
+  log: { debug: (obj: object, msg: string) => void },
+  signal: AbortSignal,
+): Promise<PassResult> {
+  let ended: { err: unknown } | undefined;
+  const fail = (look: KeyLook<T>, err: unknown): void => {
+    look.outcome = 'failed';
+    look.err = err;
+    if (endsThePass(err)) ended ??= { err };
+  };
+  if (looks.length <= BY_KEY_UP_TO) {
+    for (const look of looks) {
+      if (ended) break;
+      try {
+        const instance = await vendor.findByIdempotencyKey(look.t.entry.uid, signal);
+        look.found = instance ? [instance] : [];
+      } catch (err) {
+        if (signal.aborted) return { aborted: true };
+        fail(look, err);
+      }
+    }
+  } else {
+    try {
+      const found = await findByListing(vendor, looks.map((l) => l.t.entry), log, signal);
+      for (const look of looks) look.found = found.get(look.t.entry.uid) ?? [];
+    } catch (err) {
+      if (signal.aborted) return { aborted: true };
+      for (const look of looks) fail(look, err);
+    }
+  }
+  for (const look of looks) {
+    // Once the pass ended, a key with something to delete waits for the next pass (notLooked).
+    if (!look.found || (ended && look.found.length)) continue;
+    try {
+      for (const instance of look.found) await deleteLate(look.t.entry, instance);
+      look.outcome = 'looked';
+    } catch (err) {
+      if (signal.aborted) return { aborted: true };
+      fail(look, err);
+    }
+  }
+  return ended ? { aborted: false, ended } : { aborted: false };
+}
+
+/** One listing of the account, every page, matched against the keys. */
+async function findByListing(vendor: VendorApi, entries: LedgerEntry[], log: { debug: (obj: object, msg: string) => void }, signal: AbortSignal): Promise<Map<string, VendorInstance[]>> {
+  const keys = new Set(entries.map((e) => e.uid));
+  const found = new Map<string, VendorInstance[]>();
+  let pageToken: string | undefined;
+  log.debug({ endpoint: entries[0]?.endpoint, keys: keys.size }, 'due keys matched against one listing of the account');
+  do {
+    const page = await vendor.listInstanceStates({ pageSize: 500, ...(pageToken ? { pageToken } : {}) }, signal);
+    for (const { instance } of page.items) {
+      const key = instance.idempotencyKey;
+      if (key !== null && keys.has(key)) found.set(key, [...(found.get(key) ?? []), instance]);
+    }
+    pageToken = page.nextPageToken;
+  } while (pageToken);
+  return found;
+}
