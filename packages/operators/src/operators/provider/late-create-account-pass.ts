@@ -16,6 +16,7 @@
  * - An aborted `signal` ends the pass at once and resolves `aborted`; nothing is half-reported.
  * @module
  */
+import type { Logger } from 'pino';
 import type { VendorApi, VendorInstance } from './vendor-api.ts';
 import { isVendorError } from './vendor/index.ts';
 import type { LedgerEntry, LookOutcome } from './late-create-ledger.ts';
@@ -50,7 +51,7 @@ export async function lookAtAccount<T extends { entry: LedgerEntry }>(
   vendor: VendorApi,
   looks: KeyLook<T>[],
   deleteLate: (entry: LedgerEntry, instance: VendorInstance) => Promise<void>,
-  log: { debug: (obj: object, msg: string) => void },
+  log: Logger,
   signal: AbortSignal,
 ): Promise<PassResult> {
   let ended: { err: unknown } | undefined;
@@ -94,7 +95,7 @@ export async function lookAtAccount<T extends { entry: LedgerEntry }>(
 }
 
 /** One listing of the account, every page, matched against the keys. */
-async function findByListing(vendor: VendorApi, entries: LedgerEntry[], log: { debug: (obj: object, msg: string) => void }, signal: AbortSignal): Promise<Map<string, VendorInstance[]>> {
+async function findByListing(vendor: VendorApi, entries: LedgerEntry[], log: Logger, signal: AbortSignal): Promise<Map<string, VendorInstance[]>> {
   const keys = new Set(entries.map((e) => e.uid));
   const found = new Map<string, VendorInstance[]>();
   let pageToken: string | undefined;

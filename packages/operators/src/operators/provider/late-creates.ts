@@ -15,10 +15,10 @@
  * meanwhile, so no deletion reconcile ever runs). Before a provider's first create, the reconciler
  * `record`s a `beforeCreate` entry; while the provider exists the sweep only checks that it does
  * (the cache, no vendor call), and drops the entry once the status records the instance and a
- * minute has passed since the create request. When the provider is gone without its finalizer honoured, or replaced by another
- * object of the same name (the cache says so, and a read from the API server confirms it), the
- * key is looked up and swept like a released one. A reconcile that finds its provider gone
- * (`notice`) has it looked at once.
+ * minute has passed since the create request. When the provider is gone without its finalizer
+ * honoured, or replaced by another object of the same name (the cache says so, and a read from
+ * the API server confirms it), the key is looked up and swept like a released one. A reconcile
+ * that finds its provider gone (`notice`) has it looked at once.
  *
  * Guarantees:
  * - **Written before the release.** `record` resolves only once the entry is stored (conditional
@@ -65,7 +65,7 @@ import type { VendorApi, VendorApis, VendorInstance } from './vendor-api.ts';
 import type { CredentialsReader } from './credentials.ts';
 import { afterPass, beforeCreateVerdict, decodeLedger, encodeEntry, firstLook, nextLook, released, retryLook } from './late-create-ledger.ts';
 import { PROVIDER_FINALIZER } from './api/constants.ts';
-import type { LedgerEntry, LookOutcome, LookSchedule } from './late-create-ledger.ts';
+import type { LedgerEntry, LookSchedule } from './late-create-ledger.ts';
 import { LedgerStore } from './late-create-ledger-store.ts';
 import { BY_KEY_UP_TO, lookAtAccount } from './late-create-account-pass.ts';
 import type { KeyLook } from './late-create-account-pass.ts';
@@ -328,9 +328,10 @@ export class LateCreateSweep implements Runnable {
    * One pass over the due keys of one account (the vendor calls: `late-create-account-pass.ts`).
    * Each key's schedule follows its own outcome (`afterPass`): a failure about one instance or
    * request leaves the other keys to their looks; one that would fail every call to the account
-   * ends the pass, and the keys it did not reach are looked at again like failed ones. `early` keys, not due yet, ride along in
-   * a listing (there are some only when the account has more keys than are looked up by key):
-   * looked at, they advance like the others; a failure leaves their schedule as it was.
+   * ends the pass, and the keys it did not reach are looked at again like failed ones. `early`
+   * keys, not due yet, ride along in a listing (there are some only when the account has more keys
+   * than are looked up by key): looked at, they advance like the others; a failure leaves their
+   * schedule as it was.
    */
   async #lookAtAccount(vendor: VendorApi, dueNow: Tracked[], early: Tracked[], signal: AbortSignal): Promise<void> {
     const lookedAt = this.#o.clock.now();
