@@ -13,7 +13,8 @@
  *   the pass (`ended`): keys not reached stay `notLooked`, and a key with instances still to delete
  *   waits for the next pass.
  * - **Only instances under the keys given are deleted**, each by its ID, through `deleteLate`.
- * - An aborted `signal` ends the pass at once and resolves `aborted`; nothing is half-reported.
+ * - An aborted `signal` ends the pass at once and resolves `{ aborted: true }`; the looks may then
+ *   be filled in part, and the caller applies none of them.
  * @module
  */
 import type { Logger } from 'pino';
