@@ -30,7 +30,6 @@ import type { OperatorConfig } from './operator-config.ts';
 import { defaultOperatorConfig } from './operator-config.ts';
 import { addConversionWebhook } from './conversion-webhook.ts';
 import type { WebhookSettings } from './conversion-webhook.ts';
-import { optimizeOnBacklog } from './compiler-on-backlog.ts';
 
 export interface OperatorProcessOptions {
   kubeConfig: KubeConfig;
@@ -114,8 +113,6 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
   if (options.webhook) addConversionWebhook(manager, options.webhook, log);
   options.onManager?.(manager);
   log.info({ identity, namespaces: options.namespaces ?? 'all', operators, leaderElection: Boolean(elector) }, 'starting operators');
-  // The image starts Node with V8's optimizing compiler off; a large backlog turns it on (ADR 0039).
-  optimizeOnBacklog({ queued: () => manager.queuedReconciles(), log, registry: metrics.registry }, signal);
   try {
     await manager.start(signal);
   } finally {
