@@ -6,7 +6,7 @@
  */
 import { CONTENDER_TITLES, SETTING_TITLES } from '../comparison/contenders.ts';
 import type { ContenderRequests, ContenderRun, RequestTimes, SettingName } from '../comparison/contenders.ts';
-import { round, seconds } from '../support/stats.ts';
+import { medianInterval, round, seconds } from '../support/stats.ts';
 import type { Cell, Table } from './types.ts';
 
 /** One contender's run: its times, requests, memory and the control plane's CPU meanwhile. */
@@ -113,4 +113,20 @@ export function roundsTable(all: RunResult[], setting: SettingName, n: number): 
       ],
     ],
   };
+}
+
+/** Issue 17, goal 1: with no client-side limit, Converge within 1.1 × the plain client. */
+export const GOAL_CONVERGE_OVER_PLAIN_CLIENT = 1.1;
+
+/**
+ * What a set of rounds says about a goal on the median of Converge ÷ the plain client: the
+ * median, the order-statistics interval that holds the median of such rounds (95 % or the
+ * widest the rounds allow) and whether the whole interval is on one side of the goal.
+ */
+export function ratioVerdict(ratios: readonly number[], goal = GOAL_CONVERGE_OVER_PLAIN_CLIENT): string | undefined {
+  const interval = medianInterval(ratios);
+  if (!interval) return undefined;
+  const { low, high, coverage } = interval;
+  const verdict = high <= goal ? `met: the whole interval is at or under ${goal}` : low > goal ? `not met: the whole interval is over ${goal}` : `not settled by these rounds: the interval spans ${goal}`;
+  return `Converge ÷ plain client over ${ratios.length} rounds: median ${round(median([...ratios]), 2)}; the median of such rounds lies between ${round(low, 2)} and ${round(high, 2)} with ${round(coverage * 100, 1)} % confidence (order statistics, no assumption about the distribution). Goal ≤ ${goal} × (issue 17): ${verdict}.`;
 }

@@ -39,7 +39,7 @@ import {
   spawnProcess,
 } from '../comparison/contenders.ts';
 import type { ContenderName, ContenderRun, SettingName } from '../comparison/contenders.ts';
-import { median, medianRuns, roundRatios, roundsTable } from './compare-rounds.ts';
+import { median, medianRuns, ratioVerdict, roundRatios, roundsTable } from './compare-rounds.ts';
 import type { RunResult } from './compare-rounds.ts';
 import { auditMark } from '../support/audit.ts';
 import { createMicroservices, pool } from '../support/fixtures.ts';
@@ -47,7 +47,7 @@ import { trackDeployments, trackMicroservices } from '../support/observer.ts';
 import { startOperator } from '../support/operator.ts';
 import { parseMetrics, sumOf } from '../support/prometheus.ts';
 import type { Sample } from '../support/prometheus.ts';
-import { round, seconds } from '../support/stats.ts';
+import { medianInterval, round, seconds } from '../support/stats.ts';
 import { curve } from './cold-start.ts';
 import { convergenceTimeoutMs } from './fleet.ts';
 import type { BenchContext, Cell, ChartSeries, Scenario, Table } from './types.ts';
@@ -388,6 +388,9 @@ export const compare: Scenario = {
         if (ratios.length > 0) {
           figures[`${s}.convergeOverPlainClientByRound`] = ratios.map((x) => round(x, 2)).join(', ');
           figures[`${s}.convergeOverPlainClientMedian`] = round(median(ratios), 2);
+          const interval = medianInterval(ratios)!;
+          figures[`${s}.convergeOverPlainClientMedianInterval`] = `${round(interval.low, 2)}–${round(interval.high, 2)} (${round(interval.coverage * 100, 1)} %)`;
+          if (s === 'unlimited' && ratios.length > 1) notes.push(ratioVerdict(ratios)!);
         }
       }
     }
