@@ -121,10 +121,10 @@ export const GOAL_CONVERGE_OVER_PLAIN_CLIENT = 1.1;
 /**
  * What a set of rounds says about a goal on the median of Converge ÷ the plain client: the
  * median, the order-statistics interval that holds the median of such rounds (95 % or the
- * widest the rounds allow) and whether the whole interval is on one side of the goal.
+ * widest the rounds allow) and whether the whole interval is on one side of the goal. A caller
+ * that already holds `medianInterval(ratios)` passes it in.
  */
-export function ratioVerdict(ratios: readonly number[], goal = GOAL_CONVERGE_OVER_PLAIN_CLIENT): string | undefined {
-  const interval = medianInterval(ratios);
+export function ratioVerdict(ratios: readonly number[], interval = medianInterval(ratios), goal = GOAL_CONVERGE_OVER_PLAIN_CLIENT): string | undefined {
   if (!interval) return undefined;
   const { low, high, coverage } = interval;
   const verdict = high <= goal ? `met: the whole interval is at or under ${goal}` : low > goal ? `not met: the whole interval is over ${goal}` : `not settled by these rounds: the interval spans ${goal}`;

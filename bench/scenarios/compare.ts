@@ -390,7 +390,7 @@ export const compare: Scenario = {
           figures[`${s}.convergeOverPlainClientMedian`] = round(median(ratios), 2);
           const interval = medianInterval(ratios)!;
           figures[`${s}.convergeOverPlainClientMedianInterval`] = `${round(interval.low, 2)}–${round(interval.high, 2)} (${round(interval.coverage * 100, 1)} %)`;
-          if (s === 'unlimited' && ratios.length > 1) notes.push(ratioVerdict(ratios)!);
+          if (s === 'unlimited' && ratios.length > 1) notes.push(ratioVerdict(ratios, interval)!);
         }
       }
     }
