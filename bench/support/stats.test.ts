@@ -49,4 +49,29 @@ describe('bench stats', () => {
       }),
     );
   });
+  it('large samples: the coverage is the exact one (BigInt reference), not NaN from 2^n overflowing', () => {
+    // P(B ≤ j), B ~ Binomial(n, ½), exactly, in integers; its first 15 digits as a double.
+    const exactBelow = (n: number, j: number): number => {
+      let choose = 1n;
+      let sum = 0n;
+      for (let i = 0; i <= j; i++) {
+        sum += choose;
+        choose = (choose * BigInt(n - i)) / BigInt(i + 1);
+      }
+      const scale = 10n ** 15n;
+      return Number((sum * scale) / 2n ** BigInt(n)) / 1e15;
+    };
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3000 }), fc.double({ min: 0.5, max: 0.999, noNaN: true }), (n, confidence) => {
+        const xs = Array.from({ length: n }, (_, i) => n - i);
+        const { low, high, coverage } = medianInterval(xs, confidence)!;
+        const k = low; // the samples are 1..n, so the k-th smallest is k
+        assert.equal(high, n - k + 1);
+        assert.ok(Math.abs(coverage - Math.max(0, 1 - 2 * exactBelow(n, k - 1))) < 1e-9, `n=${n} k=${k} coverage=${coverage}`);
+        // The narrowest: one step further in would not reach the level asked for.
+        if (k + 1 <= Math.ceil(n / 2) && coverage >= confidence) assert.ok(1 - 2 * exactBelow(n, k) < confidence + 1e-9);
+      }),
+      { numRuns: 60 },
+    );
+  });
 });

@@ -75,14 +75,15 @@ export function medianInterval(samples: readonly number[], confidence = 0.95): M
   const n = samples.length;
   if (n === 0) return undefined;
   const sorted = [...samples].sort((a, b) => a - b);
-  // below[j] = P(B ≤ j) for B ~ Binomial(n, ½).
+  // below[j] = P(B ≤ j) for B ~ Binomial(n, ½), each term from its logarithm: 2^n and C(n, j)
+  // overflow a double past n ≈ 1,000, their quotient does not (terms too small underflow to 0).
   const below: number[] = [];
-  let choose = 1;
+  let logTerm = -n * Math.LN2; // ln P(B = 0)
   let sum = 0;
   for (let j = 0; j < n; j++) {
-    sum += choose / 2 ** n;
+    sum += Math.exp(logTerm);
     below.push(sum);
-    choose = (choose * (n - j)) / (j + 1);
+    logTerm += Math.log((n - j) / (j + 1));
   }
   const coverage = (k: number) => 1 - 2 * below[k - 1]!;
   let k = 1;
