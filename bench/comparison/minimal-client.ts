@@ -6,14 +6,19 @@
  * else: no watch, no cache, no retry, no Ready status. It is the floor any operator is compared
  * with: 3 writes per Microservice and one list.
  *
- *   node bench/comparison/minimal-client.ts --kubeconfig <path> --namespace <ns> [--in-flight 4] [--qps 0 --burst 100]
+ *   node bench/comparison/minimal-client.ts --kubeconfig <path> --namespace <ns> [--in-flight 4] [--qps 0 --burst 100] [--watch]
  *
- * `--qps 0` (the default) means no client-side limit. Prints one JSON line
- * `{ done: true, microservices, writes, requestMs, cpuMs, maxRssBytes }` and exits 0 when every status is written.
+ * `--qps 0` (the default) means no client-side limit. `--watch` also lists and watches what
+ * Converge watches in the namespace (Microservices, Deployments, Services, EndpointSlices) with
+ * the same client, decoding and discarding every event, from before the first write to the last:
+ * what watching costs the machine, without an operator's cache or reconciles. Prints one JSON line
+ * `{ done: true, microservices, writes, watchEvents, requestMs, cpuMs, maxRssBytes }` and exits 0
+ * when every status is written.
  * @module
  */
 import { parseArgs } from 'node:util';
-import { DeploymentKind, KubeClient, ServiceKind, loadKubeConfig } from '@converge/runtime';
+import { DeploymentKind, EndpointSliceKind, KubeClient, ServiceKind, loadKubeConfig } from '@converge/runtime';
+import type { KubeObject, ResourceKind } from '@converge/runtime';
 import { MicroserviceKind, renderDesiredState } from '../../packages/operators/src/operators/microservice/index.ts';
 import { pool } from '../support/fixtures.ts';
 
@@ -27,13 +32,14 @@ async function main(): Promise<void> {
       'in-flight': { type: 'string', default: '4' },
       qps: { type: 'string', default: '0' },
       burst: { type: 'string', default: '100' },
+      watch: { type: 'boolean', default: false },
     },
   });
   const inFlight = Number(values['in-flight']);
   const qps = Number(values.qps);
   const burst = Number(values.burst);
   if (!values.kubeconfig || !values.namespace || !(inFlight >= 1) || !(qps >= 0) || !(burst >= 1)) {
-    process.stderr.write('usage: minimal-client.ts --kubeconfig <path> --namespace <ns> [--in-flight n] [--qps n (0: no limit)] [--burst n]\n');
+    process.stderr.write('usage: minimal-client.ts --kubeconfig <path> --namespace <ns> [--in-flight n] [--qps n (0: no limit)] [--burst n] [--watch]\n');
     process.exit(2);
   }
   const namespace = values.namespace;
@@ -49,9 +55,30 @@ async function main(): Promise<void> {
       t.sumMs += r.durationMs;
     },
   });
-  process.stdout.write(`minimal client started: namespace=${namespace} in-flight=${inFlight} client-limit=${qps > 0 ? `${qps}/s burst ${burst}` : 'none'}\n`);
+  process.stdout.write(`minimal client started: namespace=${namespace} in-flight=${inFlight} client-limit=${qps > 0 ? `${qps}/s burst ${burst}` : 'none'}${values.watch ? ' watching' : ''}\n`);
 
-  const { items } = await client.listAll(MicroserviceKind, { namespace });
+  const watching = new AbortController();
+  let watchEvents = 0;
+  // Each kind listed, then watched from the list's version until the last write, as an informer
+  // would; the events are decoded by the client and dropped.
+  const watchAll = async <T extends KubeObject>(kind: ResourceKind<T>, resourceVersion: string): Promise<void> => {
+    let rv = resourceVersion;
+    while (!watching.signal.aborted) {
+      try {
+        for await (const event of client.watch(kind, { namespace, resourceVersion: rv, allowWatchBookmarks: true }, watching.signal)) {
+          watchEvents += 1;
+          rv = event.object.metadata.resourceVersion ?? rv;
+        }
+      } catch (err) {
+        if (!watching.signal.aborted) throw err;
+      }
+    }
+  };
+  const { items, resourceVersion } = await client.listAll(MicroserviceKind, { namespace });
+  const listed = values.watch
+    ? await Promise.all([DeploymentKind, ServiceKind, EndpointSliceKind].map(async (kind: ResourceKind) => ({ kind, version: (await client.listAll(kind, { namespace })).resourceVersion })))
+    : [];
+  const watches = values.watch ? [watchAll(MicroserviceKind, resourceVersion), ...listed.map(({ kind, version }) => watchAll(kind, version))] : [];
   await pool(items, inFlight, async (ms) => {
     const { deployment, service } = renderDesiredState(ms);
     await client.create(DeploymentKind, deployment);
@@ -65,8 +92,10 @@ async function main(): Promise<void> {
     };
     await client.patch(MicroserviceKind, { namespace, name: ms.metadata.name! }, { type: 'merge', body }, { subresource: 'status' });
   });
+  watching.abort();
+  await Promise.all(watches);
   const cpu = process.cpuUsage();
-  process.stdout.write(`${JSON.stringify({ done: true, microservices: items.length, writes, requestMs, cpuMs: (cpu.user + cpu.system) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
+  process.stdout.write(`${JSON.stringify({ done: true, microservices: items.length, writes, watchEvents, requestMs, cpuMs: (cpu.user + cpu.system) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
   await client.close();
 }
 

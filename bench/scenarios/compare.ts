@@ -102,7 +102,7 @@ async function startContender(ctx: BenchContext, run: ContenderRun, ns: string, 
       return { pid: p.pid, exited: p.exited, logPath, exitsWhenDone: false, stop: () => p.stop() };
     }
     case 'minimal-client': {
-      const args = ['--kubeconfig', session.kubeconfigPath, '--namespace', ns, '--in-flight', String(run.workers ?? ctx.options.workers), '--qps', String(run.qps ?? 0), '--burst', String(run.burst ?? 100)];
+      const args = ['--kubeconfig', session.kubeconfigPath, '--namespace', ns, '--in-flight', String(run.workers ?? ctx.options.workers), '--qps', String(run.qps ?? 0), '--burst', String(run.burst ?? 100), ...(ctx.options.plainClientWatches ? ['--watch'] : [])];
       const p = spawnProcess({ name, command: process.execPath, args: [MINIMAL_CLIENT, ...args], logPath });
       return { pid: p.pid, exited: p.exited, logPath, exitsWhenDone: true, stop: () => p.stop() };
     }
@@ -320,10 +320,15 @@ export const compare: Scenario = {
     const { session, options } = ctx;
     const n = options.microservices;
     const rounds = options.compareRounds;
-    const plan = comparisonPlan({ settings: options.compareSettings, contenders: options.compareContenders, workers: options.workers, qps: options.qps, burst: options.burst, rounds });
+    const plan = comparisonPlan({ settings: options.compareSettings, contenders: options.compareContenders, workers: options.workers, qps: options.qps, burst: options.burst, rounds }).map((r) =>
+      options.plainClientWatches && r.contender === 'minimal-client' ? { ...r, describe: `${r.describe}, reading Converge's 4 watches` } : r,
+    );
     if (plan.length === 0) throw new Error('compare: nothing to run for the settings and contenders given');
     const paths: { crBinary?: string; kopf?: string } = {};
     const notes: string[] = [];
+    if (options.plainClientWatches) {
+      notes.push("`--plain-client-watches`: the plain client also listed and watched what Converge watches in its namespace (Microservices, Deployments, Services, EndpointSlices), decoding and dropping every event from before its first write to its last: its writes are still the minimal 3, and what it adds to the machine is what watching costs, without an operator's cache or reconciles.");
+    }
     if (plan.some((r) => r.contender.startsWith('controller-runtime'))) {
       paths.crBinary = await ensureControllerRuntimeBinary({ onProgress: (m) => session.log(`compare: ${m}`) });
       notes.push(`controller-runtime v0.25.2 (k8s.io/* v0.37.0), binary ${paths.crBinary}.`);

@@ -33,6 +33,12 @@ describe('bench flags', () => {
     assert.deepEqual(parseBenchArgs(['--operator-node-flags', ''])!.operatorNodeFlags, []);
   });
 
+  it('--plain-client-watches is off unless asked for, and a run with it is not the default run', () => {
+    assert.equal(parseBenchArgs([])!.plainClientWatches, false);
+    const o = parseBenchArgs(['--scenarios', 'compare', '--plain-client-watches'])!;
+    assert.equal(o.plainClientWatches, true);
+    assert.equal(o.isDefaultRun, false);
+  });
   it('a profiled run is not the default run', () => {
     assert.equal(parseBenchArgs(['--profile'])!.isDefaultRun, false);
   });
