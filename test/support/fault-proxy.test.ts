@@ -40,9 +40,17 @@ test('cuts watch events inside multi-byte characters, and changes no byte', asyn
   const agent = new Agent({ connect: { ca: proxy.caPem } });
   const res = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps?watch=true&timeoutSeconds=3&resourceVersion=${list.metadata.resourceVersion}`, { dispatcher: agent });
   const before = proxy.stats();
-  await direct.create(ConfigMapKind, { metadata: { name: 'text', namespace: ns }, data: { text: TEXT } });
+  // Read in flowing mode from before the write on: each piece as the socket delivered it. An
+  // async iterator started after the write (as this test once did) reads in paused mode, and
+  // under load it got the event's pieces already buffered and joined into one chunk.
   const chunks: Buffer[] = [];
-  for await (const c of res.body) chunks.push(c as Buffer);
+  const ended = new Promise<void>((resolve, reject) => {
+    res.body.on('data', (c: Buffer) => chunks.push(c));
+    res.body.on('end', resolve);
+    res.body.on('error', reject);
+  });
+  await direct.create(ConfigMapKind, { metadata: { name: 'text', namespace: ns }, data: { text: TEXT } });
+  await ended;
   await agent.close();
   const whole = Buffer.concat(chunks).toString('utf8');
   // The namespace's kube-root-ca.crt may be published by kube-controller-manager after the list
