@@ -2,7 +2,7 @@
  * The benchmark scenarios, in the order they run. Cold start, idle cost, repair and churn share
  * one fleet of converged Microservices (each leaves it converged for the next, churn last);
  * memory, providers and provider-signals start operators of their own; compare (only when asked for) runs its own
- * contenders on namespaces of its own.
+ * contenders on namespaces of its own; service-creates (only when asked for) measures the control plane alone.
  * @module
  */
 import type { ScenarioName } from '../support/options.ts';
@@ -16,6 +16,7 @@ import { providerSignals } from './provider-signals.ts';
 import { compare } from './compare.ts';
 import { dashboard } from './dashboard.ts';
 import { cliStart } from './cli-start.ts';
+import { serviceCreates } from './service-creates.ts';
 import type { Scenario } from './types.ts';
 
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
@@ -29,6 +30,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
   compare,
   dashboard,
   'cli-start': cliStart,
+  'service-creates': serviceCreates,
 };
 
 /** Scenarios that use the shared fleet. */
