@@ -16,6 +16,10 @@ describe('bench flags', () => {
     assert.equal(o.isDefaultRun, false);
     assert.equal(o.latest, false);
   });
+  it('the opt-in scenarios run only when named, after the others', () => {
+    assert.ok(!parseBenchArgs([])!.scenarios.includes('service-creates'));
+    assert.deepEqual(parseBenchArgs(['--scenarios', 'service-creates,compare,cli-start'])!.scenarios, ['cli-start', 'compare', 'service-creates']);
+  });
   it('a number as size scales the fleet and the memory steps', () => {
     const o = parseBenchArgs(['--size', '5000'])!;
     assert.equal(o.microservices, 5000);
