@@ -7,6 +7,7 @@
 import { CONTENDER_TITLES, SETTING_TITLES } from '../comparison/contenders.ts';
 import type { ContenderRequests, ContenderRun, RequestTimes, SettingName } from '../comparison/contenders.ts';
 import { medianInterval, round, seconds } from '../support/stats.ts';
+import type { StepPoint } from './step-model.ts';
 import type { Cell, Table } from './types.ts';
 
 /** One contender's run: its times, requests, memory and the control plane's CPU meanwhile. */
@@ -42,6 +43,13 @@ export interface RunResult {
   appliedWindow?: { processes: Record<string, number>; machineBusyCpus: number; machineStealCpus?: number };
   /** The API server's own figures up to all ResourcesApplied: mean request times on the contender's path and watch events sent. */
   apiServer?: { latency: Record<string, { count: number; meanMs: number }>; watchEvents: Record<string, number> };
+}
+
+/** A setting's runs for the step model (step-model.ts): those that converged and have the API server's IPAddress create time. */
+export function stepPoints(all: readonly RunResult[], setting: SettingName): StepPoint[] {
+  return all
+    .filter((r) => r.run.setting === setting && r.ok && r.appliedMs !== undefined && r.apiServer?.latency['POST ipaddresses'])
+    .map((r) => ({ contender: r.run.contender, appliedSeconds: r.appliedMs! / 1000, ipAddressCreateMs: r.apiServer!.latency['POST ipaddresses']!.meanMs }));
 }
 
 export const median = (xs: number[]): number => {

@@ -39,7 +39,8 @@ import {
   spawnProcess,
 } from '../comparison/contenders.ts';
 import type { ContenderName, ContenderRun, SettingName } from '../comparison/contenders.ts';
-import { median, medianRuns, ratioVerdict, roundRatios, roundsTable } from './compare-rounds.ts';
+import { median, medianRuns, ratioVerdict, roundRatios, roundsTable, stepPoints } from './compare-rounds.ts';
+import { fitStepModel, stepModelNote } from './step-model.ts';
 import type { RunResult } from './compare-rounds.ts';
 import { auditMark } from '../support/audit.ts';
 import { createMicroservices, pool } from '../support/fixtures.ts';
@@ -141,7 +142,8 @@ function apiServerMetrics(ctx: BenchContext): Promise<Sample[] | undefined> {
 /**
  * What the API server did between two scrapes of its metrics: the mean time of the requests on
  * a contender's path (the IPAddress create is the one every Service create makes, one at a time:
- * the cluster IP allocator holds a lock across it), and the watch events it sent, by resource.
+ * the cluster IP allocator holds a lock across it) and of the etcd calls of its creates, and the
+ * watch events it sent, by resource.
  */
 export function apiServerBetween(before: readonly Sample[], after: readonly Sample[]): NonNullable<RunResult['apiServer']> {
   const latency: Record<string, { count: number; meanMs: number }> = {};
@@ -150,6 +152,14 @@ export function apiServerBetween(before: readonly Sample[], after: readonly Samp
     const count = sumOf(after, 'apiserver_request_duration_seconds_count', labels) - sumOf(before, 'apiserver_request_duration_seconds_count', labels);
     const sum = sumOf(after, 'apiserver_request_duration_seconds_sum', labels) - sumOf(before, 'apiserver_request_duration_seconds_sum', labels);
     if (count > 0) latency[`${verb} ${resource}`] = { count, meanMs: Math.round((sum / count) * 10_000) / 10 };
+  }
+  // The etcd part of those creates, as the API server timed its storage calls: whether a slow
+  // step waits on etcd or on the API server itself.
+  for (const resource of ['ipaddresses', 'services', 'deployments'] as const) {
+    const labels = { operation: 'create', resource };
+    const count = sumOf(after, 'etcd_request_duration_seconds_count', labels) - sumOf(before, 'etcd_request_duration_seconds_count', labels);
+    const sum = sumOf(after, 'etcd_request_duration_seconds_sum', labels) - sumOf(before, 'etcd_request_duration_seconds_sum', labels);
+    if (count > 0) latency[`etcd create ${resource}`] = { count, meanMs: Math.round((sum / count) * 10_000) / 10 };
   }
   const watchEvents: Record<string, number> = {};
   for (const s of after.filter((x) => x.name === 'apiserver_watch_events_total')) {
@@ -396,6 +406,11 @@ export const compare: Scenario = {
           const interval = medianInterval(ratios)!;
           figures[`${s}.convergeOverPlainClientMedianInterval`] = `${round(interval.low, 2)}–${round(interval.high, 2)} (${round(interval.coverage * 100, 1)} %)`;
           if (s === 'unlimited' && ratios.length > 1) notes.push(ratioVerdict(ratios, interval)!);
+        }
+        const model = fitStepModel(stepPoints(all, s));
+        if (model) {
+          figures[`${s}.stepModel`] = `${round(model.interceptSeconds, 2)} s + ${round(model.secondsPerMs, 3)} s/ms, r ${round(model.r, 3)}; ${Object.entries(model.byContender).map(([c, v]) => `${c} ${round(v.medianResidualSeconds, 2)} s`).join(', ')}`;
+          notes.push(`${SETTING_TITLES[s]}: ${stepModelNote(model, n, (c) => CONTENDER_TITLES[c as ContenderName] ?? c)}`);
         }
       }
     }
