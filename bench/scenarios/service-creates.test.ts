@@ -4,7 +4,7 @@ import { IN_FLIGHT, measurementPlan, speedUps } from './service-creates.ts';
 import type { Measurement } from './service-creates.ts';
 
 const m = (shape: Measurement['shape'], inFlight: number, pass: number, perSecond: number): Measurement => ({
-  shape, inFlight, pass, perSecond, meanCreateMs: 1, ipAddressCreates: 0, meanIpAddressCreateMs: null,
+  shape, inFlight, pass, perSecond, meanCreateMs: 1, ipAddressCreates: 0, meanIpAddressCreateMs: null, meanIpAddressEtcdMs: null,
 });
 
 describe('service-creates', () => {

@@ -41,6 +41,8 @@ export interface Measurement {
   /** The API server's own IPAddress creates in the same window (its metrics): count and mean time. */
   ipAddressCreates: number;
   meanIpAddressCreateMs: number | null;
+  /** The etcd write inside it, as the API server timed it (`etcd_request_duration_seconds`). */
+  meanIpAddressEtcdMs: number | null;
 }
 
 /** The order of one pass: every shape at every concurrency, reversed on the second pass. */
@@ -86,6 +88,8 @@ async function measure(ctx: BenchContext, shape: ServiceShape, inFlight: number,
   const ipCreates = (s: Sample[] | undefined) => ({
     count: s ? sumOf(s, 'apiserver_request_duration_seconds_count', { verb: 'POST', resource: 'ipaddresses' }) : Number.NaN,
     sum: s ? sumOf(s, 'apiserver_request_duration_seconds_sum', { verb: 'POST', resource: 'ipaddresses' }) : Number.NaN,
+    etcdCount: s ? sumOf(s, 'etcd_request_duration_seconds_count', { operation: 'create', resource: 'ipaddresses' }) : Number.NaN,
+    etcdSum: s ? sumOf(s, 'etcd_request_duration_seconds_sum', { operation: 'create', resource: 'ipaddresses' }) : Number.NaN,
   });
   const before = ipCreates(await apiServerMetrics(session.kubeconfigPath));
   let next = 0;
@@ -105,6 +109,7 @@ async function measure(ctx: BenchContext, shape: ServiceShape, inFlight: number,
   const after = ipCreates(await apiServerMetrics(session.kubeconfigPath));
   await session.deleteNamespace(ns, { wait: true });
   const count = after.count - before.count;
+  const etcdCount = after.etcdCount - before.etcdCount;
   return {
     shape,
     inFlight,
@@ -113,6 +118,7 @@ async function measure(ctx: BenchContext, shape: ServiceShape, inFlight: number,
     meanCreateMs: round(createMs / SERVICES_PER_MEASUREMENT, 1) ?? Number.NaN,
     ipAddressCreates: count,
     meanIpAddressCreateMs: count > 0 ? round(((after.sum - before.sum) * 1000) / count, 1) : null,
+    meanIpAddressEtcdMs: etcdCount > 0 ? round(((after.etcdSum - before.etcdSum) * 1000) / etcdCount, 1) : null,
   };
 }
 
@@ -120,7 +126,7 @@ export const serviceCreates: Scenario = {
   name: 'service-creates',
   title: 'Service creates: cluster IP against headless',
   description:
-    `${SERVICES_PER_MEASUREMENT} Services created by the bench's own client (no client-side limit), with a cluster IP and headless (\`clusterIP: None\`), ${IN_FLIGHT.join(', ')} at a time, each measurement in a namespace of its own that is deleted before the next; two passes in opposite order. Nothing else runs. The API server's own IPAddress creates in each window come from its metrics (\`apiserver_request_duration_seconds\`). A cluster-IP Service create waits on kube-apiserver's ClusterIP allocator, which holds one lock across that IPAddress create: cluster-IP creates level off at the lock's rate while headless ones keep getting faster, and the time per create at ${IN_FLIGHT.at(-1)} in flight is the lock's step on an idle machine, the step every cold start of Microservices takes once per Service, whichever client sends the creates.`,
+    `${SERVICES_PER_MEASUREMENT} Services created by the bench's own client (no client-side limit), with a cluster IP and headless (\`clusterIP: None\`), ${IN_FLIGHT.join(', ')} at a time, each measurement in a namespace of its own that is deleted before the next; two passes in opposite order. Nothing else runs. The API server's own IPAddress creates in each window, and the etcd write in each, come from its metrics (\`apiserver_request_duration_seconds\`, \`etcd_request_duration_seconds\`). A cluster-IP Service create waits on kube-apiserver's ClusterIP allocator, which holds one lock across that IPAddress create: cluster-IP creates level off at the lock's rate while headless ones keep getting faster, and the time per create at ${IN_FLIGHT.at(-1)} in flight is the lock's step on an idle machine, the step every cold start of Microservices takes once per Service, whichever client sends the creates.`,
   async run(ctx) {
     const results: Measurement[] = [];
     for (const m of measurementPlan()) {
@@ -132,7 +138,7 @@ export const serviceCreates: Scenario = {
     const top = IN_FLIGHT.at(-1)!;
     const topRates = results.filter((r) => r.shape === 'cluster-ip' && r.inFlight === top).map((r) => r.perSecond);
     const step = round(1000 / (topRates.reduce((a, b) => a + b, 0) / topRates.length), 1);
-    const rows: Cell[][] = results.map((r) => [r.shape === 'cluster-ip' ? 'cluster IP' : 'headless', r.inFlight, r.pass + 1, r.perSecond, r.meanCreateMs, r.ipAddressCreates, r.meanIpAddressCreateMs]);
+    const rows: Cell[][] = results.map((r) => [r.shape === 'cluster-ip' ? 'cluster IP' : 'headless', r.inFlight, r.pass + 1, r.perSecond, r.meanCreateMs, r.ipAddressCreates, r.meanIpAddressCreateMs, r.meanIpAddressEtcdMs]);
     const figures: Record<string, number | null> = {};
     for (const r of results) figures[`${r.shape}.inFlight${r.inFlight}.pass${r.pass + 1}.perSecond`] = r.perSecond;
     for (const shape of ['cluster-ip', 'headless'] as const) for (const k of IN_FLIGHT) figures[`${shape}.speedUp${k}`] = ups[shape][k] ?? null;
@@ -143,7 +149,7 @@ export const serviceCreates: Scenario = {
       tables: [
         {
           title: `${SERVICES_PER_MEASUREMENT} Service creates per row`,
-          columns: ['Service', 'in flight', 'pass', 'creates per second', 'mean create (ms)', "API server's IPAddress creates", 'their mean time (ms)'],
+          columns: ['Service', 'in flight', 'pass', 'creates per second', 'mean create (ms)', "API server's IPAddress creates", 'their mean time (ms)', 'of it, the etcd write (ms)'],
           rows,
         },
         {
