@@ -46,7 +46,7 @@ import { auditMark } from '../support/audit.ts';
 import { createMicroservices, pool } from '../support/fixtures.ts';
 import { trackDeployments, trackMicroservices } from '../support/observer.ts';
 import { startOperator } from '../support/operator.ts';
-import { parseMetrics, sumOf } from '../support/prometheus.ts';
+import { scrapeApiServer, sumOf } from '../support/prometheus.ts';
 import type { Sample } from '../support/prometheus.ts';
 import { medianInterval, round, seconds } from '../support/stats.ts';
 import { curve } from './cold-start.ts';
@@ -131,14 +131,6 @@ function sampleApiServer(ctx: BenchContext, path: string): Promise<void> {
   });
 }
 
-/** The API server's own metrics (Prometheus text), through kubectl as the admin user; undefined when it did not answer. */
-function apiServerMetrics(ctx: BenchContext): Promise<Sample[] | undefined> {
-  const args = ['--kubeconfig', ctx.session.kubeconfigPath, 'get', '--raw', '/metrics'];
-  return new Promise((resolve) => {
-    execFile('kubectl', args, { maxBuffer: 256 * 1024 * 1024, timeout: 30_000 }, (err, stdout) => resolve(err ? undefined : parseMetrics(stdout)));
-  });
-}
-
 /**
  * What the API server did between two scrapes of its metrics: the mean time of the requests on
  * a contender's path (the IPAddress create is the one every Service create makes, one at a time:
@@ -205,7 +197,7 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
     if (!quiet.quiet) session.log(`${what}: the machine did not get quiet in ${seconds(quiet.waitedMs)} s (${round(quiet.lastBusyCpus, 2)} CPUs busy); starting anyway`);
     const mark = await auditMark(session.auditLogPath);
     session.log(`${what}: starting (${run.describe}) after ${seconds(quiet.waitedMs)} s for a quiet machine`);
-    const metricsAtStart = await apiServerMetrics(ctx);
+    const metricsAtStart = await scrapeApiServer(ctx.session.kubeconfigPath);
     const cpuAtStart = await cpuSnapshot([...session.controlPlane.processes(), { component: 'bench', pid: process.pid }]);
     const t0 = performance.now();
     const apiServerProfile = session.profileDir ? sampleApiServer(ctx, join(session.profileDir, `${runName(run)}.apiserver.pprof`)) : undefined;
@@ -219,7 +211,7 @@ async function runOne(ctx: BenchContext, run: ContenderRun, paths: { crBinary?: 
       appliedAt = Date.now();
       const atApplied = await cpuSnapshot(cpuProcesses());
       result.appliedWindow = cpuBetween({ ...cpuAtStart, processes: { ...cpuAtStart.processes, contender: 0 } }, atApplied, cpus().length);
-      const metricsAtApplied = await apiServerMetrics(ctx);
+      const metricsAtApplied = await scrapeApiServer(ctx.session.kubeconfigPath);
       if (metricsAtStart && metricsAtApplied) result.apiServer = apiServerBetween(metricsAtStart, metricsAtApplied);
       return at;
     });

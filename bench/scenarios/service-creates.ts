@@ -17,10 +17,9 @@
  * measurements run twice, in opposite order, and the table shows both.
  * @module
  */
-import { execFile } from 'node:child_process';
 import { ServiceKind } from '@converge/runtime';
 import type { Service } from '@converge/runtime';
-import { parseMetrics, sumOf } from '../support/prometheus.ts';
+import { scrapeApiServer, sumOf } from '../support/prometheus.ts';
 import type { Sample } from '../support/prometheus.ts';
 import { round } from '../support/stats.ts';
 import type { BenchContext, Cell, Scenario } from './types.ts';
@@ -68,13 +67,6 @@ export function speedUps(ms: readonly Measurement[]): Record<ServiceShape, Recor
   return out;
 }
 
-function apiServerMetrics(kubeconfigPath: string): Promise<Sample[] | undefined> {
-  const args = ['--kubeconfig', kubeconfigPath, 'get', '--raw', '/metrics'];
-  return new Promise((resolve) => {
-    execFile('kubectl', args, { maxBuffer: 256 * 1024 * 1024, timeout: 30_000 }, (err, stdout) => resolve(err ? undefined : parseMetrics(stdout)));
-  });
-}
-
 function service(name: string, namespace: string, shape: ServiceShape): Service {
   return {
     metadata: { name, namespace },
@@ -91,7 +83,7 @@ async function measure(ctx: BenchContext, shape: ServiceShape, inFlight: number,
     etcdCount: s ? sumOf(s, 'etcd_request_duration_seconds_count', { operation: 'create', resource: 'ipaddresses' }) : Number.NaN,
     etcdSum: s ? sumOf(s, 'etcd_request_duration_seconds_sum', { operation: 'create', resource: 'ipaddresses' }) : Number.NaN,
   });
-  const before = ipCreates(await apiServerMetrics(session.kubeconfigPath));
+  const before = ipCreates(await scrapeApiServer(session.kubeconfigPath));
   let next = 0;
   let createMs = 0;
   const t0 = performance.now();
@@ -106,7 +98,7 @@ async function measure(ctx: BenchContext, shape: ServiceShape, inFlight: number,
     }),
   );
   const elapsedMs = performance.now() - t0;
-  const after = ipCreates(await apiServerMetrics(session.kubeconfigPath));
+  const after = ipCreates(await scrapeApiServer(session.kubeconfigPath));
   await session.deleteNamespace(ns, { wait: true });
   const count = after.count - before.count;
   const etcdCount = after.etcdCount - before.etcdCount;

@@ -1,10 +1,11 @@
 /**
- * Reads the operator's `/metrics` (Prometheus text format): samples by name and labels,
+ * Reads Prometheus metrics (the operator's `/metrics`, the API server's through kubectl): samples by name and labels,
  * histogram buckets, the difference between two scrapes, and quantiles estimated from buckets
  * the way PromQL's `histogram_quantile` does (linear interpolation inside a bucket).
- * Pure functions apart from `scrape`; unit-tested in prometheus.test.ts.
+ * Pure functions apart from `scrape` and `scrapeApiServer`; unit-tested in prometheus.test.ts.
  * @module
  */
+import { execFile } from 'node:child_process';
 
 export interface Sample {
   name: string;
@@ -103,6 +104,14 @@ export async function scrape(baseUrl: string): Promise<Sample[]> {
   const res = await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) });
   if (!res.ok) throw new Error(`GET ${baseUrl}/metrics: ${res.status}`);
   return parseMetrics(await res.text());
+}
+
+/** The API server's own metrics, through kubectl as the admin user; undefined when it did not answer. */
+export function scrapeApiServer(kubeconfigPath: string): Promise<Sample[] | undefined> {
+  const args = ['--kubeconfig', kubeconfigPath, 'get', '--raw', '/metrics'];
+  return new Promise((resolve) => {
+    execFile('kubectl', args, { maxBuffer: 256 * 1024 * 1024, timeout: 30_000 }, (err, stdout) => resolve(err ? undefined : parseMetrics(stdout)));
+  });
 }
 
 /** Sums histograms with the same buckets (e.g. one per verb). */
