@@ -37,8 +37,8 @@ export interface Measurement {
   perSecond: number;
   /** Mean time of one Service create, as the bench's client timed it. */
   meanCreateMs: number;
-  /** The API server's own IPAddress creates in the same window (its metrics): count and mean time. */
-  ipAddressCreates: number;
+  /** The API server's own IPAddress creates in the same window (its metrics): count and mean time; null when a scrape failed. */
+  ipAddressCreates: number | null;
   meanIpAddressCreateMs: number | null;
   /** The etcd write inside it, as the API server timed it (`etcd_request_duration_seconds`). */
   meanIpAddressEtcdMs: number | null;
@@ -108,7 +108,7 @@ async function measure(ctx: BenchContext, shape: ServiceShape, inFlight: number,
     pass,
     perSecond: round((SERVICES_PER_MEASUREMENT * 1000) / elapsedMs, 1) ?? Number.NaN,
     meanCreateMs: round(createMs / SERVICES_PER_MEASUREMENT, 1) ?? Number.NaN,
-    ipAddressCreates: count,
+    ipAddressCreates: Number.isFinite(count) ? count : null,
     meanIpAddressCreateMs: count > 0 ? round(((after.sum - before.sum) * 1000) / count, 1) : null,
     meanIpAddressEtcdMs: etcdCount > 0 ? round(((after.etcdSum - before.etcdSum) * 1000) / etcdCount, 1) : null,
   };
