@@ -399,7 +399,8 @@ export const compare: Scenario = {
           figures[`${s}.convergeOverPlainClientMedianInterval`] = `${round(interval.low, 2)}–${round(interval.high, 2)} (${round(interval.coverage * 100, 1)} %)`;
           if (s === 'unlimited' && ratios.length > 1) notes.push(ratioVerdict(ratios, interval)!);
         }
-        const model = fitStepModel(stepPoints(all, s));
+        // Only without a client-side limit: with one, the limit sets the pace, not the allocator.
+        const model = s === 'unlimited' ? fitStepModel(stepPoints(all, s)) : undefined;
         if (model) {
           figures[`${s}.stepModel`] = `${round(model.interceptSeconds, 2)} s + ${round(model.secondsPerMs, 3)} s/ms, r ${round(model.r, 3)}; ${Object.entries(model.byContender).map(([c, v]) => `${c} ${round(v.medianResidualSeconds, 2)} s`).join(', ')}`;
           notes.push(`${SETTING_TITLES[s]}: ${stepModelNote(model, n, (c) => CONTENDER_TITLES[c as ContenderName] ?? c)}`);
