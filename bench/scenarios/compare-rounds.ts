@@ -6,7 +6,7 @@
  */
 import { CONTENDER_TITLES, SETTING_TITLES } from '../comparison/contenders.ts';
 import type { ContenderRequests, ContenderRun, RequestTimes, SettingName } from '../comparison/contenders.ts';
-import { medianInterval, round, seconds } from '../support/stats.ts';
+import { median, medianInterval, round, seconds } from '../support/stats.ts';
 import type { StepPoint } from './step-model.ts';
 import type { Cell, Table } from './types.ts';
 
@@ -51,12 +51,6 @@ export function stepPoints(all: readonly RunResult[], setting: SettingName): Ste
     .filter((r) => r.run.setting === setting && r.ok && r.appliedMs !== undefined && r.apiServer?.latency['POST ipaddresses'])
     .map((r) => ({ contender: r.run.contender, appliedSeconds: r.appliedMs! / 1000, ipAddressCreateMs: r.apiServer!.latency['POST ipaddresses']!.meanMs }));
 }
-
-export const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /**
  * One run per setting and contender: the one with the median all-ResourcesApplied time (the lower

@@ -39,7 +39,7 @@ import {
   spawnProcess,
 } from '../comparison/contenders.ts';
 import type { ContenderName, ContenderRun, SettingName } from '../comparison/contenders.ts';
-import { median, medianRuns, ratioVerdict, roundRatios, roundsTable, stepPoints } from './compare-rounds.ts';
+import { medianRuns, ratioVerdict, roundRatios, roundsTable, stepPoints } from './compare-rounds.ts';
 import { fitStepModel, stepModelNote } from './step-model.ts';
 import type { RunResult } from './compare-rounds.ts';
 import { auditMark } from '../support/audit.ts';
@@ -48,7 +48,7 @@ import { trackDeployments, trackMicroservices } from '../support/observer.ts';
 import { startOperator } from '../support/operator.ts';
 import { scrapeApiServer, sumOf } from '../support/prometheus.ts';
 import type { Sample } from '../support/prometheus.ts';
-import { medianInterval, round, seconds } from '../support/stats.ts';
+import { median, medianInterval, round, seconds } from '../support/stats.ts';
 import { curve } from './cold-start.ts';
 import { convergenceTimeoutMs } from './fleet.ts';
 import type { BenchContext, Cell, ChartSeries, Scenario, Table } from './types.ts';

@@ -15,7 +15,7 @@
  * (otherwise undefined); residuals are seconds, positive above the line.
  * @module
  */
-import { round } from '../support/stats.ts';
+import { median, round } from '../support/stats.ts';
 
 export interface StepPoint {
   /** The contender's name (`converge`, `minimal-client`, …). */
@@ -34,12 +34,6 @@ export interface StepModel {
   /** Per contender: how many runs, and their median distance from the line (s). */
   byContender: Record<string, { runs: number; medianResidualSeconds: number }>;
 }
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 
 /** Least squares of `appliedSeconds` on `ipAddressCreateMs`; undefined for fewer than 3 usable runs or no spread. */
 export function fitStepModel(points: readonly StepPoint[]): StepModel | undefined {

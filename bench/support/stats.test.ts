@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { medianInterval, percentile, ratio, round, summarize } from './stats.ts';
+import { median, medianInterval, percentile, ratio, round, summarize } from './stats.ts';
 
 describe('bench stats', () => {
   it('nearest-rank percentiles', () => {
@@ -11,6 +11,13 @@ describe('bench stats', () => {
     assert.equal(percentile(xs, 100), 100);
     assert.equal(percentile([7], 99), 7);
     assert.ok(Number.isNaN(percentile([], 50)));
+  });
+  it('the median: the middle value, the mean of the two middle ones, NaN for none; the input is left as it was', () => {
+    const xs = [3, 1, 2];
+    assert.equal(median(xs), 2);
+    assert.deepEqual(xs, [3, 1, 2]);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+    assert.ok(Number.isNaN(median([])));
   });
   it('summaries, rounding and ratios keep JSON valid', () => {
     const s = summarize([1, 2, 3, 4]);

@@ -36,6 +36,13 @@ export function summarize(samples: readonly number[]): Summary {
   };
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
+export function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 /** Rounds to `digits` decimals; keeps NaN/Infinity as null so JSON stays valid. */
 export function round(value: number, digits = 2): number | null {
   if (!Number.isFinite(value)) return null;
