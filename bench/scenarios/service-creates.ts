@@ -50,16 +50,19 @@ export function measurementPlan(): { shape: ServiceShape; inFlight: number; pass
   return [...one.map((m) => ({ ...m, pass: 0 })), ...[...one].reverse().map((m) => ({ ...m, pass: 1 }))];
 }
 
+/** Creates per second of one shape at one concurrency, the mean of its passes; NaN when not measured. */
+export function meanRate(ms: readonly Measurement[], shape: ServiceShape, inFlight: number): number {
+  const xs = ms.filter((m) => m.shape === shape && m.inFlight === inFlight).map((m) => m.perSecond);
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN;
+}
+
 /**
  * How much faster `inFlight` creates go than one at a time, per shape (the mean of the passes'
  * rates): a serialized step stays near 1 ×, an unserialized one grows with the concurrency
  * until the machine is busy.
  */
 export function speedUps(ms: readonly Measurement[]): Record<ServiceShape, Record<number, number | null>> {
-  const rate = (shape: ServiceShape, inFlight: number) => {
-    const xs = ms.filter((m) => m.shape === shape && m.inFlight === inFlight).map((m) => m.perSecond);
-    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN;
-  };
+  const rate = (shape: ServiceShape, inFlight: number) => meanRate(ms, shape, inFlight);
   const out = { 'cluster-ip': {}, headless: {} } as Record<ServiceShape, Record<number, number | null>>;
   for (const shape of ['cluster-ip', 'headless'] as const) {
     for (const k of IN_FLIGHT) out[shape][k] = round(rate(shape, k) / rate(shape, 1), 2);
@@ -128,8 +131,7 @@ export const serviceCreates: Scenario = {
     }
     const ups = speedUps(results);
     const top = IN_FLIGHT.at(-1)!;
-    const topRates = results.filter((r) => r.shape === 'cluster-ip' && r.inFlight === top).map((r) => r.perSecond);
-    const step = round(1000 / (topRates.reduce((a, b) => a + b, 0) / topRates.length), 1);
+    const step = round(1000 / meanRate(results, 'cluster-ip', top), 1);
     const rows: Cell[][] = results.map((r) => [r.shape === 'cluster-ip' ? 'cluster IP' : 'headless', r.inFlight, r.pass + 1, r.perSecond, r.meanCreateMs, r.ipAddressCreates, r.meanIpAddressCreateMs, r.meanIpAddressEtcdMs]);
     const figures: Record<string, number | null> = {};
     for (const r of results) figures[`${r.shape}.inFlight${r.inFlight}.pass${r.pass + 1}.perSecond`] = r.perSecond;
