@@ -68,7 +68,7 @@ export async function runBench(options: BenchOptions, argv: string[]): Promise<{
     useOperatorBuild(options.operatorBuild);
     useOperatorNodeFlags(options.operatorNodeFlags);
     await convergeScript(log);
-    session = await openSession({ outDir, profile: options.profile, log });
+    session = await openSession({ outDir, profile: options.profile, splitCpus: options.splitCpus, log });
     const s = session;
     const machine = await describeMachine(s.client, ROOT);
     log(`machine: ${machine.cpus} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, Kubernetes ${machine.kubernetes}, load ${machine.loadAverageAtStart.join(' ')}`);

@@ -331,6 +331,9 @@ export const compare: Scenario = {
     if (options.plainClientWatches) {
       notes.push("`--plain-client-watches`: the plain client also listed and watched what Converge watches in its namespace (Microservices, Deployments, Services, EndpointSlices), decoding and dropping every event from before its first write to its last: its writes are still the minimal 3, and what it adds to the machine is what watching costs, without an operator's cache or reconciles.");
     }
+    if (session.cpuSplit) {
+      notes.push(`\`--split-cpus\`: the control plane (API server, etcd, controller-manager, simulator) ran on CPU ${session.cpuSplit.controlPlane.join(',')}, each contender, the bench and its observers on CPU ${session.cpuSplit.bench.join(',')}: a contender's own process took no CPU from the control plane, as on a cluster where an operator runs on a node of its own, and only what it asked of the API server (requests, watches) reached the control plane's CPU. "CPUs busy" is of the whole machine.`);
+    }
     if (plan.some((r) => r.contender.startsWith('controller-runtime'))) {
       paths.crBinary = await ensureControllerRuntimeBinary({ onProgress: (m) => session.log(`compare: ${m}`) });
       notes.push(`controller-runtime v0.25.2 (k8s.io/* v0.37.0), binary ${paths.crBinary}.`);

@@ -11,6 +11,7 @@
  * - audit.ts: one client's requests in the audit log between two offsets.
  * - prometheus.ts, stats.ts: parsing /metrics, histogram quantiles, percentiles (pure).
  * - options.ts: flags and size presets (pure). machine.ts: what the run ran on.
+ * - cpu-split.ts: `--split-cpus`, the control plane and the benchmark on CPUs of their own.
  *
  * Nothing here retries silently or hides a failure: a timeout rejects with what was awaited.
  * @module

@@ -43,6 +43,13 @@ describe('bench flags', () => {
     assert.equal(o.plainClientWatches, true);
     assert.equal(o.isDefaultRun, false);
   });
+  it('--split-cpus is off unless asked for, and a run with it is not the default run', () => {
+    assert.equal(parseBenchArgs([])!.splitCpus, false);
+    const o = parseBenchArgs(['--scenarios', 'compare', '--split-cpus'])!;
+    assert.equal(o.splitCpus, true);
+    assert.equal(o.isDefaultRun, false);
+    assert.equal(o.latest, false);
+  });
   it('a profiled run is not the default run', () => {
     assert.equal(parseBenchArgs(['--profile'])!.isDefaultRun, false);
   });

@@ -55,6 +55,8 @@ export interface BenchOptions {
   compareRounds: number;
   /** The plain client also lists and reads Converge's four watches in its namespace (what watching costs the machine, apart from an operator's work). */
   plainClientWatches: boolean;
+  /** The control plane on half of the CPUs, the benchmark and its contenders on the other half (cpu-split.ts). */
+  splitCpus: boolean;
   /** How the operator runs: `shipped` (packed and installed, as in the image) or `source` (the TypeScript sources). */
   operatorBuild: 'shipped' | 'source';
   /** Node.js flags the operator is started with instead of the image's (OPERATOR_NODE_FLAGS); undefined: the image's. */
@@ -113,6 +115,8 @@ Flags:
   --plain-client-watches    the compare scenario's plain client also lists and watches what Converge watches
                             (Microservices, Deployments, Services, EndpointSlices in its namespace), reading and
                             discarding every event: the watches' share of the gap, apart from the operator's work
+  --split-cpus              the control plane on half of the CPUs, the benchmark and the operators it starts on the
+                            other half (as on a cluster, where an operator never takes the API server's CPU); needs taskset
   --profile                 write CPU profiles of the operator processes (.cpuprofile, open in Chrome DevTools)
                             and, in compare, of the API server over each run's first 20 s (.apiserver.pprof)
   --operator-build <b>      shipped (default: the packed tarballs, compiled JavaScript, as the image) | source
@@ -191,6 +195,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         'compare-contenders': { type: 'string' },
         'compare-rounds': { type: 'string' },
         'plain-client-watches': { type: 'boolean' },
+        'split-cpus': { type: 'boolean' },
         profile: { type: 'boolean', default: false },
         out: { type: 'string' },
         'operator-build': { type: 'string' },
@@ -230,7 +235,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
 
   const churnRates = list('churn-rates', values['churn-rates']) ?? preset.churnRates;
   const vendorRps = positive('vendor-rps', values['vendor-rps']) ?? 5;
-  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'signal-providers', 'signal-seconds', 'dashboard-objects', 'dashboard-rate', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders', 'compare-rounds', 'plain-client-watches', 'operator-build'] as const;
+  const sizeFlags = ['size', 'scenarios', 'microservices', 'churn-rates', 'churn-step-seconds', 'repairs', 'idle-seconds', 'memory-objects', 'providers', 'signal-providers', 'signal-seconds', 'dashboard-objects', 'dashboard-rate', 'vendor-rps', 'workers', 'qps', 'burst', 'resync-seconds', 'compare-settings', 'compare-contenders', 'compare-rounds', 'plain-client-watches', 'split-cpus', 'operator-build'] as const;
   const isDefaultRun = !values.profile && sizeFlags.every((f) => values[f] === undefined || (f === 'size' && values.size === DEFAULT_SIZE));
   if (values.latest && values['no-latest']) throw new BenchUsageError('--latest and --no-latest exclude each other');
   return {
@@ -261,6 +266,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     compareContenders: names('compare-contenders', values['compare-contenders'], CONTENDER_NAMES),
     compareRounds: positiveInt('compare-rounds', values['compare-rounds']) ?? 1,
     plainClientWatches: values['plain-client-watches'] ?? false,
+    splitCpus: values['split-cpus'] ?? false,
     operatorBuild: operatorBuild(values['operator-build']),
     ...(values['operator-node-flags'] !== undefined ? { operatorNodeFlags: values['operator-node-flags'].split(/\s+/).filter(Boolean) } : {}),
     ...(values.out ? { out: values.out } : {}),

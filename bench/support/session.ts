@@ -12,6 +12,8 @@ import { CustomResourceDefinitionKind, KubeClient, NamespaceKind, ServiceAccount
 import type { CustomResourceDefinition } from '@converge/runtime';
 import { MicroserviceCrd } from '../../packages/operators/src/operators/microservice/index.ts';
 import { stopAllObservers } from './observer.ts';
+import { splitCpus } from './cpu-split.ts';
+import type { CpuSplit } from './cpu-split.ts';
 import { DigitalHumanProviderCrd } from '../../packages/operators/src/operators/provider/index.ts';
 
 export const BENCH_USER_AGENT = 'converge-bench/0.1';
@@ -25,6 +27,8 @@ export interface Session {
   readonly outDir: string;
   /** Where CPU profiles go (only with --profile). */
   readonly profileDir?: string;
+  /** With --split-cpus: the CPUs of the control plane and of the benchmark (cpu-split.ts). */
+  readonly cpuSplit?: CpuSplit;
   log(message: string): void;
   /** Creates a namespace and waits for its default ServiceAccount (pods need it). */
   createNamespace(name: string): Promise<string>;
@@ -35,7 +39,7 @@ export interface Session {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function openSession(options: { outDir: string; profile: boolean; nodes?: number; log: (m: string) => void }): Promise<Session> {
+export async function openSession(options: { outDir: string; profile: boolean; splitCpus?: boolean; nodes?: number; log: (m: string) => void }): Promise<Session> {
   const { log } = options;
   const binary = await ensureControlPlaneBinary({ onProgress: (m) => log(`[control plane] ${m}`) });
   const started = performance.now();
@@ -47,6 +51,13 @@ export async function openSession(options: { outDir: string; profile: boolean; n
     ...(options.profile ? { apiServerFlags: ['--profiling=true'] } : {}),
     onProgress: (m) => log(`[control plane] ${m}`) });
   log(`control plane ready in ${((performance.now() - started) / 1000).toFixed(1)} s at ${cp.server}`);
+  let cpuSplit: CpuSplit | undefined;
+  try {
+    if (options.splitCpus) cpuSplit = await splitCpus(cp.processes().map((p) => p.pid), log);
+  } catch (err) {
+    await cp.stop();
+    throw err;
+  }
   const client = new KubeClient({ kubeConfig: loadKubeConfig(cp.kubeconfigPath), userAgent: BENCH_USER_AGENT, qps: 0 });
   for (const crd of [MicroserviceCrd, DigitalHumanProviderCrd] as CustomResourceDefinition[]) {
     await client.apply(CustomResourceDefinitionKind, crd, { fieldManager: 'converge-bench', force: true });
@@ -70,6 +81,7 @@ export async function openSession(options: { outDir: string; profile: boolean; n
     client,
     outDir: options.outDir,
     ...(profileDir ? { profileDir } : {}),
+    ...(cpuSplit ? { cpuSplit } : {}),
     log,
     async createNamespace(name) {
       await client.create(NamespaceKind, { metadata: { name, labels: { 'converge.dev/bench': 'true' } } });
