@@ -114,6 +114,7 @@ export async function runBench(options: BenchOptions, argv: string[]): Promise<{
       command: ['npm run bench', ...(argv.length ? ['--', ...argv] : [])].join(' '),
       options,
       machine,
+      ...(s.cpuSplit ? { cpuSplit: s.cpuSplit } : {}),
       loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
       caveat: CAVEAT,
       scenarios: results,

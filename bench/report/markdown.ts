@@ -40,6 +40,7 @@ export function renderMarkdown(report: Report): string {
         ['Node.js', m.node],
         ['Kubernetes (local control plane)', m.kubernetes],
         ['git commit', `${m.git.commit}${m.git.dirty ? ' (with uncommitted changes)' : ''} on ${m.git.branch}`],
+        ...(report.cpuSplit ? [['CPUs (`--split-cpus`, every scenario)', `control plane on CPU ${report.cpuSplit.controlPlane.join(',')}; the benchmark, its observers and every operator it starts on CPU ${report.cpuSplit.bench.join(',')}`]] : []),
         ['operator settings', `${report.options.workers} workers, client limit ${report.options.qps}/s burst ${report.options.burst}, periodic check ${report.options.resyncSeconds} s${report.options.operatorNodeFlags ? `; Node.js flags \`${report.options.operatorNodeFlags.join(' ') || '(none)'}\` instead of the image's` : ''}`],
       ],
     }),

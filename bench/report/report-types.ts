@@ -7,6 +7,7 @@ import type { MachineInfo } from '../support/machine.ts';
 import type { BenchOptions } from '../support/options.ts';
 import type { ScenarioResult } from '../scenarios/types.ts';
 import type { HotFunction } from './cpu-profile.ts';
+import type { CpuSplit } from '../support/cpu-split.ts';
 
 export interface ProfileSummary {
   /** Path relative to the report. */
@@ -33,6 +34,8 @@ export interface Report {
   command: string;
   options: BenchOptions;
   machine: MachineInfo;
+  /** With --split-cpus: the CPUs the control plane and the benchmark (with its contenders) ran on, for every scenario. */
+  cpuSplit?: CpuSplit;
   loadAverageAtEnd: number[];
   caveat: string;
   scenarios: ScenarioReport[];

@@ -46,6 +46,9 @@ describe('bench report rendering', () => {
     };
     const md = renderMarkdown(report);
     for (const needle of ['v1.36.3', 'Noise warning', '## Repair', 'fast', '**failed**: boom', '![chart](chart.svg)']) assert.ok(md.includes(needle), needle);
+    assert.doesNotMatch(md, /split-cpus/, 'no CPU row without --split-cpus');
+    const split = renderMarkdown({ ...report, cpuSplit: { controlPlane: [0], bench: [1] } });
+    assert.match(split, /\| CPUs \(`--split-cpus`, every scenario\) \| control plane on CPU 0; the benchmark, its observers and every operator it starts on CPU 1 \|/);
   });
 });
 
