@@ -7,7 +7,8 @@
  */
 import { stringify as toYaml } from 'yaml';
 import { defaultPlatformDefaults } from '../operators/microservice/index.ts';
-import { explainMicroservice, explainProvider } from '../cli/views/explain-view.ts';
+import { explainMicroservice } from '../cli/views/explain-microservice.ts';
+import { explainProvider } from '../cli/views/explain-provider.ts';
 import { gatherMicroserviceFacts, gatherProviderFacts } from '../cli/shared/explain-facts.ts';
 import { cacheReader } from './cache-reader.ts';
 import type { ClusterSource } from './cluster-source.ts';

@@ -5,7 +5,7 @@
  * between the desired children (rendered with the platform defaults, or `--config`) and the
  * actual ones; for a provider its finalizer, provider ID and whether its Secret exists (never
  * the Secret's data). `-o json|yaml` prints the `Explanation` document described in
- * `packages/operators/src/cli/views/explain-view.ts`.
+ * `packages/operators/src/cli/views/explanation.ts`.
  *
  * An object that is not there because its kind is not served (the CRD is missing, or does not
  * serve the version the CLI reads) is said to be that, with the command that installs the CRDs.

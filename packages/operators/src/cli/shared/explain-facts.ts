@@ -15,7 +15,8 @@ import { MicroserviceKind } from '../../operators/microservice/api/kind.ts';
 import { DigitalHumanProviderKind } from '../../operators/provider/api/kind.ts';
 import type { PlatformDefaults } from '../../operators/microservice/index.ts';
 import { DEFAULT_CREDENTIALS_KEY } from '../../operators/provider/api/constants.ts';
-import type { MicroserviceFacts, ProviderFacts } from '../views/explain-view.ts';
+import type { MicroserviceFacts } from '../views/explain-microservice.ts';
+import type { ProviderFacts } from '../views/explain-provider.ts';
 
 export type SecretPresence = ProviderFacts['credentials'];
 

@@ -8,7 +8,7 @@
  * @module
  */
 import type { ConditionView, MicroserviceRow, ProviderRow } from '../../cli/views/status-view.ts';
-import type { Explanation } from '../../cli/views/explain-view.ts';
+import type { Explanation } from '../../cli/views/explanation.ts';
 
 export type { ConditionView };
 

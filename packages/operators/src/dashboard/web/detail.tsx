@@ -8,7 +8,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { formatAge } from '../../cli/views/age.ts';
-import type { ChildExplanation } from '../../cli/views/explain-view.ts';
+import type { ChildExplanation } from '../../cli/views/explanation.ts';
 import type { Item, ObjectDetail } from '../shared/types.ts';
 import { HealthBadge } from './columns.tsx';
 

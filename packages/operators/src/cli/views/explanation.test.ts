@@ -4,7 +4,10 @@ import type { Deployment, EndpointSlice, KubeEvent, Service } from '@converge/ru
 import { renderDesiredState, defaultPlatformDefaults, HANDOVER_ANNOTATION } from '../../operators/microservice/index.ts';
 import type { Microservice } from '../../operators/microservice/index.ts';
 import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
-import { explainMicroservice, explainProvider, renderExplanationText, countEndpoints, eventViews, ownershipOfChild } from './explain-view.ts';
+import { eventViews } from './explanation.ts';
+import { explainMicroservice, countEndpoints, ownershipOfChild } from './explain-microservice.ts';
+import { explainProvider } from './explain-provider.ts';
+import { renderExplanationText } from './explanation-text.ts';
 import { stripAnsi, createStyle } from './style.ts';
 
 const now = new Date('2026-01-01T00:10:00Z');
