@@ -1,9 +1,9 @@
 /**
- * `converge explain` as data, the document both kinds share: from the facts read from the cluster
- * (the object, its Events, the objects it owns, the Secret's presence) to an `Explanation` — whether the object is converged,
- * the findings that say why or why not, its conditions with their generations, the owned
- * objects with their state and ownership, and the difference between the desired and the actual
- * children. Pure. Each kind builds its own (`explain-microservice.ts`, `explain-provider.ts`) from
+ * `converge explain` as data, the document both kinds share: from the facts read from the
+ * cluster (the object, its Events, the objects it owns, the Secret's presence) to an
+ * `Explanation` — whether the object is converged, the findings that say why or why not, its
+ * conditions with their generations, the owned objects with their state and ownership, and the
+ * difference between the desired and the actual children. Pure. Each kind builds its own (`explain-microservice.ts`, `explain-provider.ts`) from
  * the shared parts here; `renderExplanationText` (`explanation-text.ts`) turns one into text.
  *
  * The document (`-o json` / `-o yaml`), version `converge.dev/v1alpha1`, kind `Explanation`:
