@@ -4,22 +4,11 @@
  * @module
  */
 import type { Logger } from 'pino';
-import { EventKind, type KubeEvent, type KubeObject } from '../objects/index.ts';
+import { EventKind, type KubeEvent } from '../objects/index.ts';
 import { ApiError, type KubeClient } from '../client/index.ts';
 import { systemClock, type Clock, type Timer } from '../clock/index.ts';
 import { TokenBucket } from '../rate-limit/index.ts';
-
-/** What an event is about: an object as read from the API (it should carry apiVersion and kind), or a reference. */
-export type EventSubject = KubeObject | ObjectReference;
-
-export interface ObjectReference {
-  apiVersion?: string;
-  kind?: string;
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-}
+import { eventObject, MAX_FIELD_CHARS, MAX_NOTE_BYTES, microTime, referenceOf, truncateUtf8, withSeries, type EventSubject, type ObjectReference } from './event-object.ts';
 
 export interface EventRecorderOptions {
   client: KubeClient;
@@ -97,9 +86,6 @@ export interface EventRecorder {
  */
 export type EventSink = Pick<EventRecorder, 'normal' | 'warning'>;
 
-/** The API server rejects notes longer than this (bytes). */
-export const MAX_NOTE_BYTES = 1024;
-const MAX_FIELD = 128;
 /** How often a write that gives way asks again. */
 const GIVE_WAY_POLL_MS = 100;
 
@@ -162,7 +148,7 @@ class Recorder implements EventRecorder {
     // reconciles' own writes (the recorder's budget below is theirs), nor wait behind them.
     this.#client = o.client.withRateLimit(null);
     this.#controller = o.reportingController;
-    this.#instance = o.reportingInstance.slice(0, MAX_FIELD);
+    this.#instance = o.reportingInstance.slice(0, MAX_FIELD_CHARS);
     this.#clock = o.clock ?? systemClock;
     this.#log = o.log;
     this.#overall = new TokenBucket({ qps: o.qps ?? 10, burst: o.burst ?? 100 }, this.#clock);
@@ -278,23 +264,8 @@ class Recorder implements EventRecorder {
     return bucket.tryTake() && this.#overall.tryTake();
   }
 
-  #newEvent(type: 'Normal' | 'Warning', ref: ObjectReference, reason: string, action: string, note: string | undefined, now: number): KubeEvent {
-    const seq = this.#seq++ % 1_000_000;
-    const nanos = BigInt(Math.floor(now)) * 1_000_000n + BigInt(seq);
-    const namespace = ref.namespace || 'default';
-    return {
-      apiVersion: EventKind.apiVersion,
-      kind: EventKind.kind,
-      metadata: { name: `${ref.name.slice(0, 253 - 17)}.${nanos.toString(16)}`, namespace },
-      eventTime: microTime(now),
-      reportingController: this.#controller,
-      reportingInstance: this.#instance,
-      action: action.slice(0, MAX_FIELD),
-      reason: reason.slice(0, MAX_FIELD),
-      type,
-      ...(note === undefined ? {} : { note }),
-      regarding: ref,
-    };
+  #newEvent(type: 'Normal' | 'Warning', regarding: ObjectReference, reason: string, action: string, note: string | undefined, now: number): KubeEvent {
+    return eventObject({ type, regarding, reason, action, note, reportingController: this.#controller, reportingInstance: this.#instance }, now, this.#seq++);
   }
 
   /** An occurrence of a known event: write the new count when its interval has passed. */
@@ -493,45 +464,4 @@ class Recorder implements EventRecorder {
       clearTimeout(timer);
     }
   }
-}
-
-function withSeries(event: KubeEvent, count: number, lastObservedMs: number): KubeEvent {
-  return { ...event, series: { count, lastObservedTime: microTime(lastObservedMs) } };
-}
-
-/** The reference an event carries, from an object or a reference. */
-export function referenceOf(subject: EventSubject): ObjectReference {
-  if ('metadata' in subject && subject.metadata) {
-    const m = subject.metadata;
-    return {
-      ...(subject.apiVersion ? { apiVersion: subject.apiVersion } : {}),
-      ...(subject.kind ? { kind: subject.kind } : {}),
-      name: m.name ?? '',
-      ...(m.namespace ? { namespace: m.namespace } : {}),
-      ...(m.uid ? { uid: m.uid } : {}),
-      ...(m.resourceVersion ? { resourceVersion: m.resourceVersion } : {}),
-    };
-  }
-  return { ...(subject as ObjectReference) };
-}
-
-/** RFC 3339 with microseconds, as `metav1.MicroTime` expects. */
-export function microTime(ms: number): string {
-  const iso = new Date(ms).toISOString(); // 2024-01-02T03:04:05.678Z
-  const micros = String(Math.floor((ms % 1) * 1000)).padStart(3, '0');
-  return `${iso.slice(0, -1)}${micros}Z`;
-}
-
-/** Cuts `s` to at most `maxBytes` of UTF-8 without splitting a character. */
-export function truncateUtf8(s: string, maxBytes: number): string {
-  if (Buffer.byteLength(s) <= maxBytes) return s;
-  let bytes = 0;
-  let end = 0;
-  for (const ch of s) {
-    const n = Buffer.byteLength(ch);
-    if (bytes + n > maxBytes) break;
-    bytes += n;
-    end += ch.length;
-  }
-  return s.slice(0, end);
 }

@@ -41,5 +41,7 @@
  * `kubectl describe` cannot match the event to its object.
  * @module
  */
-export { createEventRecorder, referenceOf, microTime, truncateUtf8, MAX_NOTE_BYTES } from './event-recorder.ts';
-export type { EventRecorder, EventSink, EventRecorderOptions, EventRecorderStats, EventSubject, ObjectReference } from './event-recorder.ts';
+export { createEventRecorder } from './event-recorder.ts';
+export type { EventRecorder, EventSink, EventRecorderOptions, EventRecorderStats } from './event-recorder.ts';
+export { referenceOf, microTime, truncateUtf8, MAX_NOTE_BYTES } from './event-object.ts';
+export type { EventSubject, ObjectReference } from './event-object.ts';

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { microTime, truncateUtf8, referenceOf, MAX_NOTE_BYTES } from './index.ts';
+import { eventObject, withSeries, MAX_FIELD_CHARS } from './event-object.ts';
 
-describe('event helpers', () => {
+describe('event object', () => {
   it('microTime has exactly six fractional digits', () => {
     assert.equal(microTime(Date.UTC(2024, 0, 2, 3, 4, 5, 678)), '2024-01-02T03:04:05.678000Z');
     assert.equal(microTime(Date.UTC(2024, 0, 2, 3, 4, 5, 678) + 0.25), '2024-01-02T03:04:05.678250Z');
@@ -28,5 +29,32 @@ describe('event helpers', () => {
     );
     assert.deepEqual(referenceOf({ metadata: { name: 'n1' } }), { name: 'n1' });
     assert.deepEqual(referenceOf({ kind: 'Node', apiVersion: 'v1', name: 'n1' }), { kind: 'Node', apiVersion: 'v1', name: 'n1' });
+  });
+
+  it('eventObject stays within the API server limits, in default for cluster-scoped objects, with names unique within a millisecond', () => {
+    const content = {
+      type: 'Warning' as const,
+      regarding: { apiVersion: 'v1', kind: 'Node', name: 'n'.repeat(253) },
+      reason: 'R'.repeat(300),
+      action: 'A'.repeat(300),
+      note: undefined,
+      reportingController: 'converge.dev/test',
+      reportingInstance: 'pod-1',
+    };
+    const now = Date.UTC(2026, 11, 5, 1, 2, 3, 4);
+    const a = eventObject(content, now, 0);
+    const b = eventObject(content, now, 1);
+    assert.ok((a.metadata.name ?? '').length <= 253);
+    assert.notEqual(a.metadata.name, b.metadata.name);
+    assert.equal(a.metadata.namespace, 'default');
+    assert.equal(a.reason.length, MAX_FIELD_CHARS);
+    assert.equal(a.action.length, MAX_FIELD_CHARS);
+    assert.equal(a.eventTime, microTime(now));
+    assert.ok(!('note' in a));
+    const namespaced = eventObject({ ...content, type: 'Normal', regarding: { name: 'web', namespace: 'team-a' }, note: 'hello' }, now, 2);
+    assert.equal(namespaced.metadata.namespace, 'team-a');
+    assert.equal(namespaced.note, 'hello');
+    assert.match(namespaced.metadata.name ?? '', /^web\.[0-9a-f]+$/);
+    assert.deepEqual(withSeries(namespaced, 3, now).series, { count: 3, lastObservedTime: microTime(now) });
   });
 });
