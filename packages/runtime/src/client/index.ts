@@ -7,10 +7,9 @@
  * @module
  */
 export { KubeClient } from './client.ts';
+export type { ClientObserver, RequestInfo } from './client.ts';
 export type {
   KubeClientOptions,
-  ClientObserver,
-  RequestInfo,
   ListOptions,
   ListAllOptions,
   WatchOptions,
@@ -22,7 +21,7 @@ export type {
   ApplyOptions,
   DeleteOptions,
   JsonPatchOperation,
-} from './client.ts';
+} from './options.ts';
 export { ApiError, apiErrorFromResponse, parseRetryAfter, isNotFound, isAlreadyExists, isConflict, isInvalid, isGone, isForbidden, isNamespaceTerminating, isResourceVersionTooLarge } from './errors.ts';
 export type { ApiErrorReason, FieldCause, ApiStatus } from './errors.ts';
 
