@@ -80,7 +80,7 @@ export interface JsonPatchOperation {
   from?: string;
 }
 
-/** A patch and its encoding. `apply` is Server-Side Apply; `strategic` works for built-in kinds only. */
+/** A patch and its encoding (Server-Side Apply is `KubeClient.apply`); `strategic` works for built-in kinds only. */
 export type Patch =
   | { type: 'merge'; body: unknown }
   | { type: 'json'; body: JsonPatchOperation[] }
