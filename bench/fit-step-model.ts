@@ -6,8 +6,7 @@
  *   node scripts/bootstrap.mjs bench/fit-step-model.ts <report dir or report.json>...
  * @module
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readReport } from './report/index.ts';
 import { CONTENDER_TITLES } from './comparison/contenders.ts';
 import type { ContenderName } from './comparison/contenders.ts';
 import { fitStepModel, stepModelNote, stepPointsFromFigures } from './scenarios/step-model.ts';
@@ -22,17 +21,16 @@ const title = (c: string) => CONTENDER_TITLES[c as ContenderName] ?? c;
 const pooled: StepPoint[] = [];
 let size: number | undefined;
 for (const p of paths) {
-  const file = existsSync(p) && statSync(p).isDirectory() ? join(p, 'report.json') : p;
-  const report = JSON.parse(readFileSync(file, 'utf8')) as { scenarios: { name: string; figures: Record<string, unknown> }[] };
-  const compare = report.scenarios.find((s) => s.name === 'compare');
-  if (!compare) {
+  const report = readReport(p);
+  const figures = report.scenarios.find((s) => s.name === 'compare')?.figures;
+  if (!figures) {
     process.stdout.write(`${p}: no compare scenario\n`);
     continue;
   }
-  const n = Number(compare.figures.microservices);
+  const n = Number(figures.microservices);
   if (size !== undefined && n !== size) throw new Error(`${p}: ${n} Microservices, the reports before had ${size}; pool reports of one size`);
   size = n;
-  const points = stepPointsFromFigures(compare.figures, 'unlimited');
+  const points = stepPointsFromFigures(figures, 'unlimited');
   pooled.push(...points);
   const model = fitStepModel(points);
   process.stdout.write(`${p}: ${model ? stepModelNote(model, n, title) : `${points.length} runs with an IPAddress time: too few to fit`}\n`);

@@ -8,8 +8,7 @@
  *   node scripts/bootstrap.mjs bench/pool-ratios.ts <report dir or report.json>...
  * @module
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readReport } from './report/index.ts';
 import { poolRatios, ratiosOfReport } from './scenarios/pooled-ratios.ts';
 
 const paths = process.argv.slice(2);
@@ -17,8 +16,16 @@ if (paths.length === 0) {
   process.stderr.write('usage: pool-ratios.ts <report dir or report.json>...\n');
   process.exit(2);
 }
-const sets = paths.map((p) => {
-  const file = existsSync(p) && statSync(p).isDirectory() ? join(p, 'report.json') : p;
-  return { name: p, ...ratiosOfReport(JSON.parse(readFileSync(file, 'utf8'))) };
-});
-process.stdout.write(`${poolRatios(sets)}\n`);
+try {
+  const sets = paths.map((p) => {
+    try {
+      return { name: p, ...ratiosOfReport(readReport(p)) };
+    } catch (err) {
+      throw new Error(`${p}: ${(err as Error).message}`);
+    }
+  });
+  process.stdout.write(`${poolRatios(sets)}\n`);
+} catch (err) {
+  process.stderr.write(`pool-ratios: ${(err as Error).message}\n`);
+  process.exit(1);
+}

@@ -4,7 +4,7 @@
  * `bench/reports/latest/` for a default run. Rendering is pure (markdown.ts, svg-chart.ts).
  * @module
  */
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderMarkdown } from './markdown.ts';
 import { renderChart } from './svg-chart.ts';
@@ -33,4 +33,10 @@ export function copyReport(outDir: string, dest: string): void {
   mkdirSync(dest, { recursive: true });
   for (const f of readdirSync(dest)) rmSync(join(dest, f), { recursive: true, force: true });
   for (const f of REPORT_FILES) copyFileSync(join(outDir, f), join(dest, f));
+}
+
+/** A report written before: `path` is its `report.json` or the directory holding it. */
+export function readReport(path: string): Report {
+  const file = existsSync(path) && statSync(path).isDirectory() ? join(path, 'report.json') : path;
+  return JSON.parse(readFileSync(file, 'utf8')) as Report;
 }

@@ -13,7 +13,7 @@ import { median, medianInterval } from '../support/stats.ts';
 
 /** What `ratiosOfReport` reads of a report. */
 export interface ReportLike {
-  scenarios: { name: string; figures: Record<string, unknown> }[];
+  scenarios: { name: string; figures?: Record<string, unknown> }[];
 }
 
 export interface RatioSet {
@@ -27,10 +27,10 @@ export interface RatioSet {
 export function ratiosOfReport(report: ReportLike): Omit<RatioSet, 'name'> {
   const compare = report.scenarios.find((s) => s.name === 'compare');
   if (!compare) throw new Error('no compare scenario in the report');
-  const text = compare.figures['unlimited.convergeOverPlainClientByRound'];
+  const text = compare.figures?.['unlimited.convergeOverPlainClientByRound'];
   const ratios = typeof text === 'string' ? text.split(',').map((s) => Number(s.trim())).filter((x) => Number.isFinite(x)) : [];
   if (ratios.length === 0) throw new Error('the compare scenario has no per-round ratio of Converge to the plain client with no client-side limit');
-  return { microservices: Number(compare.figures.microservices), ratios };
+  return { microservices: Number(compare.figures?.microservices), ratios };
 }
 
 const fmt = (x: number) => x.toFixed(2);
