@@ -55,6 +55,11 @@ export function seconds(ms: number, digits = 2): number | null {
   return round(ms / 1000, digits);
 }
 
+/** Bytes → whole megabytes (10^6), or null when there is no reading. */
+export function megabytes(bytes: number | undefined): number | null {
+  return bytes === undefined ? null : round(bytes / 1e6, 0);
+}
+
 /** A ratio a ÷ b, or null when b is not positive. */
 export function ratio(a: number, b: number, digits = 2): number | null {
   return b > 0 && Number.isFinite(a) ? round(a / b, digits) : null;
