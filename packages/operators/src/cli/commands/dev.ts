@@ -23,31 +23,33 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
-import {
-  KubeClient,
-  NamespaceKind,
-  SecretKind,
-  createLogger,
-  installCustomResourceDefinitions,
-  isAlreadyExists,
-  loadKubeConfig,
-} from '@converge/runtime';
-import type { CustomResourceDefinitionV1, KubeObject, Manager, ResourceKind } from '@converge/runtime';
+import { KubeClient, createLogger, installCustomResourceDefinitions, loadKubeConfig } from '@converge/runtime';
+import type { CustomResourceDefinitionV1, Manager } from '@converge/runtime';
 import { ensureControlPlaneBinary, freePorts, startControlPlane } from '@converge/envtest';
 import type { ComponentName, ControlPlane } from '@converge/envtest';
 import { startVendorSimulator } from '../../vendor-sim/index.ts';
 import type { VendorSimulator } from '../../vendor-sim/index.ts';
-import { MicroserviceCrd, MicroserviceKind } from '../../operators/microservice/api/index.ts';
-import { DigitalHumanProviderCrd, DigitalHumanProviderKind } from '../../operators/provider/api/index.ts';
+import { MicroserviceCrd } from '../../operators/microservice/api/index.ts';
+import { DigitalHumanProviderCrd } from '../../operators/provider/api/index.ts';
 import { runOperatorProcess } from '../../operators/operator-process.ts';
 import { localConversionWebhook } from '../../operators/conversion-webhook.ts';
-import { defaultOperatorConfig } from '../../operators/operator-config.ts';
-import type { OperatorConfig } from '../../operators/operator-config.ts';
 import { readStatus } from '../shared/status-reader.ts';
 import { colorEnabled, createStyle, humanDuration, renderStatusText, statusLines } from '../views/index.ts';
 import type { StatusDocument } from '../views/index.ts';
-import { commandsToTry, describeSamples, loadSamples, prepareSamples, removeVendorSimHandle, renderDevScreen, writeVendorSimHandle } from '../dev/index.ts';
-import type { DevInfo, SampleObject } from '../dev/index.ts';
+import {
+  applySamples,
+  commandsToTry,
+  describeSamples,
+  devOperatorConfig,
+  loadSamples,
+  prepareSamples,
+  removeVendorSimHandle,
+  renderDevScreen,
+  sampleKeys,
+  samplesReady,
+  writeVendorSimHandle,
+} from '../dev/index.ts';
+import type { DevInfo } from '../dev/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { LOG_LEVEL_CHOICES, logLevelError } from '../shared/log-level.ts';
 import { assetDir } from '../shared/package-assets.ts';
@@ -79,13 +81,6 @@ Flags:
                            counted from start, build included)
   -h, --help               show this help
 `;
-
-/** Kinds `converge dev` can apply from the samples. */
-const SAMPLE_KINDS: Record<string, ResourceKind> = {
-  'v1/Secret': SecretKind,
-  [`${MicroserviceKind.apiVersion}/${MicroserviceKind.kind}`]: MicroserviceKind,
-  [`${DigitalHumanProviderKind.apiVersion}/${DigitalHumanProviderKind.kind}`]: DigitalHumanProviderKind,
-};
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -305,7 +300,7 @@ class DevSession {
     if (o.samples) {
       const samples = prepareSamples(await loadSamples(SAMPLES_DIR), o.namespace, { endpoint: this.#sim.baseUrl, token });
       await applySamples(this.#client, o.namespace, samples);
-      this.#sampleKeys = samples.filter((s) => s.kind !== 'Secret').map((s) => `${s.kind} ${o.namespace}/${s.metadata.name}`);
+      this.#sampleKeys = sampleKeys(samples, o.namespace);
       this.#say(`samples applied in namespace ${o.namespace}: ${describeSamples(samples)}`, 'green');
     }
   }
@@ -448,50 +443,9 @@ class DevSession {
   }
 }
 
-/** How long a rollout without progress waits before it is RolloutStalled under `converge dev` (the platform default is Kubernetes' 600 s). */
-export const DEV_PROGRESS_DEADLINE_SECONDS = 60;
-
-/**
- * The operators' configuration under `converge dev`: the built-in one, with a short grace period,
- * a failing rollout called stalled after a minute rather than ten, and the simulator's CA trusted.
- */
-export function devOperatorConfig(vendorCaPath: string): OperatorConfig {
-  return {
-    ...defaultOperatorConfig,
-    shutdownGraceMs: 5_000,
-    microservice: {
-      ...defaultOperatorConfig.microservice,
-      defaults: { ...defaultOperatorConfig.microservice.defaults, progressDeadlineSeconds: DEV_PROGRESS_DEADLINE_SECONDS },
-    },
-    // The provider operator trusts the system CAs plus this bundle (see packages/operators/src/operators/provider/provider-config.ts).
-    provider: { vendor: { caFile: vendorCaPath } },
-  };
-}
-
 /** Applies the project's CRDs (Server-Side Apply) and waits until the API server serves them. */
 async function installCrds(client: KubeClient, crds: CustomResourceDefinitionV1[], signal: AbortSignal): Promise<void> {
   await installCustomResourceDefinitions(client, crds, { fieldManager: 'converge-dev', signal });
-}
-
-async function applySamples(client: KubeClient, namespace: string, samples: SampleObject[]): Promise<void> {
-  try {
-    await client.create(NamespaceKind, { metadata: { name: namespace } });
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-  }
-  for (const sample of samples) {
-    const kind = SAMPLE_KINDS[`${sample.apiVersion}/${sample.kind}`];
-    if (!kind) throw new Error(`the samples contain ${sample.apiVersion} ${sample.kind}, which converge dev does not know how to apply`);
-    await client.apply(kind, sample as KubeObject, { fieldManager: 'converge-dev', force: true });
-  }
-}
-
-function samplesReady(doc: StatusDocument, keys: string[]): boolean {
-  const converged = new Set([
-    ...doc.microservices.filter((r) => r.converged).map((r) => `Microservice ${r.namespace}/${r.name}`),
-    ...doc.providers.filter((r) => r.converged).map((r) => `DigitalHumanProvider ${r.namespace}/${r.name}`),
-  ]);
-  return keys.every((k) => converged.has(k));
 }
 
 /** A path relative to the working directory when it is inside it (shorter on screen), else absolute. */
