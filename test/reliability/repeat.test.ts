@@ -3,12 +3,21 @@
  * periodic check, no-op annotation touches, and an operator restart with a cold cache) cost no
  * API write and no vendor write call. Writes are counted three ways: the operator's own client,
  * the API server's audit log, and the vendor simulator's write counter.
+ *
+ * One write is not a reconcile's: a minute after a provider's first create (`BEFORE_CREATE_HOLD_MS`)
+ * the late-create sweep drops the ledger entry it recorded before that create (ADR 0037), one
+ * ConfigMap update per batch of entries due together. The long variant's two-minute window sees
+ * them (found by it: 2 updates for 10 providers); they are counted apart, held to at most one per
+ * provider, and the ledger must end without the providers' entries, so none can follow.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeploymentKind } from '@converge/runtime';
+import { ConfigMapKind, isNotFound } from '@converge/runtime';
 import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
 import { DigitalHumanProviderKind } from '../../packages/operators/src/operators/provider/index.ts';
+import { LATE_CREATES_CONFIGMAP } from '../../packages/operators/src/operators/provider/late-creates.ts';
+import { BEFORE_CREATE_HOLD_MS } from '../../packages/operators/src/operators/provider/late-create-ledger.ts';
 import { sleep } from '../support/operator-harness.ts';
 import { reliabilityEnv, LONG, reliabilityReport, Churn, random, waitConverged, describe, counter, auditMark, summarize, AUDIT_LOG } from './support/index.ts';
 import type { InProcessOperator } from './support/index.ts';
@@ -20,6 +29,7 @@ test('repeated reconciles of converged objects make no API or vendor writes', { 
   const fig = reliabilityReport(t, 1, 'Repeat: reconcile the same objects many times');
   const env = await reliabilityEnv(t, 'rel-repeat', { resyncSeconds: 1, healthIntervalSeconds: 1 });
   const churn = new Churn({ client: env.client, ns: env.ns, rng: random.seeded(1), endpoint: env.sim.baseUrl });
+  const createdAt = Date.now();
   for (let i = 0; i < N; i++) {
     await churn.createMicroservice(`ms-${i}`);
     await churn.createProvider(`dhp-${i}`);
@@ -59,14 +69,27 @@ test('repeated reconciles of converged objects make no API or vendor writes', { 
   const reconcilesAfterRestart = await counter(op.manager, 'controller_runtime_reconcile_total');
 
   const vendorAfter = env.sim.stats();
-  const apiWrites = await audit.writes();
-  const clientWrites = writes.slice(clientWritesBefore);
+  // The ledger's housekeeping (see the header) apart from everything else; the operator writes no other ConfigMap.
+  const isLedger = (e: { objectRef?: { resource?: string; name?: string } }) => e.objectRef?.resource === 'configmaps' && e.objectRef.name === LATE_CREATES_CONFIGMAP;
+  const allApiWrites = await audit.writes();
+  const ledgerWrites = allApiWrites.filter(isLedger);
+  const apiWrites = allApiWrites.filter((e) => !isLedger(e));
+  const clientWrites = writes.slice(clientWritesBefore).filter((w) => !w.startsWith('update configmaps '));
+  const clientLedgerWrites = writes.slice(clientWritesBefore).length - clientWrites.length;
+  const ledger = await env.client.get(ConfigMapKind, { namespace: env.ns, name: LATE_CREATES_CONFIGMAP }).catch((err: unknown) => {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  });
+  const providerUids = (await env.client.listAll(DigitalHumanProviderKind, { namespace: env.ns })).items.map((p) => p.metadata.uid!);
+  const entriesLeft = providerUids.filter((uid) => ledger?.data?.[uid] !== undefined).length;
   fig.count('reconciles in the window', reconciles);
   fig.count('reconciles per object', Math.round((reconciles / (2 * N)) * 10) / 10);
   fig.count('reconciles after restart', reconcilesAfterRestart);
   fig.count('operator writes (client)', clientWrites.length);
   fig.count('operator writes (audit log)', apiWrites.length);
   fig.count('vendor write calls', vendorAfter.writes - vendorBefore.writes);
+  fig.count('ledger updates (late-create entries dropped a minute after the first create)', ledgerWrites.length);
+  fig.count('ledger entries of these providers left (each kept a minute after its first create)', entriesLeft);
   fig.duplicates('vendor creates beyond one per CR', vendorAfter.creates - N);
   if (!AUDIT_LOG) fig.note('no audit log available: API writes counted by the client only');
 
@@ -75,6 +98,10 @@ test('repeated reconciles of converged objects make no API or vendor writes', { 
   assert.deepEqual(clientWrites, [], 'the operator client wrote nothing');
   assert.equal(apiWrites.length, 0, `the API server saw operator writes: ${summarize(apiWrites)}`);
   assert.equal(vendorAfter.writes - vendorBefore.writes, 0, 'no vendor write calls');
+  // The ledger's updates only drop entries: at most one per provider, and once the hold has passed for all, none are left.
+  assert.ok(ledgerWrites.length <= N && clientLedgerWrites <= N, `ledger updates: ${ledgerWrites.length} (audit), ${clientLedgerWrites} (client)`);
+  // After the hold and at most one look gap (60 s), the sweep has dropped them all.
+  if (Date.now() - createdAt > BEFORE_CREATE_HOLD_MS + 65_000) assert.equal(entriesLeft, 0, 'the ledger dropped every provider\'s entry once the hold passed');
   assert.equal(vendorAfter.creates, N, 'exactly one vendor create per CR');
 });
 
