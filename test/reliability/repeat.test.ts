@@ -12,8 +12,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeploymentKind } from '@converge/runtime';
-import { ConfigMapKind, isNotFound } from '@converge/runtime';
+import { ConfigMapKind, DeploymentKind, isNotFound } from '@converge/runtime';
 import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
 import { DigitalHumanProviderKind } from '../../packages/operators/src/operators/provider/index.ts';
 import { LATE_CREATES_CONFIGMAP } from '../../packages/operators/src/operators/provider/late-creates.ts';
