@@ -73,16 +73,19 @@ export class VendorRecovery implements Runnable {
     this.#wake = wake;
   }
 
-  /** Wakes keys until `signal` aborts; then cancels its timers and resolves. */
+  /** Wakes keys until `signal` aborts (no wake follows the abort); then cancels its timers and resolves. */
   async start(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
     this.#running = true;
     for (const state of this.#endpoints.values()) this.#armProbe(state);
     await new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      signal.addEventListener('abort', () => resolve(), { once: true });
+      // Stopped in the abort itself, not a microtask later: no wake follows the abort.
+      signal.addEventListener('abort', () => {
+        this.#running = false;
+        for (const state of this.#endpoints.values()) this.#cancelProbe(state);
+        resolve();
+      }, { once: true });
     });
-    this.#running = false;
-    for (const state of this.#endpoints.values()) this.#cancelProbe(state);
   }
 
   /** Every vendor call's outcome, from the vendor client's `onCall`. */
