@@ -21,6 +21,8 @@
  * - `forget(id)` after a write to an instance: `instance(id)` answers undefined until a round
  *   that started after the write has completed, so nobody acts on what the instance looked like
  *   before it (a limit set back twice, say).
+ * - Rounds may overlap (`poll()` is public): one that completes after a round that started later
+ *   is dropped (it reports no change), so the snapshot never goes back in time.
  *
  * Caveat: an instance created during a round may be missing from it; callers that need a
  * specific instance fall back to asking for it (`getInstance`) when the snapshot lacks it.
@@ -118,7 +120,10 @@ export class FleetWatch {
     return { rounds: this.#rounds, failures: this.#failures, instances: this.#snapshot?.instances.size ?? 0 };
   }
 
-  /** One round. Rejects on a vendor failure (the snapshot is then unchanged) or the signal's abort. */
+  /**
+   * One round. Rejects on a vendor failure (the snapshot is then unchanged) or the signal's abort;
+   * reports no change when a round that started later has completed first.
+   */
   async poll(signal?: AbortSignal): Promise<FleetChange> {
     const opts: CallOptions = signal ? { signal } : {};
     const started = this.#o.clock.monotonic();
@@ -141,6 +146,10 @@ export class FleetWatch {
 
   #commit(account: VendorAccount, instances: Map<string, VendorInstanceState>, started: number): FleetChange {
     const change: FleetChange = { accountChanged: false, changed: [], gone: [], usageChanged: [] };
+    // An overlapping round that started earlier but finished later read older facts: dropping it
+    // keeps the snapshot from going back in time (and an instance written in between from being
+    // served as it was before the write, whose mark the later round's commit has cleared).
+    if (started < this.#roundStart) return change;
     const aKey = accountKey(account);
     change.accountChanged = this.#account !== undefined && this.#account !== aKey;
     const seen = new Map<string, Seen>();

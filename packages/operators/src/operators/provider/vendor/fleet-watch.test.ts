@@ -1,0 +1,124 @@
+/**
+ * FleetWatch rounds that overlap (its `poll()` is public: the run loop and any other caller may
+ * ask at once). The vendor is a stand-in whose answers the test releases one by one, so the
+ * order of reads, writes and commits is exact; `test/integration/vendor/fleet-watch.test.ts`
+ * covers the rest against the real simulator.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { FakeClock } from '@converge/runtime';
+import { FleetWatch } from './fleet-watch.ts';
+import type { InstanceStatePage, VendorAccount, VendorInstanceState } from './types.ts';
+
+const account: VendorAccount = { id: 'acct', state: 'active', since: '2026-12-05T00:00:00Z' };
+
+function instance(id: string, dailyQuota: number): VendorInstanceState {
+  return {
+    instance: { id, region: 'eu' },
+    health: { status: 'healthy' },
+    limits: { maxConcurrency: 4, requestsPerMinute: 60, dailyQuota },
+    usage: { callsToday: 0, quotaRemaining: dailyQuota, refusedToday: 0, throttledRequests: 0, quotaResetAt: '2026-12-06T00:00:00Z' },
+  } as unknown as VendorInstanceState;
+}
+
+/** A vendor whose list answers wait for the test: each call reads the state when it arrives, answers when released. */
+function heldVendor() {
+  const quota = new Map([['i-1', 10_000]]);
+  const held: (() => void)[] = [];
+  const calls = { account: 0, list: 0 };
+  const client = {
+    async getAccount(): Promise<VendorAccount> {
+      calls.account++;
+      return account;
+    },
+    listInstanceStates(): Promise<InstanceStatePage> {
+      calls.list++;
+      const page = { items: [...quota].map(([id, q]) => instance(id, q)) }; // read now
+      return new Promise((resolve) => held.push(() => resolve(page))); // answered later
+    },
+  };
+  return { client, quota, held, calls };
+}
+
+const settle = async () => {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+};
+
+test('a round that read the vendor before a write never serves the pre-write view, however the rounds overlap', async () => {
+  const clock = new FakeClock(0);
+  const vendor = heldVendor();
+  const watch = new FleetWatch({ client: vendor.client, clock, intervalMs: 1000 });
+  const first = watch.poll();
+  await settle();
+  vendor.held.shift()!();
+  await first;
+  assert.equal(watch.instance('i-1')?.limits.dailyQuota, 10_000);
+
+  clock.advance(1);
+  const early = watch.poll(); // reads 10,000, answered late
+  await settle();
+  clock.advance(1);
+  vendor.quota.set('i-1', 7); // the operator writes the limit...
+  watch.forget('i-1'); // ...and says so
+  clock.advance(1);
+  const late = watch.poll();
+  await settle();
+  while (vendor.held.length) {
+    vendor.held.pop()!(); // the later read answers first
+    await settle();
+  }
+  await Promise.all([early, late]);
+  assert.notEqual(watch.instance('i-1')?.limits.dailyQuota, 10_000, 'the view from before the write came back');
+
+  clock.advance(1);
+  const next = watch.poll();
+  await settle();
+  vendor.held.shift()!();
+  await next;
+  assert.equal(watch.instance('i-1')?.limits.dailyQuota, 7, 'a round started after the write serves it');
+});
+
+test('property: whatever the order rounds start, read and finish in, an instance is served as the vendor has it now or not at all', async () => {
+  type Step = { kind: 'round' } | { kind: 'answer'; which: number } | { kind: 'write'; id: number };
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    fc.constant<Step>({ kind: 'round' }),
+    fc.nat(5).map<Step>((which) => ({ kind: 'answer', which })),
+    fc.nat(2).map<Step>((id) => ({ kind: 'write', id })),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.array(step, { maxLength: 30 }), async (steps) => {
+      const clock = new FakeClock(0);
+      const vendor = heldVendor();
+      const ids = ['i-0', 'i-1', 'i-2'];
+      for (const id of ids) vendor.quota.set(id, 1);
+      let written = 1;
+      const watch = new FleetWatch({ client: vendor.client, clock, intervalMs: 1000 });
+      const rounds: Promise<unknown>[] = [];
+      const check = (when: string) => {
+        for (const id of ids) {
+          const served = watch.instance(id)?.limits.dailyQuota;
+          assert.ok(served === undefined || served === vendor.quota.get(id), `${id} served with quota ${served}, the vendor has ${vendor.quota.get(id)} (${when})`);
+        }
+      };
+      for (const s of steps) {
+        clock.advance(1);
+        if (s.kind === 'round') rounds.push(watch.poll());
+        else if (s.kind === 'answer') vendor.held.splice(s.which % Math.max(1, vendor.held.length), 1)[0]?.();
+        else {
+          vendor.quota.set(ids[s.id]!, ++written);
+          watch.forget(ids[s.id]!);
+        }
+        await settle();
+        check(s.kind);
+      }
+      while (vendor.held.length) {
+        vendor.held.shift()!();
+        await settle();
+        check('draining');
+      }
+      await Promise.all(rounds);
+    }),
+    { numRuns: 2_000 },
+  );
+});
