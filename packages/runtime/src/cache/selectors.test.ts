@@ -22,3 +22,24 @@ test('field selectors: name and namespace are judged, other fields cannot be', (
   assert.equal(compileSelection(undefined, 'spec.nodeName=n1').matches(o({})), undefined);
   assert.equal(compileSelection('a=b', 'spec.nodeName=n1').matches(o({})), false, 'a failing label still decides');
 });
+
+test('label keys named like Object.prototype members are looked up on the object alone', () => {
+  for (const key of ['constructor', 'toString', 'hasOwnProperty']) {
+    assert.equal(compileSelection(key, undefined).matches(o({})), false, `${key} exists on no object without it`);
+    assert.equal(compileSelection(`!${key}`, undefined).matches(o({})), true);
+    assert.equal(compileSelection(`${key} notin (a)`, undefined).matches(o({})), true);
+    assert.equal(compileSelection(key, undefined).matches(o({ [key]: '' })), true);
+  }
+});
+
+test('label selectors: > and < compare integers, as apimachinery does', () => {
+  assert.equal(compileSelection('n>5', undefined).matches(o({ n: '7' })), true);
+  assert.equal(compileSelection('n > 5', undefined).matches(o({ n: '5' })), false);
+  assert.equal(compileSelection('n<5', undefined).matches(o({ n: '05' })), false, '05 is 5');
+  assert.equal(compileSelection('n<+5', undefined).matches(o({ n: '1' })), true);
+  assert.equal(compileSelection('n<5', undefined).matches(o({ n: 'x' })), false, 'a value that is no integer matches neither');
+  assert.equal(compileSelection('n<5', undefined).matches(o({})), false, 'nor does a missing label');
+  assert.equal(compileSelection('n>9223372036854775806', undefined).matches(o({ n: '9223372036854775807' })), true, '64-bit');
+  assert.equal(compileSelection('n<1', undefined).matches(o({ n: '9223372036854775808' })), false, 'out of int64 range: no integer');
+  assert.throws(() => compileSelection('n>x', undefined), /must be an integer/);
+});

@@ -4,10 +4,13 @@
  * its watch would never deliver).
  *
  * Label selectors: the full syntax (`a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`,
- * `!a`, comma-separated). Field selectors: `metadata.name` and `metadata.namespace` with `=`,
- * `==`, `!=`; any other field cannot be judged here (`matches` answers `undefined`: the caller
- * leaves that object to the watch). Hand-written (about 60 lines) because no maintained package
- * implements Kubernetes selectors for JavaScript; the grammar is apimachinery's `labels.Parse`.
+ * `!a`, `a>1`, `a<1`, comma-separated), judged as apimachinery's `labels.Selector` judges them.
+ * Field selectors: `metadata.name` and `metadata.namespace` with `=`, `==`, `!=`; any other field
+ * cannot be judged here (`matches` answers `undefined`: the caller leaves that object to the
+ * watch). A differential test holds every answer to the API server's
+ * (`test/integration/runtime/selectors-differential.test.ts`). Hand-written (about 80 lines)
+ * because no maintained package implements Kubernetes selectors for JavaScript; the grammar is
+ * apimachinery's `labels.Parse`.
  * @module
  */
 import type { KubeObject } from '../objects/index.ts';
@@ -51,25 +54,50 @@ function terms(selector: string): string[] {
   return out.filter(Boolean);
 }
 
+/**
+ * The object's value of a label, or undefined. Own properties only: `constructor` and `toString`
+ * are valid label keys, and `in` or a plain lookup would find `Object.prototype`'s on every object.
+ */
+function label(o: KubeObject, key: string): string | undefined {
+  const labels = o.metadata.labels;
+  return labels !== undefined && Object.hasOwn(labels, key) ? labels[key] : undefined;
+}
+
+/** A base-10 signed 64-bit integer, as Go's `strconv.ParseInt(s, 10, 64)` reads it; else undefined. */
+function int64(s: string): bigint | undefined {
+  if (!/^[+-]?\d+$/.test(s)) return undefined;
+  const n = BigInt(s);
+  return n >= -(2n ** 63n) && n < 2n ** 63n ? n : undefined;
+}
+
 export function parseLabelSelector(selector: string): Requirement[] {
   return terms(selector).map((term): Requirement => {
-    const labels = (o: KubeObject) => o.metadata.labels ?? {};
     let m = /^(\S+)\s+(in|notin)\s*\((.*)\)$/.exec(term);
     if (m) {
       const [, key, op, list] = m as unknown as [string, string, string, string];
       const values = new Set(list.split(',').map((v) => v.trim()));
-      return op === 'in' ? (o) => key in labels(o) && values.has(labels(o)[key]!) : (o) => !(key in labels(o)) || !values.has(labels(o)[key]!);
+      return op === 'in' ? (o) => values.has(label(o, key)!) : (o) => !values.has(label(o, key)!);
     }
     m = /^([^!=\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(term);
     if (m) {
       const [, key, op, value] = m as unknown as [string, string, string, string];
-      return op === '!=' ? (o) => labels(o)[key] !== value : (o) => labels(o)[key] === value;
+      return op === '!=' ? (o) => label(o, key) !== value : (o) => label(o, key) === value;
+    }
+    m = /^([^!=<>\s]+)\s*([<>])\s*(\S+)$/.exec(term);
+    if (m) {
+      const [, key, op, bound] = m as unknown as [string, string, string, string];
+      const limit = int64(bound);
+      if (limit === undefined) throw new Error(`label selector term "${term}": the value of ${op} must be an integer`);
+      return (o) => {
+        const v = int64(label(o, key) ?? '');
+        return v !== undefined && (op === '>' ? v > limit : v < limit);
+      };
     }
     if (term.startsWith('!')) {
       const key = term.slice(1).trim();
-      return (o) => !(key in labels(o));
+      return (o) => label(o, key) === undefined;
     }
-    if (/^\S+$/.test(term)) return (o) => term in labels(o);
+    if (/^\S+$/.test(term)) return (o) => label(o, term) !== undefined;
     throw new Error(`cannot parse label selector term "${term}"`);
   });
 }
