@@ -43,7 +43,7 @@ test('the cache judges label and field selectors as the API server does (random 
   const client = testClient();
   const ns = await testNamespace(t, client, 'selectors');
   const objects: KubeObject[] = [];
-  const labelSets = [{}, { constructor: 'a' }, { toString: '' }, ...fc.sample(labelSet, { numRuns: 21, seed: 17 })];
+  const labelSets: Record<string, string>[] = [{}, { constructor: 'a' }, { toString: '' }, ...fc.sample(labelSet, { numRuns: 21, seed: 17 })];
   for (const [i, labels] of labelSets.entries()) {
     objects.push(await client.create(ConfigMapKind, { metadata: { name: `cm-${i}`, namespace: ns, labels } }));
   }
