@@ -21,12 +21,14 @@ test('quantities are spelled as the API server stores them', () => {
     ['0.5Ki', '512'],
     ['1536', '1536'],
     ['128974848', '128974848'],
+    ['7Ei', '7Ei'],
+    ['9223372036854775807', '9223372036854775807'],
   ];
   for (const [input, expected] of cases) assert.equal(canonicalQuantity(input), expected, input);
 });
 
 test('unsupported or too precise quantities are rejected', () => {
-  for (const input of ['', '-1', '1e3', '1.', '.5', '1 Mi', '1mi', '0.0001', 'abc']) {
+  for (const input of ['', '-1', '1e3', '1.', '.5', '1 Mi', '1mi', '0.0001', 'abc', '1.001m', '8Ei', '8192Pi', '9223372036854775808', '1000000E']) {
     assert.throws(() => canonicalQuantity(input), Error, input);
   }
 });

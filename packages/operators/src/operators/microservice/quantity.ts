@@ -4,9 +4,14 @@
  * form up front keeps "current contains desired" true after a write, so the operator does not
  * rewrite the same Deployment forever.
  *
+ * Guarantee (held by `test/integration/microservice/quantity-differential.test.ts` against the
+ * API server, for random quantities): the API server stores the spelling returned here unchanged,
+ * and it is the amount given. (For some inputs the API server would keep the input's own
+ * spelling, `1.125` say, where this returns `1125m`: the operator writes only what this returns.)
+ *
  * Supported input: a non-negative decimal number with an optional SI suffix (`m`, `k`, `M`, `G`,
- * `T`, `P`, `E`) or binary suffix (`Ki` … `Ei`). Exponent forms (`1e3`) and values finer than a
- * milli-unit are rejected.
+ * `T`, `P`, `E`) or binary suffix (`Ki` … `Ei`), at most 2^63 − 1 units. Exponent forms (`1e3`)
+ * and values finer than a milli-unit are rejected.
  * @module
  */
 
@@ -15,6 +20,7 @@ const DECIMAL_SUFFIXES = ['m', '', 'k', 'M', 'G', 'T', 'P', 'E'];
 const BINARY_SUFFIXES = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
 const DECIMAL_EXPONENT: Record<string, number> = { m: -1, '': 0, k: 1, M: 2, G: 3, T: 4, P: 5, E: 6 };
 const BINARY_EXPONENT: Record<string, number> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
+const MAX_UNITS = 2n ** 63n - 1n;
 
 /** The API server's canonical spelling of `quantity`; throws a readable Error when unsupported. */
 export function canonicalQuantity(quantity: string): string {
@@ -23,6 +29,11 @@ export function canonicalQuantity(quantity: string): string {
   const [, whole = '0', fraction = '', suffix = ''] = match;
   const digits = BigInt(whole + fraction);
   const scale = 10n ** BigInt(fraction.length);
+  // Past 2^63 - 1 units the API server does not keep a quantity as sent: it caps binary ones
+  // ("8Ei" comes back as 9223372036854775807) and overflows decimal ones ("1000000E" comes back
+  // as "1"), so whatever we wrote would differ from what we read back, forever.
+  const milliPerUnit = BINARY_EXPONENT[suffix] !== undefined ? 1000n * 1024n ** BigInt(BINARY_EXPONENT[suffix]!) : 1000n ** BigInt((DECIMAL_EXPONENT[suffix] ?? 0) + 1);
+  if (digits * milliPerUnit > MAX_UNITS * 1000n * scale) throw new Error(`${JSON.stringify(quantity)} is larger than the API server keeps (${MAX_UNITS})`);
 
   const binary = BINARY_EXPONENT[suffix];
   if (binary !== undefined) {
