@@ -32,10 +32,10 @@ export function canonicalQuantity(quantity: string): string {
   // Past 2^63 - 1 units the API server does not keep a quantity as sent: it caps binary ones
   // ("8Ei" comes back as 9223372036854775807) and overflows decimal ones ("1000000E" comes back
   // as "1"), so whatever we wrote would differ from what we read back, forever.
-  const milliPerUnit = BINARY_EXPONENT[suffix] !== undefined ? 1000n * 1024n ** BigInt(BINARY_EXPONENT[suffix]!) : 1000n ** BigInt((DECIMAL_EXPONENT[suffix] ?? 0) + 1);
+  const binary = BINARY_EXPONENT[suffix];
+  const milliPerUnit = binary !== undefined ? 1000n * 1024n ** BigInt(binary) : 1000n ** BigInt((DECIMAL_EXPONENT[suffix] ?? 0) + 1);
   if (digits * milliPerUnit > MAX_UNITS * 1000n * scale) throw new Error(`${JSON.stringify(quantity)} is larger than the API server keeps (${MAX_UNITS})`);
 
-  const binary = BINARY_EXPONENT[suffix];
   if (binary !== undefined) {
     const numerator = digits * 1024n ** BigInt(binary);
     if (numerator % scale === 0n && numerator / scale >= 1024n) return binaryForm(numerator / scale);
