@@ -93,3 +93,20 @@ test('values next to a field the schema refuses are checked too, in one report',
       e.problems.some((p) => p === 'labels: "bad key!" is not a valid label key'),
   );
 });
+
+test('a limit below its request is refused at load, naming the request it is below (the API server would refuse every Deployment)', () => {
+  assert.throws(
+    () => parsePlatformDefaults({ resources: { limits: { memory: '25m', cpu: '1' } } }),
+    (err: Error) => err instanceof PlatformDefaultsError
+      && err.problems.length === 1
+      && /resources\.limits\.memory: 25m is less than the request of 128Mi \(the default request; set resources\.requests\.memory too\)/.test(err.problems[0]!),
+  );
+  assert.throws(
+    () => parsePlatformDefaults({ resources: { requests: { cpu: '2' }, limits: { cpu: '1999m' } } }),
+    (err: Error) => err instanceof PlatformDefaultsError && /limits\.cpu: 1999m is less than the request of 2;/.test(err.problems[0]!),
+    'a request the section gives',
+  );
+  const equal = parsePlatformDefaults({ resources: { requests: { cpu: '1.5', memory: '1Gi' }, limits: { cpu: '1500m', memory: '1024Mi' } } });
+  assert.deepEqual(equal.resources, { requests: { cpu: '1500m', memory: '1Gi' }, limits: { cpu: '1500m', memory: '1Gi' } }, 'equal amounts in other spellings are fine');
+  assert.deepEqual(parsePlatformDefaults({ resources: { requests: { cpu: '1' }, limits: { memory: '1Mi' } } }).resources.limits, { memory: '1Mi' }, 'a limit with no request beside it (the requests map was given without it) is fine');
+});

@@ -22,7 +22,9 @@
  *
  * Every field is optional; unknown fields are errors (typos must not pass silently). Quantities are
  * stored in the API server's canonical spelling (`1000m` becomes `1`), so what the operator writes
- * is what it reads back.
+ * is what it reads back. A limit below its request (the default request included) is an error: the
+ * API server would refuse every Deployment. Checked against the API server for random defaults and
+ * specs by `test/integration/microservice/desired-state-differential.test.ts`.
  * @module
  */
 import { readFile } from 'node:fs/promises';
@@ -31,7 +33,7 @@ import { inSection, checkedProblems } from '../config-problems.ts';
 import type { PlatformDefaultsConfigSchema } from './platform-defaults-schema.ts';
 import { parse as parseYaml } from 'yaml';
 import { ManagedLabel } from './api/constants.ts';
-import { canonicalQuantity } from './quantity.ts';
+import { canonicalQuantity, quantityMilli } from './quantity.ts';
 
 export interface PlatformDefaults {
   /** Deployment replicas; 0 scales every Microservice to zero (Ready as `ScaledToZero`). */
@@ -97,6 +99,14 @@ export function parsePlatformDefaults(section: unknown, source = 'config', base:
     if ((Object.values(ManagedLabel) as string[]).includes(key)) problems.push(`labels: ${key} is set by the operator and cannot be overridden`);
     else if (!isLabelKey(key)) problems.push(`labels: ${JSON.stringify(key)} is not a valid label key`);
     if (!isLabelValue(value)) problems.push(`labels.${key}: ${JSON.stringify(value)} is not a valid label value (at most 63 characters: letters, digits, '-', '_', '.')`);
+  }
+  // The API server refuses a container whose request exceeds its limit: every Microservice would
+  // fail to apply with these defaults, so they are refused here, where the mistake was made.
+  for (const [name, limit] of Object.entries(limits)) {
+    const request = requests[name];
+    if (request === undefined || quantityMilli(request) <= quantityMilli(limit)) continue;
+    const from = isPlainObject(resources?.requests) ? '' : ` (the default request; set resources.requests.${name} too)`;
+    problems.push(`resources.limits.${name}: ${limit} is less than the request of ${request}${from}; the API server refuses a container whose request exceeds its limit`);
   }
   if (problems.length > 0) throw new PlatformDefaultsError(source, problems);
 

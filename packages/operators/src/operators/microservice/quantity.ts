@@ -46,6 +46,15 @@ export function canonicalQuantity(quantity: string): string {
   return decimalForm(digits * 1000n ** BigInt(exponent + 1), scale, quantity);
 }
 
+/** The amount of a quantity `canonicalQuantity` accepts, in milli-units (to compare two of them). */
+export function quantityMilli(quantity: string): bigint {
+  const match = QUANTITY.exec(canonicalQuantity(quantity));
+  const [, whole = '0', fraction = '', suffix = ''] = match!;
+  const binary = BINARY_EXPONENT[suffix];
+  const milliPerUnit = binary !== undefined ? 1000n * 1024n ** BigInt(binary) : 1000n ** BigInt((DECIMAL_EXPONENT[suffix] ?? 0) + 1);
+  return (BigInt(whole + fraction) * milliPerUnit) / 10n ** BigInt(fraction.length);
+}
+
 /** `milliNumerator / scale` milli-units, spelled with the largest SI suffix that keeps it whole. */
 function decimalForm(milliNumerator: bigint, scale: bigint, input: string): string {
   if (milliNumerator % scale !== 0n) throw new Error(`${JSON.stringify(input)} is finer than a milli-unit`);
