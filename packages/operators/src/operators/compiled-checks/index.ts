@@ -14,6 +14,9 @@
  *   loads nothing;
  * - `explainFailure(name, value)` is `Value.Errors(schema, value)`: it loads TypeBox's `Value`
  *   (once, on the first failure) to say what is wrong, in TypeBox's words, as before.
+ * - `countsCharacters(error)` tells a `maxLength` failure that only TypeBox sees: it counts UTF-16
+ *   units, kube-apiserver counts characters (code points), so a string of emoji can be too long
+ *   for one and not for the other. Checks of objects the API server validated drop those.
  * @module
  */
 import { createRequire } from 'node:module';
@@ -53,4 +56,19 @@ let value: typeof import('@sinclair/typebox/value') | undefined;
 export function valueErrors(schema: TSchema, input: unknown): ValueError[] {
   value ??= createRequire(import.meta.url)(fileURLToPath(import.meta.resolve('@sinclair/typebox/value'))) as typeof import('@sinclair/typebox/value');
   return [...value.Value.Errors(schema, input)];
+}
+
+/**
+ * True when `error` is a `maxLength` failure that goes away counted in characters (code points),
+ * as kube-apiserver counts `maxLength`; TypeBox counts UTF-16 units, two per character outside
+ * the BMP. Only for errors from `explainFailure`/`valueErrors` (TypeBox is loaded then).
+ */
+export function countsCharacters(error: ValueError): boolean {
+  const maxLength = (error.schema as { maxLength?: unknown }).maxLength;
+  return (
+    error.type === value!.ValueErrorType.StringMaxLength &&
+    typeof error.value === 'string' &&
+    typeof maxLength === 'number' &&
+    [...error.value].length <= maxLength
+  );
 }

@@ -84,3 +84,10 @@ test('names must be DNS-1035 labels', () => {
   assert.ok(isValidMicroserviceName('todo-api'));
   for (const bad of ['1api', 'todo.api', 'Todo', 'a-', 'a'.repeat(64), '']) assert.equal(isValidMicroserviceName(bad), false, bad);
 });
+
+test('checkMicroserviceSpec counts lengths in characters, as the API server does (an emoji is one, not two UTF-16 units)', () => {
+  const spec = (value: string) => ({ container: { image: 'nginx', port: 80, env: [{ name: 'A', value }] } });
+  assert.deepEqual(checkMicroserviceSpec(spec('😀'.repeat(32_768))), [], '32,768 characters, 65,536 UTF-16 units: stored by the API server');
+  assert.match(checkMicroserviceSpec(spec('😀'.repeat(32_769))).join(), /env\.0\.value: Expected string length less or equal to 32768/);
+  assert.match(checkMicroserviceSpec(spec('a'.repeat(32_769))).join(), /env\.0\.value/);
+});

@@ -8,14 +8,20 @@
  * loaded only to say what is wrong with an invalid one. Pure.
  * @module
  */
-import { explainFailure, passes } from '../../compiled-checks/index.ts';
+import { countsCharacters, explainFailure, passes } from '../../compiled-checks/index.ts';
 import type { EnvVar } from './v1.ts';
 import { PLATFORM_ENV_NAMES } from './constants.ts';
 import { isValidImageReference } from './image-reference.ts';
 
 /** Every problem of `spec` as `spec.<path>: what` lines; empty when valid. */
 export function checkMicroserviceSpec(spec: unknown): string[] {
-  const problems: string[] = passes('microserviceSpec', spec) ? [] : explainFailure('microserviceSpec', spec).map((e) => `spec${e.path.replaceAll('/', '.')}: ${e.message}`);
+  // Lengths as the API server counts them (characters, not UTF-16 units): a value it stored is not
+  // "too long" here (test/integration/microservice/spec-check-differential.test.ts).
+  const problems: string[] = passes('microserviceSpec', spec)
+    ? []
+    : explainFailure('microserviceSpec', spec)
+        .filter((e) => !countsCharacters(e))
+        .map((e) => `spec${e.path.replaceAll('/', '.')}: ${e.message}`);
   const container = (spec as { container?: { image?: unknown; env?: unknown } } | null | undefined)?.container;
   if (typeof container?.image === 'string' && container.image.length > 0 && !isValidImageReference(container.image)) {
     problems.push('spec.container.image: must be a valid image reference such as ghcr.io/org/app:1.0.0');
