@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { microTime, truncateUtf8, referenceOf, MAX_NOTE_BYTES } from './index.ts';
-import { eventObject, withSeries, MAX_FIELD_CHARS } from './event-object.ts';
+import { eventObject, withSeries, MAX_FIELD_BYTES } from './event-object.ts';
 
 describe('event object', () => {
   it('microTime has exactly six fractional digits', () => {
@@ -47,8 +47,13 @@ describe('event object', () => {
     assert.ok((a.metadata.name ?? '').length <= 253);
     assert.notEqual(a.metadata.name, b.metadata.name);
     assert.equal(a.metadata.namespace, 'default');
-    assert.equal(a.reason.length, MAX_FIELD_CHARS);
-    assert.equal(a.action.length, MAX_FIELD_CHARS);
+    assert.equal(a.reason.length, MAX_FIELD_BYTES);
+    assert.equal(a.action.length, MAX_FIELD_BYTES);
+    // The API server counts bytes: 64 two-byte characters fill the limit, a 65th would break it.
+    const wide = eventObject({ ...content, reason: 'é'.repeat(100), action: `${'é'.repeat(63)}😀` }, now, 3);
+    assert.equal(Buffer.byteLength(wide.reason), 128);
+    assert.equal(wide.reason, 'é'.repeat(64));
+    assert.equal(wide.action, 'é'.repeat(63), 'cut at a character boundary: the emoji does not fit whole, and is not split');
     assert.equal(a.eventTime, microTime(now));
     assert.ok(!('note' in a));
     const namespaced = eventObject({ ...content, type: 'Normal', regarding: { name: 'web', namespace: 'team-a' }, note: 'hello' }, now, 2);

@@ -5,8 +5,10 @@
  *
  * Guarantees:
  * - `eventObject` never builds an Event the API server refuses for its size: the name stays
- *   within 253 characters, reason and action within 128, and the note (cut by the caller with
- *   `truncateUtf8`) within `MAX_NOTE_BYTES`.
+ *   within 253 characters, reason and action within 128 bytes, and the note (cut by the caller
+ *   with `truncateUtf8`) within `MAX_NOTE_BYTES`. The API server counts these limits in UTF-8
+ *   bytes, not characters; each is cut at a character boundary
+ *   (`test/integration/events/event-limits-differential.test.ts`).
  * - Names are unique per recorder: the regarding object's name, then the creation time in
  *   nanoseconds plus a per-recorder sequence number, in hex (client-go's name, made unique within
  *   a millisecond).
@@ -29,8 +31,8 @@ export interface ObjectReference {
 
 /** The API server rejects notes longer than this (bytes). */
 export const MAX_NOTE_BYTES = 1024;
-/** The API server rejects a reason, action or reporting instance longer than this (characters). */
-export const MAX_FIELD_CHARS = 128;
+/** The API server rejects a reason, action or reporting instance longer than this (bytes: Go's `len`). */
+export const MAX_FIELD_BYTES = 128;
 
 /** The content of a new Event. */
 export interface EventContent {
@@ -56,8 +58,8 @@ export function eventObject(content: EventContent, nowMs: number, seq: number): 
     eventTime: microTime(nowMs),
     reportingController: content.reportingController,
     reportingInstance: content.reportingInstance,
-    action: action.slice(0, MAX_FIELD_CHARS),
-    reason: reason.slice(0, MAX_FIELD_CHARS),
+    action: truncateUtf8(action, MAX_FIELD_BYTES),
+    reason: truncateUtf8(reason, MAX_FIELD_BYTES),
     type,
     ...(note === undefined ? {} : { note }),
     regarding,

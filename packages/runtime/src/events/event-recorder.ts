@@ -8,13 +8,13 @@ import { EventKind, type KubeEvent } from '../objects/index.ts';
 import { ApiError, type KubeClient } from '../client/index.ts';
 import { systemClock, type Clock, type Timer } from '../clock/index.ts';
 import { TokenBucket } from '../rate-limit/index.ts';
-import { eventObject, MAX_FIELD_CHARS, MAX_NOTE_BYTES, microTime, referenceOf, truncateUtf8, withSeries, type EventSubject, type ObjectReference } from './event-object.ts';
+import { eventObject, MAX_FIELD_BYTES, MAX_NOTE_BYTES, microTime, referenceOf, truncateUtf8, withSeries, type EventSubject, type ObjectReference } from './event-object.ts';
 
 export interface EventRecorderOptions {
   client: KubeClient;
   /** Who reports, as a qualified name, e.g. `converge.dev/microservice-controller`. */
   reportingController: string;
-  /** Which replica reports, e.g. the pod name (at most 128 characters). */
+  /** Which replica reports, e.g. the pod name (cut to 128 bytes). */
   reportingInstance: string;
   clock?: Clock;
   log?: Logger;
@@ -148,7 +148,7 @@ class Recorder implements EventRecorder {
     // reconciles' own writes (the recorder's budget below is theirs), nor wait behind them.
     this.#client = o.client.withRateLimit(null);
     this.#controller = o.reportingController;
-    this.#instance = o.reportingInstance.slice(0, MAX_FIELD_CHARS);
+    this.#instance = truncateUtf8(o.reportingInstance, MAX_FIELD_BYTES);
     this.#clock = o.clock ?? systemClock;
     this.#log = o.log;
     this.#overall = new TokenBucket({ qps: o.qps ?? 10, burst: o.burst ?? 100 }, this.#clock);
