@@ -46,6 +46,25 @@ test('a Service update keeps allocated fields and replaces selector and ports', 
   assert.equal(out.metadata.annotations?.['platform.example.io/handover-to'], 'a');
 });
 
+test('a Service someone turned into a LoadBalancer goes back to ClusterIP without the fields the API server refuses there', () => {
+  const current: Service = {
+    metadata: { name: 'a', resourceVersion: '7' },
+    spec: {
+      type: 'LoadBalancer', clusterIP: '10.0.0.12', externalTrafficPolicy: 'Local', healthCheckNodePort: 31000, loadBalancerSourceRanges: ['10.0.0.0/8'],
+      allocateLoadBalancerNodePorts: true, loadBalancerClass: 'x.io/lb', sessionAffinity: 'ClientIP', selector: { app: 'a' }, ports: [{ port: 8080, nodePort: 30080 }],
+    },
+  };
+  const desired: Service = { metadata: { name: 'a', ownerReferences: [ours] }, spec: { type: 'ClusterIP', selector: { app: 'a' }, ports: [{ name: 'http', port: 8080, targetPort: 8080, protocol: 'TCP' }] } };
+  const out = serviceUpdate(current, desired);
+  assert.deepEqual(
+    Object.keys(out.spec ?? {}).sort(),
+    ['clusterIP', 'ports', 'selector', 'sessionAffinity', 'type'],
+    'LoadBalancer and NodePort settings go; the allocated IP and a ClusterIP-valid setting stay',
+  );
+  assert.equal(out.spec?.type, 'ClusterIP');
+  assert.equal(current.spec?.externalTrafficPolicy, 'Local', 'input not mutated');
+});
+
 test('a child written for the owner\'s older version (v1alpha1 ownerReference) is not rewritten after the upgrade to v1', () => {
   const desired: Service = { metadata: { name: 'a', ownerReferences: [ours] }, spec: { type: 'ClusterIP', selector: { app: 'a' }, ports: [{ name: 'http', port: 8080, targetPort: 8080, protocol: 'TCP' }] } };
   const current: Service = { ...structuredClone(desired), metadata: { name: 'a', resourceVersion: '3', ownerReferences: [{ ...ours, apiVersion: 'platform.example.io/v1alpha1' }] } };

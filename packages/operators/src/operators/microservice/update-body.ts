@@ -6,7 +6,8 @@
  *   ports disappear), except the pod template's annotations, which merge (`kubectl rollout
  *   restart` keeps working).
  * - Service: `type`, `selector` and `ports` become the desired ones; everything the API server
- *   allocated (`clusterIP`, `clusterIPs`, `ipFamilies`, …) is kept.
+ *   allocated (`clusterIP`, `clusterIPs`, `ipFamilies`, …) is kept, and so are others' settings
+ *   a ClusterIP Service may have (`sessionAffinity`, …); those of other types go.
  * - Metadata: labels and annotations merge (desired wins); the controller ownerReference is set
  *   (keeping the apiVersion a live reference to the same owner already has), other
  *   ownerReferences are kept. `resourceVersion` stays, so the PUT is a compare-and-swap.
@@ -50,13 +51,22 @@ export function deploymentUpdate(current: Deployment, desired: Deployment): Depl
   };
 }
 
+/**
+ * Fields the API server allows only on a Service of another type: a Service someone turned into a
+ * NodePort, LoadBalancer or ExternalName one carries them, and a repair back to ClusterIP that
+ * kept them would be refused ("may only be used when `type` is 'LoadBalancer'"), forever.
+ */
+const NOT_FOR_CLUSTER_IP = ['externalTrafficPolicy', 'healthCheckNodePort', 'loadBalancerIP', 'loadBalancerSourceRanges', 'loadBalancerClass', 'allocateLoadBalancerNodePorts', 'externalName'] as const;
+
 export function serviceUpdate(current: Service, desired: Service): Service {
   const spec = desired.spec!;
+  const kept: Record<string, unknown> = { ...current.spec };
+  if ((spec.type ?? 'ClusterIP') === 'ClusterIP') for (const field of NOT_FOR_CLUSTER_IP) delete kept[field];
   return {
     ...current,
     metadata: mergeMetadata(current.metadata, desired.metadata),
     spec: {
-      ...current.spec,
+      ...(kept as Service['spec']),
       ...(spec.type ? { type: spec.type } : {}),
       selector: spec.selector ?? {},
       ports: spec.ports ?? [],
