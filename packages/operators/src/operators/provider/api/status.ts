@@ -36,7 +36,7 @@ export const ProviderStatusSchema = Type.Object(
           dailyQuota: Type.Integer({ description: 'The daily quota in force at the vendor.', minimum: 0, format: 'int64' }),
           quotaRemaining: Type.Integer({ description: 'Calls left today; 0 means QuotaExhausted.', minimum: 0, format: 'int64' }),
           throttledRequests: Type.Integer({ description: 'Calls the vendor throttled (over requestsPerMinute) in its last throttleWindowSeconds.', minimum: 0, format: 'int64' }),
-          throttleWindowSeconds: Type.Integer({ minimum: 0, format: 'int32' }),
+          throttleWindowSeconds: Type.Integer({ minimum: 0, format: 'int64' }),
           quotaResetAt: Type.String({ description: "When the vendor's next quota day starts.", format: 'date-time' }),
           observedAt: Type.String({
             description: 'When the operator read these figures. Figures alone are rewritten at most every provider.usageRefreshSeconds (30 s); a state change (a condition flipping) is written at once.',
@@ -49,8 +49,10 @@ export const ProviderStatusSchema = Type.Object(
     limits: Type.Optional(
       Type.Object(
         {
-          maxConcurrency: Type.Integer({ minimum: 0, format: 'int32' }),
-          requestsPerMinute: Type.Integer({ minimum: 0, format: 'int32' }),
+          // int64 like the rest: the status shows what the vendor reports, which spec.limits'
+          // bounds do not bind (a status field the schema refused would fail every status write).
+          maxConcurrency: Type.Integer({ minimum: 0, format: 'int64' }),
+          requestsPerMinute: Type.Integer({ minimum: 0, format: 'int64' }),
           dailyQuota: Type.Integer({ minimum: 0, format: 'int64' }),
         },
         { description: 'The limits in force at the vendor (spec.limits where set, the vendor\'s own values elsewhere).' },

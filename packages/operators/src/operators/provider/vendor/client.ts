@@ -23,6 +23,7 @@ import {
   type VendorUsage,
 } from './types.ts';
 import { vendorText } from './vendor-text.ts';
+import { LIMIT_FIELDS, readLimits, readUsage } from './reports.ts';
 
 /** What the client needs from a limiter; the runtime's `EndpointLimiter` is one. */
 export type VendorLimiter = Pick<EndpointLimiter, 'schedule' | 'honourRetryAfter' | 'pausedForMs'>;
@@ -128,9 +129,6 @@ function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-const LIMIT_FIELDS = ['maxConcurrency', 'requestsPerMinute', 'dailyQuota'] as const;
-const isCount = (v: unknown, min: number): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= min;
-const isTime = (v: unknown): boolean => typeof v === 'string' && !Number.isNaN(Date.parse(v));
 
 /** A Retry-After header (seconds or an HTTP date) in ms, without pausing anything; undefined when absent or unreadable. */
 function retryAfterHeaderMs(value: string | undefined): number | undefined {
@@ -305,25 +303,15 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
   }
 
   function limitsFrom(operation: VendorOperationName, answer: Answer, value: unknown): VendorLimits {
-    const v = value as Record<string, unknown> | null;
-    if (!v || !LIMIT_FIELDS.every((k) => isCount(v[k], 1))) throw malformed(operation, answer, 'not a set of limits');
-    return { maxConcurrency: v.maxConcurrency as number, requestsPerMinute: v.requestsPerMinute as number, dailyQuota: v.dailyQuota as number };
+    const limits = readLimits(value);
+    if (!limits) throw malformed(operation, answer, 'not a set of limits');
+    return limits;
   }
 
   function usageFrom(operation: VendorOperationName, answer: Answer, value: unknown): VendorUsage {
-    const v = value as Record<string, unknown> | null;
-    const counts = ['callsToday', 'dailyQuota', 'quotaRemaining', 'refusedToday', 'throttledRequests', 'throttleWindowSeconds'] as const;
-    if (!v || !counts.every((k) => isCount(v[k], 0)) || !isTime(v.quotaResetAt) || !isTime(v.observedAt)) throw malformed(operation, answer, 'not a usage report');
-    return {
-      callsToday: v.callsToday as number,
-      dailyQuota: v.dailyQuota as number,
-      quotaRemaining: v.quotaRemaining as number,
-      refusedToday: v.refusedToday as number,
-      throttledRequests: v.throttledRequests as number,
-      throttleWindowSeconds: v.throttleWindowSeconds as number,
-      quotaResetAt: v.quotaResetAt as string,
-      observedAt: v.observedAt as string,
-    };
+    const usage = readUsage(value);
+    if (!usage) throw malformed(operation, answer, 'not a usage report');
+    return usage;
   }
 
   const idPath = (operation: VendorOperationName, id: string): string => {

@@ -12,7 +12,8 @@
  *   `getUsage`, `getAccount`, and `listInstanceStates` (one page of the account's instances with
  *   health, limits and usage: how a whole fleet is watched with a few calls).
  * - The vendor's own words (health and account messages, error details) come through bounded
- *   and redacted (`vendorText`): one line, at most 200 characters, never the token.
+ *   and redacted (`vendorText`): one line, at most 200 characters, never the token. Its limits
+ *   and usage come through checked, with times as RFC 3339 (`reports.ts`).
  * - `createInstance(input, key)` sends `Idempotency-Key: key`; repeating it after a lost answer,
  *   a crash or a timeout returns the same live instance (`replayed: true`), never a second one.
  *   `findByIdempotencyKey(key)` finds it without creating.
@@ -50,6 +51,7 @@ export {
 } from './client.ts';
 export { VendorError, VENDOR_ERROR_KINDS, isVendorError, isNoAnswer, kindForStatus, endpointPause, type VendorErrorKind, type VendorErrorInit } from './errors.ts';
 export { vendorText, VENDOR_TEXT_MAX } from './vendor-text.ts';
+export { readLimits, readUsage, vendorTime } from './reports.ts';
 export { FleetWatch, defaultStateKey, type FleetWatchOptions, type FleetChange, type FleetSnapshot, type StateKey } from './fleet-watch.ts';
 export {
   VENDOR_OPERATION_NAMES,
