@@ -3,7 +3,8 @@
  * fields, searched with random reasons, actions, notes and reporting instances of any text (one,
  * two, three and four UTF-8 bytes per character) around the limits kube-apiserver enforces: 128
  * for reason, action and reporting instance, 1,024 for the note, counted in bytes (Go's `len`).
- * Every event recorded must be created; none may fail.
+ * Every event recorded must be created; none may fail. The objects they are about have names of
+ * up to 253 characters, which the Event's own name (the object's, cut, plus a time) must survive.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,8 +21,13 @@ test('every event with any reason, action, note and reporting instance is create
   const client = testClient();
   t.after(() => client.close());
   const ns = await testNamespace(t, client, 'ev-limits');
-  const cm = await client.create(ConfigMapKind, { metadata: { name: 'subject', namespace: ns } });
-  const subject: ConfigMap = { ...cm, apiVersion: 'v1', kind: 'ConfigMap' };
+  // Names up to 253 characters whose cut (an Event's name keeps the first 236) may end inside
+  // a label, at a '-', or at a '.'.
+  const subjects: ConfigMap[] = [];
+  for (const name of ['subject', `${'a'.repeat(235)}-b`, `${'a'.repeat(235)}.b`, `${'a-'.repeat(118)}${'b'.repeat(17)}`, `${'a.'.repeat(126)}b`]) {
+    const cm = await client.create(ConfigMapKind, { metadata: { name, namespace: ns } });
+    subjects.push({ ...cm, apiVersion: 'v1', kind: 'ConfigMap' });
+  }
   let recorded = 0;
   const totals = { created: 0, failed: 0 };
   await fc.assert(
@@ -30,7 +36,9 @@ test('every event with any reason, action, note and reporting instance is create
       fc.oneof(text(128), text(64), text(42), fc.constant('Reconcile')),
       fc.option(fc.oneof(text(1024), text(512), text(341), text(256)), { nil: undefined }),
       fc.oneof(text(128), text(64), fc.constant('pod-0')),
-      async (reason, action, note, reportingInstance) => {
+      fc.nat(4),
+      async (reason, action, note, reportingInstance, which) => {
+        const subject = subjects[which]!;
         const recorder = createEventRecorder({ client, reportingController: 'converge.dev/limits-test', reportingInstance, perObject: { qps: 1_000, burst: 1_000 } });
         try {
           recorder.warning(subject, reason, action, note);
@@ -39,7 +47,7 @@ test('every event with any reason, action, note and reporting instance is create
           const s = recorder.stats();
           totals.created += s.created;
           totals.failed += s.failed;
-          assert.equal(s.failed, 0, `refused: reason ${Buffer.byteLength(reason)} bytes (${reason.length} UTF-16 units), action ${Buffer.byteLength(action)} bytes, note ${note === undefined ? '-' : Buffer.byteLength(note)} bytes, instance ${Buffer.byteLength(reportingInstance)} bytes`);
+          assert.equal(s.failed, 0, `refused: about ${subject.metadata.name!.length} characters of name, reason ${Buffer.byteLength(reason)} bytes (${reason.length} UTF-16 units), action ${Buffer.byteLength(action)} bytes, note ${note === undefined ? '-' : Buffer.byteLength(note)} bytes, instance ${Buffer.byteLength(reportingInstance)} bytes`);
           assert.equal(s.created, 1, 'created');
         } finally {
           await recorder.close();

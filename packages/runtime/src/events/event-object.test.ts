@@ -63,3 +63,15 @@ describe('event object', () => {
     assert.deepEqual(withSeries(namespaced, 3, now).series, { count: 3, lastObservedTime: microTime(now) });
   });
 });
+
+describe('event names', () => {
+  it('an Event about an object with a long name still has a valid name: the cut ends with a letter or digit', () => {
+    const content = { type: 'Normal' as const, reason: 'R', action: 'A', note: undefined, reportingController: 'converge.dev/test', reportingInstance: 'pod-1' };
+    const dns = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+    for (const name of [`${'a'.repeat(235)}-b`, `${'a'.repeat(235)}.b`, `${'a-'.repeat(118)}bbb`, 'short']) {
+      const event = eventObject({ ...content, regarding: { name, namespace: 'ns' } }, Date.UTC(2026, 11, 5), 0);
+      assert.ok((event.metadata.name ?? '').length <= 253);
+      assert.match(event.metadata.name ?? '', dns, name);
+    }
+  });
+});

@@ -9,9 +9,9 @@
  *   with `truncateUtf8`) within `MAX_NOTE_BYTES`. The API server counts these limits in UTF-8
  *   bytes, not characters; each is cut at a character boundary
  *   (`test/integration/events/event-limits-differential.test.ts`).
- * - Names are unique per recorder: the regarding object's name, then the creation time in
- *   nanoseconds plus a per-recorder sequence number, in hex (client-go's name, made unique within
- *   a millisecond).
+ * - Names are unique per recorder: the regarding object's name (cut to fit, ending with a letter
+ *   or digit), then the creation time in nanoseconds plus a per-recorder sequence number, in hex
+ *   (client-go's name, made unique within a millisecond).
  * - An Event about a cluster-scoped object goes to the `default` namespace.
  * @module
  */
@@ -54,7 +54,7 @@ export function eventObject(content: EventContent, nowMs: number, seq: number): 
   return {
     apiVersion: EventKind.apiVersion,
     kind: EventKind.kind,
-    metadata: { name: `${regarding.name.slice(0, 253 - 17)}.${nanos.toString(16)}`, namespace },
+    metadata: { name: `${namePrefix(regarding.name)}.${nanos.toString(16)}`, namespace },
     eventTime: microTime(nowMs),
     reportingController: content.reportingController,
     reportingInstance: content.reportingInstance,
@@ -64,6 +64,15 @@ export function eventObject(content: EventContent, nowMs: number, seq: number): 
     ...(note === undefined ? {} : { note }),
     regarding,
   };
+}
+
+/**
+ * The regarding object's name as the start of an Event's name: cut so that the time still fits
+ * in 253 characters, and cut back to a letter or digit, since a DNS subdomain's labels end with
+ * one (`…-` + `.` + the time would be refused).
+ */
+function namePrefix(name: string): string {
+  return name.slice(0, 253 - 17).replace(/[^A-Za-z0-9]+$/, '') || 'event';
 }
 
 /** `event` carrying a series of `count` occurrences, the last at `lastObservedMs` (epoch ms). */
