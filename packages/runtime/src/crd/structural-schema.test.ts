@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { toStructuralSchema, SchemaConversionError } from './structural-schema.ts';
 import { ConditionsSchema, celRule } from './common-schemas.ts';
 
@@ -102,4 +102,19 @@ test('non-structural schemas are rejected with the path', () => {
 
 test('examples become a single example', () => {
   assert.deepEqual(toStructuralSchema(Type.String({ examples: ['a', 'b'] })), { type: 'string', example: 'a' });
+});
+
+test('a default that does not fit its field fails at definition time, naming the field and why', () => {
+  const refused = (schema: TSchema, why: RegExp) => assert.throws(() => toStructuralSchema(Type.Object({ spec: schema })), (err: Error) => err instanceof SchemaConversionError && why.test(err.message));
+  refused(Type.Object({ a: Type.Integer({ multipleOf: 2, default: 3 }) }), /\.spec\.a: default 3 does not fit the schema: .*not a multiple of 2/);
+  refused(Type.String({ format: 'date-time', default: 'abc' }), /not a date-time/);
+  refused(Type.String({ maxLength: 2, default: 'abc' }), /longer than 2 characters/);
+  refused(Type.Integer({ default: '3' }), /must be of type integer/);
+  refused(Type.Object({ a: Type.String() }, { default: { b: 1 } }), /\.b is not a field of the schema/);
+  refused(Type.Object({ a: Type.String() }, { default: {} }), /\.a is required and the default leaves it out/);
+  refused(Type.Union([Type.Integer(), Type.String()], { default: [1] }), /an integer or a string/);
+  // Fitting defaults are kept.
+  const out = toStructuralSchema(Type.Object({ a: Type.Integer({ multipleOf: 2, default: 4 }), b: Type.String({ format: 'date-time', default: '2026-12-05T00:00:00Z' }), c: Type.Object({ d: Type.String({ default: 'x' }) }, { default: {} }) }));
+  assert.equal(out.properties?.a?.default, 4);
+  assert.deepEqual(out.properties?.c?.default, {}, 'a required field with a default of its own may be left out');
 });

@@ -20,10 +20,12 @@
  * - TypeBox's symbols, `$id`, `$schema`, `$comment`, `readOnly`, `writeOnly` are dropped;
  *   `examples[0]` becomes `example`.
  * - `x-kubernetes-*` extensions (CEL `x-kubernetes-validations`, list types, …), `default`,
- *   `description`, `format`, enums and bounds are kept.
+ *   `description`, `format`, enums and bounds are kept. A `default` that does not fit its node
+ *   (`default-check.ts`) throws, as the API server would refuse the CRD for it.
  * @module
  */
 import type { JSONSchemaProps, ValidationRule } from './types.ts';
+import { defaultProblem } from './default-check.ts';
 
 export class SchemaConversionError extends Error {
   override readonly name = 'SchemaConversionError';
@@ -212,6 +214,10 @@ function convert(input: unknown, path: string): Json {
   }
 
   checkStructure(out, path);
+  if (out.default !== undefined) {
+    const problem = defaultProblem(out, out.default);
+    if (problem) throw new SchemaConversionError(path, `default ${JSON.stringify(out.default)} does not fit the schema: ${problem}`);
+  }
   return out;
 }
 
