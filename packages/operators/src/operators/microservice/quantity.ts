@@ -33,8 +33,7 @@ export function canonicalQuantity(quantity: string): string {
   // ("8Ei" comes back as 9223372036854775807) and overflows decimal ones ("1000000E" comes back
   // as "1"), so whatever we wrote would differ from what we read back, forever.
   const binary = BINARY_EXPONENT[suffix];
-  const milliPerUnit = binary !== undefined ? 1000n * 1024n ** BigInt(binary) : 1000n ** BigInt((DECIMAL_EXPONENT[suffix] ?? 0) + 1);
-  if (digits * milliPerUnit > MAX_UNITS * 1000n * scale) throw new Error(`${JSON.stringify(quantity)} is larger than the API server keeps (${MAX_UNITS})`);
+  if (digits * milliPerUnit(suffix) > MAX_UNITS * 1000n * scale) throw new Error(`${JSON.stringify(quantity)} is larger than the API server keeps (${MAX_UNITS})`);
 
   if (binary !== undefined) {
     const numerator = digits * 1024n ** BigInt(binary);
@@ -46,13 +45,17 @@ export function canonicalQuantity(quantity: string): string {
   return decimalForm(digits * 1000n ** BigInt(exponent + 1), scale, quantity);
 }
 
-/** The amount of a quantity `canonicalQuantity` accepts, in milli-units (to compare two of them). */
+/** The amount of a quantity `canonicalQuantity` accepts (a whole number of milli-units), to compare two of them. */
 export function quantityMilli(quantity: string): bigint {
-  const match = QUANTITY.exec(canonicalQuantity(quantity));
-  const [, whole = '0', fraction = '', suffix = ''] = match!;
+  canonicalQuantity(quantity); // throws for what it does not accept
+  const [, whole = '0', fraction = '', suffix = ''] = QUANTITY.exec(quantity)!;
+  return (BigInt(whole + fraction) * milliPerUnit(suffix)) / 10n ** BigInt(fraction.length);
+}
+
+/** Milli-units in one unit of `suffix` (`Ki`: 1,024,000; `m`: 1). */
+function milliPerUnit(suffix: string): bigint {
   const binary = BINARY_EXPONENT[suffix];
-  const milliPerUnit = binary !== undefined ? 1000n * 1024n ** BigInt(binary) : 1000n ** BigInt((DECIMAL_EXPONENT[suffix] ?? 0) + 1);
-  return (BigInt(whole + fraction) * milliPerUnit) / 10n ** BigInt(fraction.length);
+  return binary !== undefined ? 1000n * 1024n ** BigInt(binary) : 1000n ** BigInt((DECIMAL_EXPONENT[suffix] ?? 0) + 1);
 }
 
 /** `milliNumerator / scale` milli-units, spelled with the largest SI suffix that keeps it whole. */

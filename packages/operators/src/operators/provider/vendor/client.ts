@@ -129,7 +129,6 @@ function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-
 /** A Retry-After header (seconds or an HTTP date) in ms, without pausing anything; undefined when absent or unreadable. */
 function retryAfterHeaderMs(value: string | undefined): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
