@@ -79,7 +79,8 @@ function matchV1(method: string, path: string): Route | 'method-not-allowed' | u
 
 function checkDisplayName(v: unknown): string | undefined {
   if (v === undefined) return undefined;
-  if (typeof v !== 'string' || v.length > 256) throw new HttpFailure(400, 'InvalidRequest', 'displayName must be a string of at most 256 characters', 'displayName');
+  // Characters as JSON Schema's maxLength counts them (code points), not UTF-16 units.
+  if (typeof v !== 'string' || [...v].length > 256) throw new HttpFailure(400, 'InvalidRequest', 'displayName must be a string of at most 256 characters', 'displayName');
   return v;
 }
 
