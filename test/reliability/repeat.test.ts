@@ -6,18 +6,18 @@
  *
  * One write is not a reconcile's: a minute after a provider's first create (`BEFORE_CREATE_HOLD_MS`)
  * the late-create sweep drops the ledger entry it recorded before that create (ADR 0037), one
- * ConfigMap update per batch of entries due together. The long variant's two-minute window sees
+ * ConfigMap update per shard per batch of entries due together (ADR 0040). The long variant's two-minute window sees
  * them (found by it: 2 updates for 10 providers); they are counted apart, held to at most one per
  * provider, and the ledger must end without the providers' entries, so none can follow.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigMapKind, DeploymentKind, isNotFound } from '@converge/runtime';
+import { DeploymentKind } from '@converge/runtime';
 import { MicroserviceKind } from '../../packages/operators/src/operators/microservice/index.ts';
 import { DigitalHumanProviderKind } from '../../packages/operators/src/operators/provider/index.ts';
-import { LATE_CREATES_CONFIGMAP } from '../../packages/operators/src/operators/provider/late-creates.ts';
 import { BEFORE_CREATE_HOLD_MS } from '../../packages/operators/src/operators/provider/late-create-ledger.ts';
 import { sleep } from '../support/operator-harness.ts';
+import { isLedgerConfigMap, ledgerEntries } from '../support/late-create-ledger.ts';
 import { reliabilityEnv, LONG, reliabilityReport, Churn, random, waitConverged, describe, counter, auditMark, summarize, AUDIT_LOG } from './support/index.ts';
 import type { InProcessOperator } from './support/index.ts';
 
@@ -69,19 +69,16 @@ test('repeated reconciles of converged objects make no API or vendor writes', { 
 
   const vendorAfter = env.sim.stats();
   // The ledger's housekeeping (see the header) apart from everything else; the operator writes no other ConfigMap.
-  const isLedger = (e: { objectRef?: { resource?: string; name?: string } }) => e.objectRef?.resource === 'configmaps' && e.objectRef.name === LATE_CREATES_CONFIGMAP;
+  const isLedger = (e: { objectRef?: { resource?: string; name?: string } }) => e.objectRef?.resource === 'configmaps' && isLedgerConfigMap(e.objectRef.name);
   const allApiWrites = await audit.writes();
   const ledgerWrites = allApiWrites.filter(isLedger);
   const apiWrites = allApiWrites.filter((e) => !isLedger(e));
   const clientWritesAll = writes.slice(clientWritesBefore);
   const clientWrites = clientWritesAll.filter((w) => !w.startsWith('update configmaps '));
   const clientLedgerWrites = clientWritesAll.length - clientWrites.length;
-  const ledger = await env.client.get(ConfigMapKind, { namespace: env.ns, name: LATE_CREATES_CONFIGMAP }).catch((err: unknown) => {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  });
+  const ledger = await ledgerEntries(env.client, env.ns);
   const providerUids = (await env.client.listAll(DigitalHumanProviderKind, { namespace: env.ns })).items.map((p) => p.metadata.uid!);
-  const entriesLeft = providerUids.filter((uid) => ledger?.data?.[uid] !== undefined).length;
+  const entriesLeft = providerUids.filter((uid) => ledger[uid] !== undefined).length;
   fig.count('reconciles in the window', reconciles);
   fig.count('reconciles per object', Math.round((reconciles / (2 * N)) * 10) / 10);
   fig.count('reconciles after restart', reconcilesAfterRestart);

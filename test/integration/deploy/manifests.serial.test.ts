@@ -19,6 +19,7 @@ import { renderManifests, run as manifests } from '../../../packages/operators/s
 import type { RenderOptions } from '../../../packages/operators/src/cli/commands/manifests.ts';
 import { runKubectl, type CommandIO } from '../../../packages/operators/src/cli/shared/kubectl.ts';
 import { usePublishedCrds } from '../../support/suite-webhook.ts';
+import { ledgerShardNames } from '../../../packages/operators/src/operators/provider/late-create-ledger-shards.ts';
 
 const SA = 'system:serviceaccount:converge-system:converge';
 
@@ -181,7 +182,12 @@ test('namespace mode, then cluster mode: least-privilege RBAC and a restricted o
   for (const verb of ['get', 'create', 'update']) assert.ok(await canI(kc, [verb, 'leases.coordination.k8s.io', '-n', 'converge-system']), verb);
   assert.equal(await canI(kc, ['delete', 'leases.coordination.k8s.io', '-n', 'converge-system']), false);
   assert.equal(await canI(kc, ['get', 'leases.coordination.k8s.io', '-n', watched]), false);
-  for (const verb of ['get', 'update']) assert.ok(await canI(kc, [verb, 'configmaps/converge-late-creates', '-n', 'converge-system']), `${verb} the late-create ledger`);
+  // The ledger's shards (ADR 0040; the Role lists every one of them, checked by the manifests unit test): the first two and the last.
+  const shards = ledgerShardNames();
+  for (const name of [shards[0]!, shards[1]!, shards.at(-1)!]) {
+    for (const verb of ['get', 'update']) assert.ok(await canI(kc, [verb, `configmaps/${name}`, '-n', 'converge-system']), `${verb} the late-create ledger's ${name}`);
+  }
+  assert.equal(await canI(kc, ['get', `configmaps/converge-late-creates-${shards.length}`, '-n', 'converge-system']), false, 'no ConfigMap past the last shard');
   assert.equal(await canI(kc, ['get', 'configmaps/converge-config', '-n', 'converge-system']), false, 'no other ConfigMap of its namespace');
 
   // The operator Deployment passes the restricted Pod Security admission: its pods get created.

@@ -16,12 +16,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ConfigMapKind, EventKind, isNotFound } from '@converge/runtime';
+import { EventKind, isNotFound } from '@converge/runtime';
 import { DigitalHumanProviderKind, ABANDON_ANNOTATION, ABANDONED_BY_ANNOTATION } from '../../../packages/operators/src/operators/provider/index.ts';
-import { LATE_CREATES_CONFIGMAP, LATE_INSTANCE_DELETED_LOG } from '../../../packages/operators/src/operators/provider/late-creates.ts';
+import { LATE_INSTANCE_DELETED_LOG } from '../../../packages/operators/src/operators/provider/late-creates.ts';
 import type { DigitalHumanProvider } from '../../../packages/operators/src/operators/provider/index.ts';
 import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 import { eventually, kubeconfigPath, sleep } from '../../support/operator-harness.ts';
+import { ledgerEntries } from '../../support/late-create-ledger.ts';
 import { setupProviders, provider, waitFor, isReady, ready, instancesOf } from './support.ts';
 import type { ProviderEnv } from './support.ts';
 
@@ -78,9 +79,9 @@ async function releasedBeforeTheCreateLands(t: Parameters<typeof setupProviders>
   await env.client.delete(DigitalHumanProviderKind, { namespace: env.ns, name });
   await gone(env, name, 15_000);
   assert.equal(env.sim.stats().creates, 0, 'the finalizer went before the vendor applied the create (the case under test)');
-  const ledger = await env.client.get(ConfigMapKind, { namespace: env.ns, name: LATE_CREATES_CONFIGMAP });
-  assert.ok(ledger.data?.[created.metadata.uid!], `the released key is recorded: ${JSON.stringify(ledger.data)}`);
-  assert.ok(!JSON.stringify(ledger.data).includes(env.token), 'the token is not written to the ledger');
+  const ledger = await ledgerEntries(env.client, env.ns);
+  assert.ok(ledger[created.metadata.uid!], `the released key is recorded: ${JSON.stringify(ledger)}`);
+  assert.ok(!JSON.stringify(ledger).includes(env.token), 'the token is not written to the ledger');
   return { env, created };
 }
 

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import { DEPLOY_DIR, renderManifests, run } from './manifests.ts';
 import { runKubectl, type CommandIO } from '../shared/kubectl.ts';
+import { ledgerShardNames } from '../../operators/provider/late-create-ledger-shards.ts';
 
 const hasKubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
 const skip = hasKubectl ? false : 'kubectl is not on PATH';
@@ -81,9 +82,9 @@ test('cluster mode: CRDs, namespace, ServiceAccount, least-privilege ClusterRole
   assert.deepEqual(find(objs, 'Role', 'converge-leader-election', 'converge-system').rules, [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
   ]);
-  // The late-create ledger (ADR 0037), in the operator's namespace only.
+  // The late-create ledger (ADR 0037), every shard of it (ADR 0040), in the operator's namespace only.
   assert.deepEqual(find(objs, 'Role', 'converge-operator-state', 'converge-system').rules, [
-    { apiGroups: [''], resources: ['configmaps'], resourceNames: ['converge-late-creates'], verbs: ['get', 'update'] },
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: ledgerShardNames(), verbs: ['get', 'update'] },
     { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
   ]);
   assert.deepEqual(find(objs, 'RoleBinding', 'converge-operator-state', 'converge-system').subjects, [{ kind: 'ServiceAccount', name: 'converge', namespace: 'converge-system' }]);

@@ -50,7 +50,7 @@ const put = (key: string) => (data: Record<string, string>) => {
 describe('the late-create ledger store', () => {
   it('50 changes asked for at once are all stored, in 2 writes (the first, then the rest together)', async () => {
     const server = configMapServer();
-    const store = new LedgerStore(server.client, 'converge');
+    const store = new LedgerStore(server.client, 'converge', 'ledger');
     const signal = new AbortController().signal;
     await Promise.all(Array.from({ length: 50 }, (_, i) => store.change(put(`k${i}`), signal)));
     assert.equal(Object.keys(server.data()).length, 50);
@@ -59,8 +59,8 @@ describe('the late-create ledger store', () => {
 
   it('two stores (two replicas) writing at once: conflicts are retried, nothing is lost', async () => {
     const server = configMapServer();
-    const a = new LedgerStore(server.client, 'converge');
-    const b = new LedgerStore(server.client, 'converge');
+    const a = new LedgerStore(server.client, 'converge', 'ledger');
+    const b = new LedgerStore(server.client, 'converge', 'ledger');
     const signal = new AbortController().signal;
     await a.change(put('seed'), signal);
     await Promise.all([a.change(put('a1'), signal), b.change(put('b1'), signal), a.change(put('a2'), signal), b.change(put('b2'), signal)]);
@@ -69,7 +69,7 @@ describe('the late-create ledger store', () => {
 
   it('a change whose caller gave up before its turn is dropped; the others are stored', async () => {
     const server = configMapServer();
-    const store = new LedgerStore(server.client, 'converge');
+    const store = new LedgerStore(server.client, 'converge', 'ledger');
     const live = new AbortController().signal;
     const gaveUp = new AbortController();
     const first = store.change(put('first'), live);
@@ -84,7 +84,7 @@ describe('the late-create ledger store', () => {
 
   it('a failed write fails every change in it, and no change is half stored', async () => {
     const server = configMapServer({ failWrites: true });
-    const store = new LedgerStore(server.client, 'converge');
+    const store = new LedgerStore(server.client, 'converge', 'ledger');
     const signal = new AbortController().signal;
     const results = await Promise.allSettled([store.change(put('a'), signal), store.change(put('b'), signal)]);
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
@@ -95,7 +95,7 @@ describe('the late-create ledger store', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.record({ replica: fc.integer({ min: 0, max: 2 }), key: fc.integer({ min: 0, max: 15 }), delayMs: fc.integer({ min: 0, max: 3 }) }), { minLength: 1, maxLength: 30 }), async (ops) => {
         const server = configMapServer();
-        const stores = [0, 1, 2].map(() => new LedgerStore(server.client, 'converge'));
+        const stores = [0, 1, 2].map(() => new LedgerStore(server.client, 'converge', 'ledger'));
         const signal = new AbortController().signal;
         const results = await Promise.allSettled(ops.map(async ({ replica, key, delayMs }) => {
           await new Promise((r) => setTimeout(r, delayMs));
@@ -112,7 +112,7 @@ describe('the late-create ledger store', () => {
 
   it('no write when nothing changes', async () => {
     const server = configMapServer();
-    const store = new LedgerStore(server.client, 'converge');
+    const store = new LedgerStore(server.client, 'converge', 'ledger');
     const signal = new AbortController().signal;
     await store.change(put('a'), signal);
     await store.change(put('a'), signal);

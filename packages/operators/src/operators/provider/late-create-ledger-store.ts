@@ -1,6 +1,7 @@
 /**
- * Where the late-create ledger (`late-create-ledger.ts`) is kept: one ConfigMap in the operator's
- * own namespace, read and written by the late-create sweep (`late-creates.ts`) only.
+ * One ConfigMap of the late-create ledger (`late-create-ledger.ts`) in the operator's own
+ * namespace: a shard of it (`late-create-ledger-shards.ts` spreads the entries over several),
+ * read and written by the late-create sweep (`late-creates.ts`) only.
  *
  * Guarantees:
  * - **A change resolves once it is stored.** `change` edits the ConfigMap's `data` read just
@@ -22,8 +23,6 @@ import { ConfigMapKind, isAlreadyExists, isConflict, isNotFound } from '@converg
 import type { ConfigMap, KubeClient } from '@converge/runtime';
 import type { LedgerData } from './late-create-ledger.ts';
 
-export const LATE_CREATES_CONFIGMAP = 'converge-late-creates';
-
 /** Edits `data` in place; says whether it changed anything. */
 export type LedgerChange = (data: LedgerData) => boolean;
 
@@ -37,17 +36,19 @@ interface Queued {
 export class LedgerStore {
   readonly #client: KubeClient;
   readonly #namespace: string;
+  readonly #name: string;
   readonly #queued: Queued[] = [];
   #writing = false;
 
-  constructor(client: KubeClient, namespace: string) {
+  constructor(client: KubeClient, namespace: string, name: string) {
     this.#client = client;
     this.#namespace = namespace;
+    this.#name = name;
   }
 
   /** `namespace/name` of the ConfigMap, for logs. */
   get ref(): string {
-    return `${this.#namespace}/${LATE_CREATES_CONFIGMAP}`;
+    return `${this.#namespace}/${this.#name}`;
   }
 
   /** The ConfigMap's `data`, `undefined` while it does not exist. */
@@ -106,7 +107,7 @@ export class LedgerStore {
 
   async #get(signal: AbortSignal): Promise<ConfigMap | undefined> {
     try {
-      return await this.#client.get(ConfigMapKind, { namespace: this.#namespace, name: LATE_CREATES_CONFIGMAP }, { signal });
+      return await this.#client.get(ConfigMapKind, { namespace: this.#namespace, name: this.#name }, { signal });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -118,7 +119,7 @@ export class LedgerStore {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: {
-        name: LATE_CREATES_CONFIGMAP,
+        name: this.#name,
         namespace: this.#namespace,
         labels: { 'app.kubernetes.io/name': 'converge', 'app.kubernetes.io/component': 'provider-late-creates' },
         annotations: { 'dhp.example.com/purpose': 'idempotency keys of DigitalHumanProviders whose create may reach the vendor with nothing in the cluster pointing at it; looked up and cleaned by the operator' },

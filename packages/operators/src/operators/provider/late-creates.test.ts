@@ -27,9 +27,9 @@ const fail = (kind: 'Invalid' | 'Timeout') => new VendorError({ kind, operation:
  * then), with the ledger holding `uids` and the vendor answering as `vendor` says; returns the
  * vendor calls in order and the keys left in the ledger.
  */
-async function firstPass(uids: string[], vendor: { find?: (key: string) => VendorInstance | undefined; list?: () => VendorInstance[]; delete?: (id: string) => void }) {
+async function firstPass(uids: string[], vendor: { find?: (key: string) => VendorInstance | undefined; list?: () => VendorInstance[]; delete?: (id: string) => void }, options: { legacy?: boolean } = {}) {
   const clock = new FakeClock(NOW);
-  const ledger = inMemoryLedger(clock, Object.fromEntries(uids.map((u) => [u, stored(u)])));
+  const ledger = inMemoryLedger(clock, Object.fromEntries(uids.map((u) => [u, stored(u)])), options);
   const calls: string[] = [];
   const api = {
     findByIdempotencyKey: async (key: string) => (calls.push(`find ${key}`), vendor.find?.(key)),
@@ -42,7 +42,7 @@ async function firstPass(uids: string[], vendor: { find?: (key: string) => Vendo
   for (let i = 0; i < 1_000 && clock.pendingTimers() === 0; i++) await tick();
   abort.abort();
   await running;
-  return { calls, left: Object.keys(ledger.data()).sort() };
+  return { calls, left: Object.keys(ledger.data()).sort(), configMaps: ledger.configMaps() };
 }
 
 /** Settles the sweep: lets it run until it sleeps on the fake clock again. */
@@ -116,6 +116,17 @@ describe('a pass of the late-create sweep over one account', () => {
     });
     assert.deepEqual(calls, ['list', 'delete i-a', 'delete i-b']);
     assert.deepEqual(left, ['a']);
+  });
+});
+
+describe('a ledger written by an earlier version (one ConfigMap)', () => {
+  it('its keys are looked at and swept like any, and none is left in the single ConfigMap', async () => {
+    const deleted: string[] = [];
+    const { calls, left, configMaps } = await firstPass(['a', 'b'], { find: (key) => (key === 'b' ? instance('b') : undefined), delete: (id) => deleted.push(id) }, { legacy: true });
+    assert.deepEqual(calls.filter((c) => c.startsWith('find')).sort(), ['find a', 'find b']);
+    assert.deepEqual(deleted, ['i-b']);
+    assert.deepEqual(left, []);
+    for (const [name, data] of configMaps) assert.deepEqual(data, {}, name);
   });
 });
 

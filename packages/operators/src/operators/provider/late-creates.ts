@@ -6,9 +6,10 @@
  * key, no sooner than `createSettleMs` after the last create request. A create can still land
  * later: the vendor was slow to apply it after the call timed out, or the replica that sent it
  * was killed with the request on its way. Nothing in the cluster would then ever point at it.
- * So, before the finalizer goes, the reconciler `record`s the key in a ConfigMap of the
- * operator's own namespace; the sweep looks the key up again — `settleMs` after the release,
- * then at doubling gaps up to `windowMs` after the create request — and deletes what it finds.
+ * So, before the finalizer goes, the reconciler `record`s the key in the ledger (ConfigMaps of
+ * the operator's own namespace, `late-create-ledger-shards.ts`); the sweep looks the key up
+ * again — `settleMs` after the release, then at doubling gaps up to `windowMs` after the create
+ * request — and deletes what it finds.
  *
  * The same holds for a provider that kube-apiserver removes past its finalizer (its race
  * kubernetes#77988: a DELETE that found no finalizer removes the object even though one was added
@@ -23,7 +24,7 @@
  * Guarantees:
  * - **Written before the release.** `record` resolves only once the entry is stored (conditional
  *   writes, retried on conflicts); when it throws, the caller keeps the finalizer. A restart,
- *   a failover or a SIGKILL loses no entry: the next leader loads the ConfigMap and looks at every
+ *   a failover or a SIGKILL loses no entry: the next leader loads the ledger and looks at every
  *   entry at once.
  * - **Only keys this cluster released** are looked up, and each lookup is by the exact key (the
  *   CR's UID), so an instance someone else created in the same vendor account is never touched.
@@ -66,11 +67,11 @@ import type { CredentialsReader } from './credentials.ts';
 import { afterPass, beforeCreateVerdict, decodeLedger, encodeEntry, firstLook, nextLook, released, retryLook } from './late-create-ledger.ts';
 import { PROVIDER_FINALIZER } from './api/constants.ts';
 import type { LedgerEntry, LookSchedule } from './late-create-ledger.ts';
-import { LedgerStore } from './late-create-ledger-store.ts';
+import { ShardedLedger } from './late-create-ledger-shards.ts';
 import { BY_KEY_UP_TO, lookAtAccount } from './late-create-account-pass.ts';
 import type { KeyLook } from './late-create-account-pass.ts';
 
-export { LATE_CREATES_CONFIGMAP } from './late-create-ledger-store.ts';
+export { LATE_CREATES_CONFIGMAP, ledgerShardNames } from './late-create-ledger-shards.ts';
 /** The `msg` of the warn line logged for each late instance the sweep deleted (the kill storm and the deletion tests count these lines). */
 export const LATE_INSTANCE_DELETED_LOG = 'a create reached the vendor after the finalizer was released; its instance deleted';
 /** Keys due this soon are looked at with the ones due now: deletions close together share a listing. */
@@ -78,7 +79,7 @@ const BATCH_SLACK_MS = 1_000;
 
 export interface LateCreateSweepOptions {
   client: KubeClient;
-  /** Where the ConfigMap lives: the operator's own namespace. */
+  /** Where the ledger's ConfigMaps live: the operator's own namespace. */
   namespace: string;
   vendors: Pick<VendorApis, 'forEndpoint'>;
   credentials: Pick<CredentialsReader, 'token'>;
@@ -109,9 +110,9 @@ interface Tracked {
 export class LateCreateSweep implements Runnable {
   readonly name = 'provider-late-create-sweep';
   readonly #o: LateCreateSweepOptions;
-  readonly #ledger: LedgerStore;
+  readonly #ledger: ShardedLedger;
   readonly #tracked = new Map<string, Tracked>();
-  /** UIDs done, to be removed from the ConfigMap in one write. */
+  /** UIDs done, to be removed from the ledger in one write per shard. */
   readonly #done = new Set<string>();
   /** The UID of each tracked `beforeCreate` entry, by `namespace/name`. */
   readonly #beforeCreate = new Map<string, string>();
@@ -119,7 +120,7 @@ export class LateCreateSweep implements Runnable {
 
   constructor(options: LateCreateSweepOptions) {
     this.#o = options;
-    this.#ledger = new LedgerStore(options.client, options.namespace);
+    this.#ledger = new ShardedLedger(options.client, options.namespace);
   }
 
   /** How long after a create request its key is looked up. */
@@ -136,12 +137,7 @@ export class LateCreateSweep implements Runnable {
     // take this one out of the ledger.
     const wasDone = this.#done.delete(entry.uid);
     try {
-      await this.#ledger.change((data) => {
-        const value = encodeEntry(entry);
-        if (data[entry.uid] === value) return false;
-        data[entry.uid] = value;
-        return true;
-      }, signal);
+      await this.#ledger.set(entry.uid, encodeEntry(entry), signal);
     } catch (err) {
       if (wasDone && !this.#tracked.has(entry.uid)) this.#done.add(entry.uid);
       throw err;
@@ -157,11 +153,7 @@ export class LateCreateSweep implements Runnable {
    * Throws when the ledger cannot be written (the caller keeps the finalizer then).
    */
   async forget(uid: string, signal: AbortSignal): Promise<void> {
-    await this.#ledger.change((data) => {
-      if (!(uid in data)) return false;
-      delete data[uid];
-      return true;
-    }, signal);
+    await this.#ledger.remove([uid], signal);
     this.#untrack(uid);
     this.#done.delete(uid);
   }
@@ -199,11 +191,11 @@ export class LateCreateSweep implements Runnable {
     }
   }
 
-  /** Loads the ConfigMap (retrying until it answers); every entry is looked at once at start. */
+  /** Loads the ledger (retrying until it answers); every entry is looked at once at start. */
   async #load(signal: AbortSignal): Promise<void> {
     for (let attempt = 0; !signal.aborted; attempt++) {
       try {
-        const { entries, unreadable } = decodeLedger(await this.#ledger.read(signal));
+        const { entries, unreadable } = decodeLedger(await this.#ledger.load(signal));
         if (unreadable.length) this.#o.log.warn({ configMap: this.#ledger.ref, keys: unreadable }, 'ledger entries that cannot be read are left in place and not looked at');
         const now = this.#o.clock.now();
         for (const entry of entries) {
@@ -391,17 +383,8 @@ export class LateCreateSweep implements Runnable {
   async #forgetDone(signal: AbortSignal): Promise<void> {
     const done = [...this.#done];
     try {
-      await this.#ledger.change((data) => {
-        let changed = false;
-        for (const uid of done) {
-          // An entry recorded again meanwhile (a released key replacing its beforeCreate entry) stays.
-          if (uid in data && this.#done.has(uid) && !this.#tracked.has(uid)) {
-            delete data[uid];
-            changed = true;
-          }
-        }
-        return changed;
-      }, signal);
+      // An entry recorded again meanwhile (a released key replacing its beforeCreate entry) stays.
+      await this.#ledger.remove(done, signal, (uid) => this.#done.has(uid) && !this.#tracked.has(uid));
       for (const uid of done) this.#done.delete(uid);
     } catch (err) {
       if (!signal.aborted) this.#o.log.warn({ err: err instanceof Error ? err.message : String(err), configMap: this.#ledger.ref }, 'cannot remove finished entries from the ledger yet; retrying');
