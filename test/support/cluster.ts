@@ -63,6 +63,10 @@ export interface TestCluster {
   startApiServer(): Promise<void>;
   /** Compact etcd to its current revision: older resourceVersions answer 410 Gone. Returns the revision. */
   compactEtcd(): Promise<number>;
+  /** A cold backup of etcd (a short API server outage). Serial tests only. */
+  backupEtcd(): Promise<void>;
+  /** Restore the last backup: the whole cluster goes back to it, resourceVersions included. Serial tests only. */
+  restoreEtcd(): Promise<void>;
 }
 
 let shared: Promise<TestCluster> | undefined;
@@ -78,7 +82,7 @@ async function createTestCluster(): Promise<TestCluster> {
   const kubeconfigPath = env[TEST_ENV.kubeconfig];
   if (kubeconfigPath) {
     const controlUrl = env[TEST_ENV.controlUrl];
-    const control = async (route: '/apiserver/stop' | '/apiserver/start' | '/etcd/compact', query = '') => {
+    const control = async (route: '/apiserver/stop' | '/apiserver/start' | '/etcd/compact' | '/etcd/backup' | '/etcd/restore', query = '') => {
       if (!controlUrl) throw new Error(`${TEST_ENV.controlUrl} is not set: cannot operate the shared control plane`);
       return callControlEndpoint(controlUrl, `${route}${query}`);
     };
@@ -90,6 +94,8 @@ async function createTestCluster(): Promise<TestCluster> {
       stopApiServer: async (o) => void (await control('/apiserver/stop', o?.graceful ? '?graceful=1' : '')),
       startApiServer: async () => void (await control('/apiserver/start')),
       compactEtcd: async () => Number((await control('/etcd/compact')).revision),
+      backupEtcd: async () => void (await control('/etcd/backup')),
+      restoreEtcd: async () => void (await control('/etcd/restore')),
     });
   }
   if (env[TEST_ENV.standalone] === '1') {
@@ -111,6 +117,8 @@ async function createTestCluster(): Promise<TestCluster> {
       stopApiServer: (o) => cp.stopApiServer(o),
       startApiServer: () => cp.startApiServer(),
       compactEtcd: () => cp.compactEtcd(),
+      backupEtcd: () => cp.backupEtcd(),
+      restoreEtcd: () => cp.restoreEtcd(),
     });
   }
   throw new Error(
@@ -127,6 +135,8 @@ interface ClusterParts {
   stopApiServer(options?: { graceful?: boolean }): Promise<void>;
   startApiServer(): Promise<void>;
   compactEtcd(): Promise<number>;
+  backupEtcd(): Promise<void>;
+  restoreEtcd(): Promise<void>;
 }
 
 async function makeCluster(parts: ClusterParts): Promise<TestCluster> {
@@ -182,6 +192,8 @@ async function makeCluster(parts: ClusterParts): Promise<TestCluster> {
     stopApiServer: parts.stopApiServer,
     startApiServer: parts.startApiServer,
     compactEtcd: parts.compactEtcd,
+    backupEtcd: parts.backupEtcd,
+    restoreEtcd: parts.restoreEtcd,
   };
 }
 

@@ -1,9 +1,11 @@
 /**
  * A tiny loopback HTTP endpoint that lets other processes (test files run by `node --test`)
- * operate a control plane owned by this process: stop/start the API server, compact etcd.
+ * operate a control plane owned by this process: stop/start the API server, compact, back up and
+ * restore etcd.
  *
  * Routes (POST, empty body, JSON answer): /apiserver/stop (`?graceful=1` for SIGTERM instead of
- * a crash), /apiserver/start, /etcd/compact (→ {"revision": n}). Calls are serialized; errors answer 500 with {"error": message}.
+ * a crash), /apiserver/start, /etcd/compact (→ {"revision": n}), /etcd/backup, /etcd/restore
+ * (see `ControlPlane`). Calls are serialized; errors answer 500 with {"error": message}.
  * @module
  */
 import { createServer, type Server } from 'node:http';
@@ -23,6 +25,8 @@ export async function serveControlEndpoint(cp: ControlPlane): Promise<ControlEnd
     '/apiserver/stop': async (q) => (await cp.stopApiServer({ graceful: q.get('graceful') === '1' }), {}),
     '/apiserver/start': async () => (await cp.startApiServer(), {}),
     '/etcd/compact': async () => ({ revision: await cp.compactEtcd() }),
+    '/etcd/backup': async () => (await cp.backupEtcd(), {}),
+    '/etcd/restore': async () => (await cp.restoreEtcd(), {}),
   };
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');

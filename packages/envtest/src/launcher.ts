@@ -10,7 +10,7 @@
  * @module
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -78,6 +78,19 @@ export interface ControlPlane {
   startApiServer(): Promise<void>;
   /** Compacts etcd to its current revision (old resourceVersions then answer 410 Gone); returns it. */
   compactEtcd(): Promise<number>;
+  /**
+   * A cold backup of etcd: kube-apiserver and etcd are stopped, etcd's data copied, both started
+   * again (the controllers see a short API server outage). For `restoreEtcd`.
+   */
+  backupEtcd(): Promise<void>;
+  /**
+   * Restores the last `backupEtcd`, as an operator restores a cluster from a backup: every
+   * component stopped, etcd's data replaced (resourceVersions go back to the backup's), etcd and
+   * kube-apiserver started, then the controller manager and the node simulator (restarted, as
+   * the Kubernetes docs ask after a restore: their client-go informers would resume from the
+   * versions they saw).
+   */
+  restoreEtcd(): Promise<void>;
 }
 
 const STATE_DIR_PREFIX = 'converge-cp-';
@@ -241,17 +254,27 @@ class LocalControlPlane implements ControlPlane {
     };
 
     progress('starting etcd');
-    this.#spawn('etcd', ['--data-dir', join(this.stateDir, 'etcd'),
-      '--client-port', String(this.#ports.etcd), '--peer-port', String(this.#ports.peer)]);
-    await this.#waitFor('etcd', async () => {
-      const r = await fetch(`${this.etcdUrl}/health`, { signal: AbortSignal.timeout(2000) });
-      return r.ok && (await r.text()).includes('"health":"true"');
-    });
+    await this.#startEtcd();
 
     progress('starting kube-apiserver');
     await this.startApiServer();
 
     progress('starting kube-controller-manager and the node simulator');
+    await this.#startControllers();
+    progress(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  }
+
+  async #startEtcd(): Promise<void> {
+    this.#spawn('etcd', ['--data-dir', this.#etcdDataDir,
+      '--client-port', String(this.#ports.etcd), '--peer-port', String(this.#ports.peer)]);
+    await this.#waitFor('etcd', async () => {
+      const r = await fetch(`${this.etcdUrl}/health`, { signal: AbortSignal.timeout(2000) });
+      return r.ok && (await r.text()).includes('"health":"true"');
+    });
+  }
+
+  /** kube-controller-manager and the node simulator; resolves once nodes are Ready and the controllers work. */
+  async #startControllers(): Promise<void> {
     this.#spawn('controller-manager', ['--dir', this.#pkiDir]);
     this.#spawn('simulator', ['--kubeconfig', join(this.#pkiDir, 'simulator.kubeconfig'),
       '--nodes', String(this.nodeNames.length)]);
@@ -267,7 +290,6 @@ class LocalControlPlane implements ControlPlane {
     // The controller manager is working once it has created the default ServiceAccount.
     await this.#waitFor('controller-manager', async () =>
       (await this.#get('/api/v1/namespaces/default/serviceaccounts/default')).status === 200);
-    progress(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
   }
 
   #get(path: string) {
@@ -328,6 +350,35 @@ class LocalControlPlane implements ControlPlane {
 
   stopApiServer(options: { graceful?: boolean; graceMs?: number } = {}): Promise<void> {
     return this.#stopComponent('apiserver', options.graceful ? (options.graceMs ?? 10_000) : 0);
+  }
+
+  async backupEtcd(): Promise<void> {
+    await this.stopApiServer({ graceful: true, graceMs: 5_000 });
+    await this.#stopComponent('etcd', 5_000);
+    rmSync(this.#etcdBackupDir, { recursive: true, force: true });
+    cpSync(this.#etcdDataDir, this.#etcdBackupDir, { recursive: true });
+    await this.#startEtcd();
+    await this.startApiServer();
+  }
+
+  async restoreEtcd(): Promise<void> {
+    if (!existsSync(this.#etcdBackupDir)) throw new Error('no etcd backup to restore: call backupEtcd() first');
+    await Promise.all([this.#stopComponent('simulator', 2000), this.#stopComponent('controller-manager', 2000)]);
+    await this.stopApiServer({ graceful: true, graceMs: 5_000 });
+    await this.#stopComponent('etcd', 5_000);
+    rmSync(this.#etcdDataDir, { recursive: true, force: true });
+    cpSync(this.#etcdBackupDir, this.#etcdDataDir, { recursive: true });
+    await this.#startEtcd();
+    await this.startApiServer();
+    await this.#startControllers();
+  }
+
+  get #etcdDataDir(): string {
+    return join(this.stateDir, 'etcd');
+  }
+
+  get #etcdBackupDir(): string {
+    return join(this.stateDir, 'etcd-backup');
   }
 
   async compactEtcd(): Promise<number> {

@@ -14,6 +14,13 @@
  * - `410 Gone` (the version was compacted away) relists, and the store reports only what differs;
  * - `504 Too large resource version` (the API server's history is behind ours: etcd restored
  *   from a backup) relists from "" and the list is taken as a new history (see `store.ts`);
+ * - before a watch resumes after a failure or a quiet spell, a one-item list asks where the API
+ *   server's history is: behind the resourceVersion we would resume from (etcd restored from a
+ *   backup without `--bump-revision`), it relists as a new history too. kube-apiserver 1.36 does
+ *   not answer such a watch with 504 but with silence; resuming it would wait for the new
+ *   history to pass ours and then miss every change in between (ghosts of objects the backup
+ *   does not have). A restore restarts the API server, so the watch always fails first. Only
+ *   resourceVersions that compare as numbers (`resource-version.ts`) are checked;
  * - a kind the API server does not serve (404 on the collection: a CustomResourceDefinition not
  *   installed, or deleted) is reported by name, with what to do (`installHint`), and retried with
  *   a short, capped backoff (≤ 2 s by default), so it recovers quickly once installed;
@@ -31,6 +38,7 @@ import type { KubeClient, ListAllOptions } from '../client/index.ts';
 import { ApiError } from '../client/index.ts';
 import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
+import { compareResourceVersions } from './resource-version.ts';
 
 export interface WatcherSink<T extends KubeObject> {
   /** A list is about to be requested (`historyChanged`: after a 504 Too large resource version). */
@@ -61,7 +69,7 @@ export interface WatchHealth {
   retryInMs?: number;
 }
 
-export type WatchRestartReason = 'quiet' | 'error' | 'gone' | 'too-large' | 'closed';
+export type WatchRestartReason = 'quiet' | 'error' | 'gone' | 'too-large' | 'rewound' | 'closed';
 
 export interface WatcherOptions {
   client: KubeClient;
@@ -143,6 +151,8 @@ export class Watcher<T extends KubeObject> {
     let historyChanged = false;
     /** 504s with no event in between: a relist that did not help is retried with backoff. */
     let tooLargeInARow = 0;
+    /** After a failure or a quiet spell: look where the API server's history is before resuming. */
+    let checkHistory = false;
     while (!signal.aborted) {
       const watchAbort = new AbortController();
       const onAbort = () => watchAbort.abort(signal.reason);
@@ -162,7 +172,16 @@ export class Watcher<T extends KubeObject> {
           resourceVersion = await this.#listInto(selectors, watchAbort.signal);
           needList = false;
           historyChanged = false;
+        } else if (checkHistory && resourceVersion && (await this.#historyIsBehind(selectors, resourceVersion, watchAbort.signal))) {
+          this.#health.restarts++;
+          this.#opts.log?.warn({ ...where, resourceVersion }, 'the API server\'s history is behind our resourceVersion (etcd restored from a backup?); relisting as a new history');
+          this.#opts.onRestart?.('rewound');
+          checkHistory = false;
+          needList = true;
+          historyChanged = true;
+          continue;
         }
+        checkHistory = false;
         this.#health.state = 'watching';
         armQuietTimer();
         const timeoutSeconds = Math.round(minTimeout + Math.random() * (maxTimeout - minTimeout));
@@ -197,6 +216,7 @@ export class Watcher<T extends KubeObject> {
           this.#health.restarts++;
           this.#opts.log?.warn(where, 'watch went quiet; restarting it');
           this.#opts.onRestart?.('quiet');
+          checkHistory = true;
           continue;
         }
         if (err instanceof ApiError && err.reason === 'Gone') {
@@ -222,6 +242,7 @@ export class Watcher<T extends KubeObject> {
           continue;
         }
         const notServed = err instanceof ApiError && err.reason === 'NotFound';
+        checkHistory = true;
         this.#health.restarts++;
         this.#health.consecutiveFailures++;
         this.#health.lastError = notServed ? this.#notServedMessage(err) : err instanceof Error ? err.message : String(err);
@@ -264,6 +285,16 @@ export class Watcher<T extends KubeObject> {
     this.#progress();
     this.#health.synced = true;
     return list.resourceVersion;
+  }
+
+  /**
+   * Whether the API server's history is behind `resourceVersion`: a one-item list (the same
+   * namespace, selectors and shape as the informer's) answers the newest resourceVersion; only
+   * resourceVersions that compare as numbers are judged, others never are.
+   */
+  async #historyIsBehind(selectors: Omit<ListAllOptions, 'pageSize' | 'pageTimeoutMs' | 'signal'>, resourceVersion: string, signal: AbortSignal): Promise<boolean> {
+    const now = await this.#opts.client.list(this.#opts.kind as ResourceKind<T>, { ...selectors, limit: 1, signal });
+    return compareResourceVersions(now.metadata?.resourceVersion ?? '', resourceVersion) === -1;
   }
 
   /** Which kind is missing, which CRD would serve it, and what to do. */

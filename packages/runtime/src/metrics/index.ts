@@ -37,7 +37,7 @@ import type { WatchHealth } from '../cache/index.ts';
 export type ReconcileOutcome = 'success' | 'error' | 'requeue' | 'requeue_after';
 export const RECONCILE_OUTCOMES: readonly ReconcileOutcome[] = ['success', 'error', 'requeue', 'requeue_after'];
 /** Why a watch restarted (the watcher's `onRestart` reasons). */
-export const WATCH_RESTART_REASONS = ['quiet', 'error', 'gone', 'too-large', 'closed'] as const;
+export const WATCH_RESTART_REASONS = ['quiet', 'error', 'gone', 'too-large', 'rewound', 'closed'] as const;
 
 export interface QueueProbe {
   len(): number;
@@ -100,7 +100,7 @@ export class RuntimeMetrics {
     this.#restLatency = new Histogram({ name: 'rest_client_request_duration_seconds', help: 'Request latency in seconds, by verb and resource', labelNames: ['verb', 'resource'], buckets: DURATION_BUCKETS, registers });
     const self = this;
     this.#watchRestarts = new Counter({
-      name: 'converge_watch_restarts_total', help: 'Watch restarts per kind and reason (quiet, error, gone, too-large, closed)', labelNames: ['kind', 'reason'], registers,
+      name: 'converge_watch_restarts_total', help: 'Watch restarts per kind and reason (quiet, error, gone, too-large, rewound, closed)', labelNames: ['kind', 'reason'], registers,
       collect() { for (const kind of self.#watchedKinds()) for (const reason of WATCH_RESTART_REASONS) this.inc({ kind, reason }, 0); },
     });
     this.#watchRelists = new Counter({
