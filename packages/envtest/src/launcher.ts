@@ -353,24 +353,23 @@ class LocalControlPlane implements ControlPlane {
   }
 
   async backupEtcd(): Promise<void> {
-    await this.stopApiServer({ graceful: true, graceMs: 5_000 });
-    await this.#stopComponent('etcd', 5_000);
-    rmSync(this.#etcdBackupDir, { recursive: true, force: true });
-    cpSync(this.#etcdDataDir, this.#etcdBackupDir, { recursive: true });
-    await this.#startEtcd();
-    await this.startApiServer();
+    await this.#withEtcdStopped(() => copyDir(this.#etcdDataDir, this.#etcdBackupDir));
   }
 
   async restoreEtcd(): Promise<void> {
     if (!existsSync(this.#etcdBackupDir)) throw new Error('no etcd backup to restore: call backupEtcd() first');
     await Promise.all([this.#stopComponent('simulator', 2000), this.#stopComponent('controller-manager', 2000)]);
+    await this.#withEtcdStopped(() => copyDir(this.#etcdBackupDir, this.#etcdDataDir));
+    await this.#startControllers();
+  }
+
+  /** kube-apiserver and etcd stopped while `change` runs on etcd's files, then started again. */
+  async #withEtcdStopped(change: () => void): Promise<void> {
     await this.stopApiServer({ graceful: true, graceMs: 5_000 });
     await this.#stopComponent('etcd', 5_000);
-    rmSync(this.#etcdDataDir, { recursive: true, force: true });
-    cpSync(this.#etcdBackupDir, this.#etcdDataDir, { recursive: true });
+    change();
     await this.#startEtcd();
     await this.startApiServer();
-    await this.#startControllers();
   }
 
   get #etcdDataDir(): string {
@@ -451,4 +450,10 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
     throw err;
   }
   return cp;
+}
+
+/** Replaces `to` with a copy of `from`. */
+function copyDir(from: string, to: string): void {
+  rmSync(to, { recursive: true, force: true });
+  cpSync(from, to, { recursive: true });
 }
