@@ -41,7 +41,7 @@ import { systemClock } from '../clock/index.ts';
 import { compareResourceVersions } from './resource-version.ts';
 
 export interface WatcherSink<T extends KubeObject> {
-  /** A list is about to be requested (`historyChanged`: after a 504 Too large resource version). */
+  /** A list is about to be requested (`historyChanged`: the API server's history was found behind ours, by a 504 Too large resource version or before a watch resumed). */
   beginList?(historyChanged: boolean): void;
   replace(items: T[], resourceVersion: string): void;
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void;
@@ -176,12 +176,11 @@ export class Watcher<T extends KubeObject> {
           this.#health.restarts++;
           this.#opts.log?.warn({ ...where, resourceVersion }, 'the API server\'s history is behind our resourceVersion (etcd restored from a backup?); relisting as a new history');
           this.#opts.onRestart?.('rewound');
-          checkHistory = false;
           needList = true;
           historyChanged = true;
           continue;
         }
-        checkHistory = false;
+        checkHistory = false; // set again by the next failure or quiet spell
         this.#health.state = 'watching';
         armQuietTimer();
         const timeoutSeconds = Math.round(minTimeout + Math.random() * (maxTimeout - minTimeout));
