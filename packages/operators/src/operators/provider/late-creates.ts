@@ -71,7 +71,6 @@ import { ShardedLedger } from './late-create-ledger-shards.ts';
 import { BY_KEY_UP_TO, lookAtAccount } from './late-create-account-pass.ts';
 import type { KeyLook } from './late-create-account-pass.ts';
 
-export { LATE_CREATES_CONFIGMAP, ledgerShardNames } from './late-create-ledger-shards.ts';
 /** The `msg` of the warn line logged for each late instance the sweep deleted (the kill storm and the deletion tests count these lines). */
 export const LATE_INSTANCE_DELETED_LOG = 'a create reached the vendor after the finalizer was released; its instance deleted';
 /** Keys due this soon are looked at with the ones due now: deletions close together share a listing. */
