@@ -120,7 +120,7 @@ function objectProblem(node: Node, value: Node, at: string): string | undefined 
     if (problem) return problem;
   }
   for (const name of (node.required as string[] | undefined) ?? []) {
-    if (!(name in value) && properties?.[name]?.default === undefined) return `${at}.${name} is required and the default leaves it out`;
+    if (!Object.hasOwn(value, name) && properties?.[name]?.default === undefined) return `${at}.${name} is required and the default leaves it out`;
   }
   return undefined;
 }

@@ -112,6 +112,8 @@ test('a default that does not fit its field fails at definition time, naming the
   refused(Type.Integer({ default: '3' }), /must be of type integer/);
   refused(Type.Object({ a: Type.String() }, { default: { b: 1 } }), /\.b is not a field of the schema/);
   refused(Type.Object({ a: Type.String() }, { default: {} }), /\.a is required and the default leaves it out/);
+  // A required field named like a property every object inherits is still looked for on the default itself.
+  refused(Type.Object({ constructor: Type.String() }, { default: {} }), /\.constructor is required and the default leaves it out/);
   refused(Type.Union([Type.Integer(), Type.String()], { default: [1] }), /an integer or a string/);
   // Fitting defaults are kept.
   const out = toStructuralSchema(Type.Object({ a: Type.Integer({ multipleOf: 2, default: 4 }), b: Type.String({ format: 'date-time', default: '2026-12-05T00:00:00Z' }), c: Type.Object({ d: Type.String({ default: 'x' }) }, { default: {} }) }));
