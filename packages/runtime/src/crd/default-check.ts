@@ -111,7 +111,7 @@ function objectProblem(node: Node, value: Node, at: string): string | undefined 
   if (minProperties !== undefined && keys.length < minProperties) return `${where} has fewer than ${minProperties} fields`;
   if (maxProperties !== undefined && keys.length > maxProperties) return `${where} has more than ${maxProperties} fields`;
   for (const key of keys) {
-    const sub = properties?.[key] ?? additional;
+    const sub = (properties && Object.hasOwn(properties, key) ? properties[key] : undefined) ?? additional;
     if (!sub) {
       if (node['x-kubernetes-preserve-unknown-fields'] === true) continue;
       return `${at}.${key} is not a field of the schema (the API server would prune it from the default, and refuses that)`;

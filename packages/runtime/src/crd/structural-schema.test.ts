@@ -111,6 +111,7 @@ test('a default that does not fit its field fails at definition time, naming the
   refused(Type.String({ maxLength: 2, default: 'abc' }), /longer than 2 characters/);
   refused(Type.Integer({ default: '3' }), /must be of type integer/);
   refused(Type.Object({ a: Type.String() }, { default: { b: 1 } }), /\.b is not a field of the schema/);
+  refused(Type.Object({ a: Type.String({ default: 'x' }) }, { default: { toString: 'x' } }), /\.toString is not a field of the schema/);
   refused(Type.Object({ a: Type.String() }, { default: {} }), /\.a is required and the default leaves it out/);
   // A required field named like a property every object inherits is still looked for on the default itself.
   refused(Type.Object({ constructor: Type.String() }, { default: {} }), /\.constructor is required and the default leaves it out/);
