@@ -6,6 +6,11 @@
  * carries the object's UID and resourceVersion, so it lands only on the exact version that
  * was read: a recreated object or a concurrent change yields a `Conflict` (re-read and retry),
  * never a status computed for something else. The spec is never written.
+ *
+ * The desired status is compared as JSON carries it, and as a merge patch can store it: an
+ * `undefined` or `null` field of an object is no field (a merge patch's `null` deletes), `-0`
+ * is `0`. So a status built with `message: ok ? undefined : text` converges, and costs no write
+ * once it has.
  * @module
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -27,27 +32,49 @@ export async function patchStatus<S extends object, T extends WithStatus<S>>(
   options: { fieldManager?: string; signal?: AbortSignal } = {},
 ): Promise<T | undefined> {
   const before = (current.status ?? {}) as Record<string, unknown>;
-  if (isDeepStrictEqual(before, status)) return undefined;
+  const wanted = asMergeable(status) as Record<string, unknown>;
+  if (isDeepStrictEqual(asMergeable(before), wanted)) return undefined;
   const body = {
     metadata: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion },
-    status: mergePatchFrom(before, status as Record<string, unknown>),
+    status: mergePatchFrom(before, wanted),
   };
   return client.patch(kind, keyOf(current), { type: 'merge', body }, { subresource: 'status', ...options });
 }
 
 /**
  * The JSON merge patch (RFC 7386) that turns `from` into `to`: changed keys carry their new
- * value, removed keys `null`; nested objects are diffed, arrays replaced whole.
+ * value, removed keys `null`; nested objects are diffed, arrays replaced whole. Keys are own
+ * properties only (a field named `constructor` or `__proto__` is a field like any other); an
+ * `undefined` field of `to` counts as absent.
  */
 export function mergePatchFrom(from: Record<string, unknown>, to: Record<string, unknown>): Record<string, unknown> {
   const patch: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(to)) {
-    const old = from[k];
+    if (v === undefined) continue;
+    const old = Object.hasOwn(from, k) ? from[k] : undefined;
     if (isDeepStrictEqual(old, v)) continue;
-    patch[k] = isPlainObject(old) && isPlainObject(v) ? mergePatchFrom(old, v) : v;
+    setOwn(patch, k, isPlainObject(old) && isPlainObject(v) ? mergePatchFrom(old, v) : v);
   }
-  for (const k of Object.keys(from)) if (!(k in to)) patch[k] = null;
+  for (const k of Object.keys(from)) if (to[k] === undefined || !Object.hasOwn(to, k)) setOwn(patch, k, null);
   return patch;
+}
+
+/** `value` as JSON carries it, without the `null` fields of objects (a merge patch deletes them). */
+function asMergeable(value: unknown): unknown {
+  const strip = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(strip);
+    if (!isPlainObject(v)) return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, e] of Object.entries(v)) if (e !== null) setOwn(out, k, strip(e));
+    return out;
+  };
+  return strip(JSON.parse(JSON.stringify(value ?? {})));
+}
+
+/** `obj[key] = value`, also for `__proto__` (an own field, as `JSON.parse` makes it). */
+function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
