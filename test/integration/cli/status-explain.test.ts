@@ -256,6 +256,12 @@ test('usage errors exit 2, a missing object exits 1, both on stderr', { timeout:
   assert.equal(badOutput.code, 2);
   const both = await converge('status', '-A', '-n', ns);
   assert.equal(both.code, 2);
+  // Named like Object.prototype's properties: unknown commands like any other.
+  for (const name of ['toString', 'constructor', '__proto__']) {
+    const unknown = await converge(name);
+    assert.equal(unknown.code, 2, name);
+    assert.match(unknown.stderr, new RegExp(`unknown command "${name}"`));
+  }
   const help = await converge('status', '--help');
   assert.equal(help.code, 0);
   assert.match(help.stdout, /^Usage: converge status/);

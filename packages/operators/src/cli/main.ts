@@ -48,7 +48,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${usage()}\n`);
     return command ? 0 : 2;
   }
-  if (!(command in COMMANDS)) {
+  if (!Object.hasOwn(COMMANDS, command)) {
     process.stderr.write(`converge: unknown command "${command}"\n\n${usage()}\n`);
     return 2;
   }

@@ -94,6 +94,9 @@ test('non-structural schemas are rejected with the path', () => {
     [{ type: 'object', anyOf: [{ type: 'object' }] }, /not allowed inside a value validation/],
     [{ minLength: 1 }, /needs a type/],
     [{ type: 'object', required: ['missing'], properties: {} }, /not declared/],
+    // Named like Object.prototype's properties: declared only when the schema declares them.
+    [{ type: 'object', required: ['constructor'], properties: {} }, /required property "constructor" is not declared/],
+    [{ type: 'object', required: ['toString'] }, /required property "toString" is not declared/],
   ];
   for (const [schema, message] of cases) {
     assert.throws(() => toStructuralSchema(schema), (e: unknown) => e instanceof SchemaConversionError && message.test(e.message), JSON.stringify(schema));

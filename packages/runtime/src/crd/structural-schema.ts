@@ -375,7 +375,7 @@ function checkStructure(out: Json, path: string): void {
   if (out.required !== undefined) {
     const properties = (out.properties as Json | undefined) ?? {};
     for (const name of out.required as string[]) {
-      if (!(name in properties) && out['x-kubernetes-preserve-unknown-fields'] !== true) {
+      if (!Object.hasOwn(properties, name) && out['x-kubernetes-preserve-unknown-fields'] !== true) {
         throw new SchemaConversionError(path, `required property ${JSON.stringify(name)} is not declared`);
       }
     }
