@@ -13,7 +13,8 @@
  *   caller's signal aborts the request and its body; `headersTimeoutMs` bounds the wait for
  *   headers alone (watches, whose body has no time limit).
  * - A 401 makes the credentials fetch fresh ones for the next request (exec plugins, token
- *   files); the request itself is not retried.
+ *   files), unless they were already replaced since the request was sent (a late 401 for the
+ *   old ones runs no plugin again); the request itself is not retried.
  * - When an exec plugin returns a new client certificate, new connections use it; open ones
  *   (watches) keep theirs until they end.
  * @module
@@ -70,7 +71,8 @@ export class Transport {
   async send(req: TransportRequest): Promise<IncomingMessage> {
     const credentials = this.#credentials;
     const auth = await credentials.headers();
-    const agent = await this.#agentFor(credentials.protocol === 'https:' ? await credentials.tls() : undefined);
+    const tls = credentials.protocol === 'https:' ? await credentials.tls() : undefined;
+    const agent = await this.#agentFor(tls);
     const headers: Record<string, string> = { ...req.headers, ...auth };
     if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
     const target = this.#target;
@@ -100,7 +102,7 @@ export class Transport {
       });
       r.end(req.body);
     });
-    if (res.statusCode === 401 && credentials.dynamic) credentials.invalidate();
+    if (res.statusCode === 401 && credentials.dynamic) credentials.invalidate({ authorization: auth.authorization, tlsId: tls?.id });
     return res;
   }
 

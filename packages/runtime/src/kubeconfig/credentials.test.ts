@@ -124,6 +124,11 @@ describe('token files', () => {
     writeFileSync(file, 'two');
     c.invalidate();
     assert.deepEqual(await c.headers(), { authorization: 'Bearer two' });
+    writeFileSync(file, 'three');
+    c.invalidate({ authorization: 'Bearer one' });
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer two' }, 'a late 401 for a token already replaced reads nothing');
+    c.invalidate({ authorization: 'Bearer two' });
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer three' });
   });
 
   it('an unreadable or empty token file is an error naming the file', async () => {
@@ -181,6 +186,12 @@ describe('exec credential plugins', () => {
     const second = await c.tls();
     assert.equal(second.cert, 'CERT-2');
     assert.notEqual(second.id, first.id);
+    c.invalidate({ tlsId: first.id });
+    assert.equal((await c.tls()).id, second.id, 'a late 401 for the first certificate keeps the second');
+    assert.equal(p.runs(), 2);
+    c.invalidate({ tlsId: second.id });
+    await c.tls();
+    assert.equal(p.runs(), 3, 'a 401 for the current certificate runs the plugin');
   });
 
   it('a static token wins over the plugin (client-go: an Authorization header already set is kept)', async () => {

@@ -32,6 +32,12 @@ export interface TlsMaterial {
   servername?: string;
 }
 
+/** What a request was sent with: its `authorization` header and `TlsMaterial.id`. */
+export interface UsedCredentials {
+  authorization?: string | undefined;
+  tlsId?: string | undefined;
+}
+
 export interface CredentialsOptions {
   /** How often a token file is checked for a new token (default 1000 ms). */
   tokenFileCheckMs?: number;
@@ -117,10 +123,22 @@ export class Credentials {
     return this.#execTls;
   }
 
-  /** The API server refused the credentials (401): the next request gets fresh ones. */
-  invalidate(): void {
-    this.#exec?.invalidate();
-    this.#tokenFile?.invalidate();
+  /**
+   * The API server refused the credentials (401): the next request gets fresh ones. Given what
+   * the refused request was sent with, only those are dropped: a 401 that arrives after they
+   * were replaced (requests in flight across a refresh) leaves the new ones alone, as client-go
+   * does, so a burst of late 401s does not run an exec plugin again for each.
+   */
+  invalidate(used?: UsedCredentials): void {
+    if (this.#exec && (!used || this.#isExecCurrent(used))) this.#exec.invalidate();
+    if (this.#tokenFile && (!used || this.#tokenFile.isCurrent(used.authorization))) this.#tokenFile.invalidate();
+  }
+
+  #isExecCurrent(used: UsedCredentials): boolean {
+    const current = this.#exec?.cached;
+    if (!current) return false; // already dropped, or a run in flight: what it brings is new
+    if (current.token) return used.authorization === `Bearer ${current.token}`;
+    return this.#execTls !== undefined && used.tlsId === this.#execTls.id && this.#execCert === current.clientCertificateData;
   }
 }
 
@@ -175,6 +193,11 @@ class TokenFile {
   invalidate(): void {
     this.#checkedAt = -Infinity;
     this.#version = '';
+  }
+
+  /** Whether `authorization` carries the token read last (or no token was read yet). */
+  isCurrent(authorization: string | undefined): boolean {
+    return this.#token === undefined || authorization === `Bearer ${this.#token}`;
   }
 
   async #refresh(): Promise<string> {

@@ -69,6 +69,11 @@ export class ExecCredentialPlugin {
     return this.#running;
   }
 
+  /** The credential kept now, expired or not; `undefined` before the first run or after `invalidate`. */
+  get cached(): ExecCredentialResult | undefined {
+    return this.#cached;
+  }
+
   /** Forgets the cached credential (the API server refused it): the next `get` runs the plugin. */
   invalidate(): void {
     this.#cached = undefined;

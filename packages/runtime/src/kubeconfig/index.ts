@@ -28,6 +28,6 @@ export type { KubeConfigCluster, KubeConfigUser, KubeConfigContext, KubeConfigOp
 export { loadKubeConfig, inClusterConfig, mergeKubeconfigs, SERVICE_ACCOUNT_DIR } from './load.ts';
 export type { LoadKubeConfigOptions } from './load.ts';
 export { Credentials } from './credentials.ts';
-export type { CredentialsOptions, TlsMaterial } from './credentials.ts';
+export type { CredentialsOptions, TlsMaterial, UsedCredentials } from './credentials.ts';
 export { ExecCredentialPlugin, parseExecCredential, EXEC_API_VERSIONS } from './exec-plugin.ts';
 export type { ExecCredentialResult, ExecPluginOptions } from './exec-plugin.ts';
