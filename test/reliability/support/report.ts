@@ -5,15 +5,17 @@
  * How it stays robust when test files run in parallel processes: each test file writes only its
  * own JSON file, `test/reliability/results/tmp/<file>.json` (rewritten atomically after every
  * test), and then re-renders `test/reliability/results/latest.md` from all JSON files present,
- * under a small directory lock. A file that was not part of this run keeps its previous rows
- * (each row says when it ran). `node scripts/reliability-report.ts` renders the table again.
+ * under a small directory lock, once every test file of the suite has left its rows (the
+ * committed table is a full run's: a run of one file on a fresh clone leaves it alone). A file
+ * that was not part of this run keeps its previous rows (each row says when it ran).
+ * `node scripts/reliability-report.ts` renders the table again from whatever rows there are.
  *
  * A row is written when its test ends, with `pass`/`fail` from the test's outcome, so a failing
  * run still leaves its figures behind.
  * @module
  */
 import type { TestContext } from 'node:test';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -117,12 +119,35 @@ function formatValue(f: Figure): string {
   return `${f.value}${f.unit ? ` ${f.unit}` : ''}`;
 }
 
+function rowsFileName(testFile: string): string {
+  return `${basename(testFile).replace(/\.test\.ts$/, '').replace(/[^\w.-]+/g, '_')}.json`;
+}
+
+/** The suite's test files whose rows are not in `dir` yet (none: `latest.md` may be rendered). */
+export function missingRows(dir = ROWS_DIR, suiteDir = fileURLToPath(new URL('../', import.meta.url))): string[] {
+  const have = new Set(existsSync(dir) ? readdirSync(dir) : []);
+  return readdirSync(suiteDir)
+    .filter((f) => f.endsWith('.test.ts'))
+    .filter((f) => !have.has(rowsFileName(f)))
+    .sort();
+}
+
+let toldIncomplete = false;
+
 function writeRows(file: string): void {
   mkdirSync(ROWS_DIR, { recursive: true });
-  const target = join(ROWS_DIR, `${basename(file).replace(/\.test\.ts$/, '').replace(/[^\w.-]+/g, '_')}.json`);
+  const target = join(ROWS_DIR, rowsFileName(file));
   const tmp = `${target}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(rowsOfThisProcess, null, 2)}\n`);
   renameSync(tmp, target);
+  const missing = missingRows();
+  if (missing.length > 0) {
+    if (!toldIncomplete) {
+      toldIncomplete = true;
+      process.stderr.write(`reliability report: ${relative(REPO_ROOT, LATEST_MD)} left as it is (no figures yet from ${missing.join(', ')}; a run of the whole suite renders it)\n`);
+    }
+    return;
+  }
   try {
     renderLatest();
   } catch (err) {
