@@ -28,6 +28,8 @@ describe('fault validation', () => {
       [{ errors: { rate: 0.1, status: 600 } }, 'errors.status'],
       [{ errors: { rate: 0.1, spread: 'sometimes' } }, 'errors.spread'],
       [{ burst429: { count: 1.5 } }, 'burst429.count'],
+      // The contract promises Retry-After ≥ 1 on every 429.
+      [{ burst429: { count: 1, retryAfterSeconds: 0 } }, 'burst429.retryAfterSeconds'],
       [{ rateLimit: { requestsPerSecond: 0 } }, 'rateLimit.requestsPerSecond'],
       [{ outage: { mode: 'explode' } }, 'outage.mode'],
       [{ hang: { ops: ['fly'] } }, 'hang.ops'],

@@ -39,7 +39,7 @@ export interface ErrorsFault extends Scoped {
 export interface Burst429Fault extends Scoped {
   /** The next `count` matching requests get 429; counts down. */
   count: number;
-  /** Default 1. */
+  /** Default 1; at least 1 (the contract's `Retry-After` is ≥ 1 on every 429). */
   retryAfterSeconds?: number;
   /**
    * The `error.code` sent: `RateLimited` (default: the endpoint is throttling this client), or a
@@ -162,7 +162,7 @@ function parseOne(key: (typeof FAULT_KEYS)[number], v: unknown): Faults[typeof k
       return {
         ...(v.code === undefined ? {} : { code: v.code as Burst429Code }),
         count: num(v, 'count', path, { min: 0, int: true, required: true })!,
-        ...opt('retryAfterSeconds', num(v, 'retryAfterSeconds', path, { min: 0, max: 86_400, int: true })),
+        ...opt('retryAfterSeconds', num(v, 'retryAfterSeconds', path, { min: 1, max: 86_400, int: true })),
         ...ops(v, path),
       };
     case 'rateLimit': {
