@@ -6,7 +6,8 @@
  * proxies from closing an idle stream. With `?snapshot=true` the first event is a `snapshot`
  * of everything (what the page uses: no gap between the snapshot and the changes, since both
  * come from the same synchronous model). A client that cannot keep up (more than 8 MiB waiting)
- * is disconnected rather than buffered without bound; it reconnects and gets a new snapshot.
+ * is disconnected (its connection destroyed, and what waited in it let go) rather than buffered
+ * without bound; it reconnects and gets a new snapshot.
  * @module
  */
 import type { ServerResponse } from 'node:http';
@@ -47,6 +48,8 @@ export class EventStream {
     if (this.#closed) return;
     if (this.#res.writableLength > MAX_BUFFERED_BYTES) {
       this.close();
+      // Ending would keep what waits until the client reads it, which it does not: cut it.
+      this.#res.destroy();
       return;
     }
     this.#res.write(text);

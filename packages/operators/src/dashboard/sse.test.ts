@@ -1,0 +1,37 @@
+/**
+ * The event stream against a client that stops reading (a laptop put to sleep, a stuck proxy):
+ * once more than its bound waits, the stream is cut and what it held is let go, so clients that
+ * never read cannot pin memory in the dashboard.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import { EventStream } from './sse.ts';
+import type { ServerEvent } from './shared/types.ts';
+
+test('a client that stops reading is disconnected and its buffered events are let go', async (t) => {
+  const opened = Promise.withResolvers<ServerResponse>();
+  const server = createServer((_req, res) => opened.resolve(res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => server.close());
+  const port = (server.address() as { port: number }).port;
+  // A client that sends its request and then never reads a byte.
+  const client = connect(port, '127.0.0.1', () => client.write('GET /api/v1/events HTTP/1.1\r\nhost: x\r\n\r\n'));
+  client.pause();
+  t.after(() => client.destroy());
+  const res = await opened.promise;
+  let unsubscribed = false;
+  const stream = new EventStream(res, () => (unsubscribed = true));
+  const closed = new Promise<void>((r) => res.once('close', () => r()));
+  const big = { type: 'cluster', cluster: { name: 'x'.repeat(256 * 1024) } } as unknown as ServerEvent;
+  for (let i = 0; i < 200 && !unsubscribed; i++) {
+    stream.send(big);
+    await new Promise((r) => setImmediate(r));
+  }
+  assert.ok(unsubscribed, 'the stream gave up on the client');
+  const timeout = new Promise<'held'>((r) => setTimeout(() => r('held'), 2_000).unref());
+  assert.equal(await Promise.race([closed.then(() => 'let go' as const), timeout]), 'let go', 'the connection (and the megabytes waiting in it) is still held');
+  assert.ok(res.socket === null || res.socket.destroyed);
+});
