@@ -1,7 +1,8 @@
 /**
- * The event stream against a client that stops reading (a laptop put to sleep, a stuck proxy):
- * once more than its bound waits, the stream is cut and what it held is let go, so clients that
- * never read cannot pin memory in the dashboard.
+ * The event stream against slow clients over real sockets: one that stops reading (a laptop put
+ * to sleep, a stuck proxy) is cut once more than its bound waits, and what it held is let go, so
+ * clients that never read cannot pin memory in the dashboard; one that is still reading a large
+ * snapshot is not cut by the changes that follow it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,4 +35,34 @@ test('a client that stops reading is disconnected and its buffered events are le
   const timeout = new Promise<'held'>((r) => setTimeout(() => r('held'), 2_000).unref());
   assert.equal(await Promise.race([closed.then(() => 'let go' as const), timeout]), 'let go', 'the connection (and the megabytes waiting in it) is still held');
   assert.ok(res.socket === null || res.socket.destroyed);
+});
+
+test('a snapshot larger than the bound does not get the client cut off by the next event while it reads it', async (t) => {
+  const opened = Promise.withResolvers<ServerResponse>();
+  const server = createServer((_req, res) => opened.resolve(res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => server.close());
+  const port = (server.address() as { port: number }).port;
+  let received = '';
+  const client = connect(port, '127.0.0.1', () => client.write('GET /api/v1/events?snapshot=true HTTP/1.1\r\nhost: x\r\n\r\n'));
+  client.setEncoding('utf8');
+  client.pause(); // busy for a moment (a slow link, a busy tab)
+  t.after(() => client.destroy());
+  const res = await opened.promise;
+  let unsubscribed = false;
+  const stream = new EventStream(res, () => (unsubscribed = true));
+  // A fleet whose snapshot is 12 MiB, then the changes that follow it.
+  const items = Array.from({ length: 12 * 1024 }, (_, i) => ({ name: `ms-${i}`, note: 'x'.repeat(1000) }));
+  stream.send({ type: 'snapshot', clusters: [], microservices: items, providers: [] } as unknown as ServerEvent);
+  for (let i = 0; i < 20; i++) {
+    stream.send({ type: 'delete', cluster: 'c', kind: 'Microservice', key: `ns/ms-${i}` } as unknown as ServerEvent);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.equal(unsubscribed, false, 'cut off while its snapshot was still on its way');
+  client.on('data', (chunk: string) => (received += chunk));
+  client.resume();
+  const deadline = Date.now() + 10_000;
+  while (!received.includes('ns/ms-19') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(received.includes('event: snapshot') && received.includes('ns/ms-19'), 'the snapshot and every change after it arrived');
+  stream.close();
 });

@@ -5,9 +5,9 @@
  * stream), `event:` (the `ServerEvent` type) and `data:` (JSON); a comment every 15 s keeps
  * proxies from closing an idle stream. With `?snapshot=true` the first event is a `snapshot`
  * of everything (what the page uses: no gap between the snapshot and the changes, since both
- * come from the same synchronous model). A client that cannot keep up (more than 8 MiB waiting)
- * is disconnected (its connection destroyed, and what waited in it let go) rather than buffered
- * without bound; it reconnects and gets a new snapshot.
+ * come from the same synchronous model). A client that cannot keep up (more than 8 MiB waiting
+ * beyond the snapshot it is reading) is disconnected, its connection destroyed and what waited
+ * in it let go, rather than buffered without bound; it reconnects and gets a new snapshot.
  * @module
  */
 import type { ServerResponse } from 'node:http';
@@ -20,6 +20,7 @@ export class EventStream {
   readonly #res: ServerResponse;
   #seq = 0;
   #closed = false;
+  #snapshotBytes = 0;
   readonly #heartbeat: NodeJS.Timeout;
   readonly #onClose: () => void;
 
@@ -41,12 +42,16 @@ export class EventStream {
 
   send(event: ServerEvent): void {
     this.#seq += 1;
-    this.#write(`id: ${this.#seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    const text = `id: ${this.#seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+    // A client may be behind by a whole snapshot (it is reading the one it asked for) and 8 MiB
+    // of changes on top; further behind, a new snapshot would serve it better.
+    if (event.type === 'snapshot') this.#snapshotBytes = Math.max(this.#snapshotBytes, Buffer.byteLength(text));
+    this.#write(text);
   }
 
   #write(text: string): void {
     if (this.#closed) return;
-    if (this.#res.writableLength > MAX_BUFFERED_BYTES) {
+    if (this.#res.writableLength > MAX_BUFFERED_BYTES + this.#snapshotBytes) {
       this.close();
       // Ending would keep what waits until the client reads it, which it does not: cut it.
       this.#res.destroy();
