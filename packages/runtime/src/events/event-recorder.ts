@@ -26,9 +26,12 @@ export interface EventRecorderOptions {
   perObject?: { qps: number; burst: number };
   /** Minimum time between two writes of one series (default 30 000 ms). */
   seriesIntervalMs?: number;
-  /** A series not seen for this long is finished and forgotten (default 6 min, as client-go). */
+  /** A series not seen for this long is finished and forgotten, once its last count is written (default 6 min, as client-go). */
   seriesTtlMs?: number;
-  /** Bound on remembered events and per-object buckets (default 4096, least recently seen evicted). */
+  /**
+   * Bound on remembered events and per-object buckets (default 4096, least recently seen evicted;
+   * series whose count is written before those with a count still to write, which count as dropped).
+   */
   maxEntries?: number;
   /** Bound on queued writes; beyond it, events are dropped (default 1000). */
   maxPendingWrites?: number;
@@ -246,7 +249,7 @@ class Recorder implements EventRecorder {
         failures: 0,
       };
       this.#entries.set(key, entry);
-      this.#evict(this.#entries, this.#maxEntries, (e) => e.state === 'created');
+      this.#evictSeries();
       this.#enqueue({ entry, op: 'create', queuedAt: this.#clock.monotonic() }, false);
     } catch (err) {
       this.#log?.debug({ err }, 'event not recorded');
@@ -298,13 +301,27 @@ class Recorder implements EventRecorder {
     if (next < Infinity) this.#arm(next);
   }
 
-  /** Forgets series not seen for `seriesTtlMs` (their last count was written by then). */
+  /**
+   * Forgets series not seen for `seriesTtlMs` whose last count is written. One whose count is
+   * still to be written (a write held up, failed or waiting for a token) stays until it is, and
+   * does not keep the series seen after it from being forgotten.
+   */
   #expire(now: number): void {
     for (const [key, entry] of this.#entries) {
       if (now - entry.lastObservedMs < this.#ttlMs) break;
-      if (entry.state !== 'created' || entry.count > entry.writtenCount) break;
-      this.#entries.delete(key);
+      if (entry.state === 'created' && entry.count <= entry.writtenCount) this.#entries.delete(key);
     }
+  }
+
+  /**
+   * Keeps `maxEntries` series: the least recently seen whose count is written go first; only
+   * when that is not enough does one with a count still to write go, counted as dropped.
+   */
+  #evictSeries(): void {
+    this.#evict(this.#entries, this.#maxEntries, (e) => e.state === 'created' && e.count <= e.writtenCount);
+    const before = this.#entries.size;
+    this.#evict(this.#entries, this.#maxEntries, (e) => e.state === 'created');
+    this.#stats.dropped += before - this.#entries.size;
   }
 
   #evict<V>(map: Map<string, V>, max: number, evictable: (v: V) => boolean): void {
