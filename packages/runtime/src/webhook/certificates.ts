@@ -11,14 +11,15 @@
  *
  * Guarantees: `start(signal, onCertificate)` calls `onCertificate` with a complete certificate
  * before it does anything else that can wait, then again after each change, until the signal
- * aborts. A folder that is missing or half-written is retried, never served. Keys are ECDSA P-256.
+ * aborts. A folder that is missing or half-written (a file cut short, or a key that does not match
+ * the certificate yet) is retried, never served. Keys are ECDSA P-256.
  * Caveat: the X.509 library (`@peculiar/x509`) is loaded only by the self-managed source.
  * @module
  */
 import { readFile, mkdir, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import type { KubeClient } from '../client/index.ts';
@@ -57,6 +58,8 @@ export function certDirCertificates(dir: string, options: { pollMs?: number; clo
           const fingerprint = `${certPem}\n${keyPem}`;
           if (fingerprint !== last) {
             const notAfter = expiry(certPem); // throws on a half-written file: retried at the next poll
+            // A half-renewed folder (one file new, the other still old) is retried too, never served.
+            if (!new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem))) throw new Error('tls.key does not match tls.crt');
             last = fingerprint;
             onCertificate({ certPem, keyPem, notAfter });
           }

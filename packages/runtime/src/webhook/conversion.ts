@@ -63,8 +63,9 @@ export class ConversionError extends Error {
   override readonly name = 'ConversionError';
 }
 
-function splitApiVersion(apiVersion: string | undefined): { group: string; version: string } {
-  const [a = '', b] = (apiVersion ?? '').split('/');
+/** Group and version of an `apiVersion`; anything but a string (a malformed review) is `''`. */
+function splitApiVersion(apiVersion: unknown): { group: string; version: string } {
+  const [a = '', b] = (typeof apiVersion === 'string' ? apiVersion : '').split('/');
   return b === undefined ? { group: '', version: a } : { group: a, version: b };
 }
 

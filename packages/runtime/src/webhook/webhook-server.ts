@@ -6,16 +6,23 @@
  * Guarantees: `start(signal)` obtains a certificate from its `CertificateSource` before it
  * listens (a server never answers with no or a stale certificate), swaps certificates in place
  * when the source renews them (open connections keep theirs, new ones get the new one), and
- * settles when the signal aborts, after closing the socket. It rejects when the address cannot be
- * bound. `ready()` is true only while listening with a certificate (a manager readiness check).
- * Requests: POST only (405 otherwise), `application/json` bodies up to 32 MiB (413 beyond), a
- * handler that throws answers 500 with its message; unknown paths 404.
+ * settles when the signal aborts, after closing the socket and every connection (stalled ones,
+ * and those still in the TLS handshake, included). It rejects when the address cannot be bound
+ * or the first certificate cannot be used (`listening()` then rejects too). `ready()` is true
+ * only while listening with a certificate (a manager readiness check).
+ * Requests: POST only (405 otherwise); `application/json` bodies up to `maxBodyBytes` (32 MiB),
+ * 413 beyond, answered as soon as the declared or received length exceeds it (the rest of the
+ * body is read and dropped, never buffered, for at most the 30 s request timeout, so a client
+ * still sending receives the 413 and the connection stays usable); a body that is not JSON 400;
+ * a handler that throws 500 with its message; unknown paths 404; a request target that is not a
+ * URL 400. A client that goes away mid-request is not an error (no request ever becomes an
+ * unhandled rejection).
  * @module
  */
 import { createServer } from 'node:https';
 import type { Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Counter, Histogram } from 'prom-client';
 import { loadPromClient } from '../metrics/index.ts';
@@ -33,6 +40,8 @@ export interface WebhookServerOptions {
   log?: Logger;
   /** Registers the webhook metrics here (the manager's registry). */
   registry?: Registry;
+  /** The largest request body accepted, in bytes (default 32 MiB); larger ones get a 413. */
+  maxBodyBytes?: number;
 }
 
 const MAX_BODY = 32 * 1024 * 1024;
@@ -116,8 +125,20 @@ export class WebhookServer {
       throw err;
     }
     const cert = this.#certificate!;
-    const server = (this.#server = createServer({ cert: cert.certPem, key: cert.keyPem, minVersion: 'TLSv1.2', keepAliveTimeout: 30_000, requestTimeout: 30_000 }, (req, res) => void this.#serve(req, res)));
+    // Every socket, from accept on: `closeAllConnections()` knows only those past the TLS handshake.
+    const sockets = new Set<Socket>();
+    let server: Server;
     try {
+      server = this.#server = createServer({ cert: cert.certPem, key: cert.keyPem, minVersion: 'TLSv1.2', keepAliveTimeout: 30_000, requestTimeout: 30_000 }, (req, res) =>
+        void this.#serve(req, res).catch((err: unknown) => {
+          this.#opts.log?.error({ err }, 'webhook request failed');
+          res.destroy();
+        }),
+      );
+      server.on('connection', (socket: Socket) => {
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+      });
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(bind.port, bind.host, () => {
@@ -135,6 +156,7 @@ export class WebhookServer {
       const stop = () => {
         server.close(() => resolve());
         server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
       };
       if (signal.aborted) stop();
       else signal.addEventListener('abort', stop, { once: true });
@@ -143,26 +165,32 @@ export class WebhookServer {
   }
 
   async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'https://localhost').pathname;
+    let path: string | undefined;
+    try {
+      path = new URL(req.url ?? '/', 'https://localhost').pathname;
+    } catch {
+      path = undefined; // e.g. `//[`
+    }
     const answer = (code: number, body: unknown) => {
-      this.#requests?.inc({ path: this.#handlers.has(path) ? path : 'other', code: String(code) });
+      this.#requests?.inc({ path: path !== undefined && this.#handlers.has(path) ? path : 'other', code: String(code) });
       const text = typeof body === 'string' ? body : JSON.stringify(body);
       res.writeHead(code, { 'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json', 'content-length': Buffer.byteLength(text) });
       res.end(text);
     };
+    if (path === undefined) return answer(400, 'the request target is not a URL\n');
     const handler = this.#handlers.get(path);
     if (!handler) return answer(404, `no webhook at ${path}\n`);
     if (req.method !== 'POST') return answer(405, 'POST only\n');
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BODY) return answer(413, 'request body too large\n');
-      chunks.push(chunk as Buffer);
+    let raw: Buffer | undefined;
+    try {
+      raw = await readBody(req, this.#opts.maxBodyBytes ?? MAX_BODY);
+    } catch {
+      return; // the client went away mid-body: nobody to answer
     }
+    if (!raw) return answer(413, 'request body too large\n');
     let body: unknown;
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      body = JSON.parse(raw.toString('utf8'));
     } catch {
       return answer(400, 'the body is not JSON\n');
     }
@@ -173,4 +201,33 @@ export class WebhookServer {
       answer(500, `${err instanceof Error ? err.message : String(err)}\n`);
     }
   }
+}
+
+/**
+ * The body of `req`, or `undefined` as soon as its declared or received length exceeds `max`.
+ * The rest of a body that is too large is read and dropped: destroying the request instead would
+ * leave the socket unread (a client still sending stalls until the request timeout) or reset it
+ * before the client has read the 413. Rejects when the client goes away mid-body.
+ */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = Number(req.headers['content-length'] ?? 0) > max;
+    if (over) resolve(undefined);
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size <= max) return void chunks.push(chunk);
+      over = true;
+      chunks.length = 0;
+      resolve(undefined);
+    });
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+    // Closed before its end without an error: settled all the same, so nothing waits for ever.
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the client went away mid-body'));
+    });
+  });
 }
