@@ -29,8 +29,15 @@ export async function serveControlEndpoint(cp: ControlPlane): Promise<ControlEnd
     '/etcd/restore': async () => (await cp.restoreEtcd(), {}),
   };
   const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const route = req.method === 'POST' ? routes[url.pathname] : undefined;
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    } catch {
+      req.resume();
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"the request target is not a URL"}');
+      return;
+    }
+    const route = req.method === 'POST' && Object.hasOwn(routes, url.pathname) ? routes[url.pathname] : undefined;
     req.resume();
     if (!route) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');

@@ -64,6 +64,22 @@ describe('vendor simulator over HTTPS', () => {
     assert.equal((await http('GET', '/healthz', { token: null })).status, 200);
   });
 
+  it('a request target that is no URL is a 400, and the simulator keeps serving', async () => {
+    const { connect } = await import('node:tls');
+    const port = Number(new URL(sim.baseUrl).port);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port, ca: sim.caPem, servername: '127.0.0.1' }, () => socket.write('GET //[ HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'));
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (text += d));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 400 /);
+    assert.match(answer, /"code":"InvalidRequest"/);
+    assert.equal((await http('GET', '/healthz', { token: null })).status, 200);
+  });
+
   it('rejects a missing or wrong token with 401 and the standard error body', async () => {
     for (const token of [null, 'wrong']) {
       const res = await http('GET', '/v1/instances', { token });

@@ -220,7 +220,13 @@ export async function startVendorSimulator(options: VendorSimulatorOptions): Pro
 
   const server: Server = createServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
     const requestId = `req-${++requestSeq}`;
-    const url = new URL(req.url ?? '/', 'https://vendor-sim');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'https://vendor-sim');
+    } catch {
+      fail(res, requestId, new HttpFailure(400, 'InvalidRequest', 'the request target is not a URL'));
+      return;
+    }
     const reply = (status: number, body: unknown, headers?: Record<string, string>): void => send(res, requestId, status, body, headers);
     const handler =
       url.pathname === '/healthz'
