@@ -172,7 +172,8 @@ export function readKubeconfigFile(path: string): KubeConfigOptions {
 
 /**
  * JSON is parsed as it is; anything else by the `yaml` package, loaded only then (in-cluster
- * configuration and JSON kubeconfigs never load it).
+ * configuration and JSON kubeconfigs never load it). `<<` merge keys are honoured, as kubectl's
+ * YAML 1.1 parser does (`cluster: {<<: *base, server: …}` inherits the anchored fields).
  */
 function parseDocument(text: string): unknown {
   const trimmed = text.trimStart();
@@ -185,10 +186,14 @@ function parseDocument(text: string): unknown {
     }
   }
   const yaml = loadOnFirstUse<typeof import('yaml')>('yaml');
-  return yaml.parse(text);
+  return yaml.parse(text, { merge: true });
 }
 
-/** The kubeconfig document (`apiVersion: v1`, `kind: Config`) to the model, paths made absolute. */
+/**
+ * The kubeconfig document (`apiVersion: v1`, `kind: Config`) to the model, paths made absolute.
+ * A name used twice in `clusters`, `users` or `contexts` is refused, as kubectl refuses the file
+ * (which of the two would win is not defined).
+ */
 export function fromKubeconfigDocument(doc: unknown, baseDir: string, source = 'kubeconfig'): KubeConfigOptions {
   if (!isRecord(doc)) throw new KubeConfigError(`${source}: a kubeconfig is a mapping (apiVersion, clusters, users, contexts)`);
   const path = (p: unknown) => (typeof p === 'string' && p !== '' ? (isAbsolute(p) ? p : resolve(baseDir, p)) : undefined);
@@ -196,8 +201,11 @@ export function fromKubeconfigDocument(doc: unknown, baseDir: string, source = '
   const named = (list: unknown, what: string, field: string): { name: string; body: Doc }[] => {
     if (list == null) return [];
     if (!Array.isArray(list)) throw new KubeConfigError(`${source}: ${what} must be a list`);
+    const seen = new Set<string>();
     return list.map((item, i) => {
       if (!isRecord(item) || typeof item.name !== 'string' || item.name === '') throw new KubeConfigError(`${source}: ${what}[${i}] has no name`);
+      if (seen.has(item.name)) throw new KubeConfigError(`${source}: ${what}[${i}] repeats the name "${item.name}" (kubectl refuses duplicate names)`);
+      seen.add(item.name);
       const body = item[field] ?? {};
       if (!isRecord(body)) throw new KubeConfigError(`${source}: ${what}[${i}] (${item.name}).${field} must be a mapping`);
       return { name: item.name, body };
