@@ -52,11 +52,32 @@ function plugin(d: string): { exec: (apiVersion: string, extra?: Partial<ExecCon
 }
 
 describe('static credentials', () => {
-  it('bearer token, impersonation, basic auth, and the token winning over basic auth', async () => {
+  it('bearer token, impersonation, basic auth; a token and basic auth together refused, as kubectl', async () => {
     assert.deepEqual(await new Credentials(config({ token: 'abc', impersonateUser: 'jane' })).headers(), { authorization: 'Bearer abc', 'impersonate-user': 'jane' });
     assert.deepEqual(await new Credentials(config({ username: 'a', password: 'b' })).headers(), { authorization: `Basic ${b64('a:b')}` });
-    assert.deepEqual(await new Credentials(config({ token: 't', username: 'a', password: 'b' })).headers(), { authorization: 'Bearer t' });
+    assert.throws(() => new Credentials(config({ token: 'SECRET', username: 'a', password: 'b' })), (e: Error) => /user "u" has both a token and a username\/password.*only one/.test(e.message) && !e.message.includes('SECRET'));
     assert.deepEqual(await new Credentials(config({})).headers(), {});
+  });
+
+  it('a token file wins over a token, which stays the fallback while the file cannot be read (client-go)', async () => {
+    const d = dir();
+    const file = join(d, 'token');
+    writeFileSync(file, 'from-file');
+    assert.deepEqual(await new Credentials(config({ token: 'static', tokenFile: file })).headers(), { authorization: 'Bearer from-file' });
+    assert.deepEqual(await new Credentials(config({ token: 'static', tokenFile: join(d, 'none') })).headers(), { authorization: 'Bearer static' });
+  });
+
+  it('an exec plugin is not run when the user also has basic auth or a client certificate (client-go)', async () => {
+    const d = dir();
+    const p = plugin(d);
+    p.print({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-plugin' } });
+    const exec = p.exec('client.authentication.k8s.io/v1');
+    assert.deepEqual(await new Credentials(config({ username: 'a', password: 'b', exec })).headers(), { authorization: `Basic ${b64('a:b')}` });
+    const withCert = new Credentials(config({ certData: b64('CERT'), keyData: b64('KEY'), exec }));
+    assert.deepEqual(await withCert.headers(), {});
+    assert.equal((await withCert.tls()).cert, 'CERT');
+    assert.equal(withCert.dynamic, false);
+    assert.equal(p.runs(), 0);
   });
 
   it('TLS from data and from files; tls-server-name; insecure-skip-tls-verify', async () => {

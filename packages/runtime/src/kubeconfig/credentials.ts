@@ -2,10 +2,11 @@
  * `Credentials`: what a request to the current context's cluster needs — the server, TLS
  * material and the authentication headers — from a `KubeConfig`.
  *
- * Precedence as client-go: a static `token` (or `tokenFile`) wins over an exec plugin; basic auth
- * (`username`/`password`) is used when there is no token. A client certificate may come from the
- * kubeconfig (data or file) or from an exec plugin; `tls().id` changes when it does, so a caller
- * can rebuild its connections.
+ * Precedence as client-go: a `tokenFile` wins over a `token`, which is what is sent while the file
+ * cannot be read; a token and basic auth (`username`/`password`) together are refused, as kubectl
+ * refuses them; an exec plugin runs only when the user has no token, basic auth or client
+ * certificate of its own. A client certificate may come from the kubeconfig (data or file) or
+ * from an exec plugin; `tls().id` changes when it does, so a caller can rebuild its connections.
  *
  * Token files are re-read when they change (checked at most every `tokenFileCheckMs`, default
  * 1 s): in-cluster projected ServiceAccount tokens rotate (the kubelet rewrites the file), and a
@@ -91,12 +92,14 @@ export class Credentials {
     this.#staticTls = { id: 'static', ...tlsFromKubeconfig(cluster, user, where) };
     this.#staticHeaders = {};
     if (user.impersonateUser) this.#staticHeaders['impersonate-user'] = user.impersonateUser;
-    if (user.token) this.#staticHeaders.authorization = `Bearer ${user.token}`;
-    else if (user.tokenFile) this.#tokenFile = new TokenFile(user.tokenFile, options.tokenFileCheckMs ?? 1000, options.monotonic ?? (() => performance.now()));
-    else if (user.exec) this.#exec = new ExecCredentialPlugin(user.exec, cluster, options.exec);
-    else if (user.username !== undefined && user.password !== undefined) {
-      this.#staticHeaders.authorization = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`;
+    if (user.token && (user.username || user.password)) {
+      throw new KubeConfigError(`${where}: user "${user.name}" has both a token and a username/password: only one authentication method is allowed (as kubectl)`);
     }
+    if (user.tokenFile) {
+      this.#tokenFile = new TokenFile(user.tokenFile, options.tokenFileCheckMs ?? 1000, options.monotonic ?? (() => performance.now()), user.token || undefined);
+    } else if (user.token) this.#staticHeaders.authorization = `Bearer ${user.token}`;
+    else if (user.username) this.#staticHeaders.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
+    else if (user.exec && !this.#staticTls.cert) this.#exec = new ExecCredentialPlugin(user.exec, cluster, options.exec);
     this.dynamic = Boolean(this.#tokenFile || this.#exec);
   }
 
@@ -171,15 +174,18 @@ class TokenFile {
   readonly #path: string;
   readonly #checkMs: number;
   readonly #monotonic: () => number;
+  /** The kubeconfig's own `token`, sent while the file cannot be read (client-go). */
+  readonly #fallback: string | undefined;
   #token: string | undefined;
   #version = '';
   #checkedAt = -Infinity;
   #reading: Promise<string> | undefined;
 
-  constructor(path: string, checkMs: number, monotonic: () => number) {
+  constructor(path: string, checkMs: number, monotonic: () => number, fallback?: string) {
     this.#path = path;
     this.#checkMs = checkMs;
     this.#monotonic = monotonic;
+    this.#fallback = fallback;
   }
 
   async read(): Promise<string> {
@@ -215,6 +221,7 @@ class TokenFile {
     } catch (err) {
       // A rotation in progress (the file briefly missing): keep using the token read last.
       if (this.#token !== undefined && (err as NodeJS.ErrnoException).code === 'ENOENT') return this.#token;
+      if (this.#fallback !== undefined) return this.#fallback;
       if (err instanceof KubeConfigError) throw err;
       throw new KubeConfigError(`cannot read token file ${this.#path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
