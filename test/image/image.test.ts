@@ -22,7 +22,7 @@ import { request as httpsRequest } from 'node:https';
 import type { KubeClient } from '@converge/runtime';
 import { freePorts } from '@converge/envtest';
 import { buildImage, podman } from '../../scripts/build-image.ts';
-import { DigitalHumanProviderCrd, DigitalHumanProviderKind, MicroserviceCrd, MicroserviceKind } from '../../packages/operators/src/index.ts';
+import { DigitalHumanProviderKind, MicroserviceKind } from '../../packages/operators/src/index.ts';
 import { startVendorSimulator } from '../../packages/operators/src/vendor-sim/index.ts';
 import type { VendorSimulator } from '../../packages/operators/src/vendor-sim/index.ts';
 import { renderManifests } from '../../packages/operators/src/cli/commands/manifests.ts';

@@ -22,7 +22,6 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Agent, createServer as createHttpsServer, request as httpsRequest } from 'node:https';
-import type { RequestOptions } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

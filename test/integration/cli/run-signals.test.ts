@@ -8,9 +8,6 @@ import assert from 'node:assert/strict';
 import { startReplica } from '../../support/operator-process.ts';
 import { testClient, testNamespace } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
-import { MicroserviceCrd } from '../../../packages/operators/src/operators/microservice/index.ts';
-import { DigitalHumanProviderCrd } from '../../../packages/operators/src/operators/provider/index.ts';
-import type { CustomResourceDefinition } from '@converge/runtime';
 
 test('SIGTERM at any moment of the start is a graceful stop with exit code 0', { timeout: 120_000 }, async (t) => {
   const client = testClient();

@@ -7,9 +7,8 @@ import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { SecretKind, createLogger, loadKubeConfig } from '@converge/runtime';
 import type { KubeClient, Manager } from '@converge/runtime';
-import { DigitalHumanProviderKind, DigitalHumanProviderCrd } from '../../../packages/operators/src/operators/provider/index.ts';
+import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
 import type { DigitalHumanProvider } from '../../../packages/operators/src/operators/provider/index.ts';
-import { MicroserviceCrd } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { runOperatorProcess } from '../../../packages/operators/src/operators/operator-process.ts';
 import { defaultOperatorConfig } from '../../../packages/operators/src/operators/operator-config.ts';
 import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
@@ -18,7 +17,6 @@ import { FAULTS_ON, eventually, kubeconfigPath, testClient, testNamespace } from
 import { DEFAULT_FAULTS, startFaultProxy } from '../../support/fault-proxy.ts';
 import type { FaultMix, FaultProxy } from '../../support/fault-proxy.ts';
 import { ensureCrds } from '../../support/crds.ts';
-import type { CustomResourceDefinition } from '@converge/runtime';
 
 export interface ProviderEnv {
   client: KubeClient;

@@ -21,7 +21,7 @@ import type { Deployment, KubeClient, Service } from '@converge/runtime';
 import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import type { Microservice, MicroserviceSpec } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
-import type { DigitalHumanProvider, DigitalHumanProviderSpec } from '../../../packages/operators/src/operators/provider/index.ts';
+import type { DigitalHumanProviderSpec } from '../../../packages/operators/src/operators/provider/index.ts';
 import type { VendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 
 export interface Expectations {

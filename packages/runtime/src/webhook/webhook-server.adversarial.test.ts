@@ -37,28 +37,14 @@ import { Agent, request } from 'node:https';
 import fc from 'fast-check';
 import { WebhookServer } from './webhook-server.ts';
 import type { WebhookServerOptions } from './webhook-server.ts';
-import { ConversionRegistry } from './conversion.ts';
+import { toyBoxConversions } from './toy-box.test-support.ts';
 import { certDirCertificates, directoryCaStore, selfManagedCertificates } from './certificates.ts';
 import type { CertificateSource } from './certificates.ts';
-import type { KubeObject } from '../objects/index.ts';
 
 const RUNS = Number.parseInt(process.env.CONVERGE_WEBHOOK_ADVERSARIAL_RUNS ?? '', 10) || 60;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** The toy kind of webhook.test.ts: v1 has `spec.size`, hub v2 has `spec.dimensions.size`; 13 fails v2 → v1. */
-const registry = new ConversionRegistry().register({
-  group: 'toys.example.com',
-  kind: 'Box',
-  hub: 'v2',
-  spokes: [{
-    version: 'v1',
-    toHub: (o: KubeObject & { spec?: { size?: number } }) => ({ ...o, spec: { dimensions: { size: o.spec?.size } } }),
-    fromHub: (o: KubeObject & { spec?: { dimensions?: { size?: number } } }) => {
-      if (o.spec?.dimensions?.size === 13) throw new Error('13 is unlucky');
-      return { ...o, spec: { size: o.spec?.dimensions?.size } };
-    },
-  }],
-});
+const registry = toyBoxConversions();
 
 interface Served { port: number; ca: string; stop: AbortController; running: Promise<void> }
 

@@ -7,6 +7,7 @@ import { request } from 'node:https';
 import { Registry } from 'prom-client';
 import { WebhookServer } from './webhook-server.ts';
 import { ConversionRegistry } from './conversion.ts';
+import { toyBoxConversions } from './toy-box.test-support.ts';
 import { certDirCertificates, directoryCaStore, selfManagedCertificates } from './certificates.ts';
 import type { KubeObject } from '../objects/index.ts';
 
@@ -24,20 +25,7 @@ function post(port: number, path: string, ca: string, body: string, method = 'PO
   });
 }
 
-/** A toy kind: v1 has `size`, v2 calls it `spec.dimensions.size`. */
-const registry = new ConversionRegistry().register({
-  group: 'toys.example.com',
-  kind: 'Box',
-  hub: 'v2',
-  spokes: [{
-    version: 'v1',
-    toHub: (o: KubeObject & { spec?: { size?: number } }) => ({ ...o, spec: { dimensions: { size: o.spec?.size } } }),
-    fromHub: (o: KubeObject & { spec?: { dimensions?: { size?: number } } }) => {
-      if (o.spec?.dimensions?.size === 13) throw new Error('13 is unlucky');
-      return { ...o, spec: { size: o.spec?.dimensions?.size } };
-    },
-  }],
-});
+const registry = toyBoxConversions();
 
 test('serves conversion over HTTPS with a self-managed CA shared through its folder; metrics count every object', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-'));
