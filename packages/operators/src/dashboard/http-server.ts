@@ -11,11 +11,12 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { ASSET_TYPES, type AssetName, type DashboardAssets } from './assets.ts';
 import type { ClusterSource } from './cluster-source.ts';
 import { objectDetail } from './detail.ts';
 import type { DashboardModel } from './model.ts';
-import { applySecurityHeaders, checkAccess } from './security.ts';
+import { applySecurityHeaders, checkAccess, SECURITY_HEADERS } from './security.ts';
 import { EventStream } from './sse.ts';
 import { FilterError, matchesFilter, parseFilter, sortItems } from './shared/filters.ts';
 import type { Sort, SortKey } from './shared/filters.ts';
@@ -45,6 +46,24 @@ class HttpError extends Error {
   }
 }
 
+/** The request target as a URL; a target that is none (`//[`) is a 400, not a 500. */
+function requestUrl(target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'http://dashboard.invalid');
+  } catch {
+    throw new HttpError(400, 'BadRequest', `the request target ${JSON.stringify(target)} is not a URL`);
+  }
+}
+
+/** A path segment percent-decoded; one that does not decode (`%zz`) names nothing: 404. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(404, 'NotFound', `no such path: ${JSON.stringify(segment)} is not valid percent-encoding`);
+  }
+}
+
 function sendJson(res: ServerResponse, status: number, body: unknown, head: boolean): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) });
@@ -64,10 +83,12 @@ function parseSort(params: URLSearchParams, fallback: Sort | undefined): Sort | 
   return { key, descending };
 }
 
+/** `limit`: a positive integer; one too large for a number (`1` and 400 zeros) is no limit (Infinity), not an error. */
 function parseLimit(params: URLSearchParams): number | undefined {
   const text = params.get('limit');
   if (text === null) return undefined;
   const n = Number(text);
+  if (n === Infinity && /^[0-9]+$/.test(text)) return n;
   if (!Number.isInteger(n) || n <= 0) throw new HttpError(400, 'BadRequest', `limit must be a positive integer, got ${JSON.stringify(text)}`);
   return n;
 }
@@ -104,12 +125,12 @@ export function createDashboardServer(options: HttpServerOptions): Server {
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     applySecurityHeaders(res);
-    const url = new URL(req.url ?? '/', 'http://dashboard.invalid');
     const head = req.method === 'HEAD';
     if (req.method !== 'GET' && !head) {
       res.setHeader('allow', 'GET, HEAD');
       throw new HttpError(405, 'MethodNotAllowed', `${req.method} is not allowed: the dashboard is read-only`);
     }
+    const url = requestUrl(req.url);
     const access = checkAccess(req, url, { token: options.token, loopbackListen: options.loopbackListen });
     if (access.ok === 'redirect') {
       res.writeHead(303, { location: access.location, 'set-cookie': access.cookie, 'cache-control': 'no-store' });
@@ -147,8 +168,8 @@ export function createDashboardServer(options: HttpServerOptions): Server {
 
     const m = /^\/api\/v1\/([^/]+)\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(path);
     if (m) {
-      const [, kindPath, cluster, namespace, name] = m.map((p) => decodeURIComponent(p)) as [string, string, string, string, string];
-      const kind = KIND_PATHS[kindPath];
+      const [, kindPath, cluster, namespace, name] = m.map(decodeSegment) as [string, string, string, string, string];
+      const kind = Object.hasOwn(KIND_PATHS, kindPath) ? KIND_PATHS[kindPath] : undefined;
       if (!kind) throw new HttpError(404, 'NotFound', `unknown kind ${JSON.stringify(kindPath)}: use microservices or providers`);
       const source = byName.get(cluster);
       if (!source) throw new HttpError(404, 'NotFound', `no cluster named ${JSON.stringify(cluster)}`);
@@ -166,10 +187,12 @@ export function createDashboardServer(options: HttpServerOptions): Server {
   };
 
   const openStream = (req: IncomingMessage, res: ServerResponse, params: URLSearchParams, head: boolean): void => {
-    const clusters = params.get('cluster')?.split(',').filter(Boolean);
-    const kinds = filterFrom(new URLSearchParams(params.has('kind') ? { kind: params.get('kind')! } : {})).kind;
+    // Read as the lists read them (repeated or comma-separated, empty values ignored): `cluster=`
+    // alone is no filter, not a filter that nothing passes.
+    const { cluster: clusters, kind: kinds } = filterFrom(new URLSearchParams([...params].filter(([k]) => k === 'cluster' || k === 'kind')));
     if (head) {
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
+      // The headers the stream sends (sse.ts), without the stream.
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
       res.end();
       return;
     }
@@ -197,7 +220,7 @@ export function createDashboardServer(options: HttpServerOptions): Server {
     req.socket.setTimeout(0);
   };
 
-  return createServer({ requestTimeout: 0, headersTimeout: 10_000 }, (req, res) => {
+  const server = createServer({ requestTimeout: 0, headersTimeout: 10_000 }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) {
         res.destroy();
@@ -207,6 +230,15 @@ export function createDashboardServer(options: HttpServerOptions): Server {
       sendError(res, e, req.method === 'HEAD');
     });
   });
+  // Node gives CONNECT to this event, not to the handler above (without a listener it drops the
+  // connection): the same 405 as every other method, written on the socket.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => {});
+    const body = JSON.stringify({ error: 'MethodNotAllowed', message: 'CONNECT is not allowed: the dashboard is read-only' });
+    const headers = { ...SECURITY_HEADERS, allow: 'GET, HEAD', 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body), connection: 'close' };
+    socket.end(`HTTP/1.1 405 Method Not Allowed\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+  });
+  return server;
 }
 
 /** Listens; resolves with the bound address. */

@@ -7,7 +7,9 @@
  * The token is accepted as `Authorization: Bearer <token>` (API clients), as the cookie
  * `converge_dashboard_token` (the page, including its EventSource, which cannot send headers),
  * or once as `?token=` on the page URL, which sets that cookie (HttpOnly, SameSite=Strict) and
- * redirects to the same URL without it. Tokens are compared in constant time.
+ * redirects to the same URL without it (always on this origin). Tokens are compared in constant
+ * time; a header's token may come as UTF-8 or latin1, a cookie's is percent-encoded (one that
+ * does not decode is no token).
  * @module
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -43,16 +45,45 @@ export function applySecurityHeaders(res: ServerResponse): void {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
 }
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
+// Over the UTF-16 code units: UTF-8 would turn every lone surrogate into the same U+FFFD, and
+// two different strings would compare equal.
+const digest = (s: string) => createHash('sha256').update(Buffer.from(s, 'utf16le')).digest();
 
+/** String equality in constant time (whatever the lengths: both sides are hashed first). */
 export function tokensEqual(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Whether a header's token is `expected`. Header values are bytes (Node hands them over as
+ * latin1): a token with non-ASCII characters comes as UTF-8 from curl, as latin1 from fetch
+ * (which cannot send characters beyond U+00FF at all). Both readings are compared, always both.
+ */
+function headerTokenEquals(value: string, expected: string): boolean {
+  let asUtf8: string | undefined;
+  try {
+    asUtf8 = utf8.decode(Buffer.from(value, 'latin1'));
+  } catch {
+    // not UTF-8: latin1 only
+  }
+  const latin1 = tokensEqual(value, expected);
+  const fromUtf8 = tokensEqual(asUtf8 ?? value, expected);
+  return latin1 || fromUtf8;
+}
+
+/** The token cookie's value; undefined when absent or not valid percent-encoding (then it is no token). */
 function cookieToken(req: IncomingMessage): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === TOKEN_COOKIE) return decodeURIComponent(part.slice(i + 1).trim());
+    if (i > 0 && part.slice(0, i).trim() === TOKEN_COOKIE) {
+      try {
+        return decodeURIComponent(part.slice(i + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
   }
   return undefined;
 }
@@ -78,7 +109,7 @@ export function checkAccess(req: IncomingMessage, url: URL, options: { token: st
   const auth = req.headers.authorization;
   if (auth !== undefined) {
     const m = /^Bearer\s+(\S+)$/i.exec(auth);
-    return m && tokensEqual(m[1]!, token) ? { ok: true } : { ok: false, status: 401, message: 'invalid bearer token' };
+    return m && headerTokenEquals(m[1]!, token) ? { ok: true } : { ok: false, status: 401, message: 'invalid bearer token' };
   }
   const fromCookie = cookieToken(req);
   if (fromCookie !== undefined && tokensEqual(fromCookie, token)) return { ok: true };
@@ -89,7 +120,9 @@ export function checkAccess(req: IncomingMessage, url: URL, options: { token: st
     clean.searchParams.delete('token');
     return {
       ok: 'redirect',
-      location: `${clean.pathname}${clean.search}${clean.hash}`,
+      // A path that starts with // (from a target like `/.//evil.example`) would be read by the
+      // browser as another host: the location always stays on this origin.
+      location: `${clean.pathname.replace(/^\/+/, '/')}${clean.search}${clean.hash}`,
       cookie: `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
     };
   }

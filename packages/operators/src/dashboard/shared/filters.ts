@@ -2,11 +2,12 @@
  * Filters and sorting for both tables, shared by the API (query parameters) and the page (its
  * filter bar and URL), so `?region=eu&ready=true` means the same in both. Pure.
  *
- * Query parameters (each may repeat or hold a comma-separated list; values within one parameter
- * are OR-ed, parameters are AND-ed): `cluster`, `namespace`, `kind` (`Microservice`/`ms`,
+ * Query parameters (each but `q` may repeat or hold a comma-separated list; values within one
+ * parameter are OR-ed, parameters are AND-ed): `cluster`, `namespace`, `kind` (`Microservice`/`ms`,
  * `DigitalHumanProvider`/`dhp`), `region` (providers only), `health` (`ready`, `progressing`,
  * `failed`), `ready` (`true` = converged, `false` = not), `usable` (`true`/`false`, providers),
- * `q` (case-insensitive substring of namespace/name, or of image/region/reason).
+ * `q` (one text, commas included, the first `q` given: case-insensitive substring of namespace/name,
+ * or of image/region/reason).
  * @module
  */
 import type { Health, Item, ItemKind } from './types.ts';
@@ -45,12 +46,16 @@ function values(params: URLSearchParams, name: string): string[] | undefined {
   return all.length ? [...new Set(all)] : undefined;
 }
 
+/** Like the lists: repeated or comma-separated values are OR-ed, so `true` and `false` together filter nothing. */
 function bool(params: URLSearchParams, name: string): boolean | undefined {
-  const v = params.get(name);
-  if (v === null || v === '') return undefined;
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw new FilterError(`${name} must be true or false, got ${JSON.stringify(v)}`);
+  const all = values(params, name);
+  if (!all) return undefined;
+  const seen = new Set(all.map((v) => {
+    if (v === 'true' || v === '1') return true;
+    if (v === 'false' || v === '0') return false;
+    throw new FilterError(`${name} must be true or false, got ${JSON.stringify(v)}`);
+  }));
+  return seen.size === 1 ? [...seen][0] : undefined;
 }
 
 /** Reads a filter from query parameters; throws `FilterError` on a value it cannot understand. */
@@ -65,7 +70,8 @@ export function parseFilter(params: URLSearchParams): ItemFilter {
   const kinds = values(params, 'kind');
   if (kinds) {
     f.kind = kinds.map((k) => {
-      const kind = KIND_NAMES[k.toLowerCase()];
+      const word = k.toLowerCase();
+      const kind = Object.hasOwn(KIND_NAMES, word) ? KIND_NAMES[word] : undefined;
       if (!kind) throw new FilterError(`unknown kind ${JSON.stringify(k)}; use Microservice (ms) or DigitalHumanProvider (dhp)`);
       return kind;
     });
@@ -97,9 +103,10 @@ export function filterToParams(f: ItemFilter): URLSearchParams {
   return p;
 }
 
-function searchText(item: Item): string {
-  const extra = item.kind === 'Microservice' ? item.image : `${item.region} ${item.providerID ?? ''}`;
-  return `${item.namespace}/${item.name} ${extra} ${item.why ?? ''}`.toLowerCase();
+/** What `q` searches, field by field: a match never spans two fields (`web img` is no match for `ns/web` and `img:1`). */
+function searchFields(item: Item): string[] {
+  const extra = item.kind === 'Microservice' ? [item.image] : [item.region, item.providerID ?? ''];
+  return [`${item.namespace}/${item.name}`, ...extra, item.why ?? ''].map((s) => s.toLowerCase());
 }
 
 export function matchesFilter(item: Item, f: ItemFilter): boolean {
@@ -110,7 +117,10 @@ export function matchesFilter(item: Item, f: ItemFilter): boolean {
   if (f.health && !f.health.includes(item.health)) return false;
   if (f.ready !== undefined && item.converged !== f.ready) return false;
   if (f.usable !== undefined && (item.kind !== 'DigitalHumanProvider' || item.usable !== f.usable)) return false;
-  if (f.q && !searchText(item).includes(f.q.toLowerCase())) return false;
+  if (f.q) {
+    const q = f.q.toLowerCase();
+    if (!searchFields(item).some((s) => s.includes(q))) return false;
+  }
   return true;
 }
 
