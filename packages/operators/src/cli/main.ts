@@ -3,8 +3,12 @@
  * `converge`: the command line. Each command lives in `commands/<name>.ts` and exports
  * `run(argv): Promise<number>` (the exit code); this file only dispatches.
  *
- * Conventions every command keeps: `--help`, errors on stderr with a non-zero exit code, colours
- * only on a TTY, `--kubeconfig` and `KUBECONFIG` honoured as kubectl does.
+ * Conventions every command keeps: `--help` (usage on stdout, exit 0), errors on stderr with a
+ * non-zero exit code (a usage error, the command's missing included: exit 2 with nothing on
+ * stdout), colours only on a TTY, `--kubeconfig` and `KUBECONFIG` honoured as kubectl does.
+ * Output nobody reads ends the command here: a reader that went away (`converge … | head -1`)
+ * quietly, with the exit code so far; any other write error (a full disk) with one line on
+ * stderr and exit 1 — never Node's crash report.
  * @module
  */
 import { stopSignal } from './shared/stop-signal.ts';
@@ -44,9 +48,14 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === '-h' || command === 'help') {
+  if (!command) {
+    // No command is a usage error: the usage goes to stderr, so stdout stays empty for a pipe.
+    process.stderr.write(`converge: missing command\n\n${usage()}\n`);
+    return 2;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${usage()}\n`);
-    return command ? 0 : 2;
+    return 0;
   }
   if (!Object.hasOwn(COMMANDS, command)) {
     process.stderr.write(`converge: unknown command "${command}"\n\n${usage()}\n`);
@@ -57,6 +66,13 @@ async function main(argv: string[]): Promise<number> {
   const module = (await import(`./commands/${command}.ts`)) as { run(argv: string[]): Promise<number> };
   return module.run(rest);
 }
+
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') process.stderr.write(`converge: cannot write the output: ${err.message}\n`);
+  process.exit(err.code === 'EPIPE' ? (process.exitCode ?? 0) : 1);
+});
+// Nothing can be said when stderr itself cannot be written; only the exit code tells.
+process.stderr.on('error', () => process.exit(process.exitCode || 1));
 
 main(process.argv.slice(2)).then(
   (code) => {

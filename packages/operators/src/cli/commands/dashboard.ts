@@ -4,12 +4,12 @@
  * or SIGTERM.
  *
  * Exit codes: 0 stopped by a signal, 1 could not start (kubeconfig unreadable, port taken, a
- * non-loopback listen without a token), 2 usage error.
+ * non-loopback listen without a token), 2 usage error (a `--listen` that is not host:port included).
  * @module
  */
 import { createLogger, loadKubeConfig } from '@converge/runtime';
 import type { KubeConfig } from '@converge/runtime';
-import { DEFAULT_LISTEN, ListenError, startDashboard } from '../../dashboard/index.ts';
+import { DEFAULT_LISTEN, ListenError, parseListen, startDashboard } from '../../dashboard/index.ts';
 import type { ClusterSpec } from '../../dashboard/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { stopSignal } from '../shared/stop-signal.ts';
@@ -66,6 +66,12 @@ export async function run(argv: string[]): Promise<number> {
   const badLevel = logLevelError('dashboard', values['log-level']);
   if (badLevel) {
     process.stderr.write(badLevel);
+    return 2;
+  }
+  try {
+    parseListen(values.listen);
+  } catch (err) {
+    process.stderr.write(`converge dashboard: ${(err as Error).message}\n`);
     return 2;
   }
   let clusters: ClusterSpec[];

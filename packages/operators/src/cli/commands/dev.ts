@@ -11,8 +11,9 @@
  * - Ctrl-C / SIGTERM tears everything down in order: operators (graceful), vendor simulator,
  *   control plane. A second Ctrl-C kills at once (the launcher still reaps every component).
  * - `--exit-when-ready` exits 0 once both samples are Ready for their current generation, and 1
- *   when `--timeout` passes first; a component that dies exits 1 (its logs are copied next to
- *   the kubeconfig, under `logs/`).
+ *   when `--timeout` passes first (also while the control plane is still being built); a
+ *   component that dies exits 1 (its logs are copied next to the kubeconfig, under `logs/`).
+ *   A `--timeout` longer than a timer can wait (2^31-1 ms, ≈ 24.8 days) is a usage error.
  * - Operator logs (JSON) go to a file, never to the screen; the vendor token is never printed.
  * - While it runs, `vendor-sim.json` beside the kubeconfig (mode 0600) tells
  *   `converge vendor-sim fault` where the simulator is and its admin token; the screen shows
@@ -78,9 +79,12 @@ Flags:
                            one is taken; "off" = no dashboard). Loopback addresses only
   --exit-when-ready        exit 0 once both samples are Ready (for tests and CI)
   --timeout <seconds>      with --exit-when-ready: exit 1 if they are not Ready by then (default 600,
-                           counted from start, build included)
+                           at most 2147483 (24 days), counted from start, build included)
   -h, --help               show this help
 `;
+
+/** The longest a timer can wait: setTimeout fires at once (with a warning) past it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -107,8 +111,8 @@ export async function run(argv: string[]): Promise<number> {
   if (args.exitCode !== undefined) return args.exitCode;
   const { values } = args;
   const timeoutSeconds = Number(values.timeout);
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
-    process.stderr.write(`converge dev: --timeout must be a positive number of seconds, got "${values.timeout}"\n`);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds * 1000 > MAX_TIMER_MS) {
+    process.stderr.write(`converge dev: --timeout must be a positive number of seconds, at most ${Math.floor(MAX_TIMER_MS / 1000)} (24 days), got "${values.timeout}"\n`);
     return 2;
   }
   if (values['exit-when-ready'] && values['no-samples']) {
@@ -231,8 +235,9 @@ class DevSession {
     const building = ensureControlPlaneBinary({ onProgress: (m) => this.#say(`  ${m}`) });
     const binary = await Promise.race([building, new Promise<undefined>((r) => this.#stop.signal.addEventListener('abort', () => r(undefined), { once: true }))]);
     if (!binary) {
-      // `go build` cannot be interrupted cleanly from here; nothing else has started yet.
-      process.exit(130);
+      // `go build` cannot be interrupted cleanly from here; nothing else has started yet. Stopped
+      // by --timeout (a failure, exit 1), not by Ctrl-C (130).
+      process.exit(this.#failed ? this.#exitCode : 130);
     }
     this.#say(`control plane binary: ${binary}`);
 

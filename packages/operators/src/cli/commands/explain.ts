@@ -69,7 +69,9 @@ export function parseTarget(positionals: string[]): { kind: 'microservice' | 'pr
   }
   if (!kindText || !name || name.includes('/')) return undefined;
   const lower = kindText.toLowerCase();
-  const kind = KINDS[lower] ?? KINDS[lower.replace(/\.(platform\.example\.io|dhp\.example\.com)$/, '')];
+  // Own keys only: `constructor/x` or `__proto__/x` is not a kind (Object.prototype's members are not).
+  const kindOf = (text: string) => (Object.hasOwn(KINDS, text) ? KINDS[text] : undefined);
+  const kind = kindOf(lower) ?? kindOf(lower.replace(/\.(platform\.example\.io|dhp\.example\.com)$/, ''));
   return kind ? { kind, name } : undefined;
 }
 

@@ -62,7 +62,8 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
     }, join(assetDir('templates'), 'init'));
   } catch (err) {
     if (err instanceof ScaffoldInputError) {
-      io.stderr(`converge init: nothing written:\n${err.message}\n`);
+      // One line, every problem in it (the scaffold lists them one per line).
+      io.stderr(`converge init: nothing written: ${err.message.split('\n').join('; ')}\n`);
       return 2;
     }
     throw err;

@@ -47,8 +47,9 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (parsed.exitCode !== undefined) return parsed.exitCode;
   const { values } = parsed;
-  const kinds = (values.kind?.length ? values.kind : ['all']).flatMap((k) => (k === 'all' ? Object.keys(CRDS) : [ALIASES[k] ?? k]));
-  const unknown = kinds.filter((k) => !CRDS[k]);
+  // Own keys only, so that `--kind constructor` is an unknown kind named as typed (not Object's members).
+  const kinds = (values.kind?.length ? values.kind : ['all']).flatMap((k) => (k === 'all' ? Object.keys(CRDS) : [Object.hasOwn(ALIASES, k) ? ALIASES[k]! : k]));
+  const unknown = kinds.filter((k) => !Object.hasOwn(CRDS, k));
   if (unknown.length) {
     process.stderr.write(`converge migrate-storage: unknown kind ${unknown.join(', ')} (microservices, digitalhumanproviders or all)\n`);
     return 2;

@@ -4,11 +4,12 @@
  * in-flight reconciles finish). Exits 1, with one line on stderr saying why, when leadership is
  * lost, when a part cannot start (a busy metrics or probe port), or when reconciles cannot be
  * stopped (then at once, even if a stuck reconcile still holds the event loop), so that the pod
- * is restarted.
+ * is restarted. Bad flags (a level, an operator or a bind address it does not know) exit 2 before
+ * anything starts.
  * @module
  */
 import { readFileSync, existsSync } from 'node:fs';
-import { DrainTimeoutError, LeadershipLostError, ListenError, RunnableFailedError } from '@converge/runtime';
+import { DrainTimeoutError, LeadershipLostError, ListenError, RunnableFailedError, parseBindAddress } from '@converge/runtime';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { runOperatorProcess } from '../../operators/operator-process.ts';
@@ -77,6 +78,14 @@ export async function run(argv: string[]): Promise<number> {
   if (unknown.length) {
     process.stderr.write(`converge run: unknown operator(s) ${unknown.join(', ')}; use microservice, provider\n`);
     return 2;
+  }
+  for (const flag of ['metrics-bind-address', 'health-probe-bind-address', 'webhook-bind-address'] as const) {
+    try {
+      parseBindAddress(values[flag]);
+    } catch (err) {
+      process.stderr.write(`converge run: --${flag}: ${(err as Error).message}\n`);
+      return 2;
+    }
   }
   let config = defaultOperatorConfig;
   try {

@@ -8,7 +8,8 @@
  * - Faults given together are set together (one PATCH of /admin/faults; faults not named stay).
  * - With a duration (`--for`, or `--outage <duration>`), the command waits that long, then
  *   removes exactly the faults it set, and exits 0; Ctrl-C removes them at once. Without one, the
- *   faults stay until `--clear`.
+ *   faults stay until `--clear`. A duration longer than a timer can wait (2^31-1 ms, ≈ 24.8 days)
+ *   is a usage error.
  * - `--health` sets the health the simulator reports for every instance (or `--instance`);
  *   health is not a fault: `--clear` leaves it, `--health healthy` restores it.
  * - Exit codes: 0 done, 1 the simulator could not be reached or refused, 2 usage error.
@@ -24,6 +25,8 @@ import type { CommandIO } from '../shared/kubectl.ts';
 import { stopSignal } from '../shared/stop-signal.ts';
 
 const HEALTH: readonly HealthStatus[] = ['healthy', 'degraded', 'down'];
+/** The longest the command can wait (`--for`, `--outage <duration>`): setTimeout fires at once past it. */
+const MAX_WAIT_MS = 2 ** 31 - 1;
 
 const HELP = `Usage: converge vendor-sim fault [faults] [--for <duration>] | --clear | --show
 
@@ -49,7 +52,7 @@ Other:
                              converge dev writes while it runs)
   -h, --help                 show this help
 
-Durations: 30s, 500ms, 2m, or a number of seconds.
+Durations: 30s, 500ms, 2m, or a number of seconds; waiting (--for, --outage) at most 596h.
 
 Examples:
   npx converge vendor-sim fault --outage 30s       # the vendor is gone for 30 s, then back
@@ -116,6 +119,7 @@ export function planFaults(values: Record<string, string | boolean | undefined>)
     if (Object.keys(patch).length === 0) return '--for needs a fault to remove afterwards (--outage, --errors, --latency, --rate-limit, --hang)';
     forMs = ms;
   }
+  if (forMs !== undefined && forMs > MAX_WAIT_MS) return 'a duration to wait (--for, --outage) is at most 596h (24 days); for longer, set the fault without one and remove it with --clear';
   const clear = values.clear === true;
   if (clear && (Object.keys(patch).length > 0 || health)) return '--clear cannot be combined with faults to set';
   return { patch, ...(health ? { health } : {}), ...(forMs !== undefined ? { forMs } : {}), clear };

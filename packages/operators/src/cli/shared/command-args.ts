@@ -1,7 +1,8 @@
 /**
  * Flag parsing every command shares: `node:util` parseArgs in strict mode, `-h/--help` printing
  * the command's help to stdout (exit 0), and a usage error printed to stderr with the help
- * (exit 2). A caller returns `exitCode` when it is set.
+ * (exit 2): a one-line `converge <command>: …` message (parseArgs's own may span lines), a
+ * blank line, the help. A caller returns `exitCode` when it is set.
  * @module
  */
 import { parseArgs } from 'node:util';
@@ -23,7 +24,7 @@ export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(
   try {
     parsed = parseArgs({ args: argv, options: { ...options, ...HELP_FLAG }, strict: true, allowPositionals });
   } catch (err) {
-    io.stderr(`converge ${command}: ${(err as Error).message}\n\n${help}`);
+    io.stderr(`converge ${command}: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}\n\n${help}`);
     return { exitCode: 2 as const };
   }
   if ((parsed.values as { help?: boolean }).help) {
