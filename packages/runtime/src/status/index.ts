@@ -32,6 +32,7 @@ export async function patchStatus<S extends object, T extends WithStatus<S>>(
   options: { fieldManager?: string; signal?: AbortSignal } = {},
 ): Promise<T | undefined> {
   const before = (current.status ?? {}) as Record<string, unknown>;
+  if (isDeepStrictEqual(before, status)) return undefined; // converged: no JSON round trip
   const wanted = asMergeable(status) as Record<string, unknown>;
   if (isDeepStrictEqual(asMergeable(before), wanted)) return undefined;
   const body = {
