@@ -189,7 +189,10 @@ class TokenFile {
   }
 
   async read(): Promise<string> {
-    if (this.#token !== undefined && this.#monotonic() - this.#checkedAt < this.#checkMs) return this.#token;
+    // The token read last, or the fallback while the file cannot be read: either is kept for
+    // `checkMs`, so a missing file costs one failed read per interval, not one per request.
+    const current = this.#token ?? (this.#checkedAt > -Infinity ? this.#fallback : undefined);
+    if (current !== undefined && this.#monotonic() - this.#checkedAt < this.#checkMs) return current;
     this.#reading ??= this.#refresh().finally(() => {
       this.#reading = undefined;
     });
@@ -221,7 +224,10 @@ class TokenFile {
     } catch (err) {
       // A rotation in progress (the file briefly missing): keep using the token read last.
       if (this.#token !== undefined && (err as NodeJS.ErrnoException).code === 'ENOENT') return this.#token;
-      if (this.#fallback !== undefined) return this.#fallback;
+      if (this.#fallback !== undefined) {
+        this.#checkedAt = this.#monotonic();
+        return this.#fallback;
+      }
       if (err instanceof KubeConfigError) throw err;
       throw new KubeConfigError(`cannot read token file ${this.#path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
