@@ -5,24 +5,31 @@
  * snapshot is not cut by the changes that follow it.
  */
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { EventStream } from './sse.ts';
 import type { ServerEvent } from './shared/types.ts';
 
-test('a client that stops reading is disconnected and its buffered events are let go', async (t) => {
+/** A server whose one request becomes a stream, and a client that sent it and does not read yet. */
+async function pausedClient(t: TestContext, target: string): Promise<{ res: ServerResponse; client: Socket }> {
   const opened = Promise.withResolvers<ServerResponse>();
   const server = createServer((_req, res) => opened.resolve(res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.after(() => server.close());
   const port = (server.address() as { port: number }).port;
-  // A client that sends its request and then never reads a byte.
-  const client = connect(port, '127.0.0.1', () => client.write('GET /api/v1/events HTTP/1.1\r\nhost: x\r\n\r\n'));
+  const client = connect(port, '127.0.0.1', () => client.write(`GET ${target} HTTP/1.1\r\nhost: x\r\n\r\n`));
   client.pause();
   t.after(() => client.destroy());
-  const res = await opened.promise;
+  return { res: await opened.promise, client };
+}
+
+test('a client that stops reading is disconnected and its buffered events are let go', async (t) => {
+  // A client that sends its request and then never reads a byte.
+  const { res } = await pausedClient(t, '/api/v1/events');
   let unsubscribed = false;
   const stream = new EventStream(res, () => (unsubscribed = true));
   const closed = new Promise<void>((r) => res.once('close', () => r()));
@@ -38,17 +45,10 @@ test('a client that stops reading is disconnected and its buffered events are le
 });
 
 test('a snapshot larger than the bound does not get the client cut off by the next event while it reads it', async (t) => {
-  const opened = Promise.withResolvers<ServerResponse>();
-  const server = createServer((_req, res) => opened.resolve(res));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.after(() => server.close());
-  const port = (server.address() as { port: number }).port;
   let received = '';
-  const client = connect(port, '127.0.0.1', () => client.write('GET /api/v1/events?snapshot=true HTTP/1.1\r\nhost: x\r\n\r\n'));
+  // Busy for a moment (a slow link, a busy tab).
+  const { res, client } = await pausedClient(t, '/api/v1/events?snapshot=true');
   client.setEncoding('utf8');
-  client.pause(); // busy for a moment (a slow link, a busy tab)
-  t.after(() => client.destroy());
-  const res = await opened.promise;
   let unsubscribed = false;
   const stream = new EventStream(res, () => (unsubscribed = true));
   // A fleet whose snapshot is 12 MiB, then the changes that follow it.
