@@ -103,6 +103,17 @@ test('non-structural schemas are rejected with the path', () => {
   }
 });
 
+test('a bound that is not a value of its own numeric type fails at definition time (the API server would refuse every value)', () => {
+  const refused = (schema: TSchema, why: RegExp) => assert.throws(() => toStructuralSchema(Type.Object({ spec: schema })), (err: Error) => err instanceof SchemaConversionError && why.test(err.message));
+  refused(Type.Integer({ multipleOf: 0.5 }), /\.spec: multipleOf 0\.5 is not a valid integer: kube-apiserver would refuse every value/);
+  refused(Type.Integer({ minimum: -1.5 }), /minimum -1\.5 is not a valid integer/);
+  refused(Type.Integer({ format: 'int32', maximum: 2 ** 40 }), /maximum 1099511627776 is not a valid integer \(int32\)/);
+  refused(Type.Number({ format: 'float', maximum: 1e300 }), /maximum 1e\+300 is not a valid number \(float\)/);
+  // Formats the API server drops for objects do not narrow the bounds; integral bounds are fine.
+  assert.equal(toStructuralSchema(Type.Integer({ format: 'uint8', minimum: -5, multipleOf: 2 })).minimum, -5);
+  assert.equal(toStructuralSchema(Type.Number({ minimum: 0.5, multipleOf: 0.25 })).multipleOf, 0.25);
+});
+
 test('examples become a single example', () => {
   assert.deepEqual(toStructuralSchema(Type.String({ examples: ['a', 'b'] })), { type: 'string', example: 'a' });
 });
@@ -118,9 +129,29 @@ test('a default that does not fit its field fails at definition time, naming the
   refused(Type.Object({ a: Type.String() }, { default: {} }), /\.a is required and the default leaves it out/);
   // A required field named like a property every object inherits is still looked for on the default itself.
   refused(Type.Object({ constructor: Type.String() }, { default: {} }), /\.constructor is required and the default leaves it out/);
+  // The API server applies no nested default to a default: a required field with a default of its
+  // own must still be written out (CI's differential seed -744297205).
+  refused(Type.Object({ a: Type.Boolean({ default: true }) }, { default: {} }), /\.a is required and the default leaves it out/);
   refused(Type.Union([Type.Integer(), Type.String()], { default: [1] }), /an integer or a string/);
+  // kube-openapi's numeric checks: a value JSON writes as an integer is checked against truncated
+  // bounds (CI's differential run found multipleOf 0.5 on an integer), and values must fit the format.
+  refused(Type.Number({ multipleOf: 0.5, default: 3 }), /not a multiple of 0\.5 \(the API server checks an integer against 0\)/);
+  refused(Type.Number({ multipleOf: 2.5, default: 5 }), /not a multiple of 2\.5/);
+  refused(Type.Integer({ format: 'int32', default: 2 ** 31 }), /out of range for integer \(int32\)/);
+  refused(Type.Integer({ format: 'uint32', default: -1 }), /out of range for integer \(uint32\)/);
+  refused(Type.Integer({ default: 2 ** 63 }), /out of range for integer/);
+  refused(Type.Integer({ format: 'uint64', default: 2 ** 63 }), /out of range for integer \(uint64\)/);
+  refused(Type.Number({ format: 'float', default: 1e39 }), /out of range for number \(float\)/);
+  // Go's int64(1e39) on amd64 is -2^63: every integer is above such a maximum (the differential run found it).
+  refused(Type.Number({ maximum: 1e39, default: 0 }), /above the maximum 1e\+39 \(the API server checks an integer against -9223372036854776000\)/);
+  assert.equal(toStructuralSchema(Type.Number({ maximum: 1e39, default: 0.5 })).default, 0.5, 'a float is compared as a float');
+  // Fitting defaults are kept, the server's leniency included: an integer is checked against a truncated bound.
+  assert.equal(toStructuralSchema(Type.Number({ minimum: 0.5, default: 0 })).default, 0);
+  assert.equal(toStructuralSchema(Type.Number({ multipleOf: 0.5, default: 2.5 })).default, 2.5);
+  assert.equal(toStructuralSchema(Type.Integer({ format: 'int32', default: -(2 ** 31) })).default, -(2 ** 31));
   // Fitting defaults are kept.
-  const out = toStructuralSchema(Type.Object({ a: Type.Integer({ multipleOf: 2, default: 4 }), b: Type.String({ format: 'date-time', default: '2026-12-05T00:00:00Z' }), c: Type.Object({ d: Type.String({ default: 'x' }) }, { default: {} }) }));
+  const out = toStructuralSchema(Type.Object({ a: Type.Integer({ multipleOf: 2, default: 4 }), b: Type.String({ format: 'date-time', default: '2026-12-05T00:00:00Z' }), c: Type.Object({ d: Type.String({ default: 'x' }) }, { default: { d: 'y' } }), e: Type.Object({ f: Type.Optional(Type.String()) }, { default: {} }) }));
   assert.equal(out.properties?.a?.default, 4);
-  assert.deepEqual(out.properties?.c?.default, {}, 'a required field with a default of its own may be left out');
+  assert.deepEqual(out.properties?.c?.default, { d: 'y' });
+  assert.deepEqual(out.properties?.e?.default, {}, 'an optional field may be left out');
 });

@@ -21,11 +21,13 @@
  *   `examples[0]` becomes `example`.
  * - `x-kubernetes-*` extensions (CEL `x-kubernetes-validations`, list types, …), `default`,
  *   `description`, `format`, enums and bounds are kept. A `default` that does not fit its node
- *   (`default-check.ts`) throws, as the API server would refuse the CRD for it.
+ *   (`default-check.ts`) throws, as the API server would refuse the CRD for it; so does a numeric
+ *   bound that is not a value of its own type (`minimum: 0.5` on an integer), for which the API
+ *   server would accept the CRD and refuse every value of the field.
  * @module
  */
 import type { JSONSchemaProps, ValidationRule } from './types.ts';
-import { defaultProblem } from './default-check.ts';
+import { defaultProblem, numberFitsFormat } from './default-check.ts';
 
 export class SchemaConversionError extends Error {
   override readonly name = 'SchemaConversionError';
@@ -214,6 +216,7 @@ function convert(input: unknown, path: string): Json {
   }
 
   checkStructure(out, path);
+  checkNumericBounds(out, path);
   if (out.default !== undefined) {
     const problem = defaultProblem(out, out.default);
     if (problem) throw new SchemaConversionError(path, `default ${JSON.stringify(out.default)} does not fit the schema: ${problem}`);
@@ -339,6 +342,24 @@ function validationRules(value: unknown, path: string): ValidationRule[] {
 }
 
 /** Structural rules that span keywords. */
+/**
+ * A bound or `multipleOf` that is not a value of its node's own type (`minimum: 0.5` on an integer,
+ * `maximum: 2^40` on an int32) makes kube-apiserver refuse every value of the field ("Minimum
+ * boundary value must be of type integer"), though it accepts the CRD. Checked with the formats
+ * its object validation keeps (int32/int64, float/double; others it drops).
+ */
+function checkNumericBounds(out: Json, path: string): void {
+  if (out.type !== 'integer' && out.type !== 'number') return;
+  const kept = out.type === 'integer' ? ['int32', 'int64'] : ['float', 'double'];
+  const format = typeof out.format === 'string' && kept.includes(out.format) ? out.format : undefined;
+  for (const key of ['minimum', 'maximum', 'multipleOf'] as const) {
+    const bound = out[key];
+    if (typeof bound === 'number' && !numberFitsFormat(bound, out.type, format)) {
+      throw new SchemaConversionError(path, `${key} ${bound} is not a valid ${out.type}${format ? ` (${format})` : ''}: kube-apiserver would refuse every value of this field`);
+    }
+  }
+}
+
 function checkStructure(out: Json, path: string): void {
   const hasType = out.type !== undefined;
   if (!hasType && out['x-kubernetes-int-or-string'] !== true) {
