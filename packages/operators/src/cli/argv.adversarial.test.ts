@@ -449,14 +449,17 @@ const SPECS: Spec[] = [
   },
   {
     name: 'migrate-storage', prefix: ['migrate-storage'],
-    // --max-pages is accepted but not in the help (left alone here).
-    options: { kind: { type: 'string', multiple: true }, to: { type: 'string' }, 'page-size': { type: 'string' }, qps: { type: 'string' }, kubeconfig: { type: 'string' }, context: { type: 'string' } },
-    good: { kind: fc.constantFrom(...Object.keys(MIGRATE_KINDS)), to: fc.constantFrom('v1', 'v1alpha1'), 'page-size': fc.constantFrom('1', '100', '1000'), qps: fc.constantFrom('0.5', '20'), get kubeconfig() { return kubeconfigValue(); } },
+    // --max-pages is not in the help (the reliability test's resume case uses it), but checked like the others.
+    options: { kind: { type: 'string', multiple: true }, to: { type: 'string' }, 'page-size': { type: 'string' }, qps: { type: 'string' }, kubeconfig: { type: 'string' }, context: { type: 'string' }, 'max-pages': { type: 'string' } },
+    good: { kind: fc.constantFrom(...Object.keys(MIGRATE_KINDS)), to: fc.constantFrom('v1', 'v1alpha1'), 'page-size': fc.constantFrom('1', '100', '1000'), qps: fc.constantFrom('0.5', '20'), 'max-pages': fc.constantFrom('1', '3'), get kubeconfig() { return kubeconfigValue(); } },
     check: (v) => {
       if (((v.kind as string[] | undefined) ?? []).some((k) => own(MIGRATE_KINDS, k) === undefined)) return 'usage';
       const pageSize = Number(str(v['page-size']) ?? '100');
       const qps = Number(str(v.qps) ?? '20');
-      return pageSize >= 1 && pageSize <= 1000 && qps > 0 ? 'valid' : 'usage';
+      const maxPages = str(v['max-pages']);
+      // A page size is a count: the API server refuses `limit=1.5`; an empty --max-pages is no limit.
+      const pagesOk = maxPages === undefined || maxPages === '' || (Number.isInteger(Number(maxPages)) && Number(maxPages) >= 1);
+      return Number.isInteger(pageSize) && pageSize >= 1 && pageSize <= 1000 && qps > 0 && pagesOk ? 'valid' : 'usage';
     },
   },
   {
@@ -631,7 +634,7 @@ const harmless = (s: string) => !/[\0\n\r]/.test(s) && !s.startsWith('/') && !s.
 
 const adversarialValue: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...PROTO) },
-  { weight: 3, arbitrary: fc.constantFrom('', ' ', '-', '--', '-1', '-A', '=', '=x', 'true', 'false', 'null', 'undefined', 'NaN', '0', '-0', '1e309', 'Infinity', '{}', '[]', '%s%d', '${HOME}', 'é', '日本語', '🙂‍↔️', '\u200b', '\u202etxt', '\u001b[31mred') },
+  { weight: 3, arbitrary: fc.constantFrom('', ' ', '-', '--', '-1', '-A', '=', '=x', 'true', 'false', 'null', 'undefined', 'NaN', '0', '-0', '1.5', '1e309', 'Infinity', '{}', '[]', '%s%d', '${HOME}', 'é', '日本語', '🙂‍↔️', '\u200b', '\u202etxt', '\u001b[31mred') },
   { weight: 1, arbitrary: fc.constantFrom('a'.repeat(20_000), 'ü'.repeat(5_000)) },
   { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 12 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) },
@@ -753,6 +756,9 @@ test('argv that earlier versions mishandled (Object.prototype names, no command,
     ['run', '--metrics-bind-address=:99999', '--health-probe-bind-address=0', '--webhook-bind-address=0'],
     ['status', '-n', '-A'],
     ['init', 'widgets', '--kind', 'constructor', '--group', '__proto__'],
+    ['migrate-storage', '--max-pages', 'NaN'],
+    ['migrate-storage', '--max-pages=-1'],
+    ['migrate-storage', '--page-size', '1.5'],
   ].map((argv) => ({ argv, env: 'kubeconfig' }));
   await checkAll(cases);
 });

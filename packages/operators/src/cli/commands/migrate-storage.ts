@@ -56,8 +56,10 @@ export async function run(argv: string[]): Promise<number> {
   }
   const pageSize = Number(values['page-size']);
   const qps = Number(values.qps);
-  if (!(pageSize >= 1 && pageSize <= 1000) || !(qps > 0)) {
-    process.stderr.write('converge migrate-storage: --page-size must be 1–1000 and --qps positive\n');
+  // --max-pages (not in the help: stop after this many pages, as if interrupted) serves the resume test.
+  const maxPages = values['max-pages'] ? Number(values['max-pages']) : undefined;
+  if (!(Number.isInteger(pageSize) && pageSize >= 1 && pageSize <= 1000) || !(qps > 0) || (maxPages !== undefined && !(Number.isInteger(maxPages) && maxPages >= 1))) {
+    process.stderr.write('converge migrate-storage: --page-size must be a whole number 1–1000, --qps positive and --max-pages a whole number ≥ 1\n');
     return 2;
   }
   let client: KubeClient;
@@ -79,7 +81,7 @@ export async function run(argv: string[]): Promise<number> {
         pageSize,
         expectStorageVersion: values.to,
         signal,
-        ...(values['max-pages'] ? { maxPages: Number(values['max-pages']) } : {}),
+        ...(maxPages !== undefined ? { maxPages } : {}),
         onProgress: (p) => process.stderr.write(`${line(p)}\n`),
       });
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
