@@ -24,9 +24,9 @@ export interface EventRecorderOptions {
   burst?: number;
   /** Budget of new (non-identical) events per object: default 1 per 300 s, burst 25 (client-go's spam filter). */
   perObject?: { qps: number; burst: number };
-  /** Minimum time between two writes of one series (default 30 000 ms). */
+  /** Minimum time between two writes of one series (default 30 000 ms; monotonic, a wall-clock step does not shift it). */
   seriesIntervalMs?: number;
-  /** A series not seen for this long is finished and forgotten, once its last count is written (default 6 min, as client-go). */
+  /** A series not seen for this long (monotonic) is finished and forgotten, once its last count is written (default 6 min, as client-go). */
   seriesTtlMs?: number;
   /**
    * Bound on remembered events and per-object buckets (default 4096, least recently seen evicted;
@@ -75,7 +75,7 @@ export interface EventRecorder {
   warning(regarding: EventSubject, reason: string, action: string, note?: string): void;
   /**
    * Writes every pending series count now (ignoring the interval, not the overall rate limit) and
-   * waits for all queued writes, bounded by `timeoutMs` (default 5000). Never rejects.
+   * waits for all queued writes, bounded by `timeoutMs` of real time (default 5000). Never rejects.
    */
   flush(timeoutMs?: number): Promise<void>;
   /** `flush`, then stop: later events are ignored, timers cancelled. Idempotent. */
@@ -97,10 +97,14 @@ interface Entry {
   event: KubeEvent;
   /** Occurrences so far. */
   count: number;
+  /** Wall clock of the last occurrence: the series' `lastObservedTime`. */
   lastObservedMs: number;
+  /** Monotonic time of the last occurrence (the TTL counts from it). */
+  lastSeenAt: number;
   /** `count` as last written to the server (1 after the create). */
   writtenCount: number;
-  lastWriteMs: number;
+  /** Monotonic time of the last write (the interval counts from it). */
+  lastWriteAt: number;
   state: 'creating' | 'created' | 'writing';
   failures: number;
 }
@@ -144,7 +148,7 @@ class Recorder implements EventRecorder {
   #timerAt = Infinity;
   #closed = false;
   #seq = 0;
-  #lastWarnMs = -Infinity;
+  #lastWarnAt = -Infinity;
 
   constructor(o: EventRecorderOptions) {
     // Its own view of the client: Events never take a token from the client-side limit of the
@@ -178,7 +182,7 @@ class Recorder implements EventRecorder {
   }
 
   async flush(timeoutMs = 5_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = performance.now() + timeoutMs;
     this.#flushing++;
     this.#wakeGiveWay?.();
     try {
@@ -188,8 +192,8 @@ class Recorder implements EventRecorder {
           if (entry.state === 'created' && entry.count > entry.writtenCount) queued = this.#enqueue({ entry, op: 'patch', queuedAt: this.#clock.monotonic() }, true) || queued;
         }
         if (!queued && !this.#pumping) return;
-        await this.#drain(deadline - Date.now());
-        if (Date.now() >= deadline) return;
+        await this.#drain(deadline - performance.now());
+        if (performance.now() >= deadline) return;
       }
     } finally {
       this.#flushing--;
@@ -219,18 +223,20 @@ class Recorder implements EventRecorder {
         return;
       }
       const now = this.#clock.now();
+      const at = this.#clock.monotonic();
       const text = note === undefined ? undefined : truncateUtf8(note, MAX_NOTE_BYTES);
       const objectId = ref.uid || `${ref.apiVersion ?? ''}/${ref.kind ?? ''}/${ref.namespace ?? ''}/${ref.name}`;
       const key = JSON.stringify([objectId, type, reason, action, text ?? '']);
-      this.#expire(now);
+      this.#expire(at);
       const known = this.#entries.get(key);
       if (known) {
         known.count++;
         known.lastObservedMs = now;
+        known.lastSeenAt = at;
         this.#stats.deduplicated++;
         this.#entries.delete(key); // keep the map ordered by last observation
         this.#entries.set(key, known);
-        this.#scheduleSeries(known, now);
+        this.#scheduleSeries(known, at);
         return;
       }
       if (!this.#admit(objectId)) {
@@ -243,14 +249,15 @@ class Recorder implements EventRecorder {
         event: this.#newEvent(type, ref, reason, action, text, now),
         count: 1,
         lastObservedMs: now,
+        lastSeenAt: at,
         writtenCount: 0,
-        lastWriteMs: now,
+        lastWriteAt: at,
         state: 'creating',
         failures: 0,
       };
       this.#entries.set(key, entry);
       this.#evictSeries();
-      this.#enqueue({ entry, op: 'create', queuedAt: this.#clock.monotonic() }, false);
+      this.#enqueue({ entry, op: 'create', queuedAt: at }, false);
     } catch (err) {
       this.#log?.debug({ err }, 'event not recorded');
     }
@@ -271,33 +278,34 @@ class Recorder implements EventRecorder {
     return eventObject({ type, regarding, reason, action, note, reportingController: this.#controller, reportingInstance: this.#instance }, now, this.#seq++);
   }
 
-  /** An occurrence of a known event: write the new count when its interval has passed. */
-  #scheduleSeries(entry: Entry, now: number): void {
+  /** An occurrence of a known event: write the new count when its interval has passed. `at` is monotonic. */
+  #scheduleSeries(entry: Entry, at: number): void {
     if (entry.state !== 'created') return; // written when the pending write completes
-    const due = entry.lastWriteMs + this.#intervalMs;
-    if (due <= now) this.#enqueue({ entry, op: 'patch', queuedAt: this.#clock.monotonic() }, true);
+    const due = entry.lastWriteAt + this.#intervalMs;
+    if (due <= at) this.#enqueue({ entry, op: 'patch', queuedAt: at }, true);
     else this.#arm(due);
   }
 
+  /** Wakes `#onTimer` at monotonic time `at` (or earlier, when already armed for earlier). */
   #arm(at: number): void {
     if (this.#closed || at >= this.#timerAt) return;
     this.#timer?.cancel();
     this.#timerAt = at;
-    this.#timer = this.#clock.setTimer(at - this.#clock.now(), () => this.#onTimer());
+    this.#timer = this.#clock.setTimer(at - this.#clock.monotonic(), () => this.#onTimer());
   }
 
   #onTimer(): void {
     this.#timer = undefined;
     this.#timerAt = Infinity;
-    const now = this.#clock.now();
+    const at = this.#clock.monotonic();
     let next = Infinity;
     for (const entry of this.#entries.values()) {
       if (entry.state !== 'created' || entry.count <= entry.writtenCount) continue;
-      const due = entry.lastWriteMs + this.#intervalMs;
-      if (due <= now) this.#enqueue({ entry, op: 'patch', queuedAt: this.#clock.monotonic() }, true);
+      const due = entry.lastWriteAt + this.#intervalMs;
+      if (due <= at) this.#enqueue({ entry, op: 'patch', queuedAt: at }, true);
       else next = Math.min(next, due);
     }
-    this.#expire(now);
+    this.#expire(at);
     if (next < Infinity) this.#arm(next);
   }
 
@@ -306,9 +314,9 @@ class Recorder implements EventRecorder {
    * still to be written (a write held up, failed or waiting for a token) stays until it is, and
    * does not keep the series seen after it from being forgotten.
    */
-  #expire(now: number): void {
+  #expire(at: number): void {
     for (const [key, entry] of this.#entries) {
-      if (now - entry.lastObservedMs < this.#ttlMs) break;
+      if (at - entry.lastSeenAt < this.#ttlMs) break;
       if (entry.state === 'created' && entry.count <= entry.writtenCount) this.#entries.delete(key);
     }
   }
@@ -344,7 +352,7 @@ class Recorder implements EventRecorder {
       if (!this.#overall.tryTake()) {
         // Over budget: the occurrences stay counted and are written with the next update.
         this.#stats.dropped++;
-        this.#arm(this.#clock.now() + Math.ceil(1000 / this.#overall.qps));
+        this.#arm(this.#clock.monotonic() + Math.ceil(1000 / this.#overall.qps));
         return false;
       }
       task.entry.state = 'writing';
@@ -422,6 +430,7 @@ class Recorder implements EventRecorder {
     const signal = this.#abort.signal;
     const count = entry.count;
     const now = this.#clock.now();
+    const at = this.#clock.monotonic();
     try {
       if (op === 'create' || entry.event.metadata.resourceVersion === undefined) {
         const body = count > 1 ? withSeries(entry.event, count, entry.lastObservedMs) : entry.event;
@@ -443,10 +452,10 @@ class Recorder implements EventRecorder {
         this.#stats.seriesUpdates++;
       }
       entry.writtenCount = count;
-      entry.lastWriteMs = now;
+      entry.lastWriteAt = at;
       entry.failures = 0;
       entry.state = 'created';
-      if (entry.count > entry.writtenCount) this.#scheduleSeries(entry, this.#clock.now());
+      if (entry.count > entry.writtenCount) this.#scheduleSeries(entry, this.#clock.monotonic());
     } catch (err) {
       if (signal.aborted) return;
       this.#stats.failed++;
@@ -456,17 +465,17 @@ class Recorder implements EventRecorder {
         this.#entries.delete(entry.key); // the next occurrence starts over
       } else {
         entry.state = 'created';
-        entry.lastWriteMs = now; // retried after the interval
-        this.#scheduleSeries(entry, this.#clock.now());
+        entry.lastWriteAt = at; // retried after the interval
+        this.#scheduleSeries(entry, this.#clock.monotonic());
       }
     }
   }
 
   #warn(err: unknown, entry: Entry): void {
-    const now = this.#clock.now();
+    const at = this.#clock.monotonic();
     const fields = { err, reason: entry.event.reason, regarding: entry.event.regarding };
-    if (now - this.#lastWarnMs >= 60_000) {
-      this.#lastWarnMs = now;
+    if (at - this.#lastWarnAt >= 60_000) {
+      this.#lastWarnAt = at;
       this.#log?.warn(fields, 'could not write event (further failures within a minute are logged at debug)');
     } else {
       this.#log?.debug(fields, 'could not write event');
@@ -474,10 +483,10 @@ class Recorder implements EventRecorder {
   }
 
   async #drain(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.#pumping && Date.now() < deadline) {
+    const deadline = performance.now() + timeoutMs;
+    while (this.#pumping && performance.now() < deadline) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.#pumping, new Promise((r) => (timer = setTimeout(r, Math.max(0, deadline - Date.now()))))]);
+      await Promise.race([this.#pumping, new Promise((r) => (timer = setTimeout(r, Math.max(0, deadline - performance.now()))))]);
       clearTimeout(timer);
     }
   }

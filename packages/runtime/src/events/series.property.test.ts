@@ -1,13 +1,15 @@
 /**
  * Model-based property test of the recorder's series, budgets and expiry: random sequences of
  * records (object 0–2, reason 0–2, Normal or Warning, note 0–1), clock steps (a few ms, across
- * the series interval, across the TTL), writes held (slow), failing once or in an outage, an Event
+ * the series interval, across the TTL), wall-clock jumps alone (±45 s, ±2 h), writes held (slow), failing once or in an outage, an Event
  * deleted on the server (its TTL), flushes and a close run against the real recorder on a
  * FakeClock, with budgets, interval and TTL drawn per run. The client is a stand-in that knows
  * only which Events exist (a patch of a deleted one is NotFound); a reference model follows
  * each series: its Event, its occurrences, what was last written.
  *
  * Checked, from the options' and the module's doc comments:
+ * - Intervals, the TTL and budgets are monotonic durations; `eventTime` and `lastObservedTime`
+ *   are wall-clock readings.
  * - A record folds into its series (`deduplicated`) while the series was seen within
  *   `seriesTtlMs`; a series not seen for `seriesTtlMs` whose count is written is forgotten: the
  *   next occurrence is a new event (created, or dropped and counted). A series past its TTL with
@@ -61,6 +63,7 @@ type Op =
   | (RecordOp & { times: number })
   | { op: 'repeat'; back: number; times: number }
   | { op: 'advance'; ms: number }
+  | { op: 'stepWall'; ms: number }
   | { op: 'slow'; on: boolean }
   | { op: 'failNext' }
   | { op: 'failing'; on: boolean }
@@ -73,6 +76,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   // The same event again: one of the last few recorded.
   { weight: 12, arbitrary: fc.record({ op: fc.constant('repeat' as const), back: fc.nat(3), times: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 12, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 40_000 }), fc.integer({ min: 0, max: 400_000 })) }) },
+  // The wall clock alone jumps (NTP, a resumed VM): intervals and the TTL are monotonic.
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('stepWall' as const), ms: fc.constantFrom(-7_200_000, -45_000, 45_000, 7_200_000) }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('slow' as const), on: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('failNext' as const) }) },
   // An outage: every write fails while on.
@@ -91,10 +96,15 @@ async function settle(): Promise<void> {
 interface Series {
   key: string;
   obj: number;
-  /** When its first occurrence was recorded (and admitted). */
+  /** When its first occurrence was recorded (and admitted): wall clock, its `eventTime`. */
   start: number;
+  /** The same moment on the monotonic clock (budgets count from it). */
+  startAt: number;
   count: number;
+  /** Wall clock of its last occurrence (its `lastObservedTime`). */
   lastObserved: number;
+  /** Monotonic time of its last occurrence (the TTL counts from it). */
+  lastSeenAt: number;
   /** Count carried by its last successful write (0: not created yet). */
   written: number;
   /** Its create completed. */
@@ -108,7 +118,7 @@ interface Series {
   failures: number;
   /** Forgotten by the recorder after a failure: its create failed, or 3 writes in a row. */
   dead: boolean;
-  /** When its last write (a NotFound patch and its re-create: one) reached the client. */
+  /** When its last write (a NotFound patch and its re-create: one) reached the client (monotonic). */
   lastWriteAt: number | undefined;
 }
 
@@ -229,7 +239,7 @@ class Harness {
     const count = this.#checkCount(s, body.series, recreate ? 're-create' : 'create');
     if (!recreate) {
       s.createArrived = true;
-      this.#logicalWrite(s, at, s.start);
+      this.#logicalWrite(s, at, s.startAt);
     }
     if (this.failNext || this.failing) {
       this.failNext = false;
@@ -299,14 +309,14 @@ class Harness {
   /** Notes series drops: the dropped counter grew by more than the new events dropped (`newDrops`). */
   observeDrops(newDrops = 0): void {
     const dropped = this.recorder.stats().dropped;
-    if (dropped - this.droppedSeen > newDrops) this.lastSeriesDropAt = this.clock.now();
+    if (dropped - this.droppedSeen > newDrops) this.lastSeriesDropAt = this.clock.monotonic();
     this.droppedSeen = dropped;
   }
 
   /** A count due and not written must be waiting for an overall token. */
   checkLag(): void {
     if (this.held.length > 0 || this.closed) return;
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     for (const s of this.series) {
       if (s.dead || !s.created || s.inFlight > 0 || s.count <= s.written || s.lastWriteAt === undefined) continue;
       const due = s.lastWriteAt + this.cfg.intervalMs;
@@ -340,6 +350,7 @@ class Harness {
 
   record(o: RecordOp): void {
     const now = this.clock.now();
+    const at = this.clock.monotonic();
     const type = o.warning ? 'Warning' : 'Normal';
     const key = keyOf(o.obj, type, `R${o.reason}`, `n${o.note}`);
     const before = this.recorder.stats();
@@ -356,14 +367,15 @@ class Harness {
     const list = this.byKey.get(key) ?? [];
     const s = list.at(-1);
     const live = s !== undefined && !s.dead;
-    const within = live && now - s.lastObserved < this.cfg.ttlMs;
+    const within = live && at - s.lastSeenAt < this.cfg.ttlMs;
     const pending = live && (s.count > s.written || s.inFlight > 0);
     if (within || (pending && dDedup === 1)) {
-      assert.equal(dDedup, 1, `${key} seen ${now - s!.lastObserved} ms ago (TTL ${this.cfg.ttlMs}): folded into its series`);
+      assert.equal(dDedup, 1, `${key} seen ${at - s!.lastSeenAt} ms ago (TTL ${this.cfg.ttlMs}): folded into its series`);
       const quiet = this.held.length === 0 && s!.created && s!.inFlight === 0;
-      const dueNow = s!.lastWriteAt !== undefined && now - s!.lastWriteAt >= this.cfg.intervalMs;
+      const dueNow = s!.lastWriteAt !== undefined && at - s!.lastWriteAt >= this.cfg.intervalMs;
       s!.count++;
       s!.lastObserved = now;
+      s!.lastSeenAt = at;
       this.model.folds++;
       this.observeDrops(0);
       if (quiet && dueNow && dDropped === 0) this.expectWriteNow = s;
@@ -371,7 +383,7 @@ class Harness {
     }
     if (dDedup !== 0) {
       assert.fail(s && !s.dead
-        ? `${key} not seen for ${now - s.lastObserved} ms (TTL ${this.cfg.ttlMs}), its count ${s.count} written: a new event, not folded into the old series`
+        ? `${key} not seen for ${at - s.lastSeenAt} ms (TTL ${this.cfg.ttlMs}), its count ${s.count} written: a new event, not folded into the old series`
         : `${key}: no live series, yet folded`);
     }
     this.observeDrops(dDropped);
@@ -379,11 +391,11 @@ class Harness {
       this.model.droppedNew++;
       return;
     }
-    const fresh: Series = { key, obj: o.obj, start: now, count: 1, lastObserved: now, written: 0, created: false, createArrived: false, name: undefined, inFlight: 0, failures: 0, dead: false, lastWriteAt: undefined };
+    const fresh: Series = { key, obj: o.obj, start: now, startAt: at, count: 1, lastObserved: now, lastSeenAt: at, written: 0, created: false, createArrived: false, name: undefined, inFlight: 0, failures: 0, dead: false, lastWriteAt: undefined };
     list.push(fresh);
     this.byKey.set(key, list);
     this.series.push(fresh);
-    this.admitted[o.obj]!.push(now);
+    this.admitted[o.obj]!.push(at);
   }
 
   /** After a flush or close: every live series' count is written, unless the budget refused one. */
@@ -458,12 +470,15 @@ async function run(cfg: Config, ops: Op[]): Promise<void> {
           h.record(r);
           const expect = h.expectWriteNow as Series | undefined;
           await settle();
-          if (expect && expect.lastWriteAt !== h.clock.now()) h.violation(`${expect.key}: an occurrence a full interval after its last write, not written at once`);
+          if (expect && expect.lastWriteAt !== h.clock.monotonic()) h.violation(`${expect.key}: an occurrence a full interval after its last write, not written at once`);
         }
         break;
       }
       case 'advance':
         await h.advance(o.ms);
+        break;
+      case 'stepWall':
+        h.clock.stepWall(o.ms);
         break;
       case 'slow':
         h.slow = o.on;
