@@ -530,7 +530,11 @@ function expectation(argv: readonly string[]): Expectation {
   }
   let parsed;
   try {
-    parsed = parseArgs({ args, options: { ...spec.options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: spec.positionals ?? false });
+    // kubectl's reading of a short flag with "=": `-n=x` is `-n x` (before `--`).
+    const valued = new Set(Object.values(spec.options).filter((o) => o.type === 'string' && o.short).map((o) => `-${o.short}=`));
+    const end = args.includes('--') ? args.indexOf('--') : args.length;
+    const words = args.flatMap((w, i) => (i < end && valued.has(w.slice(0, 3)) ? [w.slice(0, 2), w.slice(3)] : [w]));
+    parsed = parseArgs({ args: words, options: { ...spec.options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: spec.positionals ?? false });
   } catch {
     return { verdict: 'usage', longRunning: false };
   }

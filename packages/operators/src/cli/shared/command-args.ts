@@ -2,7 +2,9 @@
  * Flag parsing every command shares: `node:util` parseArgs in strict mode, `-h/--help` printing
  * the command's help to stdout (exit 0), and a usage error printed to stderr with the help
  * (exit 2): a one-line `converge <command>: …` message (parseArgs's own may span lines), a
- * blank line, the help. A caller returns `exitCode` when it is set.
+ * blank line, the help. A caller returns `exitCode` when it is set. A short flag written with
+ * `=` (`-n=team-a`) takes what follows the `=`, as kubectl's flags do (Node's parser would read
+ * `=team-a`).
  * @module
  */
 import { parseArgs } from 'node:util';
@@ -22,7 +24,7 @@ export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(
 ) {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { ...options, ...HELP_FLAG }, strict: true, allowPositionals });
+    parsed = parseArgs({ args: shortEquals(argv, options), options: { ...options, ...HELP_FLAG }, strict: true, allowPositionals });
   } catch (err) {
     io.stderr(`converge ${command}: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}\n\n${help}`);
     return { exitCode: 2 as const };
@@ -32,4 +34,14 @@ export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(
     return { exitCode: 0 as const };
   }
   return { ...parsed, exitCode: undefined };
+}
+
+/** `-n=value` → `-n value` for a short flag that takes a value, up to `--` (pflag's reading). */
+function shortEquals(argv: readonly string[], options: ParseArgsOptionsConfig): string[] {
+  const valued = new Set(Object.values(options).filter((o) => o.type === 'string' && o.short).map((o) => o.short));
+  const end = argv.indexOf('--');
+  return argv.flatMap((word, i) => {
+    const m = /^-([^-])=(.*)$/s.exec(word);
+    return m && valued.has(m[1]!) && (end === -1 || i < end) ? [`-${m[1]}`, m[2]!] : [word];
+  });
 }
