@@ -13,7 +13,7 @@ import type { Microservice } from '../operators/microservice/api/index.ts';
 import type { DigitalHumanProvider } from '../operators/provider/api/index.ts';
 import type { ServerEvent } from './shared/types.ts';
 
-const h = (over: Partial<WatchHealth>): WatchHealth => ({ kind: 'Microservice', namespace: '', state: 'watching', synced: true, healthy: true, lastProgressAt: 0, restarts: 0, relists: 1, consecutiveFailures: 0, ...over });
+const h = (over: Partial<WatchHealth>): WatchHealth => ({ kind: 'Microservice', namespace: '', state: 'watching', synced: true, healthy: true, lastProgressAt: 0, lastProgressAgeMs: 0, restarts: 0, relists: 1, consecutiveFailures: 0, ...over });
 
 test('a cluster is unreachable after two failures in a row, and up again once a reconnected watch stays open', () => {
   const mem = new Map<string, WatchMemory>();

@@ -59,8 +59,10 @@ export interface WatchHealth {
   synced: boolean;
   /** False after repeated consecutive failures; true again once the watch makes progress. */
   healthy: boolean;
-  /** Clock time of the last list, event or bookmark. */
+  /** Wall-clock time of the last list, event or bookmark (to show; it moves with clock steps). */
   lastProgressAt: number;
+  /** How long ago that was when this snapshot was taken, on the monotonic clock (to judge staleness). */
+  lastProgressAgeMs: number;
   restarts: number;
   relists: number;
   consecutiveFailures: number;
@@ -111,7 +113,9 @@ export class Watcher<T extends KubeObject> {
   readonly #opts: WatcherOptions;
   readonly #sink: WatcherSink<T>;
   readonly #clock: Clock;
-  #health: WatchHealth;
+  #health: Omit<WatchHealth, 'lastProgressAgeMs'>;
+  /** Monotonic time of the last list, event or bookmark. */
+  #lastProgressMono: number;
 
   constructor(options: WatcherOptions, sink: WatcherSink<T>) {
     this.#opts = options;
@@ -128,10 +132,11 @@ export class Watcher<T extends KubeObject> {
       relists: 0,
       consecutiveFailures: 0,
     };
+    this.#lastProgressMono = this.#clock.monotonic();
   }
 
   health(): WatchHealth {
-    return { ...this.#health };
+    return { ...this.#health, lastProgressAgeMs: Math.max(0, this.#clock.monotonic() - this.#lastProgressMono) };
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -309,6 +314,7 @@ export class Watcher<T extends KubeObject> {
 
   #progress(): void {
     this.#health.lastProgressAt = this.#clock.now();
+    this.#lastProgressMono = this.#clock.monotonic();
     this.#health.consecutiveFailures = 0;
     this.#health.healthy = true;
     delete this.#health.lastError;

@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { Controller, LeadershipLostError } from '../controller/index.ts';
 import { ConfigMapKind } from '../objects/index.ts';
 import type { WatchHealth } from '../cache/index.ts';
+import { FakeClock } from '../clock/index.ts';
 import { DrainTimeoutError, Manager, RunnableFailedError, readyChecksFor, type Elector } from './index.ts';
 
 const log = pino({ level: 'silent' });
@@ -246,7 +247,7 @@ describe('Manager: readiness', () => {
 
 describe('readyChecksFor', () => {
   const h = (extra: Partial<WatchHealth>): WatchHealth => ({
-    kind: 'Pod', namespace: '', state: 'watching', synced: true, healthy: true, lastProgressAt: 0, restarts: 0, relists: 1, consecutiveFailures: 0, ...extra,
+    kind: 'Pod', namespace: '', state: 'watching', synced: true, healthy: true, lastProgressAt: 0, lastProgressAgeMs: 0, restarts: 0, relists: 1, consecutiveFailures: 0, ...extra,
   });
   it('ok only when every watch has listed and is not failing', () => {
     assert.deepEqual(readyChecksFor([h({})]), [{ name: 'caches-synced', ok: true }, { name: 'watches-healthy', ok: true }]);
@@ -305,6 +306,28 @@ describe('Manager: metrics from the start', () => {
       for (const reason of ['quiet', 'error', 'gone', 'closed']) {
         assert.ok(has(`converge_watch_restarts_total{kind="ConfigMap",reason="${reason}"}`), `watch_restarts_total reason=${reason}`);
       }
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+});
+
+describe('Manager: watch age across a wall-clock step', () => {
+  it('converge_watch_last_event_age_seconds is monotonic: a wall clock stepped forward 2 h does not age the watch 2 h', async () => {
+    const clock = new FakeClock(1_700_000_000_000);
+    const m = await manager({ clock });
+    m.controller('widgets').for(ConfigMapKind).complete(async () => ({}));
+    const stop = new AbortController();
+    const running = m.start(stop.signal);
+    try {
+      await sleep(50);
+      clock.stepWall(2 * 3_600_000);
+      await clock.advanceAsync(3_000);
+      const text = await m.metrics.registry.metrics();
+      const line = text.split('\n').find((l) => l.startsWith('converge_watch_last_event_age_seconds{kind="ConfigMap"'));
+      assert.ok(line, 'the series is there');
+      assert.equal(Number(line.split(' ').at(-1)), 3, line);
     } finally {
       stop.abort();
       await running;

@@ -155,7 +155,7 @@ export class Manager implements ControllerHost {
       onRestart: (kind, reason) => this.metrics.watchRestarted(kind, reason),
       onRelist: (kind) => this.metrics.watchRelisted(kind),
     });
-    this.metrics.watchHealthFrom(() => this.cache.health(), () => this.clock.now());
+    this.metrics.watchHealthFrom(() => this.cache.health());
     this.#elector = options.elector;
     this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.controllerDefaults = { shutdownGraceMs: options.shutdownGraceMs ?? 30_000, ...options.controllerDefaults };

@@ -66,7 +66,6 @@ export class RuntimeMetrics {
   readonly #queues = new Map<string, QueueProbe>();
   readonly #unconverged = new Map<string, () => number>();
   #cacheHealth: (() => WatchHealth[]) | undefined;
-  #now: () => number = Date.now;
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
     const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
@@ -111,7 +110,7 @@ export class RuntimeMetrics {
       name: 'converge_watch_last_event_age_seconds', help: 'Seconds since the last list, event or bookmark of a watch', labelNames: ['kind', 'namespace'], registers,
       collect() {
         this.reset();
-        for (const h of self.#cacheHealth?.() ?? []) this.set({ kind: h.kind, namespace: h.namespace }, Math.max(0, (self.#now() - h.lastProgressAt) / 1000));
+        for (const h of self.#cacheHealth?.() ?? []) this.set({ kind: h.kind, namespace: h.namespace }, h.lastProgressAgeMs / 1000);
       },
     });
     new Gauge({
@@ -220,10 +219,9 @@ export class RuntimeMetrics {
     return new Set((this.#cacheHealth?.() ?? []).map((h) => h.kind));
   }
 
-  /** Watch-health gauges read from this source at scrape time. */
-  watchHealthFrom(source: () => WatchHealth[], now: () => number = Date.now): void {
+  /** Watch-health gauges read from this source at scrape time (ages from its monotonic `lastProgressAgeMs`). */
+  watchHealthFrom(source: () => WatchHealth[]): void {
     this.#cacheHealth = source;
-    this.#now = now;
   }
 
   /** The longest-unconverged gauge of one controller reads this function (seconds) at scrape time. */
