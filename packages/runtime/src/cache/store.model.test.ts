@@ -31,7 +31,7 @@ import { StoreWriter } from './store.ts';
 import type { Change } from './store.ts';
 
 const LONG = process.env.CONVERGE_RELIABILITY_LONG === '1';
-const RUNS = Number(process.env.CONVERGE_MODEL_RUNS ?? (LONG ? 100_000 : 3_000));
+const RUNS = Number(process.env.CONVERGE_MODEL_RUNS ?? (LONG ? 100_000 : 30_000));
 
 const NAMESPACES = ['ns0', 'ns1'];
 const NAMES = ['a', 'b', 'c'];

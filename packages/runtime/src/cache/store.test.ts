@@ -193,3 +193,38 @@ test('the transform runs only for versions the store keeps: not for an echo of i
   assert.deepEqual(seen, ['a@5', 'a@7', 'a@8', 'b@10']);
   assert.equal(s.get('ns/b')?.metadata.resourceVersion, '10');
 });
+
+test('after our own write and delete of a name, an older object of that name the watch is still replaying is not shown (store model, seed -837657529)', () => {
+  const s = new StoreWriter();
+  s.beginList();
+  // The server: uid-1 created at 2 and deleted at 3 (by someone else); then ours, uid-2, created at 4 and deleted at 5.
+  assert.equal(s.noteWrite(obj('a', '4', { uid: 'uid-2' }))?.type, 'add');
+  assert.equal(s.noteDelete({ namespace: 'ns', name: 'a' }, { uid: 'uid-2' })?.type, 'delete');
+  assert.deepEqual(s.replace([], '1'), [], 'the list was taken at 1');
+  // The watch replays from 1: uid-1 is older than what this store has already reported of ns/a.
+  assert.equal(s.apply('ADDED', obj('a', '2', { uid: 'uid-1' })), undefined, 'no ghost of the past');
+  assert.equal(s.apply('DELETED', obj('a', '3', { uid: 'uid-1' })), undefined);
+  assert.equal(s.apply('ADDED', obj('a', '4', { uid: 'uid-2' })), undefined);
+  assert.equal(s.apply('DELETED', obj('a', '5', { uid: 'uid-2' })), undefined);
+  assert.equal(s.apply('ADDED', obj('a', '6', { uid: 'uid-3' }))?.type, 'add', 'a newer object of that name is seen');
+});
+
+test('after our own write moved an object out of the selection, an older version the watch replays is not shown', () => {
+  const s = new StoreWriter();
+  s.replace([obj('a', '2')], '2');
+  assert.equal(s.noteGone(obj('a', '4'))?.type, 'delete');
+  assert.equal(s.apply('MODIFIED', obj('a', '3')), undefined, 'version 3 is older than the write at 4 that took it out');
+  assert.equal(s.apply('MODIFIED', obj('a', '6'))?.type, 'add', 'back in the selection later');
+});
+
+test('the same after an etcd restore: own notes during the relist are of the new history and keep the older name out (seed -616178219)', () => {
+  const s = new StoreWriter();
+  s.replace([obj('a', '9', { uid: 'old' })], '9');
+  s.noteDelete({ namespace: 'ns', name: 'a' }, { uid: 'old' });
+  s.beginList(undefined, { historyChanged: true });
+  assert.equal(s.noteWrite(obj('a', '4', { uid: 'uid-2' }))?.type, 'add', 'a note during the relist is news, whatever its version');
+  assert.equal(s.noteDelete({ namespace: 'ns', name: 'a' }, { uid: 'uid-2' })?.type, 'delete');
+  assert.deepEqual(s.replace([], '1'), []);
+  assert.equal(s.apply('ADDED', obj('a', '2', { uid: 'uid-1' })), undefined, 'no ghost of the past');
+  assert.equal(s.apply('ADDED', obj('a', '6', { uid: 'uid-3' }))?.type, 'add');
+});

@@ -18,6 +18,10 @@
  *   that follows is dropped. Older versions never replace newer ones, from either source.
  * - An object this process deleted stays out (a tombstone per key and UID) until the watch
  *   confirms the deletion, whatever stale event or list was already in flight.
+ * - Once this process's own note took a key out (a delete, a write that left the selection), a
+ *   watch event or write note for that key at or below the version taken out is not shown: the
+ *   watch, still behind, replays a past that readers have seen superseded (another object of the
+ *   same name, created and deleted before ours).
  * - **A relist is authoritative**, as in client-go: the list replaces the store's contents for
  *   its scope, also when its versions are *lower* than the cached ones (etcd restored from a
  *   backup: resourceVersions went back). The only exceptions are keys this process wrote after
@@ -134,6 +138,11 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
   readonly #tombstones = new Map<string, Set<string>>();
   /** Per key, the UID of the last deletion the watch delivered (bounded, oldest dropped first). */
   readonly #deletedByWatch = new Map<string, string>();
+  /**
+   * Per key, the resourceVersion of the last version this process's own note took out of the
+   * store (a delete, a write that left the selection), until the watch or a list reaches it.
+   */
+  readonly #floors = new Map<string, string>();
 
   constructor(options: StoreWriterOptions<T> = {}) {
     this.#memory = new Indexer<T>(options.indexes);
@@ -198,6 +207,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       // The old position means nothing in the new history: every write note is news until the list ends.
       scope.historyChanged = true;
       delete scope.watched;
+      for (const key of [...this.#floors.keys()]) if (this.#keyInScope(key, namespace)) this.#floors.delete(key);
     }
   }
 
@@ -217,6 +227,13 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
         this.#deletedByWatch.delete(key);
         if (!scope.deletedSinceList?.has(key)) this.#tombstones.delete(key);
       }
+    }
+    for (const [key, floor] of [...this.#floors]) {
+      if (!this.#keyInScope(key, namespace)) continue;
+      // The list has reached the version taken out; or that version belongs to a history that is
+      // gone (noted before the list began, when versions went back since).
+      const notedSinceList = written.has(key) || scope.deletedSinceList?.has(key) === true;
+      if ((regressed && !notedSinceList) || !(compareResourceVersions(listResourceVersion, floor) < 0)) this.#floors.delete(key);
     }
     const changes: Change<T>[] = [];
     const listed = new Map<string, T>();
@@ -269,6 +286,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     this.#advance(this.#scope(obj.metadata.namespace), obj.metadata.resourceVersion);
     const uid = obj.metadata.uid;
     if (type === 'DELETED') {
+      this.#belowFloor(key, obj.metadata.resourceVersion);
       this.#untomb(key, uid);
       if (uid) this.#rememberDeletion(key, uid);
       const old = this.#memory.get(key);
@@ -279,7 +297,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       this.#memory.remove(key);
       return { type: 'delete', object: old };
     }
-    if (this.#tombstoned(key, uid)) return undefined;
+    if (this.#tombstoned(key, uid) || this.#belowFloor(key, obj.metadata.resourceVersion)) return undefined;
     return this.#upsert(key, obj);
   }
 
@@ -296,6 +314,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     if (compareResourceVersions(rv, scope.watched) <= 0) return undefined; // the watch is there already
     const uid = obj.metadata.uid;
     if (this.#tombstoned(key, uid) || (uid !== undefined && this.#deletedByWatch.get(key) === uid)) return undefined;
+    if (this.#belowFloor(key, rv)) return undefined;
     // After an etcd restore, the first note of a key replaces what the old history left, whatever its version.
     const fresh = scope.historyChanged === true && !scope.writtenSinceList?.has(key);
     this.#written(scope, key, rv);
@@ -315,6 +334,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     this.#written(scope, key, rv);
     if (!old || compareResourceVersions(old.metadata.resourceVersion, rv) >= 0) return undefined;
     this.#memory.remove(key);
+    this.#raiseFloor(key, rv);
     return { type: 'delete', object: old };
   }
 
@@ -327,6 +347,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     if (old && (deleted.uid === undefined || old.metadata.uid === deleted.uid)) {
       if (uid) this.#tomb(k, uid);
       this.#memory.remove(k);
+      this.#raiseFloor(k, old.metadata.resourceVersion);
       return { type: 'delete', object: old };
     }
     // Not (yet) in the store: keep it out when the watch brings it, unless the watch has shown its deletion already.
@@ -358,6 +379,24 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
   #advance(scope: Scope, rv: string | undefined): void {
     if (!rv) return;
     if (scope.watched === undefined || compareResourceVersions(rv, scope.watched) > 0) scope.watched = rv;
+  }
+
+  #raiseFloor(key: string, rv: string | undefined): void {
+    if (!rv) return;
+    const floor = this.#floors.get(key);
+    if (floor === undefined || compareResourceVersions(rv, floor) > 0) this.#floors.set(key, rv);
+  }
+
+  /**
+   * Whether a version of `key` is at or below the version this process took out of the store.
+   * The floor goes once something at or above it arrives (the watch is then past it).
+   */
+  #belowFloor(key: string, rv: string | undefined): boolean {
+    const floor = this.#floors.get(key);
+    if (floor === undefined) return false;
+    const order = compareResourceVersions(rv, floor);
+    if (!(order < 0)) this.#floors.delete(key);
+    return order <= 0;
   }
 
   #tombstoned(key: string, uid: string | undefined): boolean {
