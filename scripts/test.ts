@@ -58,6 +58,8 @@ async function runNodeTest(files: string[], concurrency: number, env: NodeJS.Pro
   try {
     const args = [
       '--test',
+      // CONVERGE_FC_SEED replays a property test's failure (test/support/fast-check-seed.ts).
+      '--import=./test/support/fast-check-seed.ts',
       `--test-concurrency=${concurrency}`,
       `--test-timeout=${testTimeoutMs}`,
       '--test-reporter=spec',
