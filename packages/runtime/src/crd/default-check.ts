@@ -5,11 +5,12 @@
  *
  * Checked: type (and `nullable`, int-or-string, preserved unknown fields), `enum`, numeric bounds
  * and `multipleOf` as kube-openapi checks them (a value must fit its integer or float format; one
- * written as an integer is compared with int64 conversions of the bounds), string lengths in characters and `pattern`, item counts, and for objects and
- * arrays every member against its own node: a default must list every required field (the API
- * server validates a default as written and applies no nested default to it, even where the
- * required field has a default of its own), and a field the schema does not know would be pruned,
- * which the API server refuses too. Formats: the ones kube-apiserver validates are checked where the answer is certain
+ * written as an integer is compared with int64 conversions of the bounds), string lengths in
+ * characters and `pattern`, item counts, and for objects and arrays every member against its own
+ * node: a default must list every required field (the API server validates a default as written
+ * and applies no nested default to it, even where the required field has a default of its own),
+ * and a field the schema does not know would be pruned, which the API server refuses too.
+ * Formats: the ones kube-apiserver validates are checked where the answer is certain
  * (`date-time`, `date`, `uuid`, `ipv4`, `ipv6`, `cidr`, `mac`, `byte`) and only for plain
  * mistakes where its parser is lenient (`uri`, `email`, `hostname`, `duration`); others are
  * ignored, as it ignores them. Not checked: CEL rules and value validations (`anyOf`, `allOf`,
