@@ -8,8 +8,10 @@
  *   `installCustomResourceDefinitions` (applies CRDs and waits until they are served) and
  *   `migrateStorage` (rewrites stored objects in the storage version, then prunes storedVersions).
  * - `defineCustomResource` throws at definition time when the API server would reject the CRD
- *   (non-structural schema, unknown keyword, bad names, not exactly one storage version), so a
- *   mistake fails on import and in unit tests, not at install time.
+ *   (non-structural schema, unknown keyword, bad names, a default that does not fit its field, not
+ *   exactly one storage version) or would refuse every value of a field (a bound that is not a
+ *   value of the field's own type), so a mistake fails on import and in unit tests, not at
+ *   install time.
  * - Output is deterministic: the same definition always gives a deeply equal CRD, so generated
  *   YAML can be committed and checked for staleness.
  * - This folder knows no operator; operators define their resources with it.
