@@ -172,8 +172,11 @@ export function readKubeconfigFile(path: string): KubeConfigOptions {
 
 /**
  * JSON is parsed as it is; anything else by the `yaml` package, loaded only then (in-cluster
- * configuration and JSON kubeconfigs never load it). `<<` merge keys are honoured, as kubectl's
- * YAML 1.1 parser does (`cluster: {<<: *base, server: …}` inherits the anchored fields).
+ * configuration and JSON kubeconfigs never load it), as YAML 1.1 the way kubectl's go-yaml v2
+ * reads it: `<<` merge keys are honoured (`cluster: {<<: *base, server: …}` inherits the anchored
+ * fields), plain `on`, `y`, `no`, `0123`, `1_000` are booleans and numbers (so `namespace: on` is
+ * refused, as kubectl refuses it), while timestamps and `1:20` stay strings (go-yaml v2 keeps them
+ * so for untyped values).
  */
 function parseDocument(text: string): unknown {
   const trimmed = text.trimStart();
@@ -186,18 +189,28 @@ function parseDocument(text: string): unknown {
     }
   }
   const yaml = loadOnFirstUse<typeof import('yaml')>('yaml');
-  return yaml.parse(text, { merge: true });
+  return yaml.parse(text, {
+    merge: true,
+    version: '1.1',
+    customTags: (tags) => tags.filter((t) => typeof t === 'string' || (t.tag !== 'tag:yaml.org,2002:timestamp' && t.format !== 'TIME')),
+  });
 }
 
 /**
  * The kubeconfig document (`apiVersion: v1`, `kind: Config`) to the model, paths made absolute.
  * A name used twice in `clusters`, `users` or `contexts` is refused, as kubectl refuses the file
- * (which of the two would win is not defined).
+ * (which of the two would win is not defined); so is a field of the wrong type (`namespace: 15`,
+ * `insecure-skip-tls-verify: "true"`), which kubectl refuses rather than ignores. The message
+ * names the field, never its value (it may be a secret).
  */
 export function fromKubeconfigDocument(doc: unknown, baseDir: string, source = 'kubeconfig'): KubeConfigOptions {
   if (!isRecord(doc)) throw new KubeConfigError(`${source}: a kubeconfig is a mapping (apiVersion, clusters, users, contexts)`);
-  const path = (p: unknown) => (typeof p === 'string' && p !== '' ? (isAbsolute(p) ? p : resolve(baseDir, p)) : undefined);
-  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  const fields = typedFields(source);
+  const str = (body: Doc, key: string, where: string) => fields.string(body, key, where);
+  const path = (body: Doc, key: string, where: string) => {
+    const p = fields.string(body, key, where);
+    return p === undefined ? undefined : isAbsolute(p) ? p : resolve(baseDir, p);
+  };
   const named = (list: unknown, what: string, field: string): { name: string; body: Doc }[] => {
     if (list == null) return [];
     if (!Array.isArray(list)) throw new KubeConfigError(`${source}: ${what} must be a list`);
@@ -211,57 +224,124 @@ export function fromKubeconfigDocument(doc: unknown, baseDir: string, source = '
       return { name: item.name, body };
     });
   };
-  const clusters = named(doc.clusters, 'clusters', 'cluster').map(({ name, body }): KubeConfigCluster => ({
-    name,
-    server: str(body.server) ?? '',
-    ...opt('caData', str(body['certificate-authority-data'])),
-    ...opt('caFile', path(body['certificate-authority'])),
-    ...opt('skipTLSVerify', body['insecure-skip-tls-verify'] === true ? true : undefined),
-    ...opt('tlsServerName', str(body['tls-server-name'])),
-    ...opt('proxyUrl', str(body['proxy-url'])),
-  }));
-  const users = named(doc.users, 'users', 'user').map(({ name, body }): KubeConfigUser => {
-    const exec = body.exec;
-    const provider = body['auth-provider'];
+  const clusters = named(doc.clusters, 'clusters', 'cluster').map(({ name, body }): KubeConfigCluster => {
+    const at = `clusters[${name}].cluster`;
+    fields.boolean(body, 'disable-compression', at);
     return {
       name,
-      ...opt('token', str(body.token)),
-      ...opt('tokenFile', path(body.tokenFile)),
-      ...opt('certData', str(body['client-certificate-data'])),
-      ...opt('certFile', path(body['client-certificate'])),
-      ...opt('keyData', str(body['client-key-data'])),
-      ...opt('keyFile', path(body['client-key'])),
-      ...opt('username', str(body.username)),
-      ...opt('password', str(body.password)),
-      ...opt('impersonateUser', str(body.as)),
-      ...opt('exec', isRecord(exec) ? execFrom(exec, baseDir, `${source}: users[${name}].exec`) : undefined),
-      ...opt('authProvider', isRecord(provider) ? { name: String(provider.name ?? ''), ...opt('config', isRecord(provider.config) ? (provider.config as Record<string, string>) : undefined) } : undefined),
+      server: str(body, 'server', at) ?? '',
+      ...opt('caData', str(body, 'certificate-authority-data', at)),
+      ...opt('caFile', path(body, 'certificate-authority', at)),
+      ...opt('skipTLSVerify', fields.boolean(body, 'insecure-skip-tls-verify', at) === true ? true : undefined),
+      ...opt('tlsServerName', str(body, 'tls-server-name', at)),
+      ...opt('proxyUrl', str(body, 'proxy-url', at)),
     };
   });
-  const contexts = named(doc.contexts, 'contexts', 'context').map(({ name, body }): KubeConfigContext => ({
-    name,
-    cluster: str(body.cluster) ?? '',
-    user: str(body.user) ?? '',
-    ...opt('namespace', str(body.namespace)),
-  }));
-  return { clusters, users, contexts, currentContext: str(doc['current-context']) ?? '' };
+  const users = named(doc.users, 'users', 'user').map(({ name, body }): KubeConfigUser => {
+    const at = `users[${name}].user`;
+    const exec = fields.mapping(body, 'exec', at);
+    const provider = fields.mapping(body, 'auth-provider', at);
+    str(body, 'as-uid', at);
+    fields.strings(body, 'as-groups', at);
+    return {
+      name,
+      ...opt('token', str(body, 'token', at)),
+      ...opt('tokenFile', path(body, 'tokenFile', at)),
+      ...opt('certData', str(body, 'client-certificate-data', at)),
+      ...opt('certFile', path(body, 'client-certificate', at)),
+      ...opt('keyData', str(body, 'client-key-data', at)),
+      ...opt('keyFile', path(body, 'client-key', at)),
+      ...opt('username', str(body, 'username', at)),
+      ...opt('password', str(body, 'password', at)),
+      ...opt('impersonateUser', str(body, 'as', at)),
+      ...opt('exec', exec ? execFrom(exec, baseDir, `${source}: ${at}.exec`, fields, `${at}.exec`) : undefined),
+      ...opt('authProvider', provider ? authProviderFrom(provider, fields, `${at}.auth-provider`) : undefined),
+    };
+  });
+  const contexts = named(doc.contexts, 'contexts', 'context').map(({ name, body }): KubeConfigContext => {
+    const at = `contexts[${name}].context`;
+    return {
+      name,
+      cluster: str(body, 'cluster', at) ?? '',
+      user: str(body, 'user', at) ?? '',
+      ...opt('namespace', str(body, 'namespace', at)),
+    };
+  });
+  return { clusters, users, contexts, currentContext: str(doc, 'current-context', '') ?? '' };
 }
 
-function execFrom(exec: Doc, baseDir: string, where: string): ExecConfig {
-  if (typeof exec.command !== 'string' || exec.command === '') throw new KubeConfigError(`${where}: command is required`);
+type TypedFields = ReturnType<typeof typedFields>;
+
+/**
+ * Reads fields as kubectl's typed decoding does: absent or `null` is absent (an empty string too,
+ * for strings), a value of another type refuses the file.
+ */
+function typedFields(source: string) {
+  const wrong = (where: string, key: string, want: string, value: unknown): KubeConfigError => {
+    const got = Array.isArray(value) ? 'a list' : value instanceof Date ? 'a timestamp' : typeof value === 'object' ? 'a mapping' : `a ${typeof value}`;
+    return new KubeConfigError(`${source}: ${where ? `${where}.` : ''}${key} must be ${want}, not ${got} (kubectl refuses the file too)`);
+  };
+  return {
+    string(body: Doc, key: string, where: string): string | undefined {
+      const v = body[key];
+      if (v == null) return undefined;
+      if (typeof v !== 'string') throw wrong(where, key, 'a string', v);
+      return v === '' ? undefined : v;
+    },
+    boolean(body: Doc, key: string, where: string): boolean | undefined {
+      const v = body[key];
+      if (v == null) return undefined;
+      if (typeof v !== 'boolean') throw wrong(where, key, 'true or false', v);
+      return v;
+    },
+    strings(body: Doc, key: string, where: string): string[] | undefined {
+      const v = body[key];
+      if (v == null) return undefined;
+      if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' || x == null)) throw wrong(where, key, 'a list of strings', v);
+      return v.map((x) => (x == null ? '' : String(x)));
+    },
+    mapping(body: Doc, key: string, where: string): Doc | undefined {
+      const v = body[key];
+      if (v == null) return undefined;
+      if (!isRecord(v)) throw wrong(where, key, 'a mapping', v);
+      return v;
+    },
+    list(body: Doc, key: string, where: string): unknown[] | undefined {
+      const v = body[key];
+      if (v == null) return undefined;
+      if (!Array.isArray(v)) throw wrong(where, key, 'a list', v);
+      return v;
+    },
+  };
+}
+
+function authProviderFrom(provider: Doc, fields: TypedFields, at: string): NonNullable<KubeConfigUser['authProvider']> {
+  const config = fields.mapping(provider, 'config', at);
+  if (config) for (const key of Object.keys(config)) fields.string(config, key, `${at}.config`);
+  return { name: fields.string(provider, 'name', at) ?? '', ...opt('config', config ? (config as Record<string, string>) : undefined) };
+}
+
+function execFrom(exec: Doc, baseDir: string, where: string, fields: TypedFields, at: string): ExecConfig {
+  const given = fields.string(exec, 'command', at);
+  if (given === undefined) throw new KubeConfigError(`${where}: command is required`);
   // As client-go: a command with a path separator is a path (relative to the file); a bare name is looked up on PATH.
-  const command = exec.command.includes('/') && !isAbsolute(exec.command) ? resolve(baseDir, exec.command) : exec.command;
-  const env = Array.isArray(exec.env)
-    ? exec.env.filter(isRecord).map((e) => ({ name: String(e.name ?? ''), value: String(e.value ?? '') }))
-    : undefined;
+  const command = given.includes('/') && !isAbsolute(given) ? resolve(baseDir, given) : given;
+  const envList = fields.list(exec, 'env', at);
+  const env = envList?.map((e, i) => {
+    if (!isRecord(e)) throw new KubeConfigError(`${where}: env[${i}] must be a mapping (name, value)`);
+    return { name: fields.string(e, 'name', `${at}.env[${i}]`) ?? '', value: fields.string(e, 'value', `${at}.env[${i}]`) ?? '' };
+  });
+  const args = fields.strings(exec, 'args', at);
+  const installHint = fields.string(exec, 'installHint', at);
+  const interactiveMode = fields.string(exec, 'interactiveMode', at);
   return {
     command,
-    apiVersion: typeof exec.apiVersion === 'string' ? exec.apiVersion : '',
-    ...opt('args', Array.isArray(exec.args) ? exec.args.map(String) : undefined),
+    apiVersion: fields.string(exec, 'apiVersion', at) ?? '',
+    ...opt('args', args),
     ...opt('env', env),
-    ...opt('installHint', typeof exec.installHint === 'string' ? exec.installHint : undefined),
-    ...opt('provideClusterInfo', exec.provideClusterInfo === true ? true : undefined),
-    ...opt('interactiveMode', typeof exec.interactiveMode === 'string' ? exec.interactiveMode : undefined),
+    ...opt('installHint', installHint),
+    ...opt('provideClusterInfo', fields.boolean(exec, 'provideClusterInfo', at) === true ? true : undefined),
+    ...opt('interactiveMode', interactiveMode),
   };
 }
 

@@ -13,7 +13,10 @@
  * `tokenFile` paths (some missing on disk), `-data` fields (now and then with a path too),
  * `insecure-skip-tls-verify`, `tls-server-name`, `proxy-url`; tokens, basic auth, `as`, exec
  * plugins (relative, absolute and PATH commands, args, env, interactiveMode), `auth-provider`;
- * `preferences` and `extensions` noise; rarely a name defined twice in one file. `KUBECONFIG`
+ * `preferences` and `extensions` noise; rarely a name defined twice in one file, or a field of
+ * another type (`cluster: 15`, `insecure-skip-tls-verify: "true"`, `exec.args: {a: b}`); now and
+ * then YAML emitted as 1.2, which writes `on`, `y`, `1_000` plain where kubectl reads YAML 1.1
+ * booleans and numbers. `KUBECONFIG`
  * lists the files in random order, some twice, some by a path relative to the working folder,
  * with missing files and empty segments among them.
  *
@@ -225,7 +228,35 @@ interface FileSpec {
   noise: boolean;
   /** How an empty list is written: left out, `[]` or `null`. */
   emptyList: 'omit' | 'empty' | 'null';
+  /**
+   * The YAML version the emitter is told. 1.2 writes `on`, `y`, `1_000` plain, which kubectl
+   * (YAML 1.1) reads as a boolean or a number.
+   */
+  yamlVersion: '1.1' | '1.2';
+  /** Rarely, one field of the first body of a list (or `current-context`) holds a value of another type. */
+  mistype: Mistype | undefined;
 }
+
+interface Mistype {
+  list: 'clusters' | 'users' | 'contexts' | 'top';
+  /** Dotted inside the body (`exec.args`). */
+  field: string;
+  value: unknown;
+}
+
+const MISTYPED_FIELDS: Record<Mistype['list'], string[]> = {
+  clusters: ['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'proxy-url'],
+  users: ['token', 'tokenFile', 'username', 'password', 'as', 'client-certificate', 'client-key-data', 'exec.command', 'exec.apiVersion', 'exec.args', 'exec.env', 'exec.provideClusterInfo', 'exec.interactiveMode', 'auth-provider.name'],
+  contexts: ['cluster', 'user', 'namespace'],
+  top: ['current-context'],
+};
+const mistypeArb: fc.Arbitrary<Mistype> = fc
+  .constantFrom(...(Object.keys(MISTYPED_FIELDS) as Mistype['list'][]))
+  .chain((list) => fc.record({
+    list: fc.constant(list),
+    field: fc.constantFrom(...MISTYPED_FIELDS[list]),
+    value: fc.constantFrom<unknown>(15, 0, true, false, ['x'], { a: 'b' }, 'true', 1.5),
+  }));
 
 const fileArb = (pool: string[]): fc.Arbitrary<FileSpec> => fc.record({
   dir: fc.constantFrom(...CONFIG_DIRS),
@@ -245,6 +276,8 @@ const fileArb = (pool: string[]): fc.Arbitrary<FileSpec> => fc.record({
   currentContext: fc.option(pickArb(pool, 'no-such-context'), { freq: 8, nil: undefined }),
   noise: fc.boolean(),
   emptyList: fc.constantFrom('omit', 'empty', 'null'),
+  yamlVersion: fc.constantFrom<FileSpec['yamlVersion']>('1.1', '1.1', '1.1', '1.2'),
+  mistype: fc.option(mistypeArb, { freq: 8, nil: undefined }),
 });
 
 /** A `KUBECONFIG` item: one of the files (by absolute or relative path), a missing file, or an empty segment. */
@@ -303,7 +336,28 @@ function documentOf(i: number, spec: FileSpec, runDir: string): Record<string, u
   put('users', list(spec.users, 'user', true));
   put('contexts', list(spec.contexts, 'context', false));
   put('current-context', spec.currentContext);
+  if (spec.mistype) mistype(doc, spec.mistype);
   return doc;
+}
+
+/** Puts the mistyped value in place, when the file has that list's first body (and, for `exec.x`, an exec). */
+function mistype(doc: Record<string, unknown>, m: Mistype): void {
+  if (m.list === 'top') {
+    doc[m.field] = m.value;
+    return;
+  }
+  const field = { clusters: 'cluster', users: 'user', contexts: 'context' }[m.list];
+  const entries = doc[m.list];
+  const first = Array.isArray(entries) ? (entries as Record<string, unknown>[]).find((e) => e[field] !== undefined) : undefined;
+  if (!first) return;
+  let target = first[field] as Record<string, unknown>;
+  const path = m.field.split('.');
+  for (const step of path.slice(0, -1)) {
+    const next = target[step];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) return;
+    target = next as Record<string, unknown>;
+  }
+  target[path.at(-1)!] = m.value;
 }
 
 /**
@@ -319,8 +373,8 @@ function render(doc: Record<string, unknown>, spec: FileSpec): string {
     case 'json':
       return JSON.stringify(doc, null, spec.header ? 2 : undefined);
     case 'yaml':
-      if (!spec.mergeKeys) return stringify(doc, { version: '1.1', lineWidth: 0, ...spec.yamlStyle });
-      return withMergeKeys(doc).toString({ lineWidth: 0, ...spec.yamlStyle });
+      if (!spec.mergeKeys) return stringify(doc, { version: spec.yamlVersion, lineWidth: 0, ...spec.yamlStyle });
+      return withMergeKeys(doc, spec.yamlVersion).toString({ lineWidth: 0, ...spec.yamlStyle });
   }
 }
 
@@ -329,8 +383,8 @@ function render(doc: Record<string, unknown>, spec: FileSpec): string {
  * people write kubeconfigs by hand; kubectl (go-yaml v2) honours merge keys. `<<: *anchor` comes
  * first: go-yaml v2 applies keys in order, so that only then do the body's own keys win there too.
  */
-function withMergeKeys(doc: Record<string, unknown>): Document {
-  const d = new Document(doc, { version: '1.1' });
+function withMergeKeys(doc: Record<string, unknown>, version: '1.1' | '1.2'): Document {
+  const d = new Document(doc, { version });
   for (const [list, field] of [['clusters', 'cluster'], ['users', 'user']] as const) {
     const seq = d.get(list, true);
     if (!isSeq(seq)) continue;
@@ -625,6 +679,27 @@ describe('what the differential test found (shrunk counterexamples; no kubectl n
       writeFileSync(file, 'users:\n  - name: prod\n    user: &base\n      client-key-data: AA==\n  - name: other\n    user:\n      <<: *base\n      client-key: ca.pem\n');
       const kc = loadKubeConfig(undefined, { env: { KUBECONFIG: file }, homeDir: d });
       assert.deepEqual(kc.getUser('other'), { name: 'other', keyData: 'AA==', keyFile: join(d, 'ca.pem') });
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a field of the wrong type and reads YAML 1.1 scalars, as kubectl does (never echoing the value)', () => {
+    const d = mkdtempSync(join(tmpdir(), 'converge-kubectl-diff-'));
+    try {
+      const file = join(d, 'config');
+      const load = (text: string) => {
+        writeFileSync(file, text);
+        return loadKubeConfig(undefined, { env: { KUBECONFIG: file }, homeDir: d });
+      };
+      assert.throws(() => load('contexts:\n  - name: prod\n    context: {cluster: 15}\n'), { name: 'KubeConfigError', message: `${file}: contexts[prod].context.cluster must be a string, not a number (kubectl refuses the file too)` });
+      assert.throws(() => load('users:\n  - name: u\n    user: {token: 12345}\ncontexts: [{name: c}]\n'), (err: Error) => /users\[u\]\.user\.token must be a string, not a number/.test(err.message) && !err.message.includes('12345'));
+      assert.throws(() => load('clusters:\n  - name: a\n    cluster: {insecure-skip-tls-verify: "true"}\ncontexts: [{name: c}]\n'), /insecure-skip-tls-verify must be true or false, not a string/);
+      // YAML 1.1, as go-yaml v2 reads it: a plain `on` is a boolean, `0123` an octal number.
+      assert.throws(() => load('contexts:\n  - name: c\n    context: {namespace: on}\n'), /namespace must be a string, not a boolean/);
+      assert.throws(() => load('contexts:\n  - name: c\n    context: {namespace: 0123}\n'), /namespace must be a string, not a number/);
+      // Timestamps and sexagesimals stay strings, as go-yaml v2 keeps them for untyped values.
+      assert.equal(load('contexts:\n  - name: c\n    context: {namespace: 2026-12-05, user: 1:20}\ncurrent-context: c\n').getContextObject('c')?.namespace, '2026-12-05');
     } finally {
       rmSync(d, { recursive: true, force: true });
     }
