@@ -7,7 +7,7 @@
 import { createSecureContext, getCACertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { EndpointLimiter } from '@converge/runtime';
-import { DEFAULT_UNTRUSTED_HINT, VendorError, endpointPause, errorCodeOf, vendorErrorFromException, vendorErrorFromResponse, type VendorErrorKind } from './errors.ts';
+import { DEFAULT_UNTRUSTED_HINT, VendorError, endpointPause, errorCodeOf, vendorErrorFromException, vendorErrorFromResponse, vendorField, type VendorErrorKind } from './errors.ts';
 import {
   VENDOR_OPERATION_NAMES,
   type CreateInstanceInput,
@@ -129,13 +129,37 @@ function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** A Retry-After header (seconds or an HTTP date) in ms, without pausing anything; undefined when absent or unreadable. */
+/**
+ * A Retry-After header (seconds or an HTTP date) in ms, without pausing anything; undefined when
+ * absent or unreadable (a wait that is no safe integer of ms, e.g. 1e20 seconds, is unreadable).
+ */
 function retryAfterHeaderMs(value: string | undefined): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const secs = Number(value);
-  if (Number.isFinite(secs) && secs >= 0) return Math.ceil(secs * 1000);
+  if (Number.isFinite(secs) && secs >= 0) {
+    const ms = Math.ceil(secs * 1000);
+    return Number.isSafeInteger(ms) ? ms : undefined;
+  }
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/**
+ * What to report as `retryAfterMs` for a Retry-After the limiter has just honoured (`asked`, its
+ * return value): the wait asked for, unless the limiter paused for less (it caps one pause,
+ * 5 minutes by default; an asked wait may even be Infinity): then the pause it set. A caller
+ * that waits that long finds the endpoint open again.
+ */
+function honouredMs(asked: number | undefined, limiter: VendorLimiter): number | undefined {
+  if (asked === undefined) return undefined;
+  const paused = Math.ceil(limiter.pausedForMs());
+  // +1: the limiter's clock may tick between setting the pause and reading it back.
+  return Number.isFinite(asked) && asked <= paused + 1 ? Math.max(0, Math.ceil(asked)) : paused;
+}
+
+/** A time or other text field of an answer: strings as sent, numbers and booleans written out, anything else ''. */
+function textField(value: unknown): string {
+  return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
 }
 
 /** Trusted roots: Node's defaults (bundled + NODE_EXTRA_CA_CERTS), the OS store, and `extra`. */
@@ -222,13 +246,14 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
         const pause = res.statusCode >= 400 ? endpointPause(res.statusCode, errorCodeOf(text)) : undefined;
         const retryAfterMs =
           pause === 'rate-limit'
-            ? limiter.honourRetryAfter(retryAfter, 1000)
+            ? honouredMs(limiter.honourRetryAfter(retryAfter, 1000), limiter)
             : pause === 'server'
-              ? limiter.honourRetryAfter(retryAfter)
+              ? honouredMs(limiter.honourRetryAfter(retryAfter), limiter)
               : res.statusCode === 429
                 ? retryAfterHeaderMs(retryAfter)
                 : undefined;
-        return { status: res.statusCode, text, retryAfterMs, requestId: header(res.headers['x-request-id']) };
+        // The request id is the vendor's word too (it may echo anything, the token included).
+        return { status: res.statusCode, text, retryAfterMs, requestId: vendorField(header(res.headers['x-request-id']), token, 128) };
       } catch (err) {
         if (opts.signal?.aborted) throw opts.signal.reason;
         throw vendorErrorFromException(operation, err, deadline.signal.aborted, timeoutMs, token, untrustedHint);
@@ -253,7 +278,13 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
       if (!accept.includes(answer.status)) {
         throw vendorErrorFromResponse(operation, answer.status, answer.text, { retryAfterMs: answer.retryAfterMs, requestId: answer.requestId, secret: token });
       }
-      const result = read(answer);
+      let result: T;
+      try {
+        result = read(answer);
+      } catch (err) {
+        // A reader that trips over an answer of an unforeseen shape: still a malformed answer.
+        throw err instanceof VendorError ? err : malformed(operation, answer, 'unreadable answer');
+      }
       record(operation, 'ok', answer.status, started);
       return result;
     } catch (err) {
@@ -289,8 +320,8 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
       region: v.region,
       displayName: typeof v.displayName === 'string' ? v.displayName : '',
       idempotencyKey: typeof v.idempotencyKey === 'string' ? v.idempotencyKey : null,
-      createdAt: String(v.createdAt ?? ''),
-      updatedAt: String(v.updatedAt ?? ''),
+      createdAt: textField(v.createdAt),
+      updatedAt: textField(v.updatedAt),
     };
   }
 
@@ -298,7 +329,7 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
     const v = value as Partial<VendorHealth> | null;
     if (!v || (v.status !== 'healthy' && v.status !== 'degraded' && v.status !== 'down')) throw malformed(operation, answer, 'unknown health status');
     const message = typeof v.message === 'string' ? vendorText(v.message, token) : '';
-    return { id: typeof v.id === 'string' ? v.id : id, status: v.status, ...(message ? { message } : {}), checkedAt: String(v.checkedAt ?? '') };
+    return { id: typeof v.id === 'string' ? v.id : id, status: v.status, ...(message ? { message } : {}), checkedAt: textField(v.checkedAt) };
   }
 
   function limitsFrom(operation: VendorOperationName, answer: Answer, value: unknown): VendorLimits {
@@ -336,7 +367,7 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
     findByIdempotencyKey(idempotencyKey, opts = {}) {
       const path = `/v1/instances?idempotencyKey=${encodeURIComponent(idempotencyKey)}`;
       return call('findByIdempotencyKey', opts, () => exchange('findByIdempotencyKey', 'GET', path, opts), [200], (a) => {
-        const items = (json('findByIdempotencyKey', a) as { items?: unknown }).items;
+        const items = (json('findByIdempotencyKey', a) as { items?: unknown } | null)?.items;
         if (!Array.isArray(items)) throw malformed('findByIdempotencyKey', a, 'no items list');
         // The vendor filters by key; more than one live instance per key cannot happen by contract.
         return items.length === 0 ? undefined : instanceFrom('findByIdempotencyKey', a, items[0]);
@@ -371,7 +402,7 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
           state: v.state,
           ...(typeof v.reason === 'string' && v.reason !== '' ? { reason: vendorText(v.reason, token, 64) } : {}),
           ...(typeof v.message === 'string' && vendorText(v.message, token) !== '' ? { message: vendorText(v.message, token) } : {}),
-          since: String(v.since ?? ''),
+          since: textField(v.since),
         };
       });
     },

@@ -150,6 +150,16 @@ export function errorCodeOf(bodyText: string): string | undefined {
   }
 }
 
+/**
+ * A short identifier the vendor sent (an error code, a field name, a request id) as it may go
+ * into an error: `vendorText` (one line, bounded, redacted); undefined when absent, not a
+ * string, or empty once cleaned.
+ */
+export function vendorField(value: unknown, secret?: string, max = 64): string | undefined {
+  if (typeof value !== 'string' || value === '') return undefined;
+  return vendorText(value, secret, max) || undefined;
+}
+
 /** Builds the error for a failed HTTP answer from its status, body text and Retry-After (ms). */
 export function vendorErrorFromResponse(
   operation: VendorOperationName,
@@ -165,9 +175,10 @@ export function vendorErrorFromResponse(
   }
   const e = parsed?.error;
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-  const code = str(e?.code);
-  const field = str(e?.field);
-  const requestId = str(e?.requestId) ?? opts.requestId;
+  // The vendor's code, field and request id are its words too: one bounded line, never the token.
+  const code = vendorField(e?.code, opts.secret);
+  const field = vendorField(e?.field, opts.secret);
+  const requestId = vendorField(e?.requestId, opts.secret, 128) ?? vendorField(opts.requestId, opts.secret, 128);
   // Only the first 200 characters survive, so a large body (an HTML error page) is cut early.
   const detail = vendorText((str(e?.message) ?? bodyText).slice(0, 4096), opts.secret) || 'no details';
   const kind = kindForStatus(status, code);
@@ -214,7 +225,8 @@ export function vendorErrorFromException(
   untrustedHint = DEFAULT_UNTRUSTED_HINT,
 ): VendorError {
   const code = findCode(err);
-  const text = redact(err instanceof Error ? err.message : String(err), secret);
+  // One bounded line: an HTTP library's message can span lines (undici's internal assertions do).
+  const text = vendorText(err instanceof Error ? err.message : typeof err === 'string' ? err : 'unknown failure', secret, 300);
   const cause = { code, message: text };
   if (timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
     return new VendorError({ kind: 'Timeout', operation, message: `vendor ${operation}: no answer within ${timeoutMs} ms`, ...(code ? { code } : {}), cause });
