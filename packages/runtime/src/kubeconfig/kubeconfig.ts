@@ -254,7 +254,7 @@ export function fromKubeconfigDocument(doc: unknown, baseDir: string, source = '
       ...opt('username', str(body, 'username', at)),
       ...opt('password', str(body, 'password', at)),
       ...opt('impersonateUser', str(body, 'as', at)),
-      ...opt('exec', exec ? execFrom(exec, baseDir, `${source}: ${at}.exec`, fields, `${at}.exec`) : undefined),
+      ...opt('exec', exec ? execFrom(exec, baseDir, fields, `${at}.exec`) : undefined),
       ...opt('authProvider', provider ? authProviderFrom(provider, fields, `${at}.auth-provider`) : undefined),
     };
   });
@@ -282,6 +282,10 @@ function typedFields(source: string) {
     return new KubeConfigError(`${source}: ${where ? `${where}.` : ''}${key} must be ${want}, not ${got} (kubectl refuses the file too)`);
   };
   return {
+    /** An error about `where` in this file. */
+    error(where: string, message: string): KubeConfigError {
+      return new KubeConfigError(`${source}: ${where}: ${message}`);
+    },
     string(body: Doc, key: string, where: string): string | undefined {
       const v = body[key];
       if (v == null) return undefined;
@@ -321,14 +325,14 @@ function authProviderFrom(provider: Doc, fields: TypedFields, at: string): NonNu
   return { name: fields.string(provider, 'name', at) ?? '', ...opt('config', config ? (config as Record<string, string>) : undefined) };
 }
 
-function execFrom(exec: Doc, baseDir: string, where: string, fields: TypedFields, at: string): ExecConfig {
+function execFrom(exec: Doc, baseDir: string, fields: TypedFields, at: string): ExecConfig {
   const given = fields.string(exec, 'command', at);
-  if (given === undefined) throw new KubeConfigError(`${where}: command is required`);
+  if (given === undefined) throw fields.error(at, 'command is required');
   // As client-go: a command with a path separator is a path (relative to the file); a bare name is looked up on PATH.
   const command = given.includes('/') && !isAbsolute(given) ? resolve(baseDir, given) : given;
   const envList = fields.list(exec, 'env', at);
   const env = envList?.map((e, i) => {
-    if (!isRecord(e)) throw new KubeConfigError(`${where}: env[${i}] must be a mapping (name, value)`);
+    if (!isRecord(e)) throw fields.error(at, `env[${i}] must be a mapping (name, value)`);
     return { name: fields.string(e, 'name', `${at}.env[${i}]`) ?? '', value: fields.string(e, 'value', `${at}.env[${i}]`) ?? '' };
   });
   const args = fields.strings(exec, 'args', at);
