@@ -13,9 +13,11 @@ test('well-formed resourceVersions compare as the numbers they spell, of any len
   }), { numRuns: 2_000 });
 });
 
-test('anything else is not comparable (as apimachinery: empty, zero, leading zeros, signs, other characters)', () => {
-  for (const bad of ['', '0', '01', '-1', '+1', '1.0', ' 1', '1 ', 'abc', '1e3', '١٢']) {
-    assert.equal(compareResourceVersions(bad, '5'), undefined, JSON.stringify(bad));
-    assert.equal(compareResourceVersions('5', bad), undefined, JSON.stringify(bad));
+test('anything else is not comparable (as apimachinery: absent, empty, zero, leading zeros, signs, other characters): NaN, so every ordering test is false', () => {
+  for (const bad of [undefined, '', '0', '01', '007', '-1', '+1', '1.0', ' 1', '1 ', 'abc', '1e3', '١٢']) {
+    for (const answer of [compareResourceVersions(bad, '5'), compareResourceVersions('5', bad), compareResourceVersions(bad, bad)]) {
+      assert.ok(Number.isNaN(answer), JSON.stringify(bad));
+      assert.ok(!(answer < 0) && !(answer <= 0) && !(answer > 0) && !(answer >= 0) && answer !== 0, JSON.stringify(bad));
+    }
   }
 });

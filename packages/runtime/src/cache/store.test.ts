@@ -1,8 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
 import type { KubeObject } from '../objects/index.ts';
-import { StoreWriter, CONTROLLER_UID_INDEX, compareResourceVersions } from './store.ts';
+import { StoreWriter, CONTROLLER_UID_INDEX } from './store.ts';
 
 const obj = (name: string, rv: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({
   metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: rv, ...extra },
@@ -66,24 +65,6 @@ test('indexes follow updates; managedFields are dropped by default', () => {
   const ro = s.readOnly();
   assert.equal(ro.size, 1);
   assert.equal((ro as unknown as { apply?: unknown }).apply, undefined, 'the read-only view cannot write');
-});
-
-test('compareResourceVersions orders integers and refuses the rest', () => {
-  assert.equal(compareResourceVersions('9', '10'), -1);
-  assert.equal(compareResourceVersions('10', '10'), 0);
-  assert.ok(Number.isNaN(compareResourceVersions('abc', '10')));
-});
-
-test('compareResourceVersions agrees with integer comparison for any digits, leading zeros and 20+ digits included', () => {
-  const digits = fc.stringMatching(/^[0-9]{1,24}$/);
-  fc.assert(
-    fc.property(digits, digits, (a, b) => {
-      const x = BigInt(a);
-      const y = BigInt(b);
-      assert.equal(compareResourceVersions(a, b), x < y ? -1 : x > y ? 1 : 0);
-    }),
-    { numRuns: 2_000 },
-  );
 });
 
 test('indexes can be added later and cover what is already stored', () => {

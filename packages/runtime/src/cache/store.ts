@@ -42,6 +42,7 @@ import { formatKey } from '../objects/index.ts';
 import { Indexer, NAMESPACE_INDEX } from './indexer.ts';
 import type { IndexFunc } from './indexer.ts';
 import { internStrings } from './intern-strings.ts';
+import { compareResourceVersions } from './resource-version.ts';
 
 export { CONTROLLER_UID_INDEX, NAMESPACE_INDEX } from './indexer.ts';
 export type { IndexFunc } from './indexer.ts';
@@ -92,25 +93,6 @@ export function dropManagedFields<T extends KubeObject>(obj: T): T {
   if (!obj.metadata?.managedFields) return obj;
   const { managedFields: _dropped, ...metadata } = obj.metadata;
   return { ...obj, metadata };
-}
-
-/** Compares resourceVersions: negative when a is older than b. NaN when they cannot be ordered. */
-export function compareResourceVersions(a: string | undefined, b: string | undefined): number {
-  if (!a || !b || !DIGITS.test(a) || !DIGITS.test(b)) return Number.NaN;
-  // As integers of any size, without converting (this runs for every watch event): the longer
-  // one is larger once leading zeros are gone, and equal lengths compare as text.
-  const x = a.charCodeAt(0) === 48 ? withoutLeadingZeros(a) : a;
-  const y = b.charCodeAt(0) === 48 ? withoutLeadingZeros(b) : b;
-  if (x.length !== y.length) return x.length < y.length ? -1 : 1;
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-const DIGITS = /^\d+$/;
-
-function withoutLeadingZeros(digits: string): string {
-  let i = 0;
-  while (i < digits.length - 1 && digits.charCodeAt(i) === 48) i++;
-  return digits.slice(i);
 }
 
 /** What the store knows of one watched scope. */

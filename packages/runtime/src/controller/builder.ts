@@ -23,6 +23,7 @@ import type { RuntimeMetrics } from '../metrics/index.ts';
 import type { Predicate } from '../predicates/index.ts';
 import type { Reconciler, ReconcileFunc } from '../reconcile/index.ts';
 import { ConvergenceTracker } from '../convergence/index.ts';
+import { controllerOf, refersToKind } from '../owners/index.ts';
 import type { ConvergencePredicate } from '../convergence/index.ts';
 import { Controller } from './controller.ts';
 import type { ControllerOptions } from './controller.ts';
@@ -96,8 +97,8 @@ export class ControllerBuilder {
       informer.addHandler((c) => {
         const primary = this.#primary;
         if (!primary || !passes(c, options.predicates)) return;
-        const ref = c.object.metadata.ownerReferences?.find((r) => r.controller);
-        if (!ref || ref.kind !== primary.kind || groupOf(ref.apiVersion) !== primary.group) return;
+        const ref = controllerOf(c.object);
+        if (!ref || !refersToKind(ref, primary)) return;
         enqueue(formatKey({ namespace: primary.namespaced ? (c.object.metadata.namespace ?? '') : '', name: ref.name }));
       }),
     );
@@ -150,9 +151,4 @@ export class ControllerBuilder {
 
 function passes<T extends KubeObject>(c: Change<T>, predicates: Predicate<T>[] | undefined): boolean {
   return !predicates || predicates.every((p) => p(c));
-}
-
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
 }

@@ -31,7 +31,15 @@ export type Ownership =
 export function ownershipOf(obj: KubeObject, owner: KubeObject, kind: ResourceKind): Ownership {
   const ref = controllerOf(obj);
   if (!ref) return 'unowned';
-  return ref.uid === owner.metadata.uid && groupOf(ref.apiVersion) === kind.group && ref.kind === kind.kind ? 'owned' : 'foreign';
+  return ref.uid === owner.metadata.uid && refersToKind(ref, kind) ? 'owned' : 'foreign';
+}
+
+/**
+ * Whether an ownerReference names an object of `kind`: the same API group and kind, whichever
+ * version of the group it was written for (garbage collection resolves owners the same way).
+ */
+export function refersToKind(ref: OwnerReference, kind: ResourceKind): boolean {
+  return ref.kind === kind.kind && groupOf(ref.apiVersion) === kind.group;
 }
 
 /** The API group of an apiVersion (`''` for the core group's `v1`). */
