@@ -4,9 +4,11 @@
  *
  * - request bytes delivered in random splits with small delays (some splits inside multi-byte
  *   UTF-8 characters of annotation values), framed by `content-length` or by chunked
- *   transfer-encoding with random chunk sizes, one or two requests pipelined on a connection.
- *   Checked (a fast-check property): every answer is 200 with exactly
- *   `registry.review(JSON.parse(body))`, in request order, and the client sees no error;
+ *   transfer-encoding with random chunk sizes, one or two requests pipelined on a connection,
+ *   declared as JSON in its spellings (or not declared) or, now and then, as another media type.
+ *   Checked (a fast-check property): every JSON answer is 200 with exactly
+ *   `registry.review(JSON.parse(body))`, every other one 415 (its body skipped, the next
+ *   pipelined request served), in request order, and the client sees no error;
  * - bodies over the limit (the default 32 MiB, and a small `maxBodyBytes`): the client receives
  *   the whole 413 answer and no reset while it is still sending; exactly at the limit is served;
  *   a body declared too large is refused before it is sent; the connection stays usable after;
@@ -162,17 +164,18 @@ async function writeAll(s: TLSSocket, pieces: Iterable<Buffer>, delays: readonly
   if (s.destroyed) throw new Error('the connection was closed');
 }
 
-const head = (path: string, headers: Record<string, string | number>, method = 'POST') =>
-  `${method} ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+/** A request head; a header whose value is `undefined` is left out. */
+const head = (path: string, headers: Record<string, string | number | undefined>, method = 'POST') =>
+  `${method} ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${Object.entries(headers).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
 
 /** One request with a content-length body. */
-const withLength = (path: string, body: Buffer | string, extra: Record<string, string | number> = {}) =>
+const withLength = (path: string, body: Buffer | string, extra: Record<string, string | number | undefined> = {}) =>
   Buffer.concat([Buffer.from(head(path, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...extra })), Buffer.from(body)]);
 
 /** One request with a chunked body, cut at `cuts` (byte offsets into the body). */
-function chunked(path: string, body: Buffer, cuts: number[], upperHex = false): Buffer {
+function chunked(path: string, body: Buffer, cuts: number[], upperHex = false, contentType: string | undefined = 'application/json'): Buffer {
   const bounds = [...new Set([0, ...cuts.filter((c) => c > 0 && c < body.length), body.length])].sort((a, b) => a - b);
-  const parts: Buffer[] = [Buffer.from(head(path, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }))];
+  const parts: Buffer[] = [Buffer.from(head(path, { 'content-type': contentType, 'transfer-encoding': 'chunked' }))];
   for (let i = 0; i + 1 < bounds.length; i++) {
     const piece = body.subarray(bounds[i], bounds[i + 1]);
     const size = piece.length.toString(16);
@@ -210,7 +213,14 @@ const requestArb = fc.record({
   path: fc.constantFrom('/convert', '/convert?timeout=30s'),
   chunkCuts: fc.array(fc.nat(), { maxLength: 6 }),
   chunkCutsInChars: fc.array(fc.nat(), { maxLength: 3 }),
+  contentType: fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom<string | undefined>('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', ' application/json ;x=y', undefined) },
+    { weight: 1, arbitrary: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/json-patch+json', '') },
+  ),
 });
+
+/** Whether the server takes a request's declared media type as JSON (absent: yes). */
+const declaresJson = (contentType: string | undefined) => contentType === undefined || contentType.split(';')[0]!.trim().toLowerCase() === 'application/json';
 
 test('property: any chunking of the request bytes, framed by length or chunked, gets exactly registry.review(body)', async (t) => {
   const { port, ca } = await serve(t);
@@ -224,10 +234,10 @@ test('property: any chunking of the request bytes, framed by length or chunked, 
         const bodies = requests.map((r) => reviewBody(r.uid, r.desired, r.objects));
         const wire = Buffer.concat(requests.map((r, i) => {
           const body = Buffer.from(bodies[i]!);
-          if (r.framing === 'length') return withLength(r.path, body);
+          if (r.framing === 'length') return withLength(r.path, body, { 'content-type': r.contentType });
           const inChars = insideCharacters(body);
           const bodyCuts = [...r.chunkCuts.map((c) => c % body.length), ...(inChars.length ? r.chunkCutsInChars.map((c) => inChars[c % inChars.length]!) : [])];
-          return chunked(r.path, body, bodyCuts, r.framing === 'CHUNKED');
+          return chunked(r.path, body, bodyCuts, r.framing === 'CHUNKED', r.contentType);
         }));
         const inChars = insideCharacters(wire);
         const bounds = [...new Set([0, ...cuts.map((c) => c % wire.length), ...(inChars.length ? cutsInChars.map((c) => inChars[c % inChars.length]!) : []), wire.length])].sort((a, b) => a - b);
@@ -236,6 +246,11 @@ test('property: any chunking of the request bytes, framed by length or chunked, 
         assert.equal(got.error, undefined, `no connection error (${got.responses.length} responses)`);
         assert.equal(got.responses.length, requests.length);
         got.responses.forEach((res, i) => {
+          if (!declaresJson(requests[i]!.contentType)) {
+            // Refused before its body is read; the body is skipped and the next request served.
+            assert.equal(res.status, 415, res.body);
+            return;
+          }
           assert.equal(res.status, 200, res.body);
           assert.equal(res.headers['content-type'], 'application/json');
           assert.deepEqual(JSON.parse(res.body), registry.review(JSON.parse(bodies[i]!)));

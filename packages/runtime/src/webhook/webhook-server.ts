@@ -10,13 +10,15 @@
  * and those still in the TLS handshake, included). It rejects when the address cannot be bound
  * or the first certificate cannot be used (`listening()` then rejects too). `ready()` is true
  * only while listening with a certificate (a manager readiness check).
- * Requests: POST only (405 otherwise); `application/json` bodies up to `maxBodyBytes` (32 MiB),
- * 413 beyond, answered as soon as the declared or received length exceeds it (the rest of the
- * body is read and dropped, never buffered, for at most the 30 s request timeout, so a client
- * still sending receives the 413 and the connection stays usable); a body that is not JSON 400;
- * a handler that throws 500 with its message; unknown paths 404; a request target that is not a
- * URL 400. A client that goes away mid-request is not an error (no request ever becomes an
- * unhandled rejection).
+ * Requests: POST only (405 otherwise); `application/json` bodies (415 for another declared media
+ * type; none declared is taken as JSON) up to `maxBodyBytes` (32 MiB), 413 beyond, answered as
+ * soon as the declared or received length exceeds it (the rest of the body is read and dropped,
+ * never buffered, for at most the 30 s request timeout, so a client still sending receives the
+ * 413 and the connection stays usable); a body that is not JSON 400; a handler that throws 500
+ * with its message. A handler's answer is sent as JSON, whatever its type; one that is
+ * `undefined` or cannot be encoded (a cycle, a BigInt) is a 500 naming the path. Unknown paths
+ * 404; a request target that is not a URL 400. A client that goes away mid-request is not an
+ * error (no request ever becomes an unhandled rejection).
  * @module
  */
 import { createServer } from 'node:https';
@@ -171,16 +173,17 @@ export class WebhookServer {
     } catch {
       path = undefined; // e.g. `//[`
     }
-    const answer = (code: number, body: unknown) => {
+    const send = (code: number, contentType: string, text: string) => {
       this.#requests?.inc({ path: path !== undefined && this.#handlers.has(path) ? path : 'other', code: String(code) });
-      const text = typeof body === 'string' ? body : JSON.stringify(body);
-      res.writeHead(code, { 'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(code, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
       res.end(text);
     };
+    const answer = (code: number, message: string) => send(code, 'text/plain; charset=utf-8', message);
     if (path === undefined) return answer(400, 'the request target is not a URL\n');
     const handler = this.#handlers.get(path);
     if (!handler) return answer(404, `no webhook at ${path}\n`);
     if (req.method !== 'POST') return answer(405, 'POST only\n');
+    if (!isJsonMediaType(req.headers['content-type'])) return answer(415, 'the body must be application/json\n');
     let raw: Buffer | undefined;
     try {
       raw = await readBody(req, this.#opts.maxBodyBytes ?? MAX_BODY);
@@ -194,13 +197,36 @@ export class WebhookServer {
     } catch {
       return answer(400, 'the body is not JSON\n');
     }
+    let result: unknown;
     try {
-      answer(200, await handler(body));
+      result = await handler(body);
     } catch (err) {
       this.#opts.log?.error({ err, path }, 'webhook handler failed');
-      answer(500, `${err instanceof Error ? err.message : String(err)}\n`);
+      return answer(500, `${err instanceof Error ? err.message : String(err)}\n`);
     }
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(result);
+    } catch (err) {
+      this.#opts.log?.error({ err, path }, 'webhook handler gave an answer that is not JSON');
+      return answer(500, `the handler at ${path} gave an answer that is not JSON\n`);
+    }
+    if (text === undefined) {
+      this.#opts.log?.error({ path }, 'webhook handler gave no answer');
+      return answer(500, `the handler at ${path} gave no answer\n`);
+    }
+    send(200, 'application/json', text);
   }
+}
+
+/**
+ * Whether a request's `Content-Type` says JSON: `application/json` with any parameters, in any
+ * case; a request without one is taken as JSON (the API server always sends it).
+ */
+function isJsonMediaType(header: string | undefined): boolean {
+  if (header === undefined) return true;
+  const semicolon = header.indexOf(';');
+  return (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
 }
 
 /**

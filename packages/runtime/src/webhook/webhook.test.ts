@@ -11,14 +11,14 @@ import { toyBoxConversions } from './toy-box.test-support.ts';
 import { certDirCertificates, directoryCaStore, selfManagedCertificates } from './certificates.ts';
 import type { KubeObject } from '../objects/index.ts';
 
-interface Answer { status: number; body: string; fingerprint: string }
+interface Answer { status: number; body: string; fingerprint: string; contentType?: string }
 
-function post(port: number, path: string, ca: string, body: string, method = 'POST'): Promise<Answer> {
+function post(port: number, path: string, ca: string, body: string, method = 'POST', contentType: string | undefined = 'application/json'): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, ca, headers: { 'content-type': 'application/json' }, agent: false }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path, method, ca, headers: contentType === undefined ? {} : { 'content-type': contentType }, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), fingerprint: (res.socket as unknown as { getPeerCertificate(): { fingerprint256: string } }).getPeerCertificate().fingerprint256 }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), contentType: res.headers['content-type'], fingerprint: (res.socket as unknown as { getPeerCertificate(): { fingerprint256: string } }).getPeerCertificate().fingerprint256 }));
     });
     req.on('error', reject);
     req.end(body);
@@ -71,6 +71,42 @@ test('serves conversion over HTTPS with a self-managed CA shared through its fol
   stop.abort();
   await Promise.all([running, otherRunning]);
   assert.equal(server.ready().ok, false);
+});
+
+test('a body of another media type is refused with 415; a handler answer is always JSON, and one that cannot be sent is a 500 naming the path', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-'));
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); rmSync(dir, { recursive: true, force: true }); });
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir) }) })
+    .handle('/echo', (body) => body)
+    .handle('/nothing', () => undefined)
+    .handle('/text', () => 'plain words')
+    .handle('/cycle', () => { const o: Record<string, unknown> = {}; o.self = o; return o; });
+  const running = server.start(stop.signal);
+  const { port } = (await server.listening())!;
+  const ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+
+  for (const type of ['application/json', 'application/json; charset=utf-8', 'Application/JSON ;charset=UTF-8', undefined]) {
+    assert.equal((await post(port, '/echo', ca, '{"a":1}', 'POST', type)).status, 200, String(type));
+  }
+  for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'application/yaml', 'application/vnd.kubernetes.protobuf', 'application/jsonx']) {
+    const refused = await post(port, '/echo', ca, '{"a":1}', 'POST', type);
+    assert.equal(refused.status, 415, type);
+    assert.match(refused.body, /application\/json/);
+  }
+
+  const nothing = await post(port, '/nothing', ca, '{}');
+  assert.equal(nothing.status, 500);
+  assert.match(nothing.body, /handler at \/nothing gave no answer/);
+  const text = await post(port, '/text', ca, '{}');
+  assert.equal(text.status, 200);
+  assert.equal(text.contentType, 'application/json');
+  assert.equal(JSON.parse(text.body), 'plain words');
+  const cycle = await post(port, '/cycle', ca, '{}');
+  assert.equal(cycle.status, 500);
+  assert.match(cycle.body, /handler at \/cycle gave an answer that is not JSON/);
+  stop.abort();
+  await running;
 });
 
 test('a cert-manager style folder is served, and a renewed certificate is picked up without a restart', async (t) => {
