@@ -517,9 +517,10 @@ async function getAndHead(port: number, target: string, headers: Record<string, 
   return get;
 }
 
+/** The path a server reads from a request target: an origin-form one (`/…`) names no host. */
 function pathnameOf(target: string): string | undefined {
   try {
-    return new URL(target, 'http://dashboard.invalid').pathname;
+    return (target.startsWith('/') ? new URL(`http://dashboard.invalid${target}`) : new URL(target, 'http://dashboard.invalid')).pathname;
   } catch {
     return undefined;
   }
@@ -579,7 +580,7 @@ test('random request targets: never a 5xx or a dropped connection, JSON errors, 
         assert.equal(a.status, 400, `GET ${target}: a target that is no URL`);
         return;
       }
-      const params = new URL(target, 'http://dashboard.invalid').searchParams;
+      const params = new URL(target.startsWith('/') ? `http://dashboard.invalid${target}` : target, 'http://dashboard.invalid').searchParams;
       if (pathname === '/api/v1/microservices') checkList('Microservice', served.model, params, a, `GET ${target}`);
       else if (pathname === '/api/v1/providers') checkList('DigitalHumanProvider', served.model, params, a, `GET ${target}`);
       else if (/^\/api\/v1\/[^/]+\/[^/]+\/[^/]+\/[^/]+$/.test(pathname)) {
@@ -598,12 +599,17 @@ test('random request targets: never a 5xx or a dropped connection, JSON errors, 
   assert.deepEqual(failures, []);
 });
 
-test('named cases: prototype names, bad percent-encoding, targets that are no URL', async (t) => {
+test('named cases: prototype names, bad percent-encoding, targets that are no URL, paths that start with //', async (t) => {
   const failures = watchFailures(t);
   const served = await serve(FIXED_WORLD);
   t.after(() => served.close());
   const cases: [string, number, RegExp?][] = [
-    ['//[', 400],
+    ['http://[/', 400],
+    // An origin-form target's path is what it says: `//host/...` names no other host.
+    ['//[', 404],
+    ['//evil.example/api/v1/clusters', 404],
+    ['//evil.example/healthz', 404],
+    ['//', 404],
     ['/api/v1/microservices?kind=constructor', 400],
     ['/api/v1/providers?kind=__proto__', 400],
     ['/api/v1/microservices?kind=toString', 400],
@@ -745,9 +751,26 @@ test('tokensEqual is string equality and never throws, whatever the lengths and 
   assert.equal(tokensEqual('\ud800', '\ufffd'), false);
 });
 
-test('with a token: no token or a wrong one is refused on every path, the right one works by header and cookie (fast-check)', { timeout: 120_000 }, async (t) => {
+test('with a token, /healthz answers without one (a probe needs no secret), the Host check still applies', async (t) => {
   const failures = watchFailures(t);
-  const paths = ['/api/v1/clusters', '/api/v1/overview', '/api/v1/microservices', '/api/v1/providers?usable=true', '/api/v1/microservices/alpha/default/web', '/api/v1/openapi.yaml', '/', '/index.html', '/assets/app.js', '/healthz'];
+  const open = await serve(FIXED_WORLD, { token: 'a-token-of-enough-length', loopbackListen: false });
+  t.after(() => open.close());
+  for (const headers of [{}, { authorization: 'Bearer wrong' }, { cookie: `${TOKEN_COOKIE}=wrong` }]) {
+    const a = await getAndHead(open.port, '/healthz', headers);
+    assert.equal(a.status, 200, JSON.stringify(headers));
+    assert.equal(a.body, 'ok\n');
+  }
+  assert.equal((await getAndHead(open.port, '/healthz?token=wrong')).status, 200);
+  assert.equal((await getAndHead(open.port, '/api/v1/clusters')).status, 401, 'every other path still needs it');
+  const loopback = await serve(FIXED_WORLD, { token: 'a-token-of-enough-length', loopbackListen: true });
+  t.after(() => loopback.close());
+  assert.equal((await send(loopback.port, 'GET', '/healthz', { host: 'evil.example' })).status, 421);
+  assert.deepEqual(failures, []);
+});
+
+test('with a token: no token or a wrong one is refused on every path but /healthz, the right one works by header and cookie (fast-check)', { timeout: 120_000 }, async (t) => {
+  const failures = watchFailures(t);
+  const paths = ['/api/v1/clusters', '/api/v1/overview', '/api/v1/microservices', '/api/v1/providers?usable=true', '/api/v1/microservices/alpha/default/web', '/api/v1/openapi.yaml', '/', '/index.html', '/assets/app.js'];
   await fc.assert(
     fc.asyncProperty(tokenArb, fc.subarray(paths, { minLength: 1, maxLength: 3 }), fc.infiniteStream(fc.nat()), async (token, chosen, picks) => {
       const served = await serve(FIXED_WORLD, { token, loopbackListen: false });

@@ -46,9 +46,12 @@ class HttpError extends Error {
   }
 }
 
-/** The request target as a URL; a target that is none (`//[`) is a 400, not a 500. */
+/** The request target as a URL; a target that is none (`http://[/`) is a 400, not a 500. */
 function requestUrl(target: string | undefined): URL {
   try {
+    // An origin-form target (`/…`) is a path and a query: `//host/x` names the path `//host/x`,
+    // not another host's `/x` (which a relative URL parse would read).
+    if (target?.startsWith('/')) return new URL(`http://dashboard.invalid${target}`);
     return new URL(target ?? '/', 'http://dashboard.invalid');
   } catch {
     throw new HttpError(400, 'BadRequest', `the request target ${JSON.stringify(target)} is not a URL`);

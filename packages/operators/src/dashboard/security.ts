@@ -2,7 +2,7 @@
  * What every dashboard response carries and what every request must show: security headers (a
  * strict Content-Security-Policy — everything the page needs is served by this process, so
  * nothing else is allowed), read-only methods, the Host check that stops DNS rebinding on a
- * loopback listen, and the bearer token when one is configured.
+ * loopback listen, and the bearer token when one is configured (on every path but `/healthz`).
  *
  * The token is accepted as `Authorization: Bearer <token>` (API clients), as the cookie
  * `converge_dashboard_token` (the page, including its EventSource, which cannot send headers),
@@ -105,7 +105,8 @@ export function checkAccess(req: IncomingMessage, url: URL, options: { token: st
     if (!isLoopbackHost(host)) return { ok: false, status: 421, message: `this dashboard listens on loopback only and answers to localhost/127.0.0.1, not to Host ${JSON.stringify(req.headers.host ?? '')}` };
   }
   const token = options.token;
-  if (token === undefined) return { ok: true };
+  // Liveness says nothing a caller could use, and a probe should not need the secret.
+  if (token === undefined || url.pathname === '/healthz') return { ok: true };
   const auth = req.headers.authorization;
   if (auth !== undefined) {
     const m = /^Bearer\s+(\S+)$/i.exec(auth);
