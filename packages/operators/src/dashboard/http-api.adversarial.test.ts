@@ -755,7 +755,7 @@ test('with a token, /healthz answers without one (a probe needs no secret), the 
   const failures = watchFailures(t);
   const open = await serve(FIXED_WORLD, { token: 'a-token-of-enough-length', loopbackListen: false });
   t.after(() => open.close());
-  for (const headers of [{}, { authorization: 'Bearer wrong' }, { cookie: `${TOKEN_COOKIE}=wrong` }]) {
+  for (const headers of [{}, { authorization: 'Bearer wrong' }, { cookie: `${TOKEN_COOKIE}=wrong` }] as Record<string, string>[]) {
     const a = await getAndHead(open.port, '/healthz', headers);
     assert.equal(a.status, 200, JSON.stringify(headers));
     assert.equal(a.body, 'ok\n');
