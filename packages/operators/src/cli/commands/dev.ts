@@ -152,7 +152,8 @@ interface DevOptions {
 
 class DevSession {
   readonly #o: DevOptions;
-  readonly #started = Date.now();
+  /** Monotonic: the elapsed times shown never jump with the wall clock. */
+  readonly #started = performance.now();
   readonly #stop = new AbortController();
   readonly #err = createStyle(colorEnabled(process.stderr));
   readonly #out = createStyle(colorEnabled(process.stdout));
@@ -174,7 +175,7 @@ class DevSession {
   }
 
   #say(message: string, color?: 'green' | 'red' | 'yellow'): void {
-    const t = ((Date.now() - this.#started) / 1000).toFixed(1).padStart(5);
+    const t = ((performance.now() - this.#started) / 1000).toFixed(1).padStart(5);
     process.stderr.write(`${this.#err.paint(`[${t}s]`, 'dim')} ${this.#err.paint(message, color)}\n`);
   }
 
@@ -375,7 +376,7 @@ class DevSession {
         changes.splice(0, Math.max(0, changes.length - 6));
         if (!o.ui) for (const c of changed) process.stdout.write(`${c}\n`);
         if (readyAfterMs === undefined && this.#sampleKeys.length > 0 && samplesReady(doc, this.#sampleKeys)) {
-          readyAfterMs = Date.now() - this.#started;
+          readyAfterMs = performance.now() - this.#started;
           if (!o.ui) process.stdout.write(`${this.#out.paint(`✓ the samples are Ready (${humanDuration(readyAfterMs)} after start)`, 'green')}\n`);
           if (o.exitWhenReady) {
             this.#requestStop(`the samples are Ready after ${(readyAfterMs / 1000).toFixed(1)}s; exiting (--exit-when-ready)`, 0);
