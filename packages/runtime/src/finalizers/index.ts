@@ -31,6 +31,7 @@
 import type { KubeObject, ResourceKind } from '../objects/index.ts';
 import { keyOf } from '../objects/index.ts';
 import type { KubeClient } from '../client/index.ts';
+import { isNotFound } from '../client/index.ts';
 
 export function hasFinalizer(obj: KubeObject, finalizer: string): boolean {
   return obj.metadata.finalizers?.includes(finalizer) ?? false;
@@ -43,11 +44,25 @@ export async function addFinalizer<T extends KubeObject>(client: KubeClient, kin
   return client.patch(kind, keyOf(obj), { type: 'merge', body: { metadata: { finalizers, resourceVersion: obj.metadata.resourceVersion } } }, options);
 }
 
-/** Removes the finalizer if present; resolves with the object, or undefined once it is gone. */
+/**
+ * Removes the finalizer if present. Resolves with the object as it now is, or `undefined` once
+ * it is gone: this removal released a terminating object (its last finalizer), or it was gone
+ * already (NotFound is success here: someone else released it). A list changed since `obj` was
+ * read is a `Conflict`.
+ */
 export async function removeFinalizer<T extends KubeObject>(client: KubeClient, kind: ResourceKind<T>, obj: T, finalizer: string, options: { signal?: AbortSignal } = {}): Promise<T | undefined> {
   if (!hasFinalizer(obj, finalizer)) return obj;
   const finalizers = (obj.metadata.finalizers ?? []).filter((f) => f !== finalizer);
-  return client.patch(kind, keyOf(obj), { type: 'merge', body: { metadata: { finalizers, resourceVersion: obj.metadata.resourceVersion } } }, options);
+  let after: T;
+  try {
+    after = await client.patch(kind, keyOf(obj), { type: 'merge', body: { metadata: { finalizers, resourceVersion: obj.metadata.resourceVersion } } }, options);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+  // The API server deletes a terminating object in the same request that empties its
+  // finalizers, and answers with the object as it would have been written.
+  return after.metadata.deletionTimestamp && !after.metadata.finalizers?.length ? undefined : after;
 }
 
 export interface FinalizerHandlers<T extends KubeObject, R> {
