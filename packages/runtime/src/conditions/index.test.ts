@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { Condition } from '../objects/index.ts';
 import { setCondition, findCondition, isConditionTrue, removeCondition, toRfc3339 } from './index.ts';
 
 const t1 = '2026-01-01T00:00:00Z';
@@ -32,4 +34,30 @@ test('a status change moves lastTransitionTime; order is kept', () => {
 
 test('timestamps have second precision', () => {
   assert.equal(toRfc3339(new Date('2026-11-30T12:34:56.789Z')), '2026-11-30T12:34:56Z');
+});
+
+test('property: one entry per type, a transition time always, the others untouched, idempotent (fast-check)', () => {
+  const types = fc.constantFrom('Ready', 'Progressing', 'Stalled', 'Reconciling');
+  const status = fc.constantFrom('True', 'False', 'Unknown');
+  const time = fc.constantFrom(t1, t2, '', undefined);
+  // What another writer may have left in a CRD whose schema is looser than ours: repeated
+  // types, a condition without a transition time.
+  const stored = fc.array(fc.record({ type: types, status, reason: fc.constantFrom('A', 'B'), message: fc.string({ maxLength: 3 }), lastTransitionTime: time }), { maxLength: 6 });
+  const next = fc.record({ type: types, status, reason: fc.constantFrom('A', 'B'), message: fc.string({ maxLength: 3 }), observedGeneration: fc.option(fc.nat(5), { nil: undefined }) });
+  const now = '2026-02-02T02:02:02Z';
+  fc.assert(fc.property(stored, next, (before, input) => {
+    const list = before as Condition[];
+    const frozen = JSON.stringify(list);
+    const out = setCondition(list, input, now);
+    assert.equal(JSON.stringify(list), frozen, 'input not mutated');
+    const mine = out.filter((c) => c.type === input.type);
+    assert.equal(mine.length, 1, 'one entry of the type set');
+    const set = mine[0]!;
+    assert.ok(set.lastTransitionTime, 'a transition time, always');
+    const was = list.find((c) => c.type === input.type);
+    if (was?.status === input.status && was.lastTransitionTime) assert.equal(set.lastTransitionTime, was.lastTransitionTime);
+    else assert.equal(set.lastTransitionTime, now);
+    assert.deepEqual(out.filter((c) => c.type !== input.type), list.filter((c) => c.type !== input.type), 'the other conditions as they were');
+    assert.deepEqual(setCondition(out, input, t2), out, 'setting it again changes nothing (no needless status write)');
+  }), { numRuns: 2_000 });
 });

@@ -10,15 +10,18 @@ export type ConditionInput = Omit<Condition, 'lastTransitionTime'> & { lastTrans
 
 /**
  * Returns `conditions` with `next` set. When a condition of that type exists with the same
- * status, its `lastTransitionTime` is kept; otherwise it becomes `now`. Order is kept; a new
- * type is appended.
+ * status and a transition time, its `lastTransitionTime` is kept; otherwise it becomes `now`
+ * (or `next.lastTransitionTime`). Order is kept; a new type is appended. The result holds one
+ * entry of `next.type`: repeated entries of it (which a looser schema than a `map` list may
+ * have let in) go, the first one's place kept. Setting the same condition again gives an equal
+ * list, so an unchanged status is never written.
  */
 export function setCondition(conditions: readonly Condition[] | undefined, next: ConditionInput, now: Date | string): Condition[] {
-  const list = [...(conditions ?? [])];
-  const i = list.findIndex((c) => c.type === next.type);
+  const i = (conditions ?? []).findIndex((c) => c.type === next.type);
+  const list = (conditions ?? []).filter((c, j) => j <= i || c.type !== next.type);
   const existing = i >= 0 ? list[i] : undefined;
   const at = typeof now === 'string' ? now : toRfc3339(now);
-  const lastTransitionTime = existing && existing.status === next.status ? existing.lastTransitionTime : (next.lastTransitionTime ?? at);
+  const lastTransitionTime = existing && existing.status === next.status && existing.lastTransitionTime ? existing.lastTransitionTime : (next.lastTransitionTime ?? at);
   const merged: Condition = {
     type: next.type,
     status: next.status,
