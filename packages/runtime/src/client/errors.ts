@@ -78,9 +78,21 @@ export class ApiError extends Error {
 
 const TRANSIENT = new Set<ApiErrorReason>(['Conflict', 'TooManyRequests', 'ServerError', 'Timeout', 'Network', 'Gone', 'ResourceVersionTooLarge']);
 
-/** Maps an HTTP answer (status code, parsed body, Retry-After header) to an `ApiError`. */
+/** The longest wait a Retry-After (header or `details.retryAfterSeconds`) is taken for: 5 minutes. */
+export const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
+/** The longest message an `ApiError` carries; a longer one is cut and marked with `…`. */
+const MAX_MESSAGE = 4_096;
+
+/**
+ * Maps an HTTP answer (status code, parsed body, Retry-After header) to an `ApiError`. The body
+ * is read defensively: it may come from a proxy or an aggregated API server rather than
+ * kube-apiserver, so a `Status` field of the wrong type is left out rather than trusted (never
+ * an exception here), the message is bounded, and a wait is taken only from a well-formed
+ * Retry-After or an integer `details.retryAfterSeconds`, at most `MAX_RETRY_AFTER_MS`.
+ */
 export function apiErrorFromResponse(code: number, body: unknown, retryAfterHeader?: string | null): ApiError {
-  const status = isStatus(body) ? body : undefined;
+  const status = statusOf(body);
   const statusReason = status?.reason;
   let reason: ApiErrorReason;
   if (code === 404) reason = 'NotFound';
@@ -95,13 +107,13 @@ export function apiErrorFromResponse(code: number, body: unknown, retryAfterHead
   else if (code === 504 || statusReason === 'Timeout') reason = 'Timeout';
   else reason = 'ServerError';
   const retryAfterSeconds = parseRetryAfter(retryAfterHeader) ?? status?.details?.retryAfterSeconds;
-  const message = status?.message ?? (typeof body === 'string' && body ? body.slice(0, 500) : `HTTP ${code}`);
+  const text = status?.message || (typeof body === 'string' && body ? body : `HTTP ${code}`);
   return new ApiError({
     reason,
     code,
-    message,
+    message: text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE - 1)}…` : text,
     causes: status?.details?.causes ?? [],
-    ...(retryAfterSeconds === undefined ? {} : { retryAfterMs: retryAfterSeconds * 1000 }),
+    ...(retryAfterSeconds === undefined ? {} : { retryAfterMs: Math.min(retryAfterSeconds * 1000, MAX_RETRY_AFTER_MS) }),
     ...(status ? { status } : {}),
   });
 }
@@ -116,17 +128,51 @@ function isTooLargeResourceVersion(code: number, status: ApiStatus | undefined):
   return (code === 504 || status.reason === 'Timeout') && /Too large resource version/i.test(status.message ?? '');
 }
 
-function isStatus(body: unknown): body is ApiStatus {
-  return typeof body === 'object' && body !== null && (body as ApiStatus).kind === 'Status';
+/** The body as a `Status`, with only the fields of the types the API defines; undefined for any other body. */
+function statusOf(body: unknown): ApiStatus | undefined {
+  if (typeof body !== 'object' || body === null || (body as { kind?: unknown }).kind !== 'Status') return undefined;
+  const b = body as Record<string, unknown>;
+  const out: ApiStatus = { kind: 'Status' };
+  if (typeof b.status === 'string') out.status = b.status;
+  if (typeof b.message === 'string') out.message = b.message;
+  if (typeof b.reason === 'string') out.reason = b.reason;
+  if (Number.isInteger(b.code)) out.code = b.code as number;
+  if (typeof b.details === 'object' && b.details !== null) {
+    const d = b.details as Record<string, unknown>;
+    const details: NonNullable<ApiStatus['details']> = {};
+    if (typeof d.name === 'string') details.name = d.name;
+    if (typeof d.kind === 'string') details.kind = d.kind;
+    if (Array.isArray(d.causes)) details.causes = d.causes.filter((c): c is object => typeof c === 'object' && c !== null && !Array.isArray(c)).map(causeOf);
+    if (Number.isSafeInteger(d.retryAfterSeconds) && (d.retryAfterSeconds as number) >= 0) details.retryAfterSeconds = d.retryAfterSeconds as number;
+    out.details = details;
+  }
+  return out;
 }
 
-/** Seconds from a Retry-After header (delta-seconds or HTTP date); undefined when absent or unreadable. */
+function causeOf(c: object): FieldCause {
+  const { field, reason, message } = c as Record<string, unknown>;
+  return {
+    ...(typeof field === 'string' ? { field } : {}),
+    ...(typeof reason === 'string' ? { reason } : {}),
+    ...(typeof message === 'string' ? { message } : {}),
+  };
+}
+
+/** An HTTP date starts with the day's name (IMF-fixdate, RFC 850 and asctime forms alike). */
+const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/;
+
+/**
+ * Seconds from a Retry-After header: delay-seconds (digits only, RFC 9110) or an HTTP date
+ * (counted from `nowMs`), at most `MAX_RETRY_AFTER_MS`; undefined when absent or unreadable.
+ */
 export function parseRetryAfter(header: string | null | undefined, nowMs: number = Date.now()): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - nowMs) / 1000));
+  const value = header?.trim();
+  if (!value) return undefined;
+  const cap = MAX_RETRY_AFTER_MS / 1000;
+  if (/^[0-9]+$/.test(value)) return Math.min(Number(value), cap);
+  if (!HTTP_DATE.test(value)) return undefined;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.min(Math.max(0, Math.ceil((at - nowMs) / 1000)), cap);
 }
 
 export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.reason === 'NotFound';
