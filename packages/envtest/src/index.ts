@@ -11,7 +11,8 @@
  *   user cache dir (building it takes minutes when Go's build cache is cold); concurrent callers
  *   build once.
  * - `startControlPlane()` resolves only when /readyz is ok, the simulated nodes are Ready and the
- *   controller manager runs; it listens on free 127.0.0.1 ports only.
+ *   controller manager runs; it listens on free 127.0.0.1 ports only, chosen below the kernel's
+ *   ephemeral range (`freePorts`), so no outgoing connection takes one before it is bound.
  * - `stop()` is idempotent; components are also killed and temp dirs removed when this process
  *   exits or is interrupted, and components die with their parent even on SIGKILL.
  * - `useControlPlane()` is what a test suite calls: an existing cluster named by
@@ -21,7 +22,8 @@
  */
 export { ensureControlPlaneBinary, controlPlaneCacheDir, controlPlaneSourceDir, controlPlaneSourceHash } from './binary.ts';
 export type { EnsureBinaryOptions } from './binary.ts';
-export { startControlPlane, freePorts } from './launcher.ts';
+export { startControlPlane } from './launcher.ts';
+export { freePorts } from './free-ports.ts';
 export type { ControlPlane, ComponentName, StartControlPlaneOptions } from './launcher.ts';
 export { useControlPlane, EXISTING_CLUSTER_ENV } from './use-control-plane.ts';
 export type { UsedControlPlane } from './use-control-plane.ts';

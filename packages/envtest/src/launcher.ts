@@ -12,11 +12,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { ensureControlPlaneBinary } from './binary.ts';
+import { freePorts } from './free-ports.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -144,20 +144,6 @@ function sweepStaleStateDirs(): void {
       // no owner file (yet): leave it alone
     }
   }
-}
-
-/** Picks n distinct free TCP ports on 127.0.0.1 (held open together, then released). */
-export async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<import('node:net').Server>((res, rej) => {
-      const s = createServer();
-      s.once('error', rej);
-      s.listen(0, '127.0.0.1', () => res(s));
-    })),
-  );
-  const ports = servers.map((s) => (s.address() as import('node:net').AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
 }
 
 interface TlsMaterial {
