@@ -110,12 +110,28 @@ export class HttpEndpoint implements EndpointServer {
         send(res, 405, 'method not allowed\n', { allow: 'GET, HEAD' });
         return;
       }
-      const url = new URL(req.url ?? '/', 'http://localhost');
+      const url = requestUrl(req.url);
+      if (!url) {
+        send(res, 400, 'the request target is not a URL\n');
+        return;
+      }
       await this.#handler(req, res, url);
     } catch (err) {
       if (!res.headersSent) send(res, 500, `internal error: ${err instanceof Error ? err.message : String(err)}\n`);
       else res.destroy();
     }
+  }
+}
+
+/**
+ * The request target as a URL, or undefined when it is none. An origin-form target (`/…`) is a
+ * path and a query: `//host/healthz` names the path `//host/healthz`, not `/healthz`.
+ */
+function requestUrl(target: string | undefined): URL | undefined {
+  try {
+    return target?.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target ?? '/', 'http://localhost');
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { Registry, Counter } from 'prom-client';
 import { createProbeServer, createMetricsServer, parseBindAddress, ListenError, type EndpointServer } from './index.ts';
 
@@ -20,6 +20,18 @@ async function running<T extends EndpointServer>(server: T, fn: (base: string) =
 async function get(url: string): Promise<{ status: number; body: string; type: string | null }> {
   const res = await fetch(url);
   return { status: res.status, body: await res.text(), type: res.headers.get('content-type') };
+}
+
+/** One request with a raw request target (fetch would normalize it); resolves with the status code. */
+function rawGet(port: number, target: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n`));
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0)));
+    socket.on('error', reject);
+  });
 }
 
 function blockFor(ms: number): void {
@@ -71,6 +83,16 @@ describe('probe server', () => {
       const post = await fetch(`${base}/healthz`, { method: 'POST' });
       assert.equal(post.status, 405);
       await post.body?.cancel();
+    });
+  });
+
+  it('an origin-form target is a path (//host/healthz is no probe), and a target that is no URL is a 400', async () => {
+    const server = createProbeServer({ address: '127.0.0.1:0' });
+    await running(server, async (base) => {
+      const port = Number(new URL(base).port);
+      assert.equal(await rawGet(port, '/healthz'), 200);
+      assert.equal(await rawGet(port, '//evil.example/healthz'), 404);
+      assert.equal(await rawGet(port, 'http://[/'), 400);
     });
   });
 

@@ -368,7 +368,9 @@ test('malformed input: 400 for what is not JSON, a Failure review for what is no
   for (const path of ['/convert/', '/CONVERT', '/', '/convert%2F', '*']) {
     assert.equal((await call(withLength(path, ok))).status, 404, path);
   }
-  assert.equal((await call(withLength('//[', ok))).status, 400, 'a request target that is no URL');
+  assert.equal((await call(withLength('http://[/', ok))).status, 400, 'a request target that is no URL');
+  // An origin-form target is a path: `//host/convert` names no other host's /convert.
+  for (const path of ['//elsewhere.example/convert', '//[', '//']) assert.equal((await call(withLength(path, ok))).status, 404, path);
   assert.equal((await call(withLength('/convert', ok))).status, 200, 'and the server still serves');
   assert.deepEqual(await call(withLength('/throws', '{}')).then((r) => [r.status, r.body]), [500, 'kaput\n']);
   assert.deepEqual(await call(withLength('/throws-string', '{}')).then((r) => [r.status, r.body]), [500, 'just a string\n']);

@@ -169,9 +169,11 @@ export class WebhookServer {
   async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let path: string | undefined;
     try {
-      path = new URL(req.url ?? '/', 'https://localhost').pathname;
+      // An origin-form target (`/…`) is a path: `//host/convert` names no other host's /convert.
+      const target = req.url ?? '/';
+      path = (target.startsWith('/') ? new URL(`https://localhost${target}`) : new URL(target, 'https://localhost')).pathname;
     } catch {
-      path = undefined; // e.g. `//[`
+      path = undefined; // e.g. `http://[/`
     }
     const send = (code: number, contentType: string, text: string) => {
       this.#requests?.inc({ path: path !== undefined && this.#handlers.has(path) ? path : 'other', code: String(code) });
