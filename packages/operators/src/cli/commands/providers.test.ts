@@ -36,3 +36,12 @@ test('the pick: usable providers of the region, best first, in the dashboard ord
   assert.match(renderProviderPick(pickProviders(items, { region: 'eu' })), /RANK\s+NAMESPACE\s+NAME\s+REGION\s+USABLE\s+QUOTA-LEFT\s+LIMITED-BY\s+REASON\n1\s+ns\s+high\s+eu\s+yes\s+900/);
   assert.match(renderProviderPick([]), /no usable DigitalHumanProvider/);
 });
+
+test('the pick prints no terminal control from the cluster (a region or a status message)', () => {
+  const hostile = '\u001b]52;c;cm0gLXJmIH4=\u0007\u009b2J\u202e';
+  const items = [dhp('x', `eu${hostile}`, { ready: 'False', reason: `Broken${hostile}` })].map((p) => providerItem('c', p, true, at));
+  const text = renderProviderPick(pickProviders(items, { all: true }), true).replace(/\u001b\[[0-9;]*m/g, '');
+  // eslint-disable-next-line no-control-regex
+  assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/.test(text), JSON.stringify(text));
+  assert.match(text, /eu\\u001b\]52/);
+});

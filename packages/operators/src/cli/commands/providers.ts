@@ -16,7 +16,7 @@ import type { ProviderItem } from '../../dashboard/shared/types.ts';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { namespaceFrom } from '../shared/namespace-flag.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
-import { colorEnabled, createStyle } from '../views/index.ts';
+import { colorEnabled, createStyle, terminalSafe } from '../views/index.ts';
 import { renderTable, type Column } from '../views/table.ts';
 
 const HELP = `Usage: converge providers [--region <region>] [-n <namespace> | -A] [--all] [-o table|name|json] [--kubeconfig <path>]
@@ -96,7 +96,8 @@ export function pickProviders(items: readonly ProviderItem[], options: { region?
   return rankProviders(inRegion).filter((i) => options.all || i.usable);
 }
 
-export function renderProviderPick(items: readonly ProviderItem[], color = false): string {
+export function renderProviderPick(picked: readonly ProviderItem[], color = false): string {
+  const items = terminalSafe(picked);
   if (items.length === 0) return 'no usable DigitalHumanProvider (use --all to see the others)';
   const style = createStyle(color);
   const columns: Column[] = [{ header: 'rank' }, { header: 'namespace' }, { header: 'name' }, { header: 'region' }, { header: 'usable' }, { header: 'quota-left' }, { header: 'limited-by' }, { header: 'reason' }];

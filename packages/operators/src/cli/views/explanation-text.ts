@@ -8,6 +8,7 @@ import { formatAge } from './age.ts';
 import { renderTable, cell } from './table.ts';
 import { conditionColor, plainStyle, type Color, type Style } from './style.ts';
 import { LIMIT_NAMES } from './explanation.ts';
+import { terminalSafe } from './terminal-text.ts';
 import type { DeploymentState, Explanation, LimitName, Ownership, ServiceState, Severity } from './explanation.ts';
 
 const OWNERSHIP_TEXT: Record<Ownership, string> = {
@@ -46,7 +47,9 @@ function serviceSummary(s: ServiceState): string {
   return `${s.type ?? 'ClusterIP'} ${s.clusterIP ?? '-'}, ports ${ports || '-'}`;
 }
 
-export function renderExplanationText(e: Explanation, options: { style?: Style; now: Date }): string {
+/** The explanation as text; text from the cluster is shown terminal-safe (`terminalText`). */
+export function renderExplanationText(explanation: Explanation, options: { style?: Style; now: Date }): string {
+  const e = terminalSafe(explanation);
   const style = options.style ?? plainStyle;
   const { now } = options;
   const o = e.object;

@@ -5,7 +5,8 @@
  *
  * What a caller can rely on: nothing here does I/O or reads the clock (`now` is passed in);
  * colours come only from the `Style` passed in (see `colorEnabled`: a TTY, no `NO_COLOR`); Secret
- * values never reach a view (callers pass only whether a Secret and its key exist).
+ * values never reach a view (callers pass only whether a Secret and its key exist); the text views
+ * print text from the cluster terminal-safe (`terminal-text.ts`), the JSON and YAML documents exact.
  * @module
  */
 export * from './style.ts';
@@ -19,3 +20,4 @@ export * from './explain-microservice.ts';
 export * from './explain-provider.ts';
 export * from './explanation-text.ts';
 export * from './pod-problems.ts';
+export * from './terminal-text.ts';

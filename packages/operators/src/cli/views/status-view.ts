@@ -39,6 +39,7 @@ import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts
 import { PROVIDER_FINALIZER } from '../../operators/provider/api/constants.ts';
 import { formatAge } from './age.ts';
 import { renderTable, cell, type Cell, type Column } from './table.ts';
+import { terminalSafe } from './terminal-text.ts';
 import { conditionColor, plainStyle, type Style } from './style.ts';
 
 export const VIEW_API_VERSION = 'converge.dev/v1alpha1';
@@ -316,9 +317,11 @@ export function renderProviderTable(rows: readonly ProviderRow[], options: Table
 
 /**
  * The whole status as text: a titled table per kind (or a "none" line), a footnote when a
- * condition is older than its object's spec, and the warnings. Ends without a newline.
+ * condition is older than its object's spec, and the warnings. Ends without a newline. Text from
+ * the cluster is shown terminal-safe (`terminalText`).
  */
-export function renderStatusText(doc: StatusDocument, options: TableOptions): string {
+export function renderStatusText(input: StatusDocument, options: TableOptions): string {
+  const doc = terminalSafe(input);
   const style = options.style ?? plainStyle;
   const showNamespace = options.showNamespace ?? doc.namespace === null;
   const where = doc.namespace === null ? 'in any namespace' : `in namespace ${doc.namespace}`;
@@ -342,7 +345,8 @@ export function renderStatusText(doc: StatusDocument, options: TableOptions): st
 }
 
 /** One line per object, for logs and headless output; changes exactly when the object's state does. */
-export function statusLines(doc: StatusDocument): Map<string, string> {
+export function statusLines(input: StatusDocument): Map<string, string> {
+  const doc = terminalSafe(input);
   const lines = new Map<string, string>();
   for (const r of doc.microservices) {
     const replicas = r.replicas ? ` replicas=${r.replicas.available}/${r.replicas.desired} endpoints=${r.replicas.readyEndpoints}` : '';
