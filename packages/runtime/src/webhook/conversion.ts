@@ -56,7 +56,11 @@ export interface KindConversion<Hub extends KubeObject = KubeObject> {
   spokes: readonly Spoke<Hub, any>[];
 }
 
-/** Called once per converted object with what was converted and how long it took. */
+/**
+ * Called once per converted object with what was converted and how long it took. `kind`, `from`
+ * and `to` name only what the registry serves (a registered kind, its versions); anything else a
+ * request names is `other`, so a caller may use them as metric labels: no request can add values.
+ */
 export type ConversionObserver = (event: { kind: string; from: string; to: string; ok: boolean; seconds: number }) => void;
 
 export class ConversionError extends Error {
@@ -128,6 +132,16 @@ export class ConversionRegistry {
     } as KubeObject;
   }
 
+  /** What an observer is told about one object: served kinds and versions, `other` for the rest. */
+  #labels(obj: KubeObject | null | undefined, desiredAPIVersion: string): { kind: string; from: string; to: string } {
+    const source = splitApiVersion(obj?.apiVersion);
+    const conversion = typeof obj?.kind === 'string' ? this.#kinds.get(`${source.group}/${obj.kind}`) : undefined;
+    if (!conversion) return { kind: 'other', from: 'other', to: 'other' };
+    const served = (version: string) => (version === conversion.hub || conversion.spokes.some((s) => s.version === version) ? version : 'other');
+    const target = splitApiVersion(desiredAPIVersion);
+    return { kind: conversion.kind, from: served(source.version), to: target.group === source.group ? served(target.version) : 'other' };
+  }
+
   /** Answers a ConversionReview; never throws (a malformed review gets a Failure). */
   review(review: unknown, observe?: ConversionObserver): ConversionReview {
     const apiVersion = (review as { apiVersion?: string } | null)?.apiVersion ?? 'apiextensions.k8s.io/v1';
@@ -144,9 +158,7 @@ export class ConversionRegistry {
     const converted: KubeObject[] = [];
     for (const obj of request.objects) {
       const started = performance.now();
-      const from = splitApiVersion(obj?.apiVersion).version;
-      const to = splitApiVersion(request.desiredAPIVersion).version;
-      const kind = obj?.kind ?? '';
+      const { kind, from, to } = this.#labels(obj, request.desiredAPIVersion);
       try {
         if (!obj || typeof obj !== 'object' || !obj.metadata) throw new ConversionError('an object without metadata cannot be converted');
         converted.push(this.convert(obj, request.desiredAPIVersion));

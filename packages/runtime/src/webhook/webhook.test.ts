@@ -109,6 +109,37 @@ test('a body of another media type is refused with 415; a handler answer is alwa
   await running;
 });
 
+test('conversion metrics are labelled only with kinds and versions the registry serves: requests cannot grow them without bound', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-'));
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); rmSync(dir, { recursive: true, force: true }); });
+  const metrics = new Registry();
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir) }), registry: metrics }).serveConversion(registry);
+  const running = server.start(stop.signal);
+  const { port } = (await server.listening())!;
+  const ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+  const review = (desiredAPIVersion: unknown, objects: unknown[]) => JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'u', desiredAPIVersion, objects } });
+  const box = { apiVersion: 'toys.example.com/v1', kind: 'Box', metadata: { name: 'b', namespace: 'n', uid: 'u1' }, spec: { size: 3 } };
+  assert.equal((await post(port, '/convert', ca, review('toys.example.com/v2', [box]))).status, 200);
+  for (let i = 0; i < 40; i++) {
+    const odd = [
+      { ...box, kind: `Kind${i}` },
+      { ...box, apiVersion: `toys.example.com/v${100 + i}` },
+      { ...box, kind: { nested: i } },
+      { ...box, kind: 'x'.repeat(10_000 + i) },
+    ][i % 4];
+    await post(port, '/convert', ca, review(i % 2 ? `toys.example.com/v${200 + i}` : 'toys.example.com/v2', [odd]));
+  }
+  const text = await metrics.metrics();
+  const series = text.split('\n').filter((l) => l.startsWith('converge_webhook_conversions_total{'));
+  assert.ok(series.length <= 4, `conversion series: ${series.length}\n${series.slice(0, 6).join('\n')}`);
+  assert.ok(series.some((l) => l.includes('kind="Box",from="v1",to="v2",result="success"')), series.join('\n'));
+  assert.ok(series.every((l) => /kind="(Box|other)",from="(v1|v2|v3|other)",to="(v1|v2|v3|other)"/.test(l)), series.join('\n'));
+  assert.ok(text.length < 20_000, `metrics text of ${text.length} characters`);
+  stop.abort();
+  await running;
+});
+
 test('a cert-manager style folder is served, and a renewed certificate is picked up without a restart', async (t) => {
   const caDir = mkdtempSync(join(tmpdir(), 'converge-webhook-ca-'));
   const certDir = mkdtempSync(join(tmpdir(), 'converge-webhook-certs-'));
