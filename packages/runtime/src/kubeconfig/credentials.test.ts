@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Credentials, KubeConfig, parseExecCredential } from './index.ts';
+import fc from 'fast-check';
+import { Credentials, KubeConfig, KubeConfigError, parseExecCredential } from './index.ts';
 import type { ExecConfig, KubeConfigCluster, KubeConfigUser } from './index.ts';
 
 function dir(): string {
@@ -241,11 +242,38 @@ describe('exec credential plugins', () => {
     const v1 = 'client.authentication.k8s.io/v1';
     const doc = (status: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ apiVersion: v1, kind: 'ExecCredential', status, ...extra });
     assert.throws(() => parseExecCredential('SECRET not json', v1), (e: Error) => /did not print an ExecCredential as JSON/.test(e.message) && !e.message.includes('SECRET'));
-    assert.throws(() => parseExecCredential(doc({ token: 't' }, { apiVersion: 'client.authentication.k8s.io/v1beta1' }), v1), /configured for client.authentication.k8s.io\/v1 but printed client.authentication.k8s.io\/v1beta1/);
+    assert.throws(() => parseExecCredential(doc({ token: 't' }, { apiVersion: 'client.authentication.k8s.io/v1beta1' }), v1), /configured for client.authentication.k8s.io\/v1 but printed apiVersion "client.authentication.k8s.io\/v1beta1"/);
     assert.throws(() => parseExecCredential(doc({ token: 't' }, { kind: 'Other' }), v1), /printed kind "Other"/);
     assert.throws(() => parseExecCredential(doc({}), v1), /neither status.token nor status.clientCertificateData/);
     assert.throws(() => parseExecCredential(doc({ clientCertificateData: 'c' }), v1), /without its key/);
-    assert.throws(() => parseExecCredential(doc({ token: 't', expirationTimestamp: 'tomorrow' }), v1), /not RFC 3339/);
+    assert.throws(() => parseExecCredential(doc({ token: 't', expirationTimestamp: 'tomorrow' }), v1), /not an RFC 3339 time/);
+    assert.throws(() => parseExecCredential(doc({ token: 't', expirationTimestamp: 5 }), v1), /not an RFC 3339 time/, 'a number is no time (Date.parse would read year 2001)');
+    assert.throws(() => parseExecCredential('null', v1), /did not print an ExecCredential object/);
     assert.deepEqual(parseExecCredential(doc({ token: 't', expirationTimestamp: '2030-01-01T00:00:00Z' }), v1), { token: 't', expiresAtMs: Date.parse('2030-01-01T00:00:00Z') });
+  });
+
+  it('property: whatever JSON a plugin prints, the answer is a credential or a KubeConfigError that quotes none of it (fast-check)', () => {
+    const v1 = 'client.authentication.k8s.io/v1';
+    const SECRET = 'SECRET-7f3a';
+    const odd = fc.oneof(fc.constantFrom<unknown>(null, true, 0, 1e308, '', SECRET, [], {}, { toString: 1 }, { valueOf: 2, toString: 3 }, [SECRET]), fc.jsonValue({ maxDepth: 2 }));
+    const printed = fc.oneof(
+      fc.record({
+        apiVersion: fc.oneof(fc.constant<unknown>(v1), odd),
+        kind: fc.oneof(fc.constant<unknown>('ExecCredential'), odd),
+        status: fc.oneof(odd, fc.record({ token: fc.oneof(fc.constant<unknown>(SECRET), odd), clientCertificateData: odd, clientKeyData: odd, expirationTimestamp: fc.oneof(fc.constant<unknown>('2030-01-01T00:00:00Z'), odd) }, { requiredKeys: [] })),
+      }, { requiredKeys: [] }),
+      odd,
+    );
+    fc.assert(fc.property(printed, (value) => {
+      const stdout = JSON.stringify(value) ?? 'undefined';
+      try {
+        const c = parseExecCredential(stdout, v1);
+        assert.ok(c.token !== undefined || c.clientCertificateData !== undefined);
+        assert.ok(typeof c.expiresAtMs === 'number' && !Number.isNaN(c.expiresAtMs));
+      } catch (e) {
+        assert.ok(e instanceof KubeConfigError, `${e instanceof Error ? e.name : typeof e}: ${String(e)}`);
+        assert.ok(!e.message.includes(SECRET), e.message);
+      }
+    }), { numRuns: 3_000 });
   });
 });

@@ -112,7 +112,14 @@ export class ExecCredentialPlugin {
   }
 }
 
-/** Reads a plugin's output; the error never quotes it (it holds credentials). */
+/** RFC 3339, as client-go reads `expirationTimestamp` (a `metav1.Time`). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Reads a plugin's output. Errors never quote it (it holds credentials): only a kind or an
+ * apiVersion of the shape those have is named; any other value, and any JSON at all, is a
+ * `KubeConfigError`.
+ */
 export function parseExecCredential(stdout: string, apiVersion: string, command = 'plugin'): ExecCredentialResult {
   const where = `exec credential plugin "${command}"`;
   let doc: unknown;
@@ -121,10 +128,11 @@ export function parseExecCredential(stdout: string, apiVersion: string, command 
   } catch {
     throw new KubeConfigError(`${where} did not print an ExecCredential as JSON on stdout`);
   }
-  const d = doc as { apiVersion?: unknown; kind?: unknown; status?: Record<string, unknown> };
-  if (d.kind !== 'ExecCredential') throw new KubeConfigError(`${where} printed kind "${String(d.kind)}", not ExecCredential`);
-  if (d.apiVersion !== apiVersion) throw new KubeConfigError(`${where} is configured for ${apiVersion} but printed ${String(d.apiVersion)}`);
-  const s = d.status ?? {};
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new KubeConfigError(`${where} did not print an ExecCredential object on stdout`);
+  const d = doc as { apiVersion?: unknown; kind?: unknown; status?: unknown };
+  if (d.kind !== 'ExecCredential') throw new KubeConfigError(`${where} printed ${shown(d.kind, /^[A-Z][A-Za-z0-9]{0,62}$/, 'kind')}, not ExecCredential`);
+  if (d.apiVersion !== apiVersion) throw new KubeConfigError(`${where} is configured for ${apiVersion} but printed ${shown(d.apiVersion, /^[a-z0-9.]{1,253}\/v[0-9a-z]{1,20}$/, 'apiVersion')}`);
+  const s = (typeof d.status === 'object' && d.status !== null ? d.status : {}) as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   const token = str(s.token);
   const cert = str(s.clientCertificateData);
@@ -133,10 +141,17 @@ export function parseExecCredential(stdout: string, apiVersion: string, command 
   if (Boolean(cert) !== Boolean(key)) throw new KubeConfigError(`${where} printed a client certificate without its key (or a key without its certificate)`);
   let expiresAtMs = Infinity;
   if (s.expirationTimestamp !== undefined && s.expirationTimestamp !== null) {
-    expiresAtMs = Date.parse(String(s.expirationTimestamp));
-    if (Number.isNaN(expiresAtMs)) throw new KubeConfigError(`${where} printed an expirationTimestamp that is not RFC 3339: ${String(s.expirationTimestamp)}`);
+    const at = s.expirationTimestamp;
+    expiresAtMs = typeof at === 'string' && RFC3339.test(at) ? Date.parse(at) : Number.NaN;
+    if (Number.isNaN(expiresAtMs)) throw new KubeConfigError(`${where} printed a status.expirationTimestamp that is not an RFC 3339 time`);
   }
   return { ...(token ? { token } : {}), ...(cert ? { clientCertificateData: cert, clientKeyData: key! } : {}), expiresAtMs };
+}
+
+/** `kind "X"` when the value has the shape `shape` describes; otherwise only what it is not. */
+function shown(value: unknown, shape: RegExp, field: string): string {
+  if (typeof value === 'string' && shape.test(value)) return `${field} "${value}"`;
+  return value === undefined ? `no ${field}` : `a ${field} that is not one`;
 }
 
 /** `spec.cluster` of `KUBERNETES_EXEC_INFO` when `provideClusterInfo` is set. */
