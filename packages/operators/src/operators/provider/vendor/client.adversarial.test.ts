@@ -17,7 +17,8 @@
  *   with chunked; chunked with odd (hex, zero-padded) sizes, extensions and trailers; a body
  *   that runs to the close; HTTP/1.0; 1xx interim answers before the final one;
  * - statuses across 1xx–9xx, the contract's and others (101, 199, 203, 206, 299, 3xx, 418,
- *   451, 499, 599, 600, 999);
+ *   451, 499, 599, 600, 999), and often a 1xx/2xx/3xx the operation does not accept (a 204 or
+ *   201 to a get, a redirect, a 102 as the final status);
  * - headers: 0–3 `Retry-After`s (negative, fractional, `-0`, hex, 400 digits, `Infinity`,
  *   HTTP dates past and future, garbage, empty), odd or oversized `x-request-id` (one that
  *   echoes the token), duplicated `content-type`, one header over undici's 16 KiB limit;
@@ -26,7 +27,8 @@
  *   `toString`, 100 000-deep nesting, `1e309`, `-0`, `-1e-400`, 2^53, 200 000-character strings,
  *   `\ud800`, control characters, the token); the vendor's error body with standard, unknown,
  *   huge and token-echoing codes; non-JSON (HTML, `null`, truncated JSON, invalid UTF-8); a
- *   BOM; whitespace padding up to 3 MiB;
+ *   BOM; whitespace padding up to 3 MiB, or to within 2 bytes either side of the client's
+ *   `maxResponseBytes` (1 MiB here);
  * - callers that abort at a random moment.
  *
  * Checked for every call, from the documented contract (doc comments of client.ts, index.ts,
@@ -35,7 +37,10 @@
  * the client's parser), and only an accepted status resolves (an unmutated valid answer
  * delivered cleanly must resolve); a rejection is a `VendorError` of a documented kind, of this
  * operation, with `transient` as the table says, with the table's kind for a cleanly delivered
- * failure status — or the caller's own abort reason (only after it aborted); a cleanly framed
+ * failure status (`Server`, "unexpected answer", for one below 400; `Server`, "answer larger
+ * than", for a body over the bound, whatever the status; any error with a status below 400 is
+ * `Server`; an unexpected 2xx/3xx delivered whole never resolves and is a `Server` error with
+ * that status) — or the caller's own abort reason (only after it aborted); a cleanly framed
  * answer that was cut short never resolves; a trickle or a held-open body is a `Timeout`; an
  * error's message is one line of at most 1000 characters; the token appears nowhere in an
  * error (message, `String(err)`, stack, any field, cause) nor in a vendor message in a result;
@@ -52,13 +57,14 @@
  *
  * Example cases below pin what the property found (each failed before the fix in client.ts /
  * errors.ts: a 101 answer, a token echoed in x-request-id or error.code/requestId, a 400-digit
- * or one-hour Retry-After, `{"toString":1}` as a time, a `null` body, a huge error.code) and
- * the cases too slow for the property: 40 MiB error page, 24 MiB chunked fleet page, 40 MiB
- * non-JSON 200.
+ * or one-hour Retry-After, `{"toString":1}` as a time, a `null` body, a huge error.code; later
+ * a 3xx/2xx the operation does not accept as `Invalid`) and the large bodies: 40 MiB error page
+ * and non-JSON 200 (refused by their Content-Length), a chunked fleet page of exactly the bound
+ * and one byte over it.
  *
  * `VENDOR_CLIENT_ADVERSARIAL_RUNS` sets the property's batches (default 40, about 120 calls in
- * ~8 s; the whole file takes ~15 s, the large bodies ~3–5 s of it). `timeoutMs` is 300 ms in the
- * property. `CONVERGE_FC_SEED` replays a failure.
+ * ~8 s; the whole file takes ~12 s, the large bodies ~1 s of it). `timeoutMs` is 300 ms in the
+ * property, `maxResponseBytes` 1 MiB everywhere. `CONVERGE_FC_SEED` replays a failure.
  */
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
@@ -81,6 +87,8 @@ const TOKEN = 'tok-Adv3rsarial-5ecret-9f2c1e';
 const TIMEOUT_MS = 300;
 const SLACK_MS = 500;
 const MAX_PAUSE_WAIT_MS = 250;
+/** The client's `maxResponseBytes` here (its default, 16 MiB, is too slow to straddle often). */
+const MAX_RESPONSE_BYTES = 1 << 20;
 /** The runtime limiter's default cap on one Retry-After pause (the operator keeps the default). */
 const LIMITER_MAX_PAUSE_MS = 300_000;
 const LIMITER_OPTIONS = { ratePerSecond: 20, burst: 10, maxConcurrency: 4 };
@@ -336,6 +344,8 @@ interface Spec {
   errorCode: number;
   bom: boolean;
   padding: number;
+  /** Pad the body (after any `padding`) to `MAX_RESPONSE_BYTES` + this many bytes; undefined: not. */
+  fill: number | undefined;
   framing: 'length' | 'short' | 'long' | 'chunked' | 'to-close' | 'length+chunked' | 'bad-length';
   chunkSizes: number[];
   chunkExt: boolean;
@@ -364,6 +374,10 @@ interface Rendered {
   mustTimeOut: boolean;
   /** An unmutated valid answer (with an accepted status) that must resolve when clean. */
   pristine: boolean;
+  /** The body, as its framing has it, is larger than the client's `maxResponseBytes`. */
+  overBound: boolean;
+  /** A 2xx/3xx the operation does not accept, delivered whole and well framed: must fail as `Server` with that status. */
+  unexpected: boolean;
 }
 
 function retryAfterValues(): fc.Arbitrary<string> {
@@ -374,6 +388,9 @@ function retryAfterValues(): fc.Arbitrary<string> {
   );
 }
 
+/** 1xx/2xx/3xx statuses; those an operation does not accept are unexpected answers (`Server`). */
+const UNEXPECTED = [102, 103, 199, 200, 201, 202, 203, 204, 205, 206, 226, 299, 300, 301, 302, 303, 304, 305, 307, 308, 399];
+
 /** True once in `oneIn + 1`. */
 const rare = (oneIn: number) => fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: oneIn, arbitrary: fc.constant(false) });
 
@@ -383,6 +400,7 @@ function specArb(op: Op): fc.Arbitrary<Spec> {
     { weight: 3, arbitrary: fc.constantFrom(429, 503) },
     { weight: 3, arbitrary: fc.constantFrom(400, 401, 402, 403, 404, 405, 408, 409, 413, 422, 500, 502, 504) },
     { weight: 2, arbitrary: fc.constantFrom(101, 199, 200, 201, 202, 203, 204, 206, 299, 300, 301, 302, 304, 307, 308, 410, 418, 451, 499, 501, 507, 599, 600, 999) },
+    { weight: 2, arbitrary: fc.constantFrom(...UNEXPECTED.filter((s) => !ACCEPTED[op].includes(s))) },
   );
   return fc.record({
     op: fc.constant(op),
@@ -403,7 +421,8 @@ function specArb(op: Op): fc.Arbitrary<Spec> {
     mutations: fc.oneof({ weight: 2, arbitrary: fc.constant<Mutation[]>([]) }, { weight: 3, arbitrary: fc.array(fc.record({ at: fc.nat(), action: fc.constantFrom<Mutation['action']>('delete', 'replace', 'replace', 'add'), value: fc.nat(), key: fc.nat() }), { minLength: 1, maxLength: 3 }) }),
     errorCode: fc.nat(),
     bom: rare(10),
-    padding: fc.constantFrom(0, 0, 0, 0, 0, 0, 0, 17, 65_536, 1 << 20, 3 << 20),
+    padding: fc.constantFrom(0, 0, 0, 0, 0, 0, 0, 0, 17, 65_536, 3 << 20),
+    fill: fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.integer({ min: -2, max: 2 }) }),
     framing: fc.constantFrom<Spec['framing']>('length', 'length', 'length', 'chunked', 'chunked', 'to-close', 'short', 'long', 'length+chunked', 'bad-length'),
     chunkSizes: fc.array(fc.integer({ min: 1, max: 4096 }), { minLength: 1, maxLength: 6 }),
     chunkExt: fc.boolean(),
@@ -450,6 +469,7 @@ function renderBody(spec: Spec, tag: string): { body: Buffer; pristine: boolean 
   let body = Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8');
   if (spec.padding > 0) body = Buffer.concat([body, Buffer.alloc(spec.padding, 0x20)]);
   if (spec.bom) body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), body]);
+  if (spec.fill !== undefined) body = Buffer.concat([body, Buffer.alloc(Math.max(0, MAX_RESPONSE_BYTES + spec.fill - body.length), 0x20)]);
   return { body, pristine: pristine && !spec.bom };
 }
 
@@ -531,8 +551,13 @@ function render(spec: Spec, tag: string): Rendered {
   const wellFramed = spec.framing === 'length' || spec.framing === 'chunked' || (spec.framing === 'to-close' && end === 'close');
   // undici refuses a 100 Continue the request did not ask for ('bad response': a Network error),
   // though RFC 9110 §15.2 says a client must parse it: left to undici, not held against the client.
-  const saneHead = !spec.oversizedHeader && spec.requestId !== 'control' && !weirdStatus && spec.framing !== 'bad-length' && spec.framing !== 'length+chunked' && !spec.interim.includes(100);
-  const clean = whole && !spec.trickle && saneHead && wellFramed && end !== 'reset' && !spec.early;
+  const saneHeadAnyStatus = !spec.oversizedHeader && spec.requestId !== 'control' && spec.framing !== 'bad-length' && spec.framing !== 'length+chunked' && !spec.interim.includes(100);
+  const saneHead = saneHeadAnyStatus && !weirdStatus;
+  const cleanAnyStatus = whole && !spec.trickle && saneHeadAnyStatus && wellFramed && end !== 'reset' && !spec.early;
+  const clean = cleanAnyStatus && !weirdStatus;
+  // The body as the client reads it: a short Content-Length cuts it, a long one claims more.
+  const framedLength = spec.framing === 'short' ? Math.max(0, body.length - 1 - (spec.pick % 16)) : spec.framing === 'long' ? body.length + 1 + (spec.pick % 16) : body.length;
+  const overBound = !noBody && framedLength > MAX_RESPONSE_BYTES;
   const cutShort = !whole && (spec.framing === 'length' || spec.framing === 'chunked') && !weirdStatus;
   const mustTimeOut =
     saneHead && whole && !spec.early && ((spec.trickle && spec.framing !== 'short' && end !== 'reset') || (!spec.trickle && spec.framing === 'long' && end === 'hold'));
@@ -543,7 +568,9 @@ function render(spec: Spec, tag: string): Rendered {
     clean,
     cutShort,
     mustTimeOut,
-    pristine: pristine && ACCEPTED[spec.op].includes(status) && !weirdStatus,
+    pristine: pristine && ACCEPTED[spec.op].includes(status) && !weirdStatus && !overBound,
+    overBound,
+    unexpected: cleanAnyStatus && status >= 200 && status < 400 && !ACCEPTED[spec.op].includes(status),
   };
 }
 
@@ -655,7 +682,7 @@ function checkResult(op: Op, value: unknown, status: number): void {
 
 const TRANSIENT_KINDS = new Set<VendorErrorKind>(['QuotaExhausted', 'InstanceThrottled', 'RateLimited', 'Server', 'Timeout', 'Network']);
 
-/** The table in errors.ts: the vendor's `error.code` first, then the status. */
+/** The table in errors.ts: below 400 an unexpected answer; else the vendor's `error.code` first, then the status. */
 function tableKind(status: number, body: Buffer): VendorErrorKind {
   let code: unknown;
   try {
@@ -663,6 +690,7 @@ function tableKind(status: number, body: Buffer): VendorErrorKind {
   } catch {
     code = undefined;
   }
+  if (status < 400) return 'Server';
   if (code === 'AccountSuspended' || status === 402) return 'AccountSuspended';
   if (code === 'QuotaExhausted') return 'QuotaExhausted';
   if (code === 'InstanceThrottled') return 'InstanceThrottled';
@@ -696,8 +724,13 @@ function checkError(op: Op, err: unknown, r: Rendered | undefined): asserts err 
   if (r?.clean && err.status !== 0) {
     assert.equal(err.status, r.status, `${op}: error status ${err.status}, answer was ${r.status}`);
   }
-  if (r?.clean && err.status !== 0 && !ACCEPTED[op].includes(r.status) && r.status >= 400) {
+  if (err.status !== 0 && err.status < 400) assert.equal(err.kind, 'Server', `${op}: HTTP ${err.status} became ${err.kind}: ${err.message.slice(0, 200)}`);
+  if (r?.clean && err.status !== 0 && r.overBound) {
+    assert.equal(err.kind, 'Server', `${op}: a body of ${r.body.length} bytes (over the bound) became ${err.kind}: ${err.message.slice(0, 200)}`);
+    assert.equal(err.message, `vendor ${op}: answer larger than ${MAX_RESPONSE_BYTES} bytes`);
+  } else if (r?.clean && err.status !== 0 && !ACCEPTED[op].includes(r.status)) {
     assert.equal(err.kind, tableKind(r.status, r.body), `${op}: HTTP ${r.status} became ${err.kind}: ${err.message.slice(0, 200)}`);
+    if (r.status < 400) assert.equal(err.message, `vendor ${op}: unexpected answer (HTTP ${r.status})`);
   }
   if (r?.clean && ACCEPTED[op].includes(r.status)) {
     assert.equal(err.kind, 'Server', `${op}: an accepted status ${r.status} with a bad body must be a malformed answer (Server), got ${err.kind}: ${err.message.slice(0, 200)}`);
@@ -714,6 +747,8 @@ interface CallPlan {
   abortAfterMs: number | undefined;
   /** Wave 1 starts when every call of wave 0 has settled. */
   wave: 0 | 1;
+  /** Examples only: how the call must settle ('ok', or the error's kind). */
+  expect?: 'ok' | VendorErrorKind;
 }
 
 interface Harness {
@@ -758,7 +793,7 @@ async function runBatch(h: Harness, plans: CallPlan[], timeoutMs = TIMEOUT_MS): 
   const endpoint = `https://127.0.0.1:${server.port}/`;
   const limiter = limiters.get(endpoint);
   const events: VendorCallEvent[] = [];
-  const client = createVendorClient({ endpoint, token: TOKEN, ca: server.ca, limiter, timeoutMs, maxPauseWaitMs: MAX_PAUSE_WAIT_MS, onCall: (e) => void events.push(e) });
+  const client = createVendorClient({ endpoint, token: TOKEN, ca: server.ca, limiter, timeoutMs, maxPauseWaitMs: MAX_PAUSE_WAIT_MS, maxResponseBytes: MAX_RESPONSE_BYTES, onCall: (e) => void events.push(e) });
   const tags = plans.map((p, i) => (p.op === 'getAccount' ? 'account' : `b${batch}-c${i}-é`));
   const rendered = plans.map((p, i) => (p.spec ? render(p.spec, tags[i]!) : undefined));
   rendered.forEach((r, i) => r && server.scripts.set(tags[i]!, r.script));
@@ -805,12 +840,14 @@ async function runBatch(h: Harness, plans: CallPlan[], timeoutMs = TIMEOUT_MS): 
         assert.ok(elapsed <= bound, `${label}: settled after ${Math.round(elapsed)} ms, bound ${Math.round(bound)} ms`);
         const mine = events.filter((e) => e.operation === p.op);
         if (!settled.ok && settled.error !== reason) checkError(p.op, settled.error, reached ? r : undefined);
+        if (p.expect) assert.equal(settled.ok ? 'ok' : (settled.error as VendorError).kind, p.expect, `${label}: expected ${p.expect}: ${settled.ok ? 'resolved' : String(settled.error).slice(0, 200)}`);
         assert.ok(mine.length >= 1, `${label}: no onCall event`);
         if (settled.ok) {
           assert.ok(r, `${label}: resolved without an answer`);
           assert.ok(ACCEPTED[p.op].includes(r.status), `${label}: resolved on HTTP ${r.status}`);
           assert.ok(!r.cutShort, `${label}: resolved on an answer cut short`);
           assert.ok(!r.mustTimeOut, `${label}: resolved although the answer was never complete in time`);
+          assert.ok(!r.overBound, `${label}: resolved on a body of ${r.body.length} bytes, over the bound`);
           checkResult(p.op, settled.value, r.status);
           assert.ok(mine.some((e) => e.outcome === 'ok' && e.status === r.status), `${label}: no ok event with status ${r.status}: ${inspect(mine)}`);
         } else if (settled.error === reason) {
@@ -821,6 +858,9 @@ async function runBatch(h: Harness, plans: CallPlan[], timeoutMs = TIMEOUT_MS): 
           const err = settled.error as VendorError;
           if (reached && r?.pristine && r.clean && !aborted && err.kind !== 'RateLimited') assert.fail(`${label}: a clean valid answer (HTTP ${r.status}) was refused: ${err.message.slice(0, 300)}`);
           if (reached && r?.mustTimeOut && !aborted && err.status === 0 && err.kind !== 'RateLimited') assert.equal(err.kind, 'Timeout', `${label}: a trickled or held answer became ${err.kind}: ${err.message.slice(0, 200)}`);
+          if (reached && r?.unexpected && !aborted && err.kind !== 'RateLimited') {
+            assert.deepEqual([err.kind, err.status], ['Server', r.status], `${label}: an unexpected HTTP ${r.status} delivered whole became ${err.kind} (status ${err.status}): ${err.message.slice(0, 200)}`);
+          }
           assert.ok(mine.some((e) => e.outcome === err.kind && e.status === err.status), `${label}: no ${err.kind} event: ${inspect(mine)}`);
         }
         if (reached && r?.clean && !aborted && settled.ok === false && settled.error instanceof VendorError && settled.error.status === 0 && settled.error.kind !== 'RateLimited') {
@@ -885,7 +925,7 @@ async function harness(t: TestContext): Promise<Harness> {
 function example(op: Op, over: Partial<Spec>): Spec {
   return {
     op, version: 'HTTP/1.1', interim: [], status: 200, reason: 'OK', retryAfter: [], requestId: 'plain', contentType: 'json', oversizedHeader: false,
-    bodyKind: 'valid', pick: 1, mutations: [], errorCode: 0, bom: false, padding: 0, framing: 'length', chunkSizes: [7], chunkExt: false, trailers: false,
+    bodyKind: 'valid', pick: 1, mutations: [], errorCode: 0, bom: false, padding: 0, fill: undefined, framing: 'length', chunkSizes: [7], chunkExt: false, trailers: false,
     cuts: [], pauses: [], deliver: 1, end: 'keep', early: false, trickle: false, ...over,
   };
 }
@@ -923,7 +963,7 @@ test('vendor client: every call against adversarial answers settles in time as d
 // Examples: what the property found (each failed before the fix named in its title), and bodies
 // too large for the property's 300 ms timeout.
 
-const one = (op: Op, over: Partial<Spec>, abortAfterMs?: number): CallPlan[] => [{ op, spec: example(op, over), abortAfterMs, wave: 0 }];
+const one = (op: Op, over: Partial<Spec>, expect?: CallPlan['expect']): CallPlan[] => [{ op, spec: example(op, over), abortAfterMs: undefined, wave: 0, ...(expect ? { expect } : {}) }];
 
 test('example: a 101 Switching Protocols to a plain GET is a one-line Network error (undici asserts)', async (t) => {
   await runBatch(await harness(t), one('getInstance', { status: 101, bodyKind: 'empty' }));
@@ -964,14 +1004,26 @@ test('example: a huge or multi-line error.code keeps the message one bounded lin
   await runBatch(h, one('getInstance', { status: 409, bodyText: JSON.stringify({ error: { code: 'two\nlines\u0000', message: 'no', requestId: 'r' } }) }));
 });
 
-test('example: 40 MiB error page, 24 MiB chunked fleet page, 40 MiB non-JSON 200 (timeoutMs 15 s)', { timeout: 120_000 }, async (t) => {
+test('example: a 2xx/3xx the operation does not accept is an unexpected answer (Server), not Invalid', async (t) => {
+  const h = await harness(t);
+  await runBatch(h, one('getInstance', { status: 302, bodyKind: 'html' }, 'Server'));
+  await runBatch(h, one('createInstance', { status: 307, bodyKind: 'empty' }, 'Server'));
+  await runBatch(h, one('getInstance', { status: 204, bodyKind: 'empty' }, 'Server'));
+  await runBatch(h, one('updateInstance', { status: 201 }, 'Server'));
+  await runBatch(h, one('getAccount', { status: 299, bodyKind: 'error', errorCode: 6 }, 'Server'));
+});
+
+test('example: 40 MiB error page and non-JSON 200 refused by their Content-Length; a chunked fleet page of exactly the bound is read, one byte more is not', { timeout: 120_000 }, async (t) => {
   const h = await harness(t);
   const started = performance.now();
-  await runBatch(h, one('getInstance', { status: 502, contentType: 'html', bodyText: `<html>${'<p>é</p>'.repeat(40 * 1024 * 1024 / 9)}</html>` }), 15_000);
+  await runBatch(h, one('getInstance', { status: 502, contentType: 'html', bodyText: `<html>${'<p>é</p>'.repeat(40 * 1024 * 1024 / 9)}</html>` }, 'Server'), 15_000);
+  await runBatch(h, one('getInstance', { contentType: 'none', bodyText: 'x'.repeat(40 * 1024 * 1024) }, 'Server'), 15_000);
   const item = { id: 'i', region: 'eu', displayName: 'Ünïcødé 😀', idempotencyKey: null, createdAt: 'x', updatedAt: 'y', health: { id: 'i', status: 'healthy', message: 'ok', checkedAt: 'z' }, limits: { maxConcurrency: 1, requestsPerMinute: 1, dailyQuota: 1 }, usage: { callsToday: 0, dailyQuota: 1, quotaRemaining: 1, refusedToday: 0, throttledRequests: 0, throttleWindowSeconds: 60, quotaResetAt: '2026-01-01T00:00:00Z', observedAt: '2026-01-01' } };
   const itemText = JSON.stringify(item);
-  const n = Math.ceil((24 * 1024 * 1024) / itemText.length);
-  await runBatch(h, one('listInstanceStates', { framing: 'chunked', chunkSizes: [65_537, 1, 4093], bodyText: `{"items":[${Array.from({ length: n }, () => itemText).join(',')}]}` }), 15_000);
-  await runBatch(h, one('getInstance', { contentType: 'none', bodyText: 'x'.repeat(40 * 1024 * 1024) }), 15_000);
+  const n = Math.floor((MAX_RESPONSE_BYTES - 20) / (Buffer.byteLength(itemText) + 1));
+  const page = `{"items":[${Array.from({ length: n }, () => itemText).join(',')}]}`;
+  for (const fill of [0, 1]) {
+    await runBatch(h, one('listInstanceStates', { framing: 'chunked', chunkSizes: [65_537, 1, 4093], bodyText: page, fill }, fill > 0 ? 'Server' : 'ok'), 15_000);
+  }
   t.diagnostic(`large bodies: ${Math.round(performance.now() - started)} ms`);
 });

@@ -7,7 +7,7 @@
 import { createSecureContext, getCACertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { EndpointLimiter } from '@converge/runtime';
-import { DEFAULT_UNTRUSTED_HINT, VendorError, endpointPause, errorCodeOf, vendorErrorFromException, vendorErrorFromResponse, vendorField, type VendorErrorKind } from './errors.ts';
+import { DEFAULT_UNTRUSTED_HINT, VendorError, vendorErrorFromException, vendorErrorFromResponse, type VendorErrorKind } from './errors.ts';
 import {
   VENDOR_OPERATION_NAMES,
   type CreateInstanceInput,
@@ -24,6 +24,7 @@ import {
 } from './types.ts';
 import { vendorText } from './vendor-text.ts';
 import { LIMIT_FIELDS, readLimits, readUsage } from './reports.ts';
+import { readAnswer, type Answer } from './read-answer.ts';
 
 /** What the client needs from a limiter; the runtime's `EndpointLimiter` is one. */
 export type VendorLimiter = Pick<EndpointLimiter, 'schedule' | 'honourRetryAfter' | 'pausedForMs'>;
@@ -58,6 +59,15 @@ export interface VendorClientOptions {
   limiter: VendorLimiter;
   /** Deadline for one HTTP exchange (send → whole body), measured after the limiter admits it. */
   timeoutMs: number;
+  /**
+   * Bound on one answer's body, in bytes; default 16 MiB (16 777 216). The largest answer the
+   * contract has, a `listInstanceStates` page of 1000 instances (the most a page may hold), is
+   * well under 1 MiB with everyday names and a few MiB with the longest the contract allows.
+   * Checked against Content-Length before reading, and against the bytes received while
+   * reading: an answer over it, whatever its status, is not read further (its connection is
+   * closed) and the call fails with `Server` (transient): `answer larger than N bytes`.
+   */
+  maxResponseBytes?: number;
   /**
    * When the endpoint is paused (by a Retry-After) for longer than this, calls fail at once with
    * `RateLimited` (retryAfterMs = the pause left) instead of holding the caller. Default 2000 ms.
@@ -114,48 +124,8 @@ export interface VendorClient {
   close(): Promise<void>;
 }
 
-interface Answer {
-  status: number;
-  text: string;
-  /** The wait a 429 (or a 5xx with Retry-After) asked for; the limiter has already paused for it. */
-  retryAfterMs: number | undefined;
-  requestId: string | undefined;
-}
-
 const emptyCounts = (): VendorCallCounts =>
   Object.fromEntries(VENDOR_OPERATION_NAMES.map((op) => [op, { calls: 0, ok: 0, failed: {} }])) as unknown as VendorCallCounts;
-
-function header(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/**
- * A Retry-After header (seconds or an HTTP date) in ms, without pausing anything; undefined when
- * absent or unreadable (a wait that is no safe integer of ms, e.g. 1e20 seconds, is unreadable).
- */
-function retryAfterHeaderMs(value: string | undefined): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const secs = Number(value);
-  if (Number.isFinite(secs) && secs >= 0) {
-    const ms = Math.ceil(secs * 1000);
-    return Number.isSafeInteger(ms) ? ms : undefined;
-  }
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-/**
- * What to report as `retryAfterMs` for a Retry-After the limiter has just honoured (`asked`, its
- * return value): the wait asked for, unless the limiter paused for less (it caps one pause,
- * 5 minutes by default; an asked wait may even be Infinity): then the pause it set. A caller
- * that waits that long finds the endpoint open again.
- */
-function honouredMs(asked: number | undefined, limiter: VendorLimiter): number | undefined {
-  if (asked === undefined) return undefined;
-  const paused = Math.ceil(limiter.pausedForMs());
-  // +1: the limiter's clock may tick between setting the pause and reading it back.
-  return Number.isFinite(asked) && asked <= paused + 1 ? Math.max(0, Math.ceil(asked)) : paused;
-}
 
 /** A time or other text field of an answer: strings as sent, numbers and booleans written out, anything else ''. */
 function textField(value: unknown): string {
@@ -171,8 +141,8 @@ function trustedCas(extra: string | Buffer | undefined): string[] {
 
 /**
  * Creates a client. Throws `VendorError` kind `Invalid` (operation `createClient`) when the
- * endpoint is not an https URL or `timeoutMs` is not positive. Create one client per
- * (endpoint, token, CA) and reuse it: it pools connections.
+ * endpoint is not an https URL, `timeoutMs` is not positive or `maxResponseBytes` is not a
+ * positive integer. Create one client per (endpoint, token, CA) and reuse it: it pools connections.
  */
 export function createVendorClient(options: VendorClientOptions): VendorClient {
   let base: URL;
@@ -188,6 +158,10 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
     throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'vendor endpoint must not carry credentials' });
   }
   if (!(options.timeoutMs > 0)) throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'timeoutMs must be > 0' });
+  const maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
+  if (!(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0)) {
+    throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'maxResponseBytes must be a positive integer' });
+  }
   if (!options.token) throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'vendor token is empty' });
 
   const endpoint = base.href.replace(/\/+$/, '');
@@ -239,21 +213,8 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
           },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
-        const text = await res.body.text();
-        const retryAfter = header(res.headers['retry-after']);
-        // Pause the whole endpoint at once, before this permit is released to the next caller —
-        // unless the answer concerns one instance only (its quota, its own rate): errors.ts.
-        const pause = res.statusCode >= 400 ? endpointPause(res.statusCode, errorCodeOf(text)) : undefined;
-        const retryAfterMs =
-          pause === 'rate-limit'
-            ? honouredMs(limiter.honourRetryAfter(retryAfter, 1000), limiter)
-            : pause === 'server'
-              ? honouredMs(limiter.honourRetryAfter(retryAfter), limiter)
-              : res.statusCode === 429
-                ? retryAfterHeaderMs(retryAfter)
-                : undefined;
-        // The request id is the vendor's word too (it may echo anything, the token included).
-        return { status: res.statusCode, text, retryAfterMs, requestId: vendorField(header(res.headers['x-request-id']), token, 128) };
+        // Pauses the endpoint (when the answer asks) before this permit goes to the next caller.
+        return await readAnswer(res, limiter, maxResponseBytes, token);
       } catch (err) {
         if (opts.signal?.aborted) throw opts.signal.reason;
         throw vendorErrorFromException(operation, err, deadline.signal.aborted, timeoutMs, token, untrustedHint);
@@ -264,7 +225,10 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
     return answer;
   }
 
-  /** Runs one operation: counts it, maps failures. `accept` lists the statuses that are not failures. */
+  /**
+   * Runs one operation: counts it, maps failures. `accept` lists the statuses that are not
+   * failures; any other is one (below 400 too: errors.ts). An answer over the bound fails first.
+   */
   async function call<T>(
     operation: VendorOperationName,
     opts: CallOptions | undefined,
@@ -275,6 +239,16 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
     const started = performance.now();
     try {
       const answer = await run();
+      if (answer.tooLarge) {
+        throw new VendorError({
+          kind: 'Server',
+          operation,
+          status: answer.status,
+          message: `vendor ${operation}: answer larger than ${maxResponseBytes} bytes`,
+          ...(answer.requestId ? { requestId: answer.requestId } : {}),
+          ...(answer.retryAfterMs !== undefined ? { retryAfterMs: answer.retryAfterMs } : {}),
+        });
+      }
       if (!accept.includes(answer.status)) {
         throw vendorErrorFromResponse(operation, answer.status, answer.text, { retryAfterMs: answer.retryAfterMs, requestId: answer.requestId, secret: token });
       }

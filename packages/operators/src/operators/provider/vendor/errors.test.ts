@@ -21,6 +21,19 @@ describe('vendor error taxonomy', () => {
     for (const [status, kind] of table) assert.equal(kindForStatus(status), kind, String(status));
   });
 
+  it('a status below 400 is an unexpected answer: Server (transient), whatever the body says', () => {
+    for (const status of [100, 101, 199, 201, 204, 206, 299, 301, 302, 304, 307, 308, 399]) {
+      assert.equal(kindForStatus(status), 'Server', String(status));
+      assert.equal(kindForStatus(status, 'AccountSuspended'), 'Server', `${status} AccountSuspended`);
+      const body = JSON.stringify({ error: { code: 'InvalidRequest', message: 'moved permanently', field: 'region', requestId: 'b-1' } });
+      const err = vendorErrorFromResponse('getInstance', status, body, { requestId: 'h-1', secret: 'tok' });
+      assert.deepEqual(
+        [err.kind, err.transient, err.status, err.message, err.code, err.field, err.requestId, err.retryAfterMs],
+        ['Server', true, status, `vendor getInstance: unexpected answer (HTTP ${status})`, undefined, undefined, 'h-1', undefined],
+      );
+    }
+  });
+
   it('marks the waits (quota, throttling, rate limit) and the no-answers transient; the rest need a change first', () => {
     const transient = VENDOR_ERROR_KINDS.filter((kind) => new VendorError({ kind, operation: 'getInstance', message: 'x' }).transient);
     assert.deepEqual(transient, ['QuotaExhausted', 'InstanceThrottled', 'RateLimited', 'Server', 'Timeout', 'Network']);

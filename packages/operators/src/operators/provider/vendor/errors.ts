@@ -11,13 +11,21 @@
  * | InstanceThrottled | code `InstanceThrottled` (429): one instance      | yes       | no                  |
  * | Invalid           | 400, 405, 409, 413, 422 and other 4xx; bad config | no        | no                  |
  * | RateLimited       | 429 (other codes); or the endpoint is paused      | yes       | yes (Retry-After, 1 s when absent) |
- * | Server            | 5xx; a malformed success body                     | yes       | only with Retry-After |
+ * | Server            | 5xx; a status < 400 not accepted²; a bad answer³  | yes       | only with Retry-After |
  * | Timeout           | no answer within `timeoutMs`; 408                 | yes       | no                  |
  * | Network           | connection refused/reset, DNS, TLS failures       | yes       | no                  |
  *
  * ¹ after `retryAfterMs` (the quota day's reset). An account's suspension ends by a change
  * outside the cluster (someone pays), so it is not transient: the caller watches the account
  * (`getAccount`) rather than retrying the refused call.
+ * ² a status the operation does not accept below 400, whatever the body says: a redirect (never
+ * followed: from a proxy in between, most likely), a 204 or 201 where only 200 is accepted, an
+ * unexpected 1xx. The vendor answered unexpectedly; nothing in the request is wrong, so it is
+ * not `Invalid` (which waits for a change of the spec). Message: `unexpected answer (HTTP 302)`.
+ * ³ a malformed success body, or an answer of any status larger than the client's
+ * `maxResponseBytes` (16 MiB by default): not read further, its connection closed, message
+ * `answer larger than N bytes`; its status and Retry-After still pause the endpoint as those of
+ * an answer whose body is not JSON would (a 5xx's Retry-After, a 429's).
  *
  * Why the vendor's `error.code` decides before the status: a 429 `RateLimited` says "this
  * client is too fast for the endpoint" (slow down for every instance), a 429 `QuotaExhausted`
@@ -64,8 +72,9 @@ const TRANSIENT: ReadonlySet<VendorErrorKind> = new Set(['QuotaExhausted', 'Inst
 const NO_ANSWER: ReadonlySet<VendorErrorKind> = new Set(['Server', 'Timeout', 'Network']);
 
 /**
- * True for failures that say the vendor did not answer usefully (5xx, timeout, network error);
- * false for answers, including a 429 (the vendor is up and asks us to slow down).
+ * True for failures that say the vendor did not answer usefully (5xx, an unexpected, malformed
+ * or oversized answer, timeout, network error); false for answers, including a 429 (the vendor
+ * is up and asks us to slow down).
  */
 export const isNoAnswer = (kind: VendorErrorKind | string): boolean => NO_ANSWER.has(kind as VendorErrorKind);
 
@@ -113,8 +122,12 @@ export class VendorError extends Error {
 export const isVendorError = (err: unknown, kind?: VendorErrorKind): err is VendorError =>
   err instanceof VendorError && (kind === undefined || err.kind === kind);
 
-/** The kind for a failed answer: the vendor's `error.code` first (see the table), else the status. */
+/**
+ * The kind for a failed answer: `Server` for a status below 400 (an unexpected answer, whatever
+ * its body says); else the vendor's `error.code` first (see the table), else the status.
+ */
 export function kindForStatus(status: number, code?: string): VendorErrorKind {
+  if (status < 400) return 'Server';
   if (code === 'AccountSuspended' || status === 402) return 'AccountSuspended';
   if (code === 'QuotaExhausted') return 'QuotaExhausted';
   if (code === 'InstanceThrottled') return 'InstanceThrottled';
@@ -160,13 +173,27 @@ export function vendorField(value: unknown, secret?: string, max = 64): string |
   return vendorText(value, secret, max) || undefined;
 }
 
-/** Builds the error for a failed HTTP answer from its status, body text and Retry-After (ms). */
+/**
+ * Builds the error for a failed HTTP answer from its status, body text and Retry-After (ms). A
+ * status below 400 is an unexpected answer (`Server`): its body is no error body and is not read.
+ */
 export function vendorErrorFromResponse(
   operation: VendorOperationName,
   status: number,
   bodyText: string,
   opts: { retryAfterMs?: number | undefined; requestId?: string | undefined; secret?: string | undefined } = {},
 ): VendorError {
+  if (status < 400) {
+    const requestId = vendorField(opts.requestId, opts.secret, 128);
+    return new VendorError({
+      kind: 'Server',
+      operation,
+      status,
+      message: `vendor ${operation}: unexpected answer (HTTP ${status})`,
+      ...(requestId ? { requestId } : {}),
+      ...(opts.retryAfterMs !== undefined ? { retryAfterMs: opts.retryAfterMs } : {}),
+    });
+  }
   let parsed: ErrorBody | undefined;
   try {
     parsed = JSON.parse(bodyText) as ErrorBody;
