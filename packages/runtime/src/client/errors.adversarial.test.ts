@@ -6,8 +6,8 @@
  * the taxonomy's and follows the code as documented; the message is a string of 1 to 4,096
  * characters; causes are an array of causes with string fields; a wait the
  * server asked for is a finite number of milliseconds within the cap, never negative, and
- * comes only from a well-formed header (RFC 9110 delay-seconds or an HTTP date) or an integer
- * `details.retryAfterSeconds`.
+ * comes only from a readable header (`parseRetryAfterMs`: seconds or an HTTP date) or an
+ * integer `details.retryAfterSeconds`.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -75,14 +75,18 @@ test('property: any failure answer becomes a well-formed ApiError, never an exce
   );
 });
 
-test('Retry-After: delay-seconds are digits only; an HTTP date counts from now; both capped; anything else is no wait', () => {
+test('Retry-After: seconds (fractions allowed, negatives as 0), or an HTTP date counted from now; capped; other number forms and other text are no wait', () => {
   assert.equal(parseRetryAfter('5'), 5);
   assert.equal(parseRetryAfter('0'), 0);
-  for (const bad of ['-1', '+1', '1.5', '1e3', '0x10', ' ', 'Infinity', 'NaN', 'soon', '5 s']) assert.equal(parseRetryAfter(bad), undefined, bad);
+  assert.equal(parseRetryAfter('-1'), 0);
+  assert.equal(parseRetryAfter('1.5'), 2, 'rounded up to whole seconds');
+  for (const bad of ['+1', '1e3', '0x10', ' ', 'Infinity', 'NaN', 'soon', '5 s', '2026-12-05', 'Dec 5 2026']) assert.equal(parseRetryAfter(bad), undefined, bad);
   assert.equal(parseRetryAfter(' 5 '), 5, 'surrounding whitespace is not part of the field value');
-  assert.equal(parseRetryAfter('9'.repeat(400)), MAX_RETRY_AFTER_MS / 1000, 'capped, never Infinity');
+  assert.equal(parseRetryAfter('9'.repeat(400)), undefined, 'no safe number of ms: unreadable, never Infinity');
+  assert.equal(parseRetryAfter('99999999'), MAX_RETRY_AFTER_MS / 1000, 'capped');
   assert.equal(parseRetryAfter(new Date(10_000).toUTCString(), 0), 10);
   assert.equal(parseRetryAfter('Fri, 31 Dec 9999 23:59:59 GMT', 0), MAX_RETRY_AFTER_MS / 1000);
+  assert.equal(apiErrorFromResponse(429, { kind: 'Status' }, '1.5').retryAfterMs, 1_500, 'the error keeps milliseconds');
   assert.equal(apiErrorFromResponse(429, { kind: 'Status', details: { retryAfterSeconds: '5' } }).retryAfterMs, undefined, 'not a number: no wait');
   assert.equal(apiErrorFromResponse(429, { kind: 'Status', details: { retryAfterSeconds: -3 } }).retryAfterMs, undefined);
   assert.equal(apiErrorFromResponse(429, { kind: 'Status', details: { retryAfterSeconds: 1e12 } }).retryAfterMs, MAX_RETRY_AFTER_MS);

@@ -4,6 +4,7 @@
  * has to inspect Node's errors.
  * @module
  */
+import { parseRetryAfterMs } from '../external/retry-after.ts';
 
 export type ApiErrorReason =
   | 'NotFound'
@@ -88,8 +89,9 @@ const MAX_MESSAGE = 4_096;
  * Maps an HTTP answer (status code, parsed body, Retry-After header) to an `ApiError`. The body
  * is read defensively: it may come from a proxy or an aggregated API server rather than
  * kube-apiserver, so a `Status` field of the wrong type is left out rather than trusted (never
- * an exception here), the message is bounded, and a wait is taken only from a well-formed
- * Retry-After or an integer `details.retryAfterSeconds`, at most `MAX_RETRY_AFTER_MS`.
+ * an exception here), the message is bounded, and a wait is taken only from a readable
+ * Retry-After (`parseRetryAfterMs`) or an integer `details.retryAfterSeconds`, at most
+ * `MAX_RETRY_AFTER_MS`.
  */
 export function apiErrorFromResponse(code: number, body: unknown, retryAfterHeader?: string | null): ApiError {
   const status = statusOf(body);
@@ -106,14 +108,15 @@ export function apiErrorFromResponse(code: number, body: unknown, retryAfterHead
   else if (isTooLargeResourceVersion(code, status)) reason = 'ResourceVersionTooLarge';
   else if (code === 504 || statusReason === 'Timeout') reason = 'Timeout';
   else reason = 'ServerError';
-  const retryAfterSeconds = parseRetryAfter(retryAfterHeader) ?? status?.details?.retryAfterSeconds;
+  const retryAfterDetails = status?.details?.retryAfterSeconds;
+  const retryAfterMs = parseRetryAfterMs(retryAfterHeader, Date.now()) ?? (retryAfterDetails === undefined ? undefined : retryAfterDetails * 1000);
   const text = status?.message || (typeof body === 'string' && body ? body : `HTTP ${code}`);
   return new ApiError({
     reason,
     code,
     message: text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE - 1)}…` : text,
     causes: status?.details?.causes ?? [],
-    ...(retryAfterSeconds === undefined ? {} : { retryAfterMs: Math.min(retryAfterSeconds * 1000, MAX_RETRY_AFTER_MS) }),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs: Math.min(retryAfterMs, MAX_RETRY_AFTER_MS) }),
     ...(status ? { status } : {}),
   });
 }
@@ -158,21 +161,13 @@ function causeOf(c: object): FieldCause {
   };
 }
 
-/** An HTTP date starts with the day's name (IMF-fixdate, RFC 850 and asctime forms alike). */
-const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/;
-
 /**
- * Seconds from a Retry-After header: delay-seconds (digits only, RFC 9110) or an HTTP date
- * (counted from `nowMs`), at most `MAX_RETRY_AFTER_MS`; undefined when absent or unreadable.
+ * Seconds from a Retry-After header (`parseRetryAfterMs`, rounded up), at most
+ * `MAX_RETRY_AFTER_MS`; undefined when absent or unreadable.
  */
 export function parseRetryAfter(header: string | null | undefined, nowMs: number = Date.now()): number | undefined {
-  const value = header?.trim();
-  if (!value) return undefined;
-  const cap = MAX_RETRY_AFTER_MS / 1000;
-  if (/^[0-9]+$/.test(value)) return Math.min(Number(value), cap);
-  if (!HTTP_DATE.test(value)) return undefined;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.min(Math.max(0, Math.ceil((at - nowMs) / 1000)), cap);
+  const ms = parseRetryAfterMs(header, nowMs);
+  return ms === undefined ? undefined : Math.ceil(Math.min(ms, MAX_RETRY_AFTER_MS) / 1000);
 }
 
 export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.reason === 'NotFound';

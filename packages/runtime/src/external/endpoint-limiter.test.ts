@@ -33,6 +33,8 @@ describe('parseRetryAfterMs', () => {
     assert.equal(parseRetryAfterMs(null, now), undefined);
     assert.equal(parseRetryAfterMs('', now), undefined);
     assert.equal(parseRetryAfterMs('soon', now), undefined);
+    for (const bad of ['1e3', '0x10', '+5', '2025-01-01', 'Jan 1 2025', '9'.repeat(400)]) assert.equal(parseRetryAfterMs(bad, now), undefined, bad);
+    assert.equal(parseRetryAfterMs('-3', now), 0);
   });
 });
 

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Dispatcher } from 'undici';
+import { parseRetryAfterMs } from '@converge/runtime';
 import type { EndpointLimiter } from '@converge/runtime';
 import { endpointPause, errorCodeOf, vendorField } from './errors.ts';
 
@@ -27,21 +28,6 @@ export interface Answer {
 
 export function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-/**
- * A Retry-After header (seconds or an HTTP date) in ms, without pausing anything; undefined when
- * absent or unreadable (a wait that is no safe integer of ms, e.g. 1e20 seconds, is unreadable).
- */
-function retryAfterHeaderMs(value: string | undefined): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const secs = Number(value);
-  if (Number.isFinite(secs) && secs >= 0) {
-    const ms = Math.ceil(secs * 1000);
-    return Number.isSafeInteger(ms) ? ms : undefined;
-  }
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /**
@@ -103,7 +89,7 @@ export async function readAnswer(res: Dispatcher.ResponseData, limiter: PauseLim
       : pause === 'server'
         ? honouredMs(limiter.honourRetryAfter(retryAfter), limiter)
         : res.statusCode === 429
-          ? retryAfterHeaderMs(retryAfter)
+          ? parseRetryAfterMs(retryAfter, Date.now())
           : undefined;
   // The request id is the vendor's word too (it may echo anything, the token included).
   return { status: res.statusCode, text, tooLarge: body === undefined, retryAfterMs, requestId: vendorField(header(res.headers['x-request-id']), secret, 128) };
