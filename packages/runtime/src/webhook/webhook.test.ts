@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,17 @@ function post(port: number, path: string, ca: string, body: string, method = 'PO
 }
 
 const registry = toyBoxConversions();
+
+/** A webhook server on 127.0.0.1 with a self-managed CA in a temporary folder, stopped after the test. */
+async function served(t: TestContext, configure: (server: WebhookServer) => WebhookServer, options: { registry?: Registry } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-'));
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); rmSync(dir, { recursive: true, force: true }); });
+  const server = configure(new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir) }), ...options }));
+  const running = server.start(stop.signal);
+  const { port } = (await server.listening())!;
+  return { port, ca: readFileSync(join(dir, 'ca.crt'), 'utf8'), stop: async () => { stop.abort(); await running; } };
+}
 
 test('serves conversion over HTTPS with a self-managed CA shared through its folder; metrics count every object', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-'));
@@ -74,17 +86,11 @@ test('serves conversion over HTTPS with a self-managed CA shared through its fol
 });
 
 test('a body of another media type is refused with 415; a handler answer is always JSON, and one that cannot be sent is a 500 naming the path', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-'));
-  const stop = new AbortController();
-  t.after(() => { stop.abort(); rmSync(dir, { recursive: true, force: true }); });
-  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir) }) })
+  const { port, ca, stop } = await served(t, (server) => server
     .handle('/echo', (body) => body)
     .handle('/nothing', () => undefined)
     .handle('/text', () => 'plain words')
-    .handle('/cycle', () => { const o: Record<string, unknown> = {}; o.self = o; return o; });
-  const running = server.start(stop.signal);
-  const { port } = (await server.listening())!;
-  const ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+    .handle('/cycle', () => { const o: Record<string, unknown> = {}; o.self = o; return o; }));
 
   for (const type of ['application/json', 'application/json; charset=utf-8', 'Application/JSON ;charset=UTF-8', undefined]) {
     assert.equal((await post(port, '/echo', ca, '{"a":1}', 'POST', type)).status, 200, String(type));
@@ -105,19 +111,12 @@ test('a body of another media type is refused with 415; a handler answer is alwa
   const cycle = await post(port, '/cycle', ca, '{}');
   assert.equal(cycle.status, 500);
   assert.match(cycle.body, /handler at \/cycle gave an answer that is not JSON/);
-  stop.abort();
-  await running;
+  await stop();
 });
 
 test('conversion metrics are labelled only with kinds and versions the registry serves: requests cannot grow them without bound', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-'));
-  const stop = new AbortController();
-  t.after(() => { stop.abort(); rmSync(dir, { recursive: true, force: true }); });
   const metrics = new Registry();
-  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir) }), registry: metrics }).serveConversion(registry);
-  const running = server.start(stop.signal);
-  const { port } = (await server.listening())!;
-  const ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+  const { port, ca, stop } = await served(t, (server) => server.serveConversion(registry), { registry: metrics });
   const review = (desiredAPIVersion: unknown, objects: unknown[]) => JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'u', desiredAPIVersion, objects } });
   const box = { apiVersion: 'toys.example.com/v1', kind: 'Box', metadata: { name: 'b', namespace: 'n', uid: 'u1' }, spec: { size: 3 } };
   assert.equal((await post(port, '/convert', ca, review('toys.example.com/v2', [box]))).status, 200);
@@ -136,8 +135,7 @@ test('conversion metrics are labelled only with kinds and versions the registry 
   assert.ok(series.some((l) => l.includes('kind="Box",from="v1",to="v2",result="success"')), series.join('\n'));
   assert.ok(series.every((l) => /kind="(Box|other)",from="(v1|v2|v3|other)",to="(v1|v2|v3|other)"/.test(l)), series.join('\n'));
   assert.ok(text.length < 20_000, `metrics text of ${text.length} characters`);
-  stop.abort();
-  await running;
+  await stop();
 });
 
 test('a cert-manager style folder is served, and a renewed certificate is picked up without a restart', async (t) => {
