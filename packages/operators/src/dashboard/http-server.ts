@@ -12,6 +12,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { requestTargetUrl } from '@converge/runtime';
 import { ASSET_TYPES, type AssetName, type DashboardAssets } from './assets.ts';
 import type { ClusterSource } from './cluster-source.ts';
 import { objectDetail } from './detail.ts';
@@ -46,16 +47,11 @@ class HttpError extends Error {
   }
 }
 
-/** The request target as a URL; a target that is none (`http://[/`) is a 400, not a 500. */
+/** The request target as a URL (`requestTargetUrl`); a target that is none (`http://[/`) is a 400, not a 500. */
 function requestUrl(target: string | undefined): URL {
-  try {
-    // An origin-form target (`/…`) is a path and a query: `//host/x` names the path `//host/x`,
-    // not another host's `/x` (which a relative URL parse would read).
-    if (target?.startsWith('/')) return new URL(`http://dashboard.invalid${target}`);
-    return new URL(target ?? '/', 'http://dashboard.invalid');
-  } catch {
-    throw new HttpError(400, 'BadRequest', `the request target ${JSON.stringify(target)} is not a URL`);
-  }
+  const url = requestTargetUrl(target);
+  if (!url) throw new HttpError(400, 'BadRequest', `the request target ${JSON.stringify(target)} is not a URL`);
+  return url;
 }
 
 /** A path segment percent-decoded; one that does not decode (`%zz`) names nothing: 404. */

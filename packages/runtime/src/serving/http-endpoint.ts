@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseBindAddress, type BindAddress } from './bind-address.ts';
+import { requestTargetUrl } from './request-target.ts';
 
 // Not `import { createServer } from 'node:http'`: that loads Node's bundled undici and http2
 // (≈ 2 MB of heap) for nothing (see client/transport.ts).
@@ -110,7 +111,7 @@ export class HttpEndpoint implements EndpointServer {
         send(res, 405, 'method not allowed\n', { allow: 'GET, HEAD' });
         return;
       }
-      const url = requestUrl(req.url);
+      const url = requestTargetUrl(req.url);
       if (!url) {
         send(res, 400, 'the request target is not a URL\n');
         return;
@@ -120,18 +121,6 @@ export class HttpEndpoint implements EndpointServer {
       if (!res.headersSent) send(res, 500, `internal error: ${err instanceof Error ? err.message : String(err)}\n`);
       else res.destroy();
     }
-  }
-}
-
-/**
- * The request target as a URL, or undefined when it is none. An origin-form target (`/…`) is a
- * path and a query: `//host/healthz` names the path `//host/healthz`, not `/healthz`.
- */
-function requestUrl(target: string | undefined): URL | undefined {
-  try {
-    return target?.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target ?? '/', 'http://localhost');
-  } catch {
-    return undefined;
   }
 }
 

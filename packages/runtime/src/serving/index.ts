@@ -35,4 +35,5 @@ export type { EndpointServer } from './http-endpoint.ts';
 export { EventLoopMonitor } from './event-loop-monitor.ts';
 export type { EventLoopMonitorOptions } from './event-loop-monitor.ts';
 export { parseBindAddress } from './bind-address.ts';
+export { requestTargetUrl } from './request-target.ts';
 export type { BindAddress } from './bind-address.ts';

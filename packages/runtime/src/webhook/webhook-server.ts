@@ -29,7 +29,7 @@ import type { Logger } from 'pino';
 import type { Counter, Histogram } from 'prom-client';
 import { loadPromClient } from '../metrics/index.ts';
 import type { Registry } from 'prom-client';
-import { parseBindAddress } from '../serving/index.ts';
+import { parseBindAddress, requestTargetUrl } from '../serving/index.ts';
 import type { CertificateSource, ServingCertificate } from './certificates.ts';
 import type { ConversionRegistry } from './conversion.ts';
 
@@ -167,14 +167,7 @@ export class WebhookServer {
   }
 
   async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let path: string | undefined;
-    try {
-      // An origin-form target (`/…`) is a path: `//host/convert` names no other host's /convert.
-      const target = req.url ?? '/';
-      path = (target.startsWith('/') ? new URL(`https://localhost${target}`) : new URL(target, 'https://localhost')).pathname;
-    } catch {
-      path = undefined; // e.g. `http://[/`
-    }
+    const path = requestTargetUrl(req.url)?.pathname;
     const send = (code: number, contentType: string, text: string) => {
       this.#requests?.inc({ path: path !== undefined && this.#handlers.has(path) ? path : 'other', code: String(code) });
       res.writeHead(code, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
