@@ -27,7 +27,9 @@
  *   than `maxPauseWaitMs` is running, calls fail fast with `RateLimited` and `retryAfterMs`
  *   instead of holding a worker.
  * - `timeoutMs` bounds each exchange after admission (connect, headers, body); the limiter wait
- *   is bounded by the caller's signal.
+ *   is bounded by the caller's signal. `maxResponseBytes` (16 MiB) bounds an answer's body: a
+ *   larger one is not read (`Server`, transient). A status below 400 that the operation does not
+ *   accept (a redirect, which is never followed; a 204 for a get) is `Server` too, not `Invalid`.
  * - TLS is always verified, against Node's bundled CAs, the OS store and the optional `ca`; an
  *   untrusted certificate fails with a message that says how to trust it
  *   (`untrustedCertificateHint`).
