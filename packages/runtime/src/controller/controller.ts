@@ -84,8 +84,9 @@ export class Controller {
   }
 
   /**
-   * Runs the workers until `signal` aborts, then stops intake, lets in-flight reconciles finish
-   * for up to the grace period (none when the reason is `LeadershipLostError`), aborts what is
+   * Runs the workers until `signal` aborts, then stops intake and starts no further reconcile
+   * (keys still waiting are left: the next start, or the next leader, lists afresh), lets
+   * in-flight reconciles finish for up to the grace period (none when the reason is `LeadershipLostError`), aborts what is
    * still running, and settles once every worker has returned.
    *
    * `abortNow` cuts that short whenever it aborts, also in the middle of the grace period (the
@@ -107,7 +108,7 @@ export class Controller {
     const n = this.#opts.maxConcurrentReconciles;
     this.#deps.metrics?.setMaxConcurrentReconciles(this.name, n);
     this.#deps.log.info({ controller: this.name, workers: n }, 'starting workers');
-    const workers = Array.from({ length: n }, () => this.#worker(hard.signal));
+    const workers = Array.from({ length: n }, () => this.#worker(signal, hard.signal));
     await new Promise<void>((resolve) => {
       if (signal.aborted || hard.signal.aborted) resolve();
       else {
@@ -132,11 +133,20 @@ export class Controller {
     return this.queue.inFlightKeys();
   }
 
-  async #worker(hard: AbortSignal): Promise<void> {
+  /**
+   * Takes keys until a stop begins: after `signal` aborts no worker starts another reconcile,
+   * not even of a key already waiting (the queue would still hand those out, as client-go's
+   * does). Waiting keys are left to the next start or the next leader, which lists afresh.
+   */
+  async #worker(signal: AbortSignal, hard: AbortSignal): Promise<void> {
     for (;;) {
-      if (hard.aborted) return;
+      if (signal.aborted || hard.aborted) return;
       const key = await this.queue.get(hard);
       if (key === undefined) return;
+      if (signal.aborted) {
+        this.queue.done(key); // handed out as the stop began: left, like the keys still waiting
+        return;
+      }
       try {
         await this.#process(key, hard);
       } finally {
