@@ -19,7 +19,10 @@ export type ConvergencePredicate = (obj: KubeObject) => Unconverged | undefined;
 
 export interface UnconvergedEntry {
   key: string;
-  /** Epoch ms since when the object has been unconverged. */
+  /**
+   * Epoch ms since when the object has been unconverged, on the current wall clock: ages run on
+   * monotonic time, so a wall-clock step shifts this (by the step), not `ageSeconds`.
+   */
   sinceMs: number;
   ageSeconds: number;
   reason: string;
@@ -33,7 +36,8 @@ export interface ConvergenceTrackerOptions {
 }
 
 interface Entry {
-  sinceMs: number;
+  /** `clock.monotonic()` since when the object has been unconverged: ages run on monotonic time, immune to wall-clock steps. */
+  sinceMono: number;
   reason: string;
   message: string | undefined;
 }
@@ -77,6 +81,15 @@ export function defaultConvergencePredicate(options: { readyCondition?: string |
   };
 }
 
+/** A predicate's error as a message, even for values `String()` cannot print (null prototype, throwing `toString`). */
+function describeError(err: unknown): string {
+  try {
+    return err instanceof Error ? String(err.message) : String(err);
+  } catch {
+    return 'predicate threw a value that cannot be printed';
+  }
+}
+
 export class ConvergenceTracker {
   readonly #clock: Clock;
   readonly #predicate: ConvergencePredicate;
@@ -94,17 +107,18 @@ export class ConvergenceTracker {
     try {
       verdict = this.#predicate(obj);
     } catch (err) {
-      verdict = { reason: 'PredicateError', message: err instanceof Error ? err.message : String(err) };
+      verdict = { reason: 'PredicateError', message: describeError(err) };
     }
     if (!verdict) {
       this.#entries.delete(key);
       return false;
     }
-    const now = this.#clock.now();
-    const claimed = verdict.sinceMs !== undefined && Number.isFinite(verdict.sinceMs) ? Math.min(verdict.sinceMs, now) : now;
+    // A claimed time is a wall time: turn it into an age now (never negative), then date it on monotonic time.
+    const claimedAge = verdict.sinceMs !== undefined && Number.isFinite(verdict.sinceMs) ? Math.max(0, this.#clock.now() - verdict.sinceMs) : 0;
+    const since = this.#clock.monotonic() - claimedAge;
     const prev = this.#entries.get(key);
     this.#entries.set(key, {
-      sinceMs: prev ? Math.min(prev.sinceMs, claimed) : claimed,
+      sinceMono: prev ? Math.min(prev.sinceMono, since) : since,
       reason: verdict.reason,
       message: verdict.message,
     });
@@ -124,16 +138,21 @@ export class ConvergenceTracker {
   /** Age in seconds of the oldest unconverged object; 0 when every object is converged. */
   oldestAgeSeconds(now: number = this.#clock.now()): number {
     let oldest = Infinity;
-    for (const e of this.#entries.values()) if (e.sinceMs < oldest) oldest = e.sinceMs;
-    return oldest === Infinity ? 0 : Math.max(0, now - oldest) / 1000;
+    for (const e of this.#entries.values()) if (e.sinceMono < oldest) oldest = e.sinceMono;
+    return oldest === Infinity ? 0 : Math.max(0, now - this.#wallOf(oldest)) / 1000;
+  }
+
+  /** A monotonic instant on today's wall clock (never after `now()`). */
+  #wallOf(sinceMono: number): number {
+    return this.#clock.now() - Math.max(0, this.#clock.monotonic() - sinceMono);
   }
 
   /** The `n` longest-unconverged objects, oldest first (ties by key). */
   top(n: number, now: number = this.#clock.now()): UnconvergedEntry[] {
     const all = [...this.#entries].map(([key, e]) => ({
       key,
-      sinceMs: e.sinceMs,
-      ageSeconds: Math.max(0, now - e.sinceMs) / 1000,
+      sinceMs: this.#wallOf(e.sinceMono),
+      ageSeconds: Math.max(0, now - this.#wallOf(e.sinceMono)) / 1000,
       reason: e.reason,
       ...(e.message === undefined ? {} : { message: e.message }),
     }));
