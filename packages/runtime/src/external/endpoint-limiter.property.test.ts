@@ -1,7 +1,8 @@
 /**
  * The endpoint limiter's contracts, searched for counterexamples with random interleavings of
  * callers that wait, give up, release (twice, too) and servers that ask for pauses, while time
- * moves in uneven steps. Checked after every run:
+ * moves in uneven steps and the wall clock is stepped (an NTP correction, a resumed VM): every
+ * time below is monotonic time, which steps of the wall clock must not bend. Checked after every run:
  * - never more permits held than `maxConcurrency`;
  * - admissions in FIFO order (a caller never overtakes an earlier one still waiting);
  * - no admission inside a pause, and the first two after a pause never at the same instant;
@@ -20,7 +21,8 @@ type Command =
   | { kind: 'abort'; which: number }
   | { kind: 'release'; which: number }
   | { kind: 'pause'; ms: number }
-  | { kind: 'advance'; ms: number };
+  | { kind: 'advance'; ms: number }
+  | { kind: 'stepWall'; ms: number };
 
 const command: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.constant<Command>({ kind: 'acquire' }), weight: 5 },
@@ -28,6 +30,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.nat(40).map<Command>((which) => ({ kind: 'release', which })), weight: 3 },
   { arbitrary: fc.integer({ min: 1, max: 3_000 }).map<Command>((ms) => ({ kind: 'pause', ms })), weight: 1 },
   { arbitrary: fc.integer({ min: 0, max: 700 }).map<Command>((ms) => ({ kind: 'advance', ms })), weight: 4 },
+  { arbitrary: fc.constantFrom(-3_600_000, -5_000, 5_000, 3_600_000).map<Command>((ms) => ({ kind: 'stepWall', ms })), weight: 1 },
 );
 
 const limits = fc.record({
@@ -45,7 +48,7 @@ async function settle(): Promise<void> {
 test('concurrency, FIFO, pauses and rate hold, and no caller is lost, under random interleavings', async () => {
   await fc.assert(
     fc.asyncProperty(limits, fc.array(command, { minLength: 1, maxLength: 50 }), async ({ rate, burst, maxConcurrency }, commands) => {
-      const clock = new FakeClock(0);
+      const clock = new FakeClock(1_700_000_000_000); // a wall clock of 2023, so a step back stays after 1970
       const maxPauseMs = 2_000;
       const limiter = new EndpointLimiter({ ratePerSecond: rate, burst, maxConcurrency, maxPauseMs, clock });
       const log: Logged[] = [];
@@ -67,7 +70,7 @@ test('concurrency, FIFO, pauses and rate hold, and no caller is lost, under rand
             (permit) => {
               caller.permit = permit;
               held++;
-              log.push({ kind: 'grant', at: clock.now(), caller: i, held });
+              log.push({ kind: 'grant', at: clock.monotonic(), caller: i, held });
             },
             () => void (caller.gaveUp = true),
           );
@@ -77,7 +80,9 @@ test('concurrency, FIFO, pauses and rate hold, and no caller is lost, under rand
           if (callers.length) release(c.which % callers.length);
         } else if (c.kind === 'pause') {
           limiter.pauseFor(c.ms);
-          log.push({ kind: 'pause', from: clock.now(), until: clock.now() + Math.min(c.ms, maxPauseMs) });
+          log.push({ kind: 'pause', from: clock.monotonic(), until: clock.monotonic() + Math.min(c.ms, maxPauseMs) });
+        } else if (c.kind === 'stepWall') {
+          clock.stepWall(c.ms);
         } else {
           await clock.advanceAsync(c.ms);
         }

@@ -20,7 +20,10 @@ export interface EndpointLimiterOptions {
   maxConcurrency?: number;
   /** Longest pause a single `Retry-After` may impose. Default 300 000 ms (5 minutes). */
   maxPauseMs?: number;
-  /** Default: `systemClock`. The limiter only calls `now()` and `sleep(ms, signal)`. */
+  /**
+   * Default: `systemClock`. Pauses and waits run on `monotonic()` (a step of the wall clock
+   * neither stretches nor ends a pause); `now()` only reads a `Retry-After` given as a date.
+   */
   clock?: Clock;
 }
 
@@ -70,7 +73,7 @@ export class EndpointLimiter {
   readonly #maxPauseMs: number;
   readonly #queue: Waiter[] = [];
   #inFlight = 0;
-  #pausedUntil = 0;
+  #pausedUntil = -Infinity;
   /** Set by a pause; cleared by the first admission after it, which first trims the bucket to one token. */
   #trimAfterPause = false;
   #granted = 0;
@@ -126,7 +129,7 @@ export class EndpointLimiter {
   /** Pauses admissions for `ms` (capped by `maxPauseMs`); a shorter pause never shortens a longer one. */
   pauseFor(ms: number): void {
     if (!(ms > 0)) return;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     const until = now + Math.min(ms, this.#maxPauseMs);
     this.#pauses++;
     if (until <= this.#pausedUntil) return;
@@ -147,9 +150,9 @@ export class EndpointLimiter {
     return ms;
   }
 
-  /** Milliseconds left of the current pause; 0 when not paused. */
+  /** Whole milliseconds left of the current pause (rounded up); 0 when not paused. */
   pausedForMs(): number {
-    return Math.max(0, this.#pausedUntil - this.#clock.now());
+    return Math.max(0, Math.ceil(this.#pausedUntil - this.#clock.monotonic()));
   }
 
   stats(): EndpointLimiterStats {
@@ -171,7 +174,7 @@ export class EndpointLimiter {
   /** Admits as many waiters as the three conditions allow, then arms one wake-up if time is the blocker. */
   #drain(): void {
     while (this.#queue.length > 0) {
-      const now = this.#clock.now();
+      const now = this.#clock.monotonic();
       if (now < this.#pausedUntil) return this.#wakeAtTime(this.#pausedUntil);
       if (this.#inFlight >= this.#maxConcurrency) return this.#cancelWake(); // a release drains again
       if (this.#trimAfterPause) {
@@ -204,7 +207,7 @@ export class EndpointLimiter {
     const abort = new AbortController();
     this.#wakeAt = at;
     this.#wakeAbort = abort;
-    this.#clock.sleep(Math.max(0, at - this.#clock.now()), abort.signal).then(
+    this.#clock.sleep(Math.max(0, at - this.#clock.monotonic()), abort.signal).then(
       () => {
         if (this.#wakeAbort !== abort) return;
         this.#wakeAt = undefined;
