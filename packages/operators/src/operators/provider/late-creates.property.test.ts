@@ -1,8 +1,11 @@
 /**
  * Model-based test of the late-create sweep (fast-check, fake clock, a ConfigMap and a vendor in
  * memory): keys released at random times, their late instances landing at random times up to the
- * end of their window, next to instances someone else created in the same account, and a vendor
- * that fails at random (no answer, which ends a pass; or a refusal about one key) for a while.
+ * end of their window, next to instances someone else created in the same account, a vendor
+ * that fails at random (no answer, which ends a pass; or a refusal about one key) for a while,
+ * and the wall clock stepped (±1 h, ±10 s: an NTP correction, a resumed VM) at random times. The
+ * windows are elapsed time: every time the test keeps is monotonic; only the ledger's dates are
+ * wall-clock dates, written from the wall clock at the time.
  *
  * Invariants, whatever the order and the failures:
  * - nothing leaks: once the vendor answers again, every late instance is deleted, each once;
@@ -48,6 +51,8 @@ const scenarioArb = fc.record({
   /** Until then, each vendor call fails with `failRate`; after it, the vendor answers. */
   failUntilMs: fc.integer({ min: 0, max: 40_000 }),
   failRate: fc.double({ min: 0, max: 0.8, noNaN: true }),
+  /** Wall-clock steps: at `atMs` after the start, by `ms`. */
+  wallSteps: fc.array(fc.record({ atMs: fc.integer({ min: 0, max: 40_000 }), ms: fc.constantFrom(-3_600_000, -10_000, 10_000, 3_600_000) }), { maxLength: 2 }),
   seed: fc.integer(),
 });
 
@@ -78,13 +83,13 @@ async function run(s: Scenario) {
   let findsInARow = 0;
   let maxFindsInARow = 0;
   const maybeFail = (operation: 'findByIdempotencyKey' | 'listInstanceStates' | 'deleteInstance') => {
-    if (clock.now() - NOW < s.failUntilMs && random() < s.failRate) {
+    if (clock.monotonic() - NOW < s.failUntilMs && random() < s.failRate) {
       throw new VendorError({ kind: random() < 0.5 ? 'Timeout' : 'Invalid', operation, message: 'scripted' });
     }
   };
   const api = {
     findByIdempotencyKey: async (key: string) => {
-      if (clock.now() !== findsAt) [findsAt, findsInARow] = [clock.now(), 0];
+      if (clock.monotonic() !== findsAt) [findsAt, findsInARow] = [clock.monotonic(), 0];
       maxFindsInARow = Math.max(maxFindsInARow, ++findsInARow);
       maybeFail('findByIdempotencyKey');
       return [...instances.values()].find((i) => i.idempotencyKey === key);
@@ -110,17 +115,20 @@ async function run(s: Scenario) {
   const order = s.releases.map((r: Release, i: number) => ({ ...r, uid: `k${i}` })).sort((a, b) => a.atMs - b.atMs);
   const endMs = Math.max(s.failUntilMs, ...order.map((r) => r.atMs + WINDOW_MS)) + 4 * MAX_GAP_MS;
   let next = 0;
+  const steps = [...s.wallSteps].sort((a, b) => a.atMs - b.atMs);
   for (let t = 0; t <= endMs; t += STEP_MS) {
+    while (steps.length > 0 && steps[0]!.atMs <= t) clock.stepWall(steps.shift()!.ms);
     while (next < order.length && order[next]!.atMs <= t) {
       const r = order[next++]!;
       // The create was sent 1 s before the release; its window runs from there.
-      const requestedAt = clock.now() - 1_000;
+      const requestedAt = clock.monotonic() - 1_000;
+      const requestedAtWall = clock.now() - 1_000;
       until.set(r.uid, requestedAt + WINDOW_MS);
       if (r.landsAfterMs !== undefined) pending.push({ key: r.uid, landsAt: requestedAt + r.landsAfterMs });
-      await sweep.record({ uid: r.uid, namespace: 'team-a', name: `p-${r.uid}`, endpoint: 'https://vendor.example.com', secret: { name: 'creds', key: 'token' }, requestedAt: new Date(requestedAt).toISOString(), until: new Date(requestedAt + WINDOW_MS).toISOString() }, 'token', abort.signal);
+      await sweep.record({ uid: r.uid, namespace: 'team-a', name: `p-${r.uid}`, endpoint: 'https://vendor.example.com', secret: { name: 'creds', key: 'token' }, requestedAt: new Date(requestedAtWall).toISOString(), until: new Date(requestedAtWall + WINDOW_MS).toISOString() }, 'token', abort.signal);
     }
     for (let i = pending.length - 1; i >= 0; i--) {
-      if (pending[i]!.landsAt > clock.now()) continue;
+      if (pending[i]!.landsAt > clock.monotonic()) continue;
       const { key } = pending.splice(i, 1)[0]!;
       instances.set(`i-${key}`, instance(`i-${key}`, key));
     }

@@ -84,7 +84,7 @@ export function inMemoryLedger(clock: Clock, initial?: Record<string, string>, o
       const before = Object.keys(cms.get(next.metadata!.name!)?.data ?? {});
       cms.set(next.metadata!.name!, structuredClone(next));
       const now = data();
-      for (const uid of before) if (!(uid in now)) removedAt.set(uid, clock.now());
+      for (const uid of before) if (!(uid in now)) removedAt.set(uid, clock.monotonic()); // monotonic: wall steps do not move it
       return structuredClone(next);
     },
   } as unknown as KubeClient;

@@ -45,6 +45,8 @@
  *   the key to the next leader, which looks at every entry at start.
  * - **A live provider's instance is never swept**: a `beforeCreate` key is looked up at the vendor
  *   only after the API server answered that no provider has its UID.
+ * - **Wall-clock steps** (an NTP correction, a resumed VM) neither end a window early nor hold the
+ *   looks back: schedules and windows run on monotonic time from when an entry is tracked.
  * - **No needless writes**: one write per provider's first create, one per released provider whose
  *   create is younger than the window, one per batch of entries done; none while idle.
  *
@@ -97,9 +99,15 @@ export interface LateCreateSweepOptions {
   onDeleted?: () => void;
 }
 
+/**
+ * An entry being looked after. Its schedule and `untilAt` are monotonic ms (`clock.monotonic()`):
+ * a step of the wall clock neither ends a window early (a late instance then left for good) nor
+ * holds the looks back. The wall clock is read only to turn the entry's dates into monotonic time
+ * when it is tracked, and for the checks of a provider against them (`beforeCreateVerdict`).
+ */
 interface Tracked {
   entry: LedgerEntry;
-  untilMs: number;
+  untilAt: number;
   schedule: LookSchedule;
   /** The token seen at the release; after a restart, read from the Secret. */
   token?: string;
@@ -141,8 +149,8 @@ export class LateCreateSweep implements Runnable {
       if (wasDone && !this.#tracked.has(entry.uid)) this.#done.add(entry.uid);
       throw err;
     }
-    const untilMs = Date.parse(entry.until);
-    this.#track({ entry, untilMs, token, schedule: firstLook(this.#o.clock.now(), this.#o.settleMs, untilMs) });
+    const untilAt = this.#monotonicOf(Date.parse(entry.until));
+    this.#track({ entry, untilAt, token, schedule: firstLook(this.#o.clock.monotonic(), this.#o.settleMs, untilAt) });
     this.#wake.abort();
   }
 
@@ -167,7 +175,7 @@ export class LateCreateSweep implements Runnable {
     if (tracked === undefined || tracked === uid) return;
     const t = this.#tracked.get(tracked);
     if (!t) return;
-    t.schedule = { dueAt: this.#o.clock.now(), gapMs: t.schedule.gapMs };
+    t.schedule = { dueAt: this.#o.clock.monotonic(), gapMs: t.schedule.gapMs };
     this.#wake.abort();
   }
 
@@ -184,7 +192,7 @@ export class LateCreateSweep implements Runnable {
       await this.#lookDue(signal);
       if (this.#done.size) await this.#forgetDone(signal);
       const next = Math.min(...[...this.#tracked.values()].map((t) => t.schedule.dueAt));
-      const waitMs = Number.isFinite(next) ? Math.max(10, next - this.#o.clock.now()) : 3_600_000;
+      const waitMs = Number.isFinite(next) ? Math.max(10, next - this.#o.clock.monotonic()) : 3_600_000;
       this.#wake = new AbortController();
       await this.#o.clock.sleep(waitMs, AbortSignal.any([signal, this.#wake.signal])).catch(() => undefined);
     }
@@ -196,10 +204,10 @@ export class LateCreateSweep implements Runnable {
       try {
         const { entries, unreadable } = decodeLedger(await this.#ledger.load(signal));
         if (unreadable.length) this.#o.log.warn({ configMap: this.#ledger.ref, keys: unreadable }, 'ledger entries that cannot be read are left in place and not looked at');
-        const now = this.#o.clock.now();
+        const now = this.#o.clock.monotonic();
         for (const entry of entries) {
           if (this.#tracked.has(entry.uid)) continue;
-          this.#track({ entry, untilMs: Date.parse(entry.until), schedule: { dueAt: now, gapMs: Math.max(1, this.#o.settleMs / 2) } });
+          this.#track({ entry, untilAt: this.#monotonicOf(Date.parse(entry.until)), schedule: { dueAt: now, gapMs: Math.max(1, this.#o.settleMs / 2) } });
         }
         if (entries.length) this.#o.log.info({ configMap: this.#ledger.ref, entries: entries.length }, 'released keys loaded; looking for late creates');
         return;
@@ -217,7 +225,7 @@ export class LateCreateSweep implements Runnable {
    * costs the same for one key or all, and looking early only adds a look).
    */
   async #lookDue(signal: AbortSignal): Promise<void> {
-    const now = this.#o.clock.now();
+    const now = this.#o.clock.monotonic();
     const isDue = (t: Tracked) => t.schedule.dueAt <= now + BATCH_SLACK_MS;
     const tracked = [...this.#tracked.values()];
     if (!tracked.some(isDue)) return; // woken by a new record: nothing to look at yet
@@ -289,13 +297,14 @@ export class LateCreateSweep implements Runnable {
       }
       if (this.#tracked.get(entry.uid) !== t) return false; // forgotten meanwhile (an abandonment)
     }
-    const verdict = beforeCreateVerdict(entry, found, found?.metadata.finalizers?.includes(PROVIDER_FINALIZER) ?? false, now);
+    // The entry's dates are wall-clock dates: judged against the wall clock.
+    const verdict = beforeCreateVerdict(entry, found, found?.metadata.finalizers?.includes(PROVIDER_FINALIZER) ?? false, this.#o.clock.now());
     if (verdict === 'done') {
       this.#finish(entry.uid);
       return false;
     }
     if (verdict === 'keep') {
-      t.schedule = nextLook(t.schedule, now, t.untilMs, this.#maxGapMs()) ?? retryLook(t.schedule, now, this.#maxGapMs());
+      t.schedule = nextLook(t.schedule, now, t.untilAt, this.#maxGapMs()) ?? retryLook(t.schedule, now, this.#maxGapMs());
       return false;
     }
     this.#beforeCreate.delete(nameOf(entry));
@@ -325,7 +334,7 @@ export class LateCreateSweep implements Runnable {
    * schedule as it was.
    */
   async #lookAtAccount(vendor: VendorApi, dueNow: Tracked[], early: Tracked[], signal: AbortSignal): Promise<void> {
-    const lookedAt = this.#o.clock.now();
+    const lookedAt = this.#o.clock.monotonic();
     const look = (t: Tracked, isEarly: boolean): KeyLook<Tracked> => ({ t, early: isEarly, outcome: 'notLooked' });
     const looks = [...dueNow.map((t) => look(t, false)), ...early.map((t) => look(t, true))];
     const pass = await lookAtAccount(vendor, looks, (entry, instance) => this.#deleteLate(vendor, entry, instance, signal), this.#o.log, signal);
@@ -333,7 +342,7 @@ export class LateCreateSweep implements Runnable {
     const { ended } = pass;
     // A key recorded again meanwhile (defensive: one UID is deleted once) keeps its new schedule.
     const current = looks.filter(({ t }) => this.#tracked.get(t.entry.uid) === t);
-    const { next, done } = afterPass(current.map(({ t, outcome }) => ({ uid: t.entry.uid, schedule: t.schedule, untilMs: t.untilMs, outcome })), lookedAt, this.#maxGapMs());
+    const { next, done } = afterPass(current.map(({ t, outcome }) => ({ uid: t.entry.uid, schedule: t.schedule, untilMs: t.untilAt, outcome })), lookedAt, this.#maxGapMs());
     for (const { t, early: wasEarly, outcome, err } of current) {
       if (outcome !== 'looked') {
         if (wasEarly) continue; // its own look, when due, says why it failed
@@ -358,6 +367,11 @@ export class LateCreateSweep implements Runnable {
   #failed(t: Tracked, at: number, what: string, err: unknown): void {
     this.#log(t.entry).warn({ err: err instanceof Error ? err.message : String(err) }, what);
     t.schedule = retryLook(t.schedule, at, this.#maxGapMs());
+  }
+
+  /** A wall-clock date (ms) as monotonic time, read now. */
+  #monotonicOf(wallMs: number): number {
+    return this.#o.clock.monotonic() + (wallMs - this.#o.clock.now());
   }
 
   #maxGapMs(): number {
