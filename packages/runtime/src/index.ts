@@ -42,7 +42,7 @@ export { LeaderElector } from './leader-election/index.ts';
 export type { LeaderElectorOptions, LeaseClient } from './leader-election/index.ts';
 export { createEventRecorder } from './events/index.ts';
 export type { EventRecorder, EventRecorderOptions, EventSink, EventSubject } from './events/index.ts';
-export { createProbeServer, createMetricsServer, parseBindAddress, requestTargetUrl, ListenError } from './serving/index.ts';
+export { createProbeServer, createMetricsServer, DebugQueryError, parseBindAddress, requestTargetUrl, ListenError } from './serving/index.ts';
 export type { ProbeServer, MetricsServer, HealthCheck } from './serving/index.ts';
 export { ConvergenceTracker, defaultConvergencePredicate } from './convergence/index.ts';
 export type { ConvergencePredicate, UnconvergedEntry } from './convergence/index.ts';

@@ -313,6 +313,32 @@ describe('Manager: metrics from the start', () => {
   });
 });
 
+describe('Manager: /debug/unconverged', () => {
+  it('?limit must be a whole number from 1 to 1000: anything else is a 400 naming it, not an empty list', async () => {
+    const m = await manager({ metricsBindAddress: '127.0.0.1:0' });
+    m.controller('widgets').for(ConfigMapKind).complete(async () => ({}));
+    const stop = new AbortController();
+    const running = m.start(stop.signal);
+    try {
+      const [address] = await m.serverAddresses();
+      const get = async (query: string) => {
+        const res = await fetch(`http://${address}/debug/unconverged${query}`);
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      assert.deepEqual(await get(''), { status: 200, body: { widgets: { oldestAgeSeconds: 0, top: [] } } });
+      assert.equal((await get('?limit=1000')).status, 200);
+      for (const bad of ['abc', '', '0', '-1', '2.5', '1001', '1e3', 'NaN']) {
+        const r = await get(`?limit=${bad}`);
+        assert.equal(r.status, 400, `?limit=${bad}`);
+        assert.match(String(r.body['error']), /limit must be a whole number from 1 to 1000/);
+      }
+    } finally {
+      stop.abort();
+      await running.catch(() => undefined);
+    }
+  });
+});
+
 describe('Manager: watch age across a wall-clock step', () => {
   it('converge_watch_last_event_age_seconds is monotonic: a wall clock stepped forward 2 h does not age the watch 2 h', async () => {
     const clock = new FakeClock(1_700_000_000_000);

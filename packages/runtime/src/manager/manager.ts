@@ -46,7 +46,7 @@ import { RuntimeMetrics } from '../metrics/index.ts';
 import { Controller, ControllerBuilder, LeadershipLostError } from '../controller/index.ts';
 import type { ControllerHost, ControllerOptions } from '../controller/index.ts';
 import type { ConvergenceTracker } from '../convergence/index.ts';
-import { createMetricsServer, createProbeServer } from '../serving/index.ts';
+import { DebugQueryError, createMetricsServer, createProbeServer } from '../serving/index.ts';
 import type { EndpointServer, ProbeServer } from '../serving/index.ts';
 import { apiCallObserver } from '../tracing/index.ts';
 import { createLogger } from '../logging/index.ts';
@@ -164,7 +164,7 @@ export class Manager implements ControllerHost {
       const server = createMetricsServer({
         address: options.metricsBindAddress,
         registry: this.metrics.registry,
-        debug: { unconverged: (params) => this.unconverged(Number(params.get('limit') ?? 20)) },
+        debug: { unconverged: (params) => this.unconverged(debugLimit(params.get('limit'))) },
       });
       this.#servers.push(server);
       this.add({ name: 'metrics server', start: (s) => server.start(s) }, { needLeaderElection: false });
@@ -413,3 +413,10 @@ export class CacheSyncTimeoutError extends Error {
   override readonly name = 'CacheSyncTimeoutError';
 }
 
+/** `/debug/unconverged?limit=`: a whole number from 1 to 1000; 20 when absent. */
+function debugLimit(value: string | null): number {
+  if (value === null) return 20;
+  const n = /^[0-9]{1,4}$/.test(value) ? Number(value) : Number.NaN;
+  if (n >= 1 && n <= 1000) return n;
+  throw new DebugQueryError(`limit must be a whole number from 1 to 1000, not ${JSON.stringify(value.slice(0, 40))}`);
+}

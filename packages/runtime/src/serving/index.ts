@@ -28,7 +28,7 @@
  */
 export { createProbeServer, runChecks } from './probe-server.ts';
 export type { ProbeServer, ProbeServerOptions, HealthCheck, CheckOutcome, CheckReport } from './probe-server.ts';
-export { createMetricsServer } from './metrics-server.ts';
+export { createMetricsServer, DebugQueryError } from './metrics-server.ts';
 export type { MetricsServer, MetricsServerOptions, DebugProvider } from './metrics-server.ts';
 export { ListenError } from './http-endpoint.ts';
 export type { EndpointServer } from './http-endpoint.ts';

@@ -5,8 +5,16 @@
 import type { Registry } from 'prom-client';
 import { HttpEndpoint, send, sendJson, type EndpointServer } from './http-endpoint.ts';
 
-/** Feeds a debug endpoint; receives the query parameters (e.g. `?limit=20`). Its value is sent as JSON. */
+/**
+ * Feeds a debug endpoint; receives the query parameters (e.g. `?limit=20`). Its value is sent as
+ * JSON; a `DebugQueryError` it throws is a 400 with its message, anything else a 500.
+ */
 export type DebugProvider = (params: URLSearchParams) => unknown | Promise<unknown>;
+
+/** A debug endpoint's query it cannot answer (a bad parameter): answered 400 with the message. */
+export class DebugQueryError extends Error {
+  override readonly name = 'DebugQueryError';
+}
 
 export interface MetricsServerOptions {
   /** `host:port`, `:port`, or `0` to disable. */
@@ -41,7 +49,7 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
     try {
       sendJson(res, 200, await provider(url.searchParams));
     } catch (err) {
-      sendJson(res, 500, { error: err instanceof Error ? err.message : String(err) });
+      sendJson(res, err instanceof DebugQueryError ? 400 : 500, { error: err instanceof Error ? err.message : String(err) });
     }
   });
   return {
