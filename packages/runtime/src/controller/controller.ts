@@ -86,8 +86,9 @@ export class Controller {
   /**
    * Runs the workers until `signal` aborts, then stops intake and starts no further reconcile
    * (keys still waiting are left: the next start, or the next leader, lists afresh), lets
-   * in-flight reconciles finish for up to the grace period (none when the reason is `LeadershipLostError`), aborts what is
-   * still running, and settles once every worker has returned.
+   * in-flight reconciles finish for up to the grace period (none when the reason is
+   * `LeadershipLostError`), aborts what is still running, and settles once every worker has
+   * returned.
    *
    * `abortNow` cuts that short whenever it aborts, also in the middle of the grace period (the
    * manager aborts it when leadership is lost): in-flight reconciles get their signal aborted
