@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { loadOnFirstUse } from '../loading/index.ts';
-import type { Logger, DestinationStream, LevelWithSilent } from 'pino';
+import type { Logger, DestinationStream, LevelWithSilent, LogFn } from 'pino';
 
 /** pino is loaded by the first `createLogger`, not when the runtime is imported. */
 let pinoModule: typeof import('pino') | undefined;
@@ -50,6 +50,21 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         log: (obj) => redact(obj) as Record<string, unknown>,
         bindings: (bindings) => redact(bindings) as Record<string, unknown>,
       },
+      hooks: {
+        // Before any formatter runs, pino reads `message`, `method`, `headers`… of an error logged
+        // first, and `err.message` for a line without a message: a getter or Proxy trap that throws
+        // there escaped the log call. Give pino the serialized error (and the message it would take).
+        logMethod(args, method) {
+          const call = (a: unknown[]): void => method.apply(this, a as Parameters<LogFn>);
+          const [first, ...rest] = args as unknown[];
+          if (first instanceof Error) {
+            const err = serializeError(first);
+            return call([{ err }, ...(rest.length > 0 ? rest : [err.message])]);
+          }
+          if (rest.length === 0 && typeof first === 'object' && first !== null && 'err' in first) return call([redact(first)]);
+          return call(args);
+        },
+      },
     },
     options.destination ?? pino.destination({ dest: 1, sync: true }),
   );
@@ -59,13 +74,23 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const setBindings = logger.setBindings;
   Object.assign(logger, {
     child(this: Logger, bindings: Record<string, unknown>, opts?: unknown) {
-      return child.call(this, redact(bindings) as Record<string, unknown>, opts as never);
+      return child.call(this, plainBindings(bindings), opts as never);
     },
     setBindings(this: Logger, bindings: Record<string, unknown>) {
-      setBindings.call(this, redact(bindings) as Record<string, unknown>);
+      setBindings.call(this, plainBindings(bindings));
     },
   });
   return logger;
+}
+
+/**
+ * Bindings redacted, as a plain object: pino calls `bindings.hasOwnProperty(key)`, which threw for
+ * a null-prototype object or a binding named `hasOwnProperty` (that one is dropped).
+ */
+function plainBindings(bindings: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(redact(bindings) as Record<string, unknown>) };
+  Reflect.deleteProperty(out, 'hasOwnProperty');
+  return out;
 }
 
 /**

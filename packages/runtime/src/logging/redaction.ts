@@ -37,6 +37,8 @@ const SECRET_KEYS = new Set([
 ]);
 
 const MAX_DEPTH = 12;
+/** Longer arrays are walked by the indices they have: a sparse one may be 2^32-1 long. */
+const LONG_ARRAY = 65_536;
 
 function normalizeKey(key: string): string {
   return key.replace(/[-_]/g, '').toLowerCase();
@@ -55,25 +57,57 @@ function isSecretObject(value: Record<string, unknown>): boolean {
 /**
  * Returns `value` with secrets replaced by `[REDACTED]`. Never mutates its input: objects are
  * copied only along the paths that change, so a clean object comes back as the same reference.
- * Errors become `serializeError(err)`; cycles become `[Circular]`; past depth 12, `[Truncated]`.
+ * Errors become `serializeError(err)`; cycles become `[Circular]`; past depth 12, `[Truncated]`;
+ * an object that throws when read (a getter, a Proxy trap, a revoked Proxy), `[Unreadable]`.
+ * An object with a `toJSON` method is redacted as what that method returns (what is written).
+ * Never throws.
  */
 export function redact(value: unknown): unknown {
   return walk(value, 0, new Set());
 }
 
+/** An Error of this realm or of another one (a `vm` context), which `instanceof` misses. */
+function isError(value: unknown): value is Error {
+  try {
+    return value instanceof Error || Object.prototype.toString.call(value) === '[object Error]';
+  } catch {
+    return false; // a Proxy whose traps throw
+  }
+}
+
 function walk(value: unknown, depth: number, ancestors: Set<object>): unknown {
   if (value === null || typeof value !== 'object') return value;
-  if (value instanceof Error) return serializeError(value);
+  try {
+    return walkObject(value, depth, ancestors);
+  } catch {
+    return '[Unreadable]';
+  }
+}
+
+function walkObject(value: object, depth: number, ancestors: Set<object>): unknown {
+  if (isError(value)) return serializeError(value);
   if (ancestors.has(value)) return '[Circular]';
   if (depth >= MAX_DEPTH) return '[Truncated]';
   if (ArrayBuffer.isView(value) || value instanceof Date || value instanceof URL) return value;
   ancestors.add(value);
   try {
+    const toJSON: unknown = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') {
+      const json: unknown = toJSON.call(value);
+      if (json !== value) {
+        const out = walk(json, depth + 1, ancestors);
+        return out === json ? value : out;
+      }
+    }
     if (Array.isArray(value)) {
       let out: unknown[] | undefined;
-      for (let i = 0; i < value.length; i++) {
+      // Visiting (or slicing) every slot of a long sparse array would hang.
+      const long = value.length > LONG_ARRAY;
+      const indices = long ? Object.keys(value).map(Number).filter(Number.isInteger) : undefined;
+      for (let n = 0; n < (indices?.length ?? value.length); n++) {
+        const i = indices ? indices[n]! : n;
         const v = walk(value[i], depth + 1, ancestors);
-        if (v !== value[i]) (out ??= value.slice())[i] = v;
+        if (v !== value[i]) (out ??= long ? Object.assign(new Array<unknown>(value.length), value) : value.slice())[i] = v;
       }
       return out ?? value;
     }
@@ -116,21 +150,41 @@ export interface SerializedError {
  * never reach the output. Non-errors are redacted like any other value.
  */
 export function serializeError(err: unknown, depth = 0): SerializedError {
-  if (!(err instanceof Error)) {
-    if (err && typeof err === 'object' && 'message' in err && 'type' in err) return redact(err) as SerializedError;
-    return { type: typeof err, message: describe(err) };
+  try {
+    if (!isError(err)) {
+      if (err && typeof err === 'object' && 'message' in err && 'type' in err) return redact(err) as SerializedError;
+      return { type: typeof err, message: describe(err) };
+    }
+    // An error reached again through its own `causes` or `cause` (a cycle).
+    if (serializing.has(err)) return { type: 'Error', message: '[Circular]' };
+    serializing.add(err);
+    try {
+      const e = err as Error & { reason?: unknown; code?: unknown; causes?: unknown; retryAfterMs?: unknown };
+      const out: SerializedError = { type: text(e.name || e.constructor?.name || 'Error'), message: text(e.message) };
+      if (e.stack) out.stack = text(e.stack);
+      if (typeof e.reason === 'string') out.reason = e.reason;
+      if (typeof e.code === 'number' || typeof e.code === 'string') out.code = e.code;
+      if (Array.isArray(e.causes) && e.causes.length > 0) out.causes = redact(e.causes) as unknown[];
+      if (typeof e.retryAfterMs === 'number') out.retryAfterMs = e.retryAfterMs;
+      if (e.cause !== undefined) {
+        out.cause = depth >= 4 ? '[Truncated]' : isError(e.cause) ? serializeError(e.cause, depth + 1) : describe(e.cause);
+      }
+      return out;
+    } finally {
+      serializing.delete(err);
+    }
+  } catch {
+    // A getter or Proxy trap that throws.
+    return { type: 'Error', message: '[Unreadable]' };
   }
-  const e = err as Error & { reason?: unknown; code?: unknown; causes?: unknown; retryAfterMs?: unknown };
-  const out: SerializedError = { type: e.name || e.constructor?.name || 'Error', message: e.message };
-  if (e.stack) out.stack = e.stack;
-  if (typeof e.reason === 'string') out.reason = e.reason;
-  if (typeof e.code === 'number' || typeof e.code === 'string') out.code = e.code;
-  if (Array.isArray(e.causes) && e.causes.length > 0) out.causes = redact(e.causes) as unknown[];
-  if (typeof e.retryAfterMs === 'number') out.retryAfterMs = e.retryAfterMs;
-  if (e.cause !== undefined) {
-    out.cause = depth >= 4 ? '[Truncated]' : e.cause instanceof Error ? serializeError(e.cause, depth + 1) : describe(e.cause);
-  }
-  return out;
+}
+
+/** The errors `serializeError` is inside of. */
+const serializing = new Set<object>();
+
+/** `type`, `message` and `stack` are text; anything else (a library's odd error) is redacted into text. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : describe(value);
 }
 
 function describe(value: unknown): string {
