@@ -6,7 +6,8 @@
  *   `logger` when a name is given. The level is configurable; an unknown level throws.
  * - Values under secret-bearing keys (authorization, cookie, token, password, apiKey,
  *   client-key-data, stringData, credentials, … — at any depth, any case, `-`/`_` ignored) and
- *   the `data`/`binaryData` of any object whose `kind` is `Secret` are written as `[REDACTED]`,
+ *   the `data`/`binaryData` of any object whose `kind` is `Secret` (and of the `items` of a
+ *   `SecretList`, which the API server sends without their kind) are written as `[REDACTED]`,
  *   in log calls and child bindings alike. The caller's objects are never mutated.
  * - Errors, under any key, are logged as `{type, message, stack, reason, code, causes,
  *   retryAfterMs, cause}` only: request options, headers and bodies that libraries hang on

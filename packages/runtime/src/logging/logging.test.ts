@@ -57,6 +57,23 @@ describe('createLogger', () => {
     assert.deepEqual(secret, original, 'the logged object is not mutated');
   });
 
+  it('a SecretList as the API server sends it (items without kind) writes no Secret data', () => {
+    const { log, text } = capture();
+    const list = {
+      apiVersion: 'v1',
+      kind: 'SecretList',
+      metadata: { resourceVersion: '7' },
+      items: [
+        { metadata: { name: 'db', namespace: 'ns' }, type: 'Opaque', data: { 'db.conf': Buffer.from(CANARY).toString('base64') }, stringData: { k: CANARY } },
+        { metadata: { name: 'tls', namespace: 'ns' }, data: { 'tls.key': CANARY }, binaryData: { b: CANARY } },
+      ],
+    };
+    log.info({ list }, 'listed secrets');
+    assert.ok(!text().includes(CANARY), text());
+    assert.ok(!text().includes(Buffer.from(CANARY).toString('base64')), text());
+    assert.ok(text().includes('"name":"db"') && text().includes(REDACTED), 'the items are there, their data redacted');
+  });
+
   it('logs errors without request headers or bodies, under any key', () => {
     const { log, lines, text } = capture();
     const inner = Object.assign(new Error('connect ECONNREFUSED'), {

@@ -8,8 +8,8 @@
  *   SCREAMING, Train-Case, random case flips, `-`/`_` inserted anywhere), at any depth, also
  *   deeper than MAX_DEPTH (12), in plain, null-prototype, frozen, class-instance, getter-backed and
  *   proxied objects, Maps, behind symbol keys, as non-enumerable and as lying-Proxy properties;
- * - `data`/`binaryData`/`stringData` of Secrets (group v1 and custom), alone, in a `SecretList`,
- *   in watch events;
+ * - `data`/`binaryData`/`stringData` of Secrets (group v1 and custom), alone, in a `SecretList`
+ *   (its items with and without their `kind`), in watch events;
  * - errors (Error, TypeError, ApiError, a subclass, AggregateError, DOMException, an Error from
  *   another realm): fields outside the safe shape (request/response/config/options with
  *   Authorization headers, bodies, `errors`), `cause` chains (errors, objects, cycles), field
@@ -34,8 +34,8 @@
  *
  * Not asserted, because the doc does not promise it (index.ts caveats): secrets in message text
  * or `%j`/`%o` arguments, in error messages/stacks/reasons/codes as text, in URLs, in a string
- * `cause`, in a Secret's last-applied-configuration annotation, and in a SecretList's items
- * that carry no `kind` (as the API server sends them).
+ * `cause`, and in a Secret's last-applied-configuration annotation. (A `SecretList`'s items,
+ * which carry no `kind` as the API server sends them, are promised and generated.)
  *
  * Default: 500 runs (about 3 s); CONVERGE_RELIABILITY_LONG=1: 5 000. A failure prints
  * `seed: …`; `CONVERGE_FC_SEED=<seed>` replays it.
@@ -551,7 +551,8 @@ function build(node: Node, env: Env, w: World): unknown {
         apiVersion: 'v1',
         kind: 'SecretList',
         metadata: { resourceVersion: w.text(deeper(env, 2)) },
-        items: node.items.map((s) => secretObject(s, deeper(env, 2), w)),
+        // As the API server sends them, items carry no kind; some here do.
+        items: node.items.map((s, i) => secretObject(s, deeper(env, 2), w, i % 2 === 1)),
       };
     case 'watchEvent':
       return { type: node.type, object: secretObject(node.secret, deeper(env), w) };
@@ -681,11 +682,11 @@ function secretKeyHolder(node: Extract<Node, { t: 'secretKey' }>, env: Env, w: W
   }
 }
 
-function secretObject(s: SecretSpec, env: Env, w: World): unknown {
+function secretObject(s: SecretSpec, env: Env, w: World, withKind = true): unknown {
   const hidden: Env = { secret: true, depth: env.depth + 1, shown: false };
   const entries: (readonly [string, unknown])[] = [
     ['apiVersion', s.apiVersion],
-    ['kind', 'Secret'],
+    ...(withKind ? [['kind', 'Secret'] as const] : []),
     ['metadata', { name: w.text(deeper(env, 2)), namespace: w.text(deeper(env, 2)), labels: { app: w.text(deeper(env, 3)) } }],
     ['type', s.type],
   ];

@@ -1,6 +1,7 @@
 /**
  * Removes secrets from anything about to be logged: values under secret-bearing keys at any
- * depth, the `data`/`stringData` of Secret objects, and errors reduced to a safe shape.
+ * depth, the `data`/`stringData` of Secret objects (also the kind-less `items` of a `SecretList`, as
+ * the API server sends them), and errors reduced to a safe shape.
  * @module
  */
 
@@ -55,6 +56,12 @@ function isSecretObject(value: Record<string, unknown>): boolean {
 }
 
 /**
+ * What the walk knows of a value from its container: the `items` of a `SecretList` (which the API
+ * server sends without their kind) are Secrets.
+ */
+type Known = 'secret' | 'secret-items' | undefined;
+
+/**
  * Returns `value` with secrets replaced by `[REDACTED]`. Never mutates its input: objects are
  * copied only along the paths that change, so a clean object comes back as the same reference.
  * Errors become `serializeError(err)`; cycles become `[Circular]`; past depth 12, `[Truncated]`;
@@ -75,16 +82,16 @@ function isError(value: unknown): value is Error {
   }
 }
 
-function walk(value: unknown, depth: number, ancestors: Set<object>): unknown {
+function walk(value: unknown, depth: number, ancestors: Set<object>, known?: Known): unknown {
   if (value === null || typeof value !== 'object') return value;
   try {
-    return walkObject(value, depth, ancestors);
+    return walkObject(value, depth, ancestors, known);
   } catch {
     return '[Unreadable]';
   }
 }
 
-function walkObject(value: object, depth: number, ancestors: Set<object>): unknown {
+function walkObject(value: object, depth: number, ancestors: Set<object>, known: Known): unknown {
   if (isError(value)) return serializeError(value);
   if (ancestors.has(value)) return '[Circular]';
   if (depth >= MAX_DEPTH) return '[Truncated]';
@@ -106,21 +113,22 @@ function walkObject(value: object, depth: number, ancestors: Set<object>): unkno
       const indices = long ? Object.keys(value).map(Number).filter(Number.isInteger) : undefined;
       for (let n = 0; n < (indices?.length ?? value.length); n++) {
         const i = indices ? indices[n]! : n;
-        const v = walk(value[i], depth + 1, ancestors);
+        const v = walk(value[i], depth + 1, ancestors, known === 'secret-items' ? 'secret' : undefined);
         if (v !== value[i]) (out ??= long ? Object.assign(new Array<unknown>(value.length), value) : value.slice())[i] = v;
       }
       return out ?? value;
     }
     if (value instanceof Map) return walk(Object.fromEntries(value), depth, ancestors);
     const record = value as Record<string, unknown>;
-    const secret = isSecretObject(record);
+    const secret = known === 'secret' || isSecretObject(record);
+    const secretList = record.kind === 'SecretList';
     let out: Record<string, unknown> | undefined;
     for (const key of Object.keys(record)) {
       const v = record[key];
       let next: unknown;
       if (v === undefined || v === null || v === '') next = v;
       else if (isSecretKey(key) || (secret && (key === 'data' || key === 'binaryData'))) next = REDACTED;
-      else next = walk(v, depth + 1, ancestors);
+      else next = walk(v, depth + 1, ancestors, secretList && key === 'items' ? 'secret-items' : undefined);
       if (next !== v) (out ??= { ...record })[key] = next;
     }
     return out ?? value;
