@@ -89,10 +89,10 @@ describe('the look schedule', () => {
 describe('after a pass over several keys', () => {
   it('a failed look delays its own key only: the others advance, or are done after their last look', () => {
     const keys: PassKey[] = [
-      { uid: 'a', schedule: { dueAt: 1_000, gapMs: 2_000 }, untilMs: 100_000, outcome: 'looked' },
-      { uid: 'b', schedule: { dueAt: 1_000, gapMs: 2_000 }, untilMs: 100_000, outcome: 'failed' },
-      { uid: 'c', schedule: { dueAt: 1_000, gapMs: 8_000 }, untilMs: 1_000, outcome: 'looked' },
-      { uid: 'd', schedule: { dueAt: 1_000, gapMs: 8_000 }, untilMs: 1_000, outcome: 'notLooked' },
+      { uid: 'a', schedule: { dueAt: 1_000, gapMs: 2_000 }, untilAt: 100_000, outcome: 'looked' },
+      { uid: 'b', schedule: { dueAt: 1_000, gapMs: 2_000 }, untilAt: 100_000, outcome: 'failed' },
+      { uid: 'c', schedule: { dueAt: 1_000, gapMs: 8_000 }, untilAt: 1_000, outcome: 'looked' },
+      { uid: 'd', schedule: { dueAt: 1_000, gapMs: 8_000 }, untilAt: 1_000, outcome: 'notLooked' },
     ];
     const { next, done } = afterPass(keys, 1_000, 60_000);
     assert.deepEqual(Object.fromEntries(next), { a: { dueAt: 5_000, gapMs: 4_000 }, b: { dueAt: 3_000, gapMs: 2_000 }, d: { dueAt: 9_000, gapMs: 8_000 } });
@@ -102,7 +102,7 @@ describe('after a pass over several keys', () => {
   it('property: each key follows its own outcome alone; a key whose look failed or did not happen is never done', () => {
     const key = fc.record({
       schedule: fc.record({ dueAt: fc.integer({ min: 0, max: 1e6 }), gapMs: fc.integer({ min: 1, max: 120_000 }) }),
-      untilMs: fc.integer({ min: 0, max: 2e6 }),
+      untilAt: fc.integer({ min: 0, max: 2e6 }),
       outcome: fc.constantFrom<LookOutcome>('looked', 'failed', 'notLooked'),
     });
     fc.assert(
@@ -114,7 +114,7 @@ describe('after a pass over several keys', () => {
           const alone = afterPass([k], lookedAt, cap);
           assert.deepEqual(next.get(k.uid), alone.next.get(k.uid), 'as if it had been looked at alone');
           assert.equal(done.includes(k.uid), alone.done.includes(k.uid));
-          const expected = k.outcome === 'looked' ? nextLook(k.schedule, lookedAt, k.untilMs, cap) : retryLook(k.schedule, lookedAt, cap);
+          const expected = k.outcome === 'looked' ? nextLook(k.schedule, lookedAt, k.untilAt, cap) : retryLook(k.schedule, lookedAt, cap);
           assert.deepEqual(next.get(k.uid), expected);
           if (k.outcome !== 'looked') assert.ok(!done.includes(k.uid), 'not dropped without a look');
         }

@@ -67,18 +67,24 @@ export function released(entry: LedgerEntry): LedgerEntry {
 
 /**
  * What to make of a `beforeCreate` entry given the provider found under its name (`undefined`:
- * none) at wall time `nowMs`: `gone` when no provider has its UID (look for the instance, as for
- * a released key); `done` when its deletion honours our finalizer (the deletion looks by key
- * itself), or its status records an instance and `BEFORE_CREATE_HOLD_MS` has passed since the
- * create request (a DELETE that raced the finalizer arrived before that request and has ended), or
- * the window is over; else `keep`.
+ * none): `gone` when no provider has its UID (look for the instance, as for a released key);
+ * `done` when its deletion honours our finalizer (the deletion looks by key itself), or its status
+ * records an instance and `BEFORE_CREATE_HOLD_MS` has passed since the create request (a DELETE
+ * that raced the finalizer arrived before that request and has ended), or the window is over;
+ * else `keep`. `at` holds the entry's `until` and `requestedAt` and the present moment on one
+ * timebase (the sweep uses monotonic time, so a step of the wall clock ends nothing early).
  */
-export function beforeCreateVerdict(entry: LedgerEntry, found: DigitalHumanProvider | undefined, hasOurFinalizer: boolean, nowMs: number): 'gone' | 'done' | 'keep' {
+export function beforeCreateVerdict(
+  entry: LedgerEntry,
+  found: DigitalHumanProvider | undefined,
+  hasOurFinalizer: boolean,
+  at: { now: number; until: number; requestedAt: number },
+): 'gone' | 'done' | 'keep' {
   if (found?.metadata.uid !== entry.uid) return 'gone';
   if (found.metadata.deletionTimestamp !== undefined && hasOurFinalizer) return 'done';
-  if (nowMs >= Date.parse(entry.until)) return 'done';
+  if (at.now >= at.until) return 'done';
   const recorded = found.status?.providerID !== undefined;
-  return recorded && nowMs - Date.parse(entry.requestedAt) >= BEFORE_CREATE_HOLD_MS ? 'done' : 'keep';
+  return recorded && at.now - at.requestedAt >= BEFORE_CREATE_HOLD_MS ? 'done' : 'keep';
 }
 
 export function encodeEntry(entry: LedgerEntry): string {
@@ -123,18 +129,18 @@ export interface LookSchedule {
 }
 
 /** The first look: `settleMs` after the release (the deletion has just looked itself). */
-export function firstLook(releasedAt: number, settleMs: number, untilMs: number): LookSchedule {
-  return { dueAt: Math.min(untilMs, releasedAt + settleMs), gapMs: settleMs };
+export function firstLook(releasedAt: number, settleMs: number, untilAt: number): LookSchedule {
+  return { dueAt: Math.min(untilAt, releasedAt + settleMs), gapMs: settleMs };
 }
 
 /**
  * After a look at `lookedAt`: the next one, or `undefined` when that look was at or after `until`
  * (the entry is done). The gap doubles up to `maxGapMs`; the last look is at `until`.
  */
-export function nextLook(previous: LookSchedule, lookedAt: number, untilMs: number, maxGapMs: number): LookSchedule | undefined {
-  if (lookedAt >= untilMs) return undefined;
+export function nextLook(previous: LookSchedule, lookedAt: number, untilAt: number, maxGapMs: number): LookSchedule | undefined {
+  if (lookedAt >= untilAt) return undefined;
   const gapMs = Math.min(maxGapMs, previous.gapMs * 2);
-  return { dueAt: Math.min(untilMs, lookedAt + gapMs), gapMs };
+  return { dueAt: Math.min(untilAt, lookedAt + gapMs), gapMs };
 }
 
 /** After a look that failed (the vendor, the token): again after the same gap, capped, even past `until`. */
@@ -153,7 +159,7 @@ export type LookOutcome = 'looked' | 'failed' | 'notLooked';
 export interface PassKey {
   uid: string;
   schedule: LookSchedule;
-  untilMs: number;
+  untilAt: number;
   outcome: LookOutcome;
 }
 
@@ -165,8 +171,8 @@ export interface PassKey {
 export function afterPass(keys: readonly PassKey[], lookedAt: number, maxGapMs: number): { next: Map<string, LookSchedule>; done: string[] } {
   const next = new Map<string, LookSchedule>();
   const done: string[] = [];
-  for (const { uid, schedule, untilMs, outcome } of keys) {
-    const after = outcome === 'looked' ? nextLook(schedule, lookedAt, untilMs, maxGapMs) : retryLook(schedule, lookedAt, maxGapMs);
+  for (const { uid, schedule, untilAt, outcome } of keys) {
+    const after = outcome === 'looked' ? nextLook(schedule, lookedAt, untilAt, maxGapMs) : retryLook(schedule, lookedAt, maxGapMs);
     if (after) next.set(uid, after);
     else done.push(uid);
   }

@@ -111,6 +111,31 @@ describe('beforeCreate entries of the late-create sweep', () => {
     assert.equal(s.ledger.providerReads(), 1, 'absent from the cache: the API server was asked');
   });
 
+  it('a step of the wall clock neither ends the entry early (its instance would leak) nor holds it past its window', async () => {
+    // Forward: an hour's step while the provider lives, then the provider is removed past its
+    // finalizer. The entry's window (10 min) has not run out in real time: the key is swept.
+    const forward = await running({ cached: new Map([[KEY, provider('u1')]]), atServer: [provider('u1')], instances: ['u1'] });
+    await forward.sweep.record(beforeCreate('u1'), 'token', forward.abort.signal);
+    forward.clock.stepWall(3_600_000);
+    await forward.run(120_000);
+    assert.ok('u1' in forward.ledger.data(), 'kept: its window has not passed');
+    forward.cached.delete(KEY);
+    forward.ledger.providers.delete(KEY);
+    forward.sweep.notice(KEY, undefined);
+    await forward.run(100);
+    await forward.stop();
+    assert.deepEqual(forward.calls, ['find u1', 'delete i-u1'], 'the late instance is deleted');
+
+    // Back: an hour's step back does not keep the entry an hour past its window.
+    const back = await running({ cached: new Map([[KEY, provider('u1')]]), atServer: [provider('u1')], instances: ['u1'] });
+    await back.sweep.record(beforeCreate('u1'), 'token', back.abort.signal);
+    back.clock.stepWall(-3_600_000);
+    await back.run(WINDOW_MS + 120_000);
+    await back.stop();
+    assert.deepEqual(back.ledger.data(), {}, 'done once its window is over in real time');
+    assert.deepEqual(back.calls, [], 'no vendor call for a live provider');
+  });
+
   it('a cache that is behind does not sweep: the API server still has the provider', async () => {
     const s = await running({ stored: [beforeCreate('u1')], atServer: [provider('u1')], instances: ['u1'] });
     await s.run(30_000);

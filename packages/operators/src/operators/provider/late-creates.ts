@@ -100,14 +100,16 @@ export interface LateCreateSweepOptions {
 }
 
 /**
- * An entry being looked after. Its schedule and `untilAt` are monotonic ms (`clock.monotonic()`):
- * a step of the wall clock neither ends a window early (a late instance then left for good) nor
- * holds the looks back. The wall clock is read only to turn the entry's dates into monotonic time
- * when it is tracked, and for the checks of a provider against them (`beforeCreateVerdict`).
+ * An entry being looked after. Its schedule, `untilAt` and `requestedAt` are monotonic ms
+ * (`clock.monotonic()`): a step of the wall clock neither ends a window early (a late instance
+ * then left for good) nor holds the looks back. The wall clock is read only to turn the entry's
+ * dates into monotonic time, once, when it is tracked.
  */
 interface Tracked {
   entry: LedgerEntry;
   untilAt: number;
+  /** When the first create was sent (`entry.requestedAt`), as monotonic time. */
+  requestedAt: number;
   schedule: LookSchedule;
   /** The token seen at the release; after a restart, read from the Secret. */
   token?: string;
@@ -149,8 +151,8 @@ export class LateCreateSweep implements Runnable {
       if (wasDone && !this.#tracked.has(entry.uid)) this.#done.add(entry.uid);
       throw err;
     }
-    const untilAt = this.#monotonicOf(Date.parse(entry.until));
-    this.#track({ entry, untilAt, token, schedule: firstLook(this.#o.clock.monotonic(), this.#o.settleMs, untilAt) });
+    const dates = this.#datesOf(entry);
+    this.#track({ entry, ...dates, token, schedule: firstLook(this.#o.clock.monotonic(), this.#o.settleMs, dates.untilAt) });
     this.#wake.abort();
   }
 
@@ -207,7 +209,7 @@ export class LateCreateSweep implements Runnable {
         const now = this.#o.clock.monotonic();
         for (const entry of entries) {
           if (this.#tracked.has(entry.uid)) continue;
-          this.#track({ entry, untilAt: this.#monotonicOf(Date.parse(entry.until)), schedule: { dueAt: now, gapMs: Math.max(1, this.#o.settleMs / 2) } });
+          this.#track({ entry, ...this.#datesOf(entry), schedule: { dueAt: now, gapMs: Math.max(1, this.#o.settleMs / 2) } });
         }
         if (entries.length) this.#o.log.info({ configMap: this.#ledger.ref, entries: entries.length }, 'released keys loaded; looking for late creates');
         return;
@@ -297,8 +299,8 @@ export class LateCreateSweep implements Runnable {
       }
       if (this.#tracked.get(entry.uid) !== t) return false; // forgotten meanwhile (an abandonment)
     }
-    // The entry's dates are wall-clock dates: judged against the wall clock.
-    const verdict = beforeCreateVerdict(entry, found, found?.metadata.finalizers?.includes(PROVIDER_FINALIZER) ?? false, this.#o.clock.now());
+    const hasOurFinalizer = found?.metadata.finalizers?.includes(PROVIDER_FINALIZER) ?? false;
+    const verdict = beforeCreateVerdict(entry, found, hasOurFinalizer, { now: this.#o.clock.monotonic(), until: t.untilAt, requestedAt: t.requestedAt });
     if (verdict === 'done') {
       this.#finish(entry.uid);
       return false;
@@ -342,7 +344,7 @@ export class LateCreateSweep implements Runnable {
     const { ended } = pass;
     // A key recorded again meanwhile (defensive: one UID is deleted once) keeps its new schedule.
     const current = looks.filter(({ t }) => this.#tracked.get(t.entry.uid) === t);
-    const { next, done } = afterPass(current.map(({ t, outcome }) => ({ uid: t.entry.uid, schedule: t.schedule, untilMs: t.untilAt, outcome })), lookedAt, this.#maxGapMs());
+    const { next, done } = afterPass(current.map(({ t, outcome }) => ({ uid: t.entry.uid, schedule: t.schedule, untilAt: t.untilAt, outcome })), lookedAt, this.#maxGapMs());
     for (const { t, early: wasEarly, outcome, err } of current) {
       if (outcome !== 'looked') {
         if (wasEarly) continue; // its own look, when due, says why it failed
@@ -369,9 +371,10 @@ export class LateCreateSweep implements Runnable {
     t.schedule = retryLook(t.schedule, at, this.#maxGapMs());
   }
 
-  /** A wall-clock date (ms) as monotonic time, read now. */
-  #monotonicOf(wallMs: number): number {
-    return this.#o.clock.monotonic() + (wallMs - this.#o.clock.now());
+  /** The entry's wall-clock dates as monotonic time, read now. */
+  #datesOf(entry: LedgerEntry): { untilAt: number; requestedAt: number } {
+    const offset = this.#o.clock.monotonic() - this.#o.clock.now();
+    return { untilAt: Date.parse(entry.until) + offset, requestedAt: Date.parse(entry.requestedAt) + offset };
   }
 
   #maxGapMs(): number {
