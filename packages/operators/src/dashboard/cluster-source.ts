@@ -12,7 +12,9 @@
  *   `view()` is called (before every API answer), and pushed to the model on change, so the rows
  *   never disagree with the state the API reports and one unreachable cluster never stops the
  *   others;
- * - `start(signal)` settles when the signal aborts and every watch has stopped.
+ * - `start(signal)` settles when the signal aborts and every watch has stopped;
+ * - how long a reconnected watch has stayed open is measured on the clock's monotonic time, so a
+ *   step of the wall clock neither hides an outage nor prolongs one.
  * @module
  */
 import {
@@ -23,7 +25,8 @@ import {
   KubeClient,
   ServiceKind,
 } from '@converge/runtime';
-import type { Informer, KubeObject, Logger } from '@converge/runtime';
+import { systemClock } from '@converge/runtime';
+import type { Clock, Informer, KubeObject, Logger } from '@converge/runtime';
 import type { KubeConfig } from '@converge/runtime';
 import { MicroserviceKind } from '../operators/microservice/api/index.ts';
 import { DigitalHumanProviderKind } from '../operators/provider/api/index.ts';
@@ -44,6 +47,8 @@ export interface ClusterSourceOptions {
   /** Client-side limit towards this API server (lists and watch restarts only). Default 20/s, burst 40. */
   qps?: number;
   burst?: number;
+  /** Default `systemClock`. */
+  clock?: Clock;
 }
 
 /** How often a cluster's `lastSync` alone is pushed to the page. */
@@ -61,6 +66,7 @@ export class ClusterSource {
   readonly cache: Cache;
   readonly #model: DashboardModel;
   readonly #healthIntervalMs: number;
+  readonly #clock: Clock;
   readonly #memory = new Map<string, WatchMemory>();
   #syncedAt: string | null = null;
 
@@ -68,6 +74,7 @@ export class ClusterSource {
     this.name = spec.name;
     this.#model = model;
     this.#healthIntervalMs = options.healthIntervalMs ?? 200;
+    this.#clock = options.clock ?? systemClock;
     this.client = new KubeClient({ kubeConfig: spec.kubeConfig, userAgent: 'converge-dashboard/0.1', qps: options.qps ?? 20, burst: options.burst ?? 40 });
     this.server = this.client.server;
     this.cache = new Cache({ client: this.client, ...(options.log ? { log: options.log.child({ cluster: spec.name }) } : {}) });
@@ -101,10 +108,9 @@ export class ClusterSource {
   }
 
   #judge(): ClusterView {
-    const now = Date.now();
     const health = this.cache.health();
-    const judged = judgeCluster(health, this.#memory, now);
-    if (judged.state === 'reachable' && this.#syncedAt === null) this.#syncedAt = new Date(now).toISOString();
+    const judged = judgeCluster(health, this.#memory, this.#clock.monotonic());
+    if (judged.state === 'reachable' && this.#syncedAt === null) this.#syncedAt = new Date(this.#clock.now()).toISOString();
     const last = health.reduce((max, h) => Math.max(max, h.synced ? h.lastProgressAt : 0), 0);
     return {
       name: this.name,

@@ -21,7 +21,7 @@ import type { ClusterState } from './shared/types.ts';
 
 export interface WatchMemory {
   restarts: number;
-  /** Clock time since which the watch has been `watching` with this restart count. */
+  /** Monotonic time since which the watch has been `watching` with this restart count. */
   stableSince: number | null;
 }
 
@@ -40,7 +40,10 @@ function watchId(h: WatchHealth): string {
   return `${h.kind}/${h.namespace}`;
 }
 
-/** Judges the cluster from `health` at `now`; updates `memory` (one entry per watch). */
+/**
+ * Judges the cluster from `health` at `now` (monotonic ms: it only measures how long a watch
+ * stayed open); updates `memory` (one entry per watch).
+ */
 export function judgeCluster(health: readonly WatchHealth[], memory: Map<string, WatchMemory>, now: number, stableMs = STABLE_WATCH_MS): ClusterJudgement {
   const warnings: string[] = [];
   let error: string | null = null;
