@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -151,6 +151,25 @@ describe('token files', () => {
     assert.deepEqual(await c.headers(), { authorization: 'Bearer two' }, 'a late 401 for a token already replaced reads nothing');
     c.invalidate({ authorization: 'Bearer two' });
     assert.deepEqual(await c.headers(), { authorization: 'Bearer three' });
+  });
+
+  it('once a token was read, a file caught mid-write (empty) or unreadable keeps it, as client-go keeps its last token on any read error', async () => {
+    const d = dir();
+    const file = join(d, 'token');
+    writeFileSync(file, 'first');
+    let now = 0;
+    const c = new Credentials(config({ tokenFile: file }), { tokenFileCheckMs: 1000, monotonic: () => now });
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer first' });
+    writeFileSync(file, ''); // a writer that truncates, then writes
+    now = 1000;
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer first' }, 'empty for a moment');
+    writeFileSync(file, 'second');
+    now = 1001;
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer second' }, 'written: read at the next request');
+    renameSync(file, join(d, 'moved'));
+    mkdirSync(file);
+    now = 3000;
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer second' }, 'not a file (EISDIR)');
   });
 
   it('an unreadable or empty token file is an error naming the file', async () => {

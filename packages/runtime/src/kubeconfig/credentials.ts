@@ -10,7 +10,8 @@
  *
  * Token files are re-read when they change (checked at most every `tokenFileCheckMs`, default
  * 1 s): in-cluster projected ServiceAccount tokens rotate (the kubelet rewrites the file), and a
- * long-running operator must pick up the new one. Exec credentials are kept until they expire
+ * long-running operator must pick up the new one. Once a token was read, a file that cannot be
+ * read (gone, empty or not a file for a moment) keeps it in use until the file reads again. Exec credentials are kept until they expire
  * or `invalidate()` is called (the API server answered 401).
  *
  * Nothing here logs; errors name files and commands, never a token, key or password.
@@ -222,8 +223,9 @@ class TokenFile {
       this.#checkedAt = this.#monotonic();
       return this.#token;
     } catch (err) {
-      // A rotation in progress (the file briefly missing): keep using the token read last.
-      if (this.#token !== undefined && (err as NodeJS.ErrnoException).code === 'ENOENT') return this.#token;
+      // A rotation or a write in progress (the file briefly missing, empty, half-replaced): keep
+      // using the token read last, as client-go does on any error; the next request looks again.
+      if (this.#token !== undefined) return this.#token;
       if (this.#fallback !== undefined) {
         this.#checkedAt = this.#monotonic();
         return this.#fallback;
