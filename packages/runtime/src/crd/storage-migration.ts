@@ -18,8 +18,11 @@
  * - resumable: a run that stops (signal, crash) resumes from the last recorded page; an expired
  *   continue token restarts the listing (idempotent, so only time is lost);
  * - never drops a version that may still be stored: storedVersions changes only after a complete
- *   pass with no failed object, and only if the storage version is still the one migrated to.
- *   Otherwise it throws `StorageMigrationError` saying which objects or what changed.
+ *   pass with no failed object, and only if the CRD's spec did not change since the pass began
+ *   (its `generation`: the storage version may have moved away and back, and objects written
+ *   meanwhile be stored in the other version where the pass had already been). Otherwise it throws
+ *   `StorageMigrationError` saying which objects or what changed; a recorded run of an older
+ *   generation is not resumed (a fresh pass starts).
  * Caveats: rate limits are the client's (`qps`/`burst` of the `KubeClient` given); RBAC: list and
  * update on the resource, get/patch on the CRD and patch on `customresourcedefinitions/status`.
  * @module
@@ -71,6 +74,8 @@ export class StorageMigrationError extends Error {
 
 interface RecordedState {
   version: string;
+  /** The CRD's `metadata.generation` when the pass began. */
+  generation: number;
   continue?: string;
   seen: number;
   rewritten: number;
@@ -104,14 +109,16 @@ function readState(crd: KubeObject, version: string): RecordedState | undefined 
   if (!raw) return undefined;
   try {
     const state = JSON.parse(raw) as RecordedState;
-    return state.version === version ? state : undefined; // a record for another target is stale
+    // A record for another target, or of the CRD as it was before a change of its spec, is stale.
+    return state.version === version && state.generation === crd.metadata.generation ? state : undefined;
   } catch {
     return undefined;
   }
 }
 
-async function recordState(client: KubeClient, name: string, state: RecordedState | null, fieldManager: string): Promise<void> {
-  await client.patch(CustomResourceDefinitionKind, { namespace: '', name }, {
+/** Records `state` (or removes the record) on the CRD; resolves with the CRD as it now is. */
+async function recordState(client: KubeClient, name: string, state: RecordedState | null, fieldManager: string): Promise<KubeObject> {
+  return client.patch(CustomResourceDefinitionKind, { namespace: '', name }, {
     type: 'merge',
     body: { metadata: { annotations: { [STORAGE_MIGRATION_ANNOTATION]: state === null ? null : JSON.stringify(state) } } },
   }, { fieldManager });
@@ -131,9 +138,17 @@ export async function migrateStorage(client: KubeClient, name: string, options: 
   const kind = defineKind<KubeObject>({ group: shape.spec.group, version: storage.name, kind: shape.spec.names.kind, plural: shape.spec.names.plural, namespaced: shape.spec.scope === 'Namespaced' });
 
   const recorded = readState(crd, storage.name);
-  const state: RecordedState = recorded ?? { version: storage.name, seen: 0, rewritten: 0, skipped: 0, startedAt: new Date().toISOString() };
+  const state: RecordedState = recorded ?? { version: storage.name, generation: crd.metadata.generation ?? 0, seen: 0, rewritten: 0, skipped: 0, startedAt: new Date().toISOString() };
   const progress = (): StorageMigrationProgress => ({ crd: name, version: storage.name, seen: state.seen, rewritten: state.rewritten, skipped: state.skipped, resumed: recorded !== undefined });
-  if (!recorded) await recordState(client, name, state, fieldManager);
+  /** Throws when the CRD's spec changed since the pass began (the record is removed: the next run starts afresh). */
+  const unchanged = async (now: KubeObject): Promise<void> => {
+    if (now.metadata.generation === state.generation) return;
+    await recordState(client, name, null, fieldManager);
+    throw new StorageMigrationError(
+      `the CRD ${name} changed during the migration (generation ${state.generation} → ${String(now.metadata.generation)}): objects written since may be stored in another version; storedVersions kept as ${JSON.stringify((now as unknown as CrdShape).status?.storedVersions ?? [])}; run again (a fresh pass)`,
+    );
+  };
+  if (!recorded) await unchanged(await recordState(client, name, state, fieldManager));
 
   let pages = 0;
   for (;;) {
@@ -166,7 +181,7 @@ export async function migrateStorage(client: KubeClient, name: string, options: 
     else delete state.continue;
     options.onProgress?.(progress());
     if (!token) break;
-    await recordState(client, name, state, fieldManager);
+    await unchanged(await recordState(client, name, state, fieldManager));
   }
 
   // Every object was rewritten in `storage`. Drop the others, unless the storage version moved.
@@ -177,6 +192,7 @@ export async function migrateStorage(client: KubeClient, name: string, options: 
       await recordState(client, name, null, fieldManager);
       throw new StorageMigrationError(`the storage version of ${name} changed from ${storage.name} to ${now} during the migration: objects written since may be stored in ${now}; storedVersions kept as ${JSON.stringify((after as unknown as CrdShape).status?.storedVersions ?? [])}; run again to migrate to ${now}`);
     }
+    await unchanged(after);
     try {
       await client.request('PATCH', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}/status`, {
         body: { metadata: { resourceVersion: after.metadata.resourceVersion }, status: { storedVersions: [storage.name] } },
