@@ -57,12 +57,19 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         logMethod(args, method) {
           const call = (a: unknown[]): void => method.apply(this, a as Parameters<LogFn>);
           const [first, ...rest] = args as unknown[];
-          if (first instanceof Error) {
-            const err = serializeError(first);
-            return call([{ err }, ...(rest.length > 0 ? rest : [err.message])]);
+          try {
+            if (first instanceof Error) {
+              const err = serializeError(first);
+              return call([{ err }, ...(rest.length > 0 ? rest : [err.message])]);
+            }
+            if (rest.length === 0 && typeof first === 'object' && first !== null && 'err' in first) return call([redact(first)]);
+            return call(args);
+          } catch {
+            // A first argument pino reads before any formatter (`instanceof`, `method`, `err`…)
+            // threw: a revoked Proxy, a throwing trap or getter. pino writes nothing when that
+            // happens; log what redaction can read of it instead (it never throws).
+            return call(readableArgs(first, rest));
           }
-          if (rest.length === 0 && typeof first === 'object' && first !== null && 'err' in first) return call([redact(first)]);
-          return call(args);
         },
       },
     },
@@ -81,6 +88,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
   });
   return logger;
+}
+
+/** A log call's arguments as plain data: the merge object redacted, format arguments redacted unless text. */
+function readableArgs(first: unknown, rest: unknown[]): unknown[] {
+  const merge = redact(first);
+  const args = rest.map((a) => (typeof a === 'string' ? a : redact(a)));
+  return [typeof merge === 'object' && merge !== null ? merge : { value: merge }, ...args];
 }
 
 /**

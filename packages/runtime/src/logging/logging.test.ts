@@ -74,6 +74,23 @@ describe('createLogger', () => {
     assert.ok(text().includes('"name":"db"') && text().includes(REDACTED), 'the items are there, their data redacted');
   });
 
+  it('a first argument pino cannot read (revoked Proxy, throwing trap or getter) is logged as [Unreadable], never thrown', () => {
+    const { log, lines } = capture();
+    const revocable = Proxy.revocable({ apiKey: CANARY }, {});
+    revocable.revoke();
+    const trapping = new Proxy({ token: CANARY }, { getPrototypeOf() { throw new Error('trap'); }, get() { throw new Error('trap'); } });
+    const getter = { name: 'ok', password: CANARY, get method(): string { throw new Error('getter'); } };
+    for (const hostile of [revocable.proxy, trapping, getter]) {
+      assert.doesNotThrow(() => log.info(hostile));
+      assert.doesNotThrow(() => log.warn(hostile, 'with a message %s', 'and an argument'));
+    }
+    assert.equal(lines.length, 6, 'one line per call');
+    for (const line of lines) assert.doesNotThrow(() => JSON.parse(line));
+    assert.ok(!lines.join('').includes(CANARY), 'nothing secret written');
+    assert.equal(JSON.parse(lines[5]!).msg, 'with a message and an argument');
+    assert.equal(JSON.parse(lines[5]!).value, '[Unreadable]', 'an object that throws when read is [Unreadable], as redaction writes it');
+  });
+
   it('logs errors without request headers or bodies, under any key', () => {
     const { log, lines, text } = capture();
     const inner = Object.assign(new Error('connect ECONNREFUSED'), {
