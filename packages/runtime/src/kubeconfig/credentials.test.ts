@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -294,5 +294,45 @@ describe('exec credential plugins', () => {
         assert.ok(!e.message.includes(SECRET), e.message);
       }
     }), { numRuns: 3_000 });
+  });
+});
+
+describe('token files: changes the file\'s metadata does not show (found by credentials.model.test.ts)', () => {
+  // Size, mtime and inode can stay the same when the token changes: on a filesystem with coarse
+  // timestamps (1 s; or one kernel tick, before Linux 6.13) two writes within one tick get the same
+  // mtime, tokens of one ServiceAccount often have the same length, and ext4 gives a new file the
+  // inode number freed a moment before. `utimesSync` gives every write the same mtime, as such a
+  // filesystem does. client-go reads the file at every check, and so must we.
+  const sameTick = (path: string) => utimesSync(path, 1_700_000_000, 1_700_000_000);
+
+  it('a same-length token rewritten in place within one timestamp tick is read at the next check', async () => {
+    const d = dir();
+    const file = join(d, 'token');
+    writeFileSync(file, 'token-1');
+    sameTick(file);
+    let now = 0;
+    const c = new Credentials(config({ tokenFile: file }), { tokenFileCheckMs: 1000, monotonic: () => now });
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer token-1' });
+    writeFileSync(file, 'token-2'); // in place: same inode, same size, and (here) same mtime
+    sameTick(file);
+    now = 1000;
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer token-2' });
+  });
+
+  it('a same-length token replaced atomically twice within one timestamp tick (the inode number comes back on ext4) is read at the next check', async () => {
+    const d = dir();
+    const file = join(d, 'token');
+    writeFileSync(file, 'token-1');
+    sameTick(file);
+    let now = 0;
+    const c = new Credentials(config({ tokenFile: file }), { tokenFileCheckMs: 1000, monotonic: () => now });
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer token-1' });
+    for (const token of ['token-2', 'token-3']) {
+      writeFileSync(join(d, 'token.new'), token);
+      sameTick(join(d, 'token.new'));
+      renameSync(join(d, 'token.new'), file);
+    }
+    now = 1000;
+    assert.deepEqual(await c.headers(), { authorization: 'Bearer token-3' });
   });
 });

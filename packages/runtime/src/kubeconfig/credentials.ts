@@ -8,17 +8,17 @@
  * certificate of its own. A client certificate may come from the kubeconfig (data or file) or
  * from an exec plugin; `tls().id` changes when it does, so a caller can rebuild its connections.
  *
- * Token files are re-read when they change (checked at most every `tokenFileCheckMs`, default
- * 1 s): in-cluster projected ServiceAccount tokens rotate (the kubelet rewrites the file), and a
- * long-running operator must pick up the new one. Once a token was read, a file that cannot be
- * read (gone, empty or not a file for a moment) keeps it in use until the file reads again. Exec credentials are kept until they expire
- * or `invalidate()` is called (the API server answered 401).
+ * Token files are read again every `tokenFileCheckMs` (default 1 s): in-cluster projected
+ * ServiceAccount tokens rotate (the kubelet rewrites the file), and a long-running operator must
+ * pick up the new one. Once a token was read, a file that cannot be read (gone, empty or not a
+ * file for a moment) keeps it in use until the file reads again. Exec credentials are kept until
+ * they expire or `invalidate()` is called (the API server answered 401).
  *
  * Nothing here logs; errors name files and commands, never a token, key or password.
  * @module
  */
 import { readFileSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { KubeConfig, KubeConfigCluster, KubeConfigUser } from './kubeconfig.ts';
 import { KubeConfigError } from './kubeconfig.ts';
 import { ExecCredentialPlugin } from './exec-plugin.ts';
@@ -170,7 +170,7 @@ function tlsFromKubeconfig(cluster: KubeConfigCluster, user: KubeConfigUser, whe
   };
 }
 
-/** A bearer token in a file, read again when the file changes. */
+/** A bearer token in a file, read again every check interval (and after a 401 for it). */
 class TokenFile {
   readonly #path: string;
   readonly #checkMs: number;
@@ -178,7 +178,6 @@ class TokenFile {
   /** The kubeconfig's own `token`, sent while the file cannot be read (client-go). */
   readonly #fallback: string | undefined;
   #token: string | undefined;
-  #version = '';
   #checkedAt = -Infinity;
   #reading: Promise<string> | undefined;
 
@@ -202,7 +201,6 @@ class TokenFile {
 
   invalidate(): void {
     this.#checkedAt = -Infinity;
-    this.#version = '';
   }
 
   /** Whether `authorization` carries the token read last (or no token was read yet). */
@@ -212,14 +210,14 @@ class TokenFile {
 
   async #refresh(): Promise<string> {
     try {
-      const s = await stat(this.#path);
-      const version = `${s.mtimeMs}:${s.size}:${s.ino}`;
-      if (this.#token === undefined || version !== this.#version) {
-        const token = (await readFile(this.#path, 'utf8')).trim();
-        if (!token) throw new KubeConfigError(`token file ${this.#path} is empty`);
-        this.#token = token;
-        this.#version = version;
-      }
+      // Read at every check, as client-go does, not only when size, mtime or inode changed: those
+      // can all stay the same when the token changes (a same-length token written within one
+      // timestamp tick — 1 s on some filesystems, a kernel tick before Linux 6.13 — in place, or
+      // atomically when ext4 hands the new file the inode number freed a moment before), and the
+      // new token would then never be read (credentials.model.test.ts found it).
+      const token = (await readFile(this.#path, 'utf8')).trim();
+      if (!token) throw new KubeConfigError(`token file ${this.#path} is empty`);
+      this.#token = token;
       this.#checkedAt = this.#monotonic();
       return this.#token;
     } catch (err) {
