@@ -5,6 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { parseBindAddress, type BindAddress } from './bind-address.ts';
 import { requestTargetUrl } from './request-target.ts';
 
@@ -89,6 +91,19 @@ export class HttpEndpoint implements EndpointServer {
     const server = createServer({ keepAliveTimeout: 5_000, requestTimeout: 30_000 }, (req, res) => {
       void this.#serve(req, res);
     });
+    // Node hands CONNECT to this event, not to the handler above, and without a listener drops
+    // the connection without a word: the 405 every other method gets instead (the dashboard's
+    // server does the same). Destroyed once written, so that a client that never closes its end
+    // does not keep the socket (which closeAllConnections no longer tracks) and `stop` waiting.
+    server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+      socket.on('error', () => {});
+      const body = 'method not allowed\n';
+      socket.end(
+        'HTTP/1.1 405 Method Not Allowed\r\ncontent-type: text/plain; charset=utf-8\r\ncache-control: no-store\r\n'
+          + `x-content-type-options: nosniff\r\nallow: GET, HEAD\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+        () => socket.destroy(),
+      );
+    });
     await listen(server, this.#bind).catch((cause: unknown) => {
       const err = new ListenError(this.#name, this.#address, cause);
       this.#listening.reject(err);
@@ -107,6 +122,16 @@ export class HttpEndpoint implements EndpointServer {
 
   async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
+      // Read (and drop) the request's body before answering: no route reads one, and an answer
+      // sent first, the connection then closed (`connection: close`, HTTP/1.0) while the client
+      // is still sending its body, resets the connection: a client reading after it has sent
+      // loses the answer. Node's requestTimeout bounds a body that never ends.
+      req.resume();
+      try {
+        await finished(req);
+      } catch {
+        return; // the client went away mid-body: no one to answer
+      }
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         send(res, 405, 'method not allowed\n', { allow: 'GET, HEAD' });
         return;
@@ -118,9 +143,25 @@ export class HttpEndpoint implements EndpointServer {
       }
       await this.#handler(req, res, url);
     } catch (err) {
-      if (!res.headersSent) send(res, 500, `internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+      // describeError, not `String(err)`: formatting what a handler threw must not throw again,
+      // or this promise rejects unhandled (`void` above) and the request is never answered.
+      if (!res.headersSent) send(res, 500, `internal error: ${describeError(err)}\n`);
       else res.destroy();
     }
+  }
+}
+
+/**
+ * What a thrown value says, as text; never throws. An Error's message, anything else as
+ * `String()` has it. A value that cannot be printed (a Proxy whose traps throw, an object whose
+ * `toString` throws, even throws itself, an Error whose `message` getter throws) gets
+ * `fallback` instead: formatting it in a catch block used to throw out of the catch block.
+ */
+export function describeError(err: unknown, fallback = 'unprintable error'): string {
+  try {
+    return err instanceof Error ? String(err.message) : String(err);
+  } catch {
+    return fallback;
   }
 }
 
@@ -146,5 +187,6 @@ export function send(res: ServerResponse, code: number, body: string, headers: R
 }
 
 export function sendJson(res: ServerResponse, code: number, value: unknown): void {
-  send(res, code, `${JSON.stringify(value, null, 2)}\n`, { 'content-type': 'application/json; charset=utf-8' });
+  // `undefined` (or a function) has no JSON: `null`, so that the body is always JSON.
+  send(res, code, `${JSON.stringify(value, null, 2) ?? 'null'}\n`, { 'content-type': 'application/json; charset=utf-8' });
 }

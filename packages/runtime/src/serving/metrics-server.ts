@@ -3,7 +3,7 @@
  * @module
  */
 import type { Registry } from 'prom-client';
-import { HttpEndpoint, send, sendJson, type EndpointServer } from './http-endpoint.ts';
+import { HttpEndpoint, describeError, send, sendJson, type EndpointServer } from './http-endpoint.ts';
 
 /**
  * Feeds a debug endpoint; receives the query parameters (e.g. `?limit=20`). Its value is sent as
@@ -49,7 +49,13 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
     try {
       sendJson(res, 200, await provider(url.searchParams));
     } catch (err) {
-      sendJson(res, err instanceof DebugQueryError ? 400 : 500, { error: err instanceof Error ? err.message : String(err) });
+      // Neither `instanceof` (a Proxy's getPrototypeOf trap) nor `String(err)` may throw here:
+      // that answered a text/plain 500 carrying what they threw, or nothing at all.
+      let queryError = false;
+      try {
+        queryError = err instanceof DebugQueryError;
+      } catch { /* a 500 */ }
+      sendJson(res, queryError ? 400 : 500, { error: describeError(err) });
     }
   });
   return {

@@ -3,7 +3,7 @@
  * @module
  */
 import type { ServerResponse } from 'node:http';
-import { HttpEndpoint, send, type EndpointServer } from './http-endpoint.ts';
+import { HttpEndpoint, describeError, send, type EndpointServer } from './http-endpoint.ts';
 import { EventLoopMonitor, type EventLoopMonitorOptions } from './event-loop-monitor.ts';
 
 /**
@@ -119,11 +119,15 @@ async function runCheck(name: string, check: HealthCheck, timeoutMs: number): Pr
     const outcome = await Promise.race([Promise.resolve().then(check), timeout]);
     if (outcome === false) return { name, ok: false };
     if (outcome && typeof outcome === 'object') {
-      return { name, ok: outcome.ok, ...(outcome.message ? { message: outcome.message } : {}) };
+      // As text: a message that is no string (a Symbol, an object whose toString throws) broke
+      // the whole answer, or showed what its toString threw.
+      return { name, ok: outcome.ok, ...(outcome.message ? { message: describeError(outcome.message, 'unprintable message') } : {}) };
     }
     return { name, ok: true };
   } catch (err) {
-    return { name, ok: false, message: err instanceof Error ? err.message : String(err) };
+    // describeError, not `String(err)`, which can throw (even `err` itself): this function
+    // never rejects, and an unprintable error once left /readyz unanswered, its rejection unhandled.
+    return { name, ok: false, message: describeError(err) };
   } finally {
     clearTimeout(timer);
   }

@@ -141,6 +141,7 @@ describe('metrics server', () => {
     server.addDebug('boom', () => {
       throw new Error('provider failed');
     });
+    server.addDebug('nothing-to-say', () => undefined);
     await running(server, async (base) => {
       c.inc(3);
       let r = await get(`${base}/metrics`);
@@ -152,7 +153,9 @@ describe('metrics server', () => {
       r = await get(`${base}/debug/unconverged?limit=5`);
       assert.deepEqual(JSON.parse(r.body), { limit: 5, items: [{ key: 'ns/a', ageSeconds: 3 }] });
       assert.match(r.type ?? '', /application\/json/);
-      assert.deepEqual(JSON.parse((await get(`${base}/debug`)).body), { endpoints: ['/debug/unconverged', '/debug/boom'] });
+      assert.deepEqual(JSON.parse((await get(`${base}/debug`)).body), { endpoints: ['/debug/unconverged', '/debug/boom', '/debug/nothing-to-say'] });
+      r = await get(`${base}/debug/nothing-to-say`);
+      assert.deepEqual([r.status, JSON.parse(r.body)], [200, null], 'a provider with nothing to say: JSON null, not the text undefined');
       r = await get(`${base}/debug/boom`);
       assert.deepEqual([r.status, JSON.parse(r.body)], [500, { error: 'provider failed' }]);
       assert.equal((await get(`${base}/nothing`)).status, 404);
