@@ -121,7 +121,7 @@ async function runCheck(name: string, check: HealthCheck, timeoutMs: number): Pr
     if (outcome && typeof outcome === 'object') {
       // As text: a message that is no string (a Symbol, an object whose toString throws) broke
       // the whole answer, or showed what its toString threw.
-      return { name, ok: outcome.ok, ...(outcome.message ? { message: describeError(outcome.message, 'unprintable message') } : {}) };
+      return { name, ok: Boolean(outcome.ok), ...(outcome.message ? { message: describeError(outcome.message, 'unprintable message') } : {}) };
     }
     return { name, ok: true };
   } catch (err) {
