@@ -9,7 +9,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
-import { FakeClock } from '@converge/runtime';
+import { ApiError, FakeClock } from '@converge/runtime';
+import type { KubeClient } from '@converge/runtime';
 import { inMemoryLedger, sweepOver } from './late-creates.test-support.ts';
 import { BEFORE_CREATE_HOLD_MS, encodeEntry, entryFor } from './late-create-ledger.ts';
 import type { LedgerEntry } from './late-create-ledger.ts';
@@ -39,7 +40,7 @@ const beforeCreate = (uid: string): LedgerEntry => entryFor(provider(uid), 'http
  * ledger's `providers` what the API server answers. Every vendor call is listed in `calls`; the
  * vendor holds an instance for every key in `instances`.
  */
-async function running(options: { stored?: LedgerEntry[]; cached?: Map<string, DigitalHumanProvider>; atServer?: DigitalHumanProvider[]; instances?: string[] }) {
+async function running(options: { stored?: LedgerEntry[]; cached?: Map<string, DigitalHumanProvider>; atServer?: DigitalHumanProvider[]; instances?: string[]; ledgerDown?: { now: boolean }; providerRead?: () => Promise<void> }) {
   const clock = new FakeClock(NOW);
   const ledger = inMemoryLedger(clock, options.stored && Object.fromEntries(options.stored.map((e) => [e.uid, encodeEntry(e)])));
   for (const p of options.atServer ?? []) ledger.providers.set(`${p.metadata.namespace}/${p.metadata.name}`, p);
@@ -51,7 +52,21 @@ async function running(options: { stored?: LedgerEntry[]; cached?: Map<string, D
     deleteInstance: async (id: string) => (calls.push(`delete ${id}`), instances.delete(id.slice(2))),
   } as unknown as VendorApi;
   const cached = options.cached ?? new Map<string, DigitalHumanProvider>();
-  const sweep = sweepOver(ledger.client, api, clock, { settleMs: SETTLE_MS, windowMs: WINDOW_MS }, cached);
+  const { ledgerDown, providerRead } = options;
+  // With `ledgerDown`, the ledger's writes fail while `ledgerDown.now` says so; a read of a
+  // provider from the API server answers once `providerRead` resolved.
+  const down = ledgerDown ?? { now: false };
+  const client = ledgerDown || providerRead
+    ? ({
+        get: async (kind: { kind: string }, ...rest: unknown[]) => {
+          if (kind.kind === 'DigitalHumanProvider') await providerRead?.();
+          return (ledger.client.get as (...a: unknown[]) => Promise<unknown>)(kind, ...rest);
+        },
+        create: (...args: unknown[]) => (down.now ? Promise.reject(new ApiError({ reason: 'ServerError', code: 500, message: 'down' })) : (ledger.client.create as (...a: unknown[]) => Promise<unknown>)(...args)),
+        replace: (...args: unknown[]) => (down.now ? Promise.reject(new ApiError({ reason: 'ServerError', code: 500, message: 'down' })) : (ledger.client.replace as (...a: unknown[]) => Promise<unknown>)(...args)),
+      } as unknown as KubeClient)
+    : ledger.client;
+  const sweep = sweepOver(client, api, clock, { settleMs: SETTLE_MS, windowMs: WINDOW_MS }, cached);
   const abort = new AbortController();
   const done = sweep.start(abort.signal);
   const settle = async () => {
@@ -60,10 +75,10 @@ async function running(options: { stored?: LedgerEntry[]; cached?: Map<string, D
   await settle();
   return {
     sweep, clock, ledger, calls, cached, abort,
-    /** Lets the fake clock run `ms` in steps of 100 ms. */
-    async run(ms: number) {
-      for (let at = 0; at < ms; at += 100) {
-        await clock.advanceAsync(100);
+    /** Lets the fake clock run `ms` in steps of `stepMs` (100 ms). */
+    async run(ms: number, stepMs = 100) {
+      for (let at = 0; at < ms; at += stepMs) {
+        await clock.advanceAsync(stepMs);
         await settle();
       }
     },
@@ -185,6 +200,59 @@ describe('forget (an abandonment)', () => {
     await s.run(WINDOW_MS);
     await s.stop();
     assert.deepEqual(s.calls, []);
+    assert.deepEqual(s.ledger.data(), {});
+  });
+});
+
+describe('a removal from the ledger that failed (found by late-creates.before-create.property.test.ts)', () => {
+  it('is tried again within the longest gap between looks, also when no entry is left to look at', async () => {
+    const ledgerDown = { now: false };
+    const s = await running({ cached: new Map([[KEY, provider('u1')]]), atServer: [provider('u1')], ledgerDown });
+    await s.sweep.record(beforeCreate('u1'), 'token', s.abort.signal);
+    // The window ends while the ledger cannot be written: the entry is done, its removal fails.
+    ledgerDown.now = true;
+    await s.run(WINDOW_MS + 10_000, 1_000);
+    assert.ok('u1' in s.ledger.data(), 'not removed while the ledger is down');
+    ledgerDown.now = false;
+    await s.run(120_000, 1_000);
+    await s.stop();
+    assert.deepEqual(s.ledger.data(), {}, 'removed once the ledger can be written again (not an hour later)');
+    assert.deepEqual(s.calls, []);
+  });
+});
+
+describe('two beforeCreate entries under one name (found by late-creates.before-create.property.test.ts)', () => {
+  it('after a restart, the entry of the provider that replaced a removed one is still looked at on notice once it is removed too', async () => {
+    // u1 was removed past its finalizer and replaced by u2 (same name); both entries are in the
+    // ledger (u1's stays until its window ends) when a new leader starts.
+    const s = await running({ stored: [beforeCreate('u1'), beforeCreate('u2')], cached: new Map([[KEY, provider('u2')]]), atServer: [provider('u2')], instances: ['u2'] });
+    await s.run(100);
+    assert.deepEqual(s.calls, ['find u1'], 'u1 is swept at start; u2 lives');
+    // Now u2 is removed past its finalizer too, and its reconcile says so.
+    s.cached.delete(KEY);
+    s.ledger.providers.delete(KEY);
+    s.sweep.notice(KEY, undefined);
+    await s.run(100);
+    await s.stop();
+    assert.deepEqual(s.calls, ['find u1', 'find u2', 'delete i-u2'], 'looked at on notice, not at its next scheduled look');
+  });
+});
+
+describe('a cache that shows a provider the API server just said is gone (found by late-creates.before-create.property.test.ts)', () => {
+  it('is behind: the key is swept, not dropped as a live provider\'s', async () => {
+    // A new leader whose cache does not show p yet; p (u1) was removed past its finalizer. The
+    // API server answers slowly, and meanwhile the cache shows p as it was (behind) for a while.
+    let answer!: () => void;
+    const cached = new Map<string, DigitalHumanProvider>();
+    const s = await running({ stored: [beforeCreate('u1')], cached, instances: ['u1'], providerRead: () => new Promise<void>((resolve) => (answer = resolve)) });
+    cached.set(KEY, provider('u1'));
+    answer();
+    await s.run(5_000);
+    cached.delete(KEY);
+    await s.run(WINDOW_MS);
+    await s.stop();
+    assert.deepEqual(s.calls.slice(0, 2), ['find u1', 'delete i-u1'], 'the API server decides: its instance is deleted at once');
+    assert.deepEqual(new Set(s.calls.slice(2)), new Set(['find u1']), 'then looked up until its window ends, like any released key');
     assert.deepEqual(s.ledger.data(), {});
   });
 });

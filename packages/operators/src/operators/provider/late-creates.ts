@@ -114,6 +114,11 @@ interface Tracked {
   /** The token seen at the release; after a restart, read from the Secret. */
   token?: string;
   complainedNoToken?: boolean;
+  /**
+   * The API server answered that no provider has its UID (a `beforeCreate` entry, swept from then
+   * on): a cache that shows one is behind, and must not drop the entry as a live provider's.
+   */
+  goneAtServer?: boolean;
 }
 
 export class LateCreateSweep implements Runnable {
@@ -123,8 +128,13 @@ export class LateCreateSweep implements Runnable {
   readonly #tracked = new Map<string, Tracked>();
   /** UIDs done, to be removed from the ledger in one write per shard. */
   readonly #done = new Set<string>();
-  /** The UID of each tracked `beforeCreate` entry, by `namespace/name`. */
-  readonly #beforeCreate = new Map<string, string>();
+  /**
+   * The UIDs of the tracked `beforeCreate` entries, by `namespace/name`: a set, as a name can have
+   * several (a provider removed past its finalizer and one created under its name since; after a
+   * restart, both are loaded). With one UID per name, the older entry's took the newer one's
+   * place, or dropped it when swept, and the newer one's `notice` was lost.
+   */
+  readonly #beforeCreate = new Map<string, Set<string>>();
   #wake: AbortController = new AbortController();
 
   constructor(options: LateCreateSweepOptions) {
@@ -169,23 +179,32 @@ export class LateCreateSweep implements Runnable {
 
   /**
    * What a reconcile found in the cache under `key` (`namespace/name`): the UID of the provider
-   * there, `undefined` when none. A `beforeCreate` entry of that name under another UID is
+   * there, `undefined` when none. Every `beforeCreate` entry of that name under another UID is
    * looked at now. Memory only.
    */
   notice(key: string, uid: string | undefined): void {
-    const tracked = this.#beforeCreate.get(key);
-    if (tracked === undefined || tracked === uid) return;
-    const t = this.#tracked.get(tracked);
-    if (!t) return;
-    t.schedule = { dueAt: this.#o.clock.monotonic(), gapMs: t.schedule.gapMs };
-    this.#wake.abort();
+    let due = false;
+    for (const tracked of this.#beforeCreate.get(key) ?? []) {
+      const t = this.#tracked.get(tracked);
+      if (tracked === uid || !t) continue;
+      t.schedule = { dueAt: this.#o.clock.monotonic(), gapMs: t.schedule.gapMs };
+      due = true;
+    }
+    if (due) this.#wake.abort();
   }
 
   #track(t: Tracked): void {
     const previous = this.#tracked.get(t.entry.uid);
-    if (previous?.entry.beforeCreate) this.#beforeCreate.delete(nameOf(previous.entry));
+    if (previous?.entry.beforeCreate) this.#unnameBeforeCreate(previous.entry);
     this.#tracked.set(t.entry.uid, t);
-    if (t.entry.beforeCreate) this.#beforeCreate.set(nameOf(t.entry), t.entry.uid);
+    if (t.entry.beforeCreate) this.#beforeCreate.set(nameOf(t.entry), (this.#beforeCreate.get(nameOf(t.entry)) ?? new Set()).add(t.entry.uid));
+  }
+
+  /** Takes the UID of `entry` (a `beforeCreate` one) out of those tracked under its name; the others stay. */
+  #unnameBeforeCreate(entry: LedgerEntry): void {
+    const uids = this.#beforeCreate.get(nameOf(entry));
+    uids?.delete(entry.uid);
+    if (uids?.size === 0) this.#beforeCreate.delete(nameOf(entry));
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -194,7 +213,10 @@ export class LateCreateSweep implements Runnable {
       await this.#lookDue(signal);
       if (this.#done.size) await this.#forgetDone(signal);
       const next = Math.min(...[...this.#tracked.values()].map((t) => t.schedule.dueAt));
-      const waitMs = Number.isFinite(next) ? Math.max(10, next - this.#o.clock.monotonic()) : 3_600_000;
+      let waitMs = Number.isFinite(next) ? Math.max(10, next - this.#o.clock.monotonic()) : 3_600_000;
+      // Finished entries whose removal failed are removed again within the longest gap between
+      // looks: with no entry left to look at, the idle wait would keep them in the ledger an hour.
+      if (this.#done.size) waitMs = Math.min(waitMs, this.#maxGapMs());
       this.#wake = new AbortController();
       await this.#o.clock.sleep(waitMs, AbortSignal.any([signal, this.#wake.signal])).catch(() => undefined);
     }
@@ -257,7 +279,7 @@ export class LateCreateSweep implements Runnable {
     if (t.entry.beforeCreate && !(await this.#providerGone(t, now, signal))) return undefined;
     const { entry } = t;
     const live = this.#o.providers.get({ namespace: entry.namespace, name: entry.name });
-    if (live?.metadata.uid === entry.uid && !live.metadata.deletionTimestamp) {
+    if (live?.metadata.uid === entry.uid && !live.metadata.deletionTimestamp && !t.goneAtServer) {
       this.#log(entry).warn('a released key belongs to a live DigitalHumanProvider; not swept');
       this.#finish(entry.uid);
       return undefined;
@@ -309,8 +331,9 @@ export class LateCreateSweep implements Runnable {
       t.schedule = nextLook(t.schedule, now, t.untilAt, this.#maxGapMs()) ?? retryLook(t.schedule, now, this.#maxGapMs());
       return false;
     }
-    this.#beforeCreate.delete(nameOf(entry));
+    this.#unnameBeforeCreate(entry);
     t.entry = released(entry);
+    t.goneAtServer = true;
     t.schedule = { dueAt: now, gapMs: Math.max(1, this.#o.settleMs / 2) };
     this.#log(entry).warn(
       { requestedAt: entry.requestedAt, replacedBy: found?.metadata.uid },
@@ -392,7 +415,7 @@ export class LateCreateSweep implements Runnable {
 
   #untrack(uid: string): void {
     const t = this.#tracked.get(uid);
-    if (t?.entry.beforeCreate && this.#beforeCreate.get(nameOf(t.entry)) === uid) this.#beforeCreate.delete(nameOf(t.entry));
+    if (t?.entry.beforeCreate) this.#unnameBeforeCreate(t.entry);
     this.#tracked.delete(uid);
   }
 
