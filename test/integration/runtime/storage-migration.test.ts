@@ -9,10 +9,18 @@
  * while v1 is the storage version: that object is stored as v1 again. A pass that carried on (or
  * resumed where it stopped) would never see it and would drop v1 from `storedVersions` while an
  * object is stored as v1 (a later removal of v1 from the CRD would make it unreadable).
+ *
+ * The third test searches (fast-check): random programs of storage flips, writes through either
+ * version, creates and deletes, and migrations (random page sizes, stopped after a few pages or
+ * not) with more of the same run between their pages. After every step: every object is stored
+ * in a version `status.storedVersions` lists (read from etcd). At the end, with v2 the storage
+ * version and runs until one completes: every object stored as v2 and `storedVersions` `["v2"]`.
+ * `CONVERGE_MIGRATION_RUNS` programs (default 3, ≈ 10 s each).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { Type } from '@sinclair/typebox';
 import {
   CustomResourceDefinitionKind,
@@ -155,4 +163,170 @@ test('the storage version moved between a stopped run and its resumption: the re
   assert.deepEqual(await storedVersions(client, s.kinds.crd), ['v2']);
   assert.equal(rest.resumed, false, 'the recorded run belonged to the CRD as it was');
   assert.equal(rest.seen, 30, 'every object seen in the fresh pass');
+});
+
+test('a migration started the moment the storage version changed writes nothing in the old version', { timeout: 300_000 }, async (t) => {
+  const client = testClient();
+  t.after(() => client.close());
+  const s = await crdWithObjectsStoredAsV1(t, client);
+  // The API server swaps a CRD's storage when its own informer sees the change, a moment after
+  // the write: a rewrite in between is stored in the old version.
+  for (const [round, to] of Array.from({ length: Number(process.env.CONVERGE_FLIP_ROUNDS ?? 6) }, (_, i) => (i % 2 === 0 ? 'v1' : 'v2') as 'v1' | 'v2').entries()) {
+    await s.install(to);
+    const result = await patiently(() => migrateStorage(client, s.kinds.crd, { pageSize: 50 }));
+    assert.equal(result.complete, true);
+    const wrong = [...(await storedVersionsInEtcd(s.group, s.ns))].filter(([, v]) => v !== `${s.group}/${to}`).map(([name, v]) => `${name}: ${v}`);
+    assert.deepEqual(wrong, [], `round ${round}: every object stored as ${to} once storedVersions is ${JSON.stringify(result.storedVersionsAfter)}`);
+  }
+});
+
+test('a pass writes nothing before discovery says the API server stores the storage version', { timeout: 180_000 }, async (t) => {
+  const client = testClient();
+  t.after(() => client.close());
+  const s = await crdWithObjectsStoredAsV1(t, client);
+  const order: string[] = [];
+  let discoveryCalls = 0;
+  // Discovery a little behind, as it is for a moment after a CRD's storage version changed.
+  const lagging = new Proxy(client, {
+    get(target, prop) {
+      if (prop === 'request') {
+        return async (method: string, path: string, opts?: Parameters<KubeClient['request']>[2]) => {
+          const answer = await target.request(method, path, opts);
+          if (method !== 'GET' || path !== `/apis/${s.group}/v2`) return answer;
+          discoveryCalls++;
+          order.push(`discovery ${discoveryCalls}`);
+          if (discoveryCalls > 3) return answer;
+          const list = answer as { resources: { name: string; storageVersionHash?: string }[] };
+          return { ...list, resources: list.resources.map((r) => (r.name === 'crates' ? { ...r, storageVersionHash: 'still-v1' } : r)) };
+        };
+      }
+      if (prop === 'replace') {
+        return (...args: Parameters<KubeClient['replace']>) => {
+          order.push('replace');
+          return target.replace(...args);
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const result = await patiently(() => migrateStorage(lagging, s.kinds.crd, { pageSize: 50 }));
+  assert.equal(result.complete, true);
+  assert.deepEqual(order.slice(0, 5), ['discovery 1', 'discovery 2', 'discovery 3', 'discovery 4', 'replace'], 'the first write after discovery published v2');
+  assert.deepEqual(await s.notStoredAsV2(), []);
+});
+
+/** Every object of the namespace as etcd stores it: name → apiVersion (one range read). */
+async function storedVersionsInEtcd(group: string, ns: string): Promise<Map<string, string>> {
+  const etcd = process.env.CONVERGE_TEST_ETCD!;
+  const prefix = Buffer.from(`/registry/${group}/crates/${ns}/`);
+  const end = Buffer.from(prefix);
+  end[end.length - 1]! += 1;
+  const res = (await (await fetch(`${etcd}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: prefix.toString('base64'), range_end: end.toString('base64') }) })).json()) as { kvs?: { key: string; value: string }[] };
+  const out = new Map<string, string>();
+  for (const kv of res.kvs ?? []) {
+    out.set(Buffer.from(kv.key, 'base64').toString('utf8').slice(prefix.length), (JSON.parse(Buffer.from(kv.value, 'base64').toString('utf8')) as { apiVersion: string }).apiVersion);
+  }
+  return out;
+}
+
+type Step =
+  | { op: 'flip'; to: 'v1' | 'v2' }
+  | { op: 'write'; i: number; via: 'v1' | 'v2' }
+  | { op: 'create'; via: 'v1' | 'v2' }
+  | { op: 'delete'; i: number };
+type ProgramStep = Step | { op: 'migrate'; pageSize: number; maxPages: number | undefined; between: { atList: number; step: Step }[] };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({ op: fc.constant('flip' as const), to: fc.constantFrom('v1' as const, 'v2' as const) }),
+  fc.record({ op: fc.constant('write' as const), i: fc.nat(11), via: fc.constantFrom('v1' as const, 'v2' as const) }),
+  fc.record({ op: fc.constant('create' as const), via: fc.constantFrom('v1' as const, 'v2' as const) }),
+  fc.record({ op: fc.constant('delete' as const), i: fc.nat(11) }),
+);
+const programArb: fc.Arbitrary<ProgramStep[]> = fc.array(
+  fc.oneof(
+    stepArb,
+    fc.record({
+      op: fc.constant('migrate' as const),
+      pageSize: fc.integer({ min: 2, max: 6 }),
+      maxPages: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+      between: fc.array(fc.record({ atList: fc.integer({ min: 2, max: 4 }), step: stepArb }), { maxLength: 3 }),
+    }),
+  ),
+  { minLength: 3, maxLength: 8 },
+);
+
+test('search: flips, writes and migrations in any order never leave an object stored in a version storedVersions lacks', { timeout: 900_000 }, async (t) => {
+  const client = testClient();
+  t.after(() => client.close());
+  const runs = Number(process.env.CONVERGE_MIGRATION_RUNS ?? 3);
+  let programs = 0;
+  await fc.assert(
+    fc.asyncProperty(programArb, async (program) => {
+      programs++;
+      const group = `t${randomBytes(3).toString('hex')}.migration-search.example.com`;
+      const kinds = crateKinds(group);
+      const ns = await testNamespace(t, client, 'migrate-search');
+      const install = (storage: 'v1' | 'v2') => installCustomResourceDefinitions(client, [crateCrd(group, storage)], { fieldManager: 'converge-tests' });
+      try {
+        await install('v1');
+        await eventually(async () => client.create(kinds.v1, { metadata: { name: 'c-00', namespace: ns }, spec: { size: 0 } }).then(() => true), { what: 'first create' });
+        for (let i = 1; i < 12; i++) await patiently(() => client.create(kinds.v1, { metadata: { name: `c-${String(i).padStart(2, '0')}`, namespace: ns }, spec: { size: i } }));
+        let created = 12;
+        const run = async (step: Step): Promise<void> => {
+          const name = (i: number) => `c-${String(i).padStart(2, '0')}`;
+          if (step.op === 'flip') await install(step.to);
+          else if (step.op === 'create') await patiently(() => client.create(kinds[step.via], { metadata: { name: name(created++), namespace: ns }, spec: { size: 1 } }));
+          else if (step.op === 'delete') await patiently(() => client.delete(kinds.v1, { namespace: ns, name: name(step.i) })).catch((err: { code?: number }) => { if (err.code !== 404) throw err; });
+          else {
+            const current = await patiently(() => client.get(kinds[step.via], { namespace: ns, name: name(step.i) })).catch((err: { code?: number }) => { if (err.code !== 404) throw err; return undefined; });
+            if (current) await patiently(() => client.replace(kinds[step.via], { ...current, spec: { size: current.spec.size + 1 } })).catch((err: { code?: number }) => { if (err.code !== 404 && err.code !== 409) throw err; });
+          }
+        };
+        const check = async (after: string) => {
+          const versions = await storedVersions(client, kinds.crd);
+          for (const [name, apiVersion] of await storedVersionsInEtcd(group, ns)) {
+            assert.ok(versions.includes(apiVersion.split('/')[1]!), `after ${after}: ${name} is stored as ${apiVersion}, storedVersions ${JSON.stringify(versions)}`);
+          }
+        };
+        const migrate = async (options: { pageSize: number; maxPages?: number }, between: { atList: number; step: Step }[] = []) => {
+          let lists = 0;
+          const hooked = new Proxy(client, {
+            get(target, prop) {
+              if (prop === 'list') {
+                return async (...args: Parameters<KubeClient['list']>) => {
+                  lists++;
+                  for (const b of between) if (b.atList === lists) await run(b.step);
+                  return target.list(...args);
+                };
+              }
+              const value = Reflect.get(target, prop, target) as unknown;
+              return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+            },
+          });
+          return migrateStorage(hooked, kinds.crd, options).catch((err: unknown) => {
+            if (err instanceof StorageMigrationError) return undefined; // the CRD moved: run again later
+            throw err;
+          });
+        };
+        for (const [n, step] of program.entries()) {
+          if (step.op === 'migrate') await migrate({ pageSize: step.pageSize, ...(step.maxPages ? { maxPages: step.maxPages } : {}) }, step.between);
+          else await run(step);
+          await check(`step ${n} (${step.op})`);
+        }
+        await install('v2');
+        let done = false;
+        for (let attempt = 0; attempt < 3 && !done; attempt++) done = (await migrate({ pageSize: 5 }))?.complete === true;
+        assert.ok(done, 'a run with nothing moving completes');
+        await check('the final migration');
+        assert.deepEqual(await storedVersions(client, kinds.crd), ['v2']);
+        const notV2 = [...(await storedVersionsInEtcd(group, ns))].filter(([, v]) => v !== `${group}/v2`);
+        assert.deepEqual(notV2, [], 'every object stored as v2');
+      } finally {
+        await client.delete(CustomResourceDefinitionKind, { namespace: '', name: kinds.crd }).catch(() => undefined);
+      }
+    }),
+    { numRuns: runs, endOnFailure: true, seed: Number(process.env.CONVERGE_MIGRATION_SEED ?? Date.now() % 1_000_000) },
+  );
+  t.diagnostic(`${programs} programs`);
 });

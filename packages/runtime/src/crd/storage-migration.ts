@@ -23,10 +23,17 @@
  *   meanwhile be stored in the other version where the pass had already been). Otherwise it throws
  *   `StorageMigrationError` saying which objects or what changed; a recorded run of an older
  *   generation is not resumed (a fresh pass starts).
+ * - writes nothing before the API server stores in the storage version: kube-apiserver swaps a
+ *   CRD's storage when its own informer sees the change, a moment after the CRD was written, and
+ *   a rewrite in between is stored in the old version. A pass starts once discovery publishes the
+ *   storage version's `storageVersionHash` (as kube-storage-version-migrator waits for it).
  * Caveats: rate limits are the client's (`qps`/`burst` of the `KubeClient` given); RBAC: list and
- * update on the resource, get/patch on the CRD and patch on `customresourcedefinitions/status`.
+ * update on the resource, get/patch on the CRD and patch on `customresourcedefinitions/status`
+ * (discovery is open to every authenticated user). With several API servers, discovery answers
+ * for the one asked; one still holding the old storage is not seen.
  * @module
  */
+import { createHash } from 'node:crypto';
 import { CustomResourceDefinitionKind, defineKind } from '../objects/index.ts';
 import type { KubeObject } from '../objects/index.ts';
 import type { KubeClient } from '../client/index.ts';
@@ -116,6 +123,41 @@ function readState(crd: KubeObject, version: string): RecordedState | undefined 
   }
 }
 
+/** kube-apiserver's `storageVersionHash` of group/version/kind in discovery (apiserver's `StorageVersionHash`). */
+export function storageVersionHash(group: string, version: string, kind: string): string {
+  return createHash('sha256').update(`${group}/${version}/${kind}`).digest().subarray(0, 8).toString('base64');
+}
+
+/** How long a pass waits for discovery to publish the storage version. */
+const STORAGE_SWAP_TIMEOUT_MS = 60_000;
+
+/**
+ * Resolves once the API server's discovery says `plural` is stored as `version` (its
+ * `storageVersionHash`), or publishes no hash for it (nothing to wait for); throws after a minute.
+ */
+async function untilStoredAs(client: KubeClient, shape: CrdShape, version: string, signal?: AbortSignal): Promise<void> {
+  const { group, names } = shape.spec;
+  const expected = storageVersionHash(group, version, names.kind);
+  const started = performance.now();
+  let seen: string | undefined;
+  for (;;) {
+    signal?.throwIfAborted();
+    const list = await client.request<{ resources?: { name: string; storageVersionHash?: string }[] }>('GET', `/apis/${group}/${version}`, signal ? { signal } : {}).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined; // the version not in discovery yet
+      throw err;
+    });
+    const resource = list?.resources?.find((r) => r.name === names.plural);
+    seen = resource?.storageVersionHash;
+    if (resource && (seen === undefined || seen === expected)) return;
+    if (performance.now() - started >= STORAGE_SWAP_TIMEOUT_MS) {
+      throw new StorageMigrationError(
+        `the API server does not store ${names.plural}.${group} as ${version} yet (discovery's storageVersionHash is ${seen ?? 'absent'} after ${STORAGE_SWAP_TIMEOUT_MS / 1000} s, ${expected} expected); nothing was written; run again`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 /** Records `state` (or removes the record) on the CRD; resolves with the CRD as it now is. */
 async function recordState(client: KubeClient, name: string, state: RecordedState | null, fieldManager: string): Promise<KubeObject> {
   return client.patch(CustomResourceDefinitionKind, { namespace: '', name }, {
@@ -148,6 +190,7 @@ export async function migrateStorage(client: KubeClient, name: string, options: 
       `the CRD ${name} changed during the migration (generation ${state.generation} → ${String(now.metadata.generation)}): objects written since may be stored in another version; storedVersions kept as ${JSON.stringify((now as unknown as CrdShape).status?.storedVersions ?? [])}; run again (a fresh pass)`,
     );
   };
+  await untilStoredAs(client, shape, storage.name, options.signal);
   if (!recorded) await unchanged(await recordState(client, name, state, fieldManager));
 
   let pages = 0;
