@@ -10,7 +10,12 @@
  * resumed where it stopped) would never see it and would drop v1 from `storedVersions` while an
  * object is stored as v1 (a later removal of v1 from the CRD would make it unreadable).
  *
- * The third test searches (fast-check): random programs of storage flips, writes through either
+ * Then: a pass writes nothing before discovery publishes the storage version's hash (the API
+ * server swaps a CRD's storage a moment after the CRD changed; discovery is made to lag here), and
+ * migrations started the moment the storage version flipped leave nothing in the old version
+ * (`CONVERGE_FLIP_ROUNDS` flips, default 6).
+ *
+ * The last test searches (fast-check): random programs of storage flips, writes through either
  * version, creates and deletes, and migrations (random page sizes, stopped after a few pages or
  * not) with more of the same run between their pages. After every step: every object is stored
  * in a version `status.storedVersions` lists (read from etcd). At the end, with v2 the storage
