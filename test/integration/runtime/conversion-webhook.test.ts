@@ -36,6 +36,14 @@ import {
 } from '@converge/runtime';
 import type { CustomResourceDefinitionV1, KubeClient, KubeObject } from '@converge/runtime';
 import { eventually, testClient, testNamespace } from '../../support/operator-harness.ts';
+import { patiently, storedApiVersions } from '../../support/crd-storage.ts';
+
+/** What etcd holds `ns/name` as (its apiVersion), or `missing`. */
+async function stored(ns: string, name: string): Promise<string> {
+  const etcd = process.env.CONVERGE_TEST_ETCD;
+  assert.ok(etcd, 'the harness gives the etcd URL');
+  return (await storedApiVersions(etcd, GROUP, 'boxes')).get(`${ns}/${name}`) ?? 'missing';
+}
 
 const GROUP = `t${randomBytes(3).toString('hex')}.conversion.example.com`;
 const CRD = `boxes.${GROUP}`;
@@ -73,27 +81,6 @@ const conversions = new ConversionRegistry().register({
 });
 
 /** The apiVersion etcd holds the object in (custom resources are stored as JSON). */
-async function stored(ns: string, name: string): Promise<string> {
-  const etcd = process.env.CONVERGE_TEST_ETCD;
-  assert.ok(etcd, 'the harness gives the etcd URL');
-  const key = Buffer.from(`/registry/${GROUP}/boxes/${ns}/${name}`).toString('base64');
-  const res = (await (await fetch(`${etcd}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key }) })).json()) as { kvs?: { value: string }[] };
-  const value = res.kvs?.[0]?.value;
-  return value ? (JSON.parse(Buffer.from(value, 'base64').toString('utf8')) as { apiVersion: string }).apiVersion : 'missing';
-}
-
-/** The API server answers 429 "storage is (re)initializing" for a moment after a CRD changes. */
-async function patiently<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if ((err as { code?: number }).code !== 429 || attempt > 60) throw err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
-
 async function startWebhook(caDir: string): Promise<{ url: string; caPem: string; stop: () => Promise<void> }> {
   const abort = new AbortController();
   const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(caDir) }) }).serveConversion(conversions);

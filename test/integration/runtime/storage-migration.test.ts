@@ -37,6 +37,17 @@ import {
 } from '@converge/runtime';
 import type { CustomResourceDefinitionV1, KubeClient, KubeObject } from '@converge/runtime';
 import { eventually, testClient, testNamespace } from '../../support/operator-harness.ts';
+import { patiently, storedApiVersions, storedVersions } from '../../support/crd-storage.ts';
+
+/** Every object of the namespace as etcd stores it: name → apiVersion. */
+async function storedVersionsInEtcd(group: string, ns: string): Promise<Map<string, string>> {
+  const all = await storedApiVersions(process.env.CONVERGE_TEST_ETCD!, group, 'crates');
+  return new Map([...all].filter(([key]) => key.startsWith(`${ns}/`)).map(([key, v]) => [key.slice(ns.length + 1), v]));
+}
+
+async function storedAs(group: string, ns: string, name: string): Promise<string> {
+  return (await storedVersionsInEtcd(group, ns)).get(name) ?? 'missing';
+}
 
 type Crate = KubeObject & { spec: { size: number } };
 
@@ -63,27 +74,6 @@ function crateCrd(group: string, storage: 'v1' | 'v2'): CustomResourceDefinition
   });
   // One schema for both versions: the API server converts by changing apiVersion alone.
   return { ...crd, spec: { ...crd.spec, conversion: { strategy: 'None' } } } as CustomResourceDefinitionV1;
-}
-
-async function storedAs(group: string, ns: string, name: string): Promise<string> {
-  const etcd = process.env.CONVERGE_TEST_ETCD;
-  assert.ok(etcd, 'the harness gives the etcd URL');
-  const key = Buffer.from(`/registry/${group}/crates/${ns}/${name}`).toString('base64');
-  const res = (await (await fetch(`${etcd}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key }) })).json()) as { kvs?: { value: string }[] };
-  const value = res.kvs?.[0]?.value;
-  return value ? (JSON.parse(Buffer.from(value, 'base64').toString('utf8')) as { apiVersion: string }).apiVersion : 'missing';
-}
-
-/** The API server answers 429 "storage is (re)initializing" for a moment after a CRD changes. */
-async function patiently<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if ((err as { code?: number }).code !== 429 || attempt > 60) throw err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
 }
 
 /** A CRD with 30 objects stored as v1, then v2 made the storage version. */
@@ -117,11 +107,6 @@ async function crdWithObjectsStoredAsV1(t: test.TestContext, client: KubeClient)
     return storedV1;
   };
   return { group, kinds, ns, install, flipWithAWrite, notStoredAsV2 };
-}
-
-async function storedVersions(client: KubeClient, crd: string): Promise<string[]> {
-  const live = await client.get(CustomResourceDefinitionKind, { namespace: '', name: crd });
-  return [...((live.status as { storedVersions?: string[] }).storedVersions ?? [])].sort();
 }
 
 test('the storage version moved during a pass: the pass does not drop the other version, and a run after it migrates everything', { timeout: 180_000 }, async (t) => {
@@ -220,20 +205,6 @@ test('a pass writes nothing before discovery says the API server stores the stor
   assert.deepEqual(order.slice(0, 5), ['discovery 1', 'discovery 2', 'discovery 3', 'discovery 4', 'replace'], 'the first write after discovery published v2');
   assert.deepEqual(await s.notStoredAsV2(), []);
 });
-
-/** Every object of the namespace as etcd stores it: name → apiVersion (one range read). */
-async function storedVersionsInEtcd(group: string, ns: string): Promise<Map<string, string>> {
-  const etcd = process.env.CONVERGE_TEST_ETCD!;
-  const prefix = Buffer.from(`/registry/${group}/crates/${ns}/`);
-  const end = Buffer.from(prefix);
-  end[end.length - 1]! += 1;
-  const res = (await (await fetch(`${etcd}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: prefix.toString('base64'), range_end: end.toString('base64') }) })).json()) as { kvs?: { key: string; value: string }[] };
-  const out = new Map<string, string>();
-  for (const kv of res.kvs ?? []) {
-    out.set(Buffer.from(kv.key, 'base64').toString('utf8').slice(prefix.length), (JSON.parse(Buffer.from(kv.value, 'base64').toString('utf8')) as { apiVersion: string }).apiVersion);
-  }
-  return out;
-}
 
 type Step =
   | { op: 'flip'; to: 'v1' | 'v2' }

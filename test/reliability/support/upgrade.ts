@@ -117,23 +117,4 @@ export async function replaceCrds(client: KubeClient, crds: CustomResourceDefini
 }
 
 /** `status.storedVersions` of a CRD. */
-export async function storedVersions(client: KubeClient, name: string): Promise<string[]> {
-  const live = await client.get(CustomResourceDefinitionKind, { namespace: '', name });
-  return [...((live.status as { storedVersions?: string[] } | undefined)?.storedVersions ?? [])].sort();
-}
-
-/** The apiVersion etcd holds each object of a resource in (custom resources are stored as JSON), by `namespace/name`. */
-export async function storedApiVersions(etcdUrl: string, group: string, resource: string): Promise<Map<string, string>> {
-  const prefix = `/registry/${group}/${resource}/`;
-  const rangeEnd = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
-  const res = (await (await fetch(`${etcdUrl}/v3/kv/range`, {
-    method: 'POST',
-    body: JSON.stringify({ key: Buffer.from(prefix).toString('base64'), range_end: Buffer.from(rangeEnd).toString('base64'), limit: 100000 }),
-  })).json()) as { kvs?: { key: string; value: string }[] };
-  const out = new Map<string, string>();
-  for (const kv of res.kvs ?? []) {
-    const key = Buffer.from(kv.key, 'base64').toString('utf8').slice(prefix.length);
-    out.set(key, (JSON.parse(Buffer.from(kv.value, 'base64').toString('utf8')) as { apiVersion: string }).apiVersion);
-  }
-  return out;
-}
+export { storedApiVersions, storedVersions } from '../../support/crd-storage.ts';
