@@ -16,10 +16,11 @@
  * Caveat: the X.509 library (`@peculiar/x509`) is loaded only by the self-managed source.
  * @module
  */
-import { readFile, mkdir, writeFile, rename } from 'node:fs/promises';
+import { readFile, mkdir, writeFile, link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
+import type { webcrypto } from 'node:crypto';
 import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import type { KubeClient } from '../client/index.ts';
@@ -95,23 +96,49 @@ export function directoryCaStore(dir: string): CaStore {
     load,
     async saveIfAbsent(ca) {
       await mkdir(dir, { recursive: true });
-      // The key first (exclusive create: of two processes racing, one wins), the certificate last,
-      // so a reader that finds ca.crt finds a complete pair.
-      try {
-        await writeFile(keyPath, ca.keyPem, { mode: 0o600, flag: 'wx' });
-      } catch {
-        for (let i = 0; i < 50; i++) {
-          const stored = await load();
-          if (stored) return stored;
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        throw new Error(`${keyPath} exists but ${certPath} never appeared`);
+      // The key first, the certificate last, each published whole and only if absent (of two
+      // processes racing, one wins): a reader that finds ca.crt finds a complete pair.
+      if (await publishIfAbsent(keyPath, ca.keyPem, 0o600)) {
+        if (await publishIfAbsent(certPath, ca.certPem, 0o644)) return ca;
+        return (await load())!; // completed meanwhile by another process (below): for our key
       }
-      await writeFile(`${certPath}.tmp`, ca.certPem);
-      await rename(`${certPath}.tmp`, certPath);
-      return ca;
+      for (let i = 0; i < 50; i++) {
+        const stored = await load();
+        if (stored) return stored;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // A key and no certificate: its writer was killed between the two writes (or is very slow).
+      // Nobody can have used that key (a pair is used only once its certificate is there), and a
+      // CA certificate can be made for it: complete the pair instead of failing every start.
+      const keyPem = await readFile(keyPath, 'utf8');
+      let certPem: string;
+      try {
+        certPem = await (await loadX509()).caCertificateFor(keyPem);
+      } catch (err) {
+        throw new Error(`${keyPath} holds no usable key and ${certPath} is missing (${err instanceof Error ? err.message : String(err)}): remove the folder ${dir} to start with a new CA`);
+      }
+      await publishIfAbsent(certPath, certPem, 0o644);
+      return (await load())!; // ours, or one published meanwhile for the same key
     },
   };
+}
+
+/**
+ * Writes `content` to `path` whole (a temporary file, then a hard link: atomic, and refused when
+ * `path` exists); false when it existed.
+ */
+async function publishIfAbsent(path: string, content: string, mode: number): Promise<boolean> {
+  const temporary = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  await writeFile(temporary, content, { mode, flag: 'wx' });
+  try {
+    await link(temporary, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await unlink(temporary).catch(() => undefined);
+  }
 }
 
 /**
@@ -201,6 +228,8 @@ export function selfManagedCertificates(options: SelfManagedOptions): Certificat
 
 interface X509Helpers {
   createCa(): Promise<{ certPem: string; keyPem: string }>;
+  /** A CA certificate (PEM) for the CA key `keyPem` (PKCS#8, P-256). */
+  caCertificateFor(keyPem: string): Promise<string>;
   issue(ca: { certPem: string; keyPem: string }, hosts: string[], validityMs: number): Promise<ServingCertificate>;
 }
 
@@ -218,24 +247,34 @@ async function loadX509(): Promise<X509Helpers> {
     bytes[0] = bytes[0]! & 0x7f;
     return Buffer.from(bytes).toString('hex');
   };
+  /** A self-signed CA certificate (PEM) for `keys`, valid ten years. */
+  const caCertificate = async (keys: { privateKey: webcrypto.CryptoKey; publicKey: webcrypto.CryptoKey }): Promise<string> => {
+    const now = Date.now();
+    const cert = await x509.X509CertificateGenerator.createSelfSigned({
+      serialNumber: serial(),
+      name: 'CN=Converge webhook CA, O=Converge',
+      notBefore: new Date(now - 60_000),
+      notAfter: new Date(now + 3650 * DAY_MS),
+      keys,
+      signingAlgorithm: ALG,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, 0, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      ],
+    });
+    return `${cert.toString('pem')}\n`;
+  };
   return {
     async createCa() {
       const keys = await crypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
-      const now = Date.now();
-      const cert = await x509.X509CertificateGenerator.createSelfSigned({
-        serialNumber: serial(),
-        name: 'CN=Converge webhook CA, O=Converge',
-        notBefore: new Date(now - 60_000),
-        notAfter: new Date(now + 3650 * DAY_MS),
-        keys,
-        signingAlgorithm: ALG,
-        extensions: [
-          new x509.BasicConstraintsExtension(true, 0, true),
-          new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-          await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-        ],
-      });
-      return { certPem: `${cert.toString('pem')}\n`, keyPem: pem('PRIVATE KEY', await crypto.subtle.exportKey('pkcs8', keys.privateKey)) };
+      return { certPem: await caCertificate(keys), keyPem: pem('PRIVATE KEY', await crypto.subtle.exportKey('pkcs8', keys.privateKey)) };
+    },
+    async caCertificateFor(keyPem) {
+      const privateKey = await crypto.subtle.importKey('pkcs8', der(keyPem), ALG, true, ['sign']);
+      const { kty, crv, x, y } = await crypto.subtle.exportKey('jwk', privateKey);
+      const publicKey = await crypto.subtle.importKey('jwk', { kty, crv, x, y, ext: true }, ALG, true, ['verify']);
+      return caCertificate({ privateKey, publicKey });
     },
     async issue(ca, hosts, validityMs) {
       const caCert = new x509.X509Certificate(ca.certPem);

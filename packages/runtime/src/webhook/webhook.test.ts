@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { WebhookServer } from './webhook-server.ts';
 import { ConversionRegistry } from './conversion.ts';
 import { toyBoxConversions } from './toy-box.test-support.ts';
-import { certDirCertificates, directoryCaStore, selfManagedCertificates } from './certificates.ts';
+import { certDirCertificates, directoryCaStore, ensureSelfManagedCa, selfManagedCertificates } from './certificates.ts';
 import type { KubeObject } from '../objects/index.ts';
 
 interface Answer { status: number; body: string; fingerprint: string; contentType?: string }
@@ -184,4 +184,37 @@ test('registry: identity and metadata other than labels and annotations come fro
   assert.deepEqual(out.metadata, { name: 'b', uid: 'u', resourceVersion: '5', labels: { a: 'b' } });
   assert.throws(() => sneaky.register({ group: 'toys.example.com', kind: 'Box', hub: 'v2', spokes: [] }), /already registered/);
   assert.throws(() => new ConversionRegistry().register({ group: 'g.io', kind: 'K', hub: 'v1', spokes: [{ version: 'v1', toHub: (o) => o, fromHub: (o) => o }] }), /differ from the hub/);
+});
+
+test('a CA folder left with a key and no certificate (a process killed between the two writes) is completed, not a start-up failure for ever', async (t) => {
+  const { generateKeyPairSync, createPublicKey, X509Certificate } = await import('node:crypto');
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-orphan-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  writeFileSync(join(dir, 'ca.key'), keyPem, { mode: 0o600 });
+  // Two processes start at once on the folder: both get the same, complete CA.
+  const [a, b] = await Promise.all([ensureSelfManagedCa(directoryCaStore(dir)), ensureSelfManagedCa(directoryCaStore(dir))]);
+  assert.equal(a, b, 'one certificate, shared');
+  assert.equal(readFileSync(join(dir, 'ca.crt'), 'utf8'), a);
+  const spki = (k: { export(o: { type: 'spki'; format: 'der' }): Buffer }) => k.export({ type: 'spki', format: 'der' }).toString('base64');
+  assert.equal(spki(new X509Certificate(a).publicKey), spki(createPublicKey(keyPem)), 'the certificate is for the key in the folder');
+  assert.equal(readFileSync(join(dir, 'ca.key'), 'utf8'), keyPem, 'the key is kept');
+  // And the webhook serves with it: a client trusting that CA connects.
+  const stop = new AbortController();
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir) }) }).serveConversion(registry);
+  const running = server.start(stop.signal);
+  t.after(async () => { stop.abort(); await running; });
+  const { port } = (await server.listening())!;
+  const answer = await post(port, '/convert', a, JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'u', desiredAPIVersion: 'example.com/v2', objects: [] } }));
+  assert.equal(answer.status, 200);
+});
+
+test('a CA folder whose key cannot be read as one is refused with what to do, never overwritten', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-badkey-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'ca.key'), '-----BEGIN PRIVATE KEY-----\nMIGH', { mode: 0o600 });
+  await assert.rejects(ensureSelfManagedCa(directoryCaStore(dir)), /ca\.key holds no usable key and .*ca\.crt is missing .*remove the folder/);
+  assert.equal(readFileSync(join(dir, 'ca.key'), 'utf8'), '-----BEGIN PRIVATE KEY-----\nMIGH', 'left as it was');
+  assert.equal(existsSync(join(dir, 'ca.crt')), false);
 });
