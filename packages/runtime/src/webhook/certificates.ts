@@ -80,7 +80,11 @@ export interface CaStore {
   saveIfAbsent(ca: { certPem: string; keyPem: string }): Promise<{ certPem: string; keyPem: string }>;
 }
 
-/** The CA in a folder (`ca.crt`, `ca.key`), shared by the processes that use the same folder. */
+/**
+ * The CA in a folder (`ca.crt`, `ca.key`), shared by the processes that use the same folder. Each
+ * file appears whole; of processes creating the CA at once, one wins; a key left without its
+ * certificate (a process killed between the two writes) is completed with a certificate for it.
+ */
 export function directoryCaStore(dir: string): CaStore {
   const certPath = join(dir, 'ca.crt');
   const keyPath = join(dir, 'ca.key');
