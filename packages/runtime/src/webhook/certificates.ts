@@ -20,7 +20,6 @@ import { readFile, mkdir, writeFile, link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
-import type { webcrypto } from 'node:crypto';
 import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import type { KubeClient } from '../client/index.ts';
@@ -252,7 +251,7 @@ async function loadX509(): Promise<X509Helpers> {
     return Buffer.from(bytes).toString('hex');
   };
   /** A self-signed CA certificate (PEM) for `keys`, valid ten years. */
-  const caCertificate = async (keys: { privateKey: webcrypto.CryptoKey; publicKey: webcrypto.CryptoKey }): Promise<string> => {
+  const caCertificate = async (keys: Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys']): Promise<string> => {
     const now = Date.now();
     const cert = await x509.X509CertificateGenerator.createSelfSigned({
       serialNumber: serial(),
@@ -278,7 +277,7 @@ async function loadX509(): Promise<X509Helpers> {
       const privateKey = await crypto.subtle.importKey('pkcs8', der(keyPem), ALG, true, ['sign']);
       const { kty, crv, x, y } = await crypto.subtle.exportKey('jwk', privateKey);
       const publicKey = await crypto.subtle.importKey('jwk', { kty, crv, x, y, ext: true }, ALG, true, ['verify']);
-      return caCertificate({ privateKey, publicKey });
+      return caCertificate({ privateKey, publicKey } as Parameters<typeof caCertificate>[0]);
     },
     async issue(ca, hosts, validityMs) {
       const caCert = new x509.X509Certificate(ca.certPem);
