@@ -260,3 +260,25 @@ test('quotas: explain names what limits a provider, what the vendor refused and 
   });
   assert.ok(refused.findings.some((f) => f.severity === 'error' && /VendorRejected.*Nothing is retried until the spec changes; spec\.region is immutable, so create a new DigitalHumanProvider/.test(f.message)));
 });
+
+test('the verdict is one line, also when the message it quotes has several', () => {
+  // Found by views.property.test.ts: a Ready message with line breaks (an API server error, say)
+  // made `verdict` ("one line", explanation.ts) and the text's second line span several lines.
+  const ms = microservice(1, { phase: 'ResourcesApplied', observedGeneration: 1, conditions: [cond('Ready', 'False', 'RolloutInProgress', 1, 'first line\r\n  second line\nthird')] });
+  const e = explainMicroservice({ microservice: ms, deployment: undefined, service: undefined, endpointSlices: [], events: [], defaults: defaultPlatformDefaults, defaultsSource: 'built-in platform defaults' });
+  assert.equal(e.verdict, 'not converged: Ready=False (RolloutInProgress): first line second line third');
+  assert.equal(renderExplanationText(e, { now }).split('\n')[1], 'Not converged: Ready=False (RolloutInProgress): first line second line third');
+});
+
+// Found by views.property.test.ts (CONVERGE_RELIABILITY_LONG=1, seed -1386421895). The cause is
+// `show` in operators/microservice/contains.ts cut a value's JSON at 117 UTF-16 units (found by
+// views.property.test.ts in a long run).
+test('a difference shown in explain is cut between characters, never through a surrogate pair', () => {
+  const ms = microservice(1, readyStatus());
+  const { deployment, service } = liveChildren(ms);
+  service.spec!.ports![0]!.name = `a${'😀'.repeat(60)}`;
+  const e = explainMicroservice({ microservice: ms, deployment, service, endpointSlices: [slice([true, true])], events: [], defaults: defaultPlatformDefaults, defaultsSource: 'built-in platform defaults' });
+  const text = e.microservice!.children[1]!.differenceText.join('\n');
+  assert.match(text, /spec\.ports\[0\]\.name: want "http", have "a😀/);
+  assert.ok(text.isWellFormed(), JSON.stringify(text.slice(-12)));
+});

@@ -241,9 +241,14 @@ export function readyFinding(ready: ConditionExplanation | undefined, findings: 
 }
 
 function verdictOf(converged: boolean, ready: ConditionExplanation | undefined, findings: Finding[]): string {
-  if (converged) return `converged: Ready=True (${ready?.reason ?? ''}) for the current generation`;
+  if (converged) return oneLine(`converged: Ready=True (${ready?.reason ?? ''}) for the current generation`);
   const first = findings.find((f) => f.severity === 'error') ?? findings.find((f) => f.severity === 'warning');
-  return `not converged: ${first?.message ?? 'no Ready condition yet'}`;
+  return oneLine(`not converged: ${first?.message ?? 'no Ready condition yet'}`);
+}
+
+/** The verdict is one line: a message it quotes (a condition's, an API server error) may have several. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
 }
 
 /** What every explanation starts with, whatever the kind. */

@@ -45,3 +45,13 @@ test('bounded: pods being deleted are left out, causes at most MAX_CAUSES, messa
   assert.ok(p.causes.every((c) => c.length < MAX_MESSAGE + 40), p.causes.join('\n'));
   assert.equal(describePodProblems({ pods: 1, notReady: 1, causes: [] }), '1/1 pod not ready (their status says nothing more yet)');
 });
+
+test('a message is cut between characters, never through a surrogate pair', () => {
+  // Found by views.property.test.ts: MAX_MESSAGE - 1 UTF-16 units of astral characters (emoji,
+  // U+10000 …) ended in half a character, printed as U+FFFD and sent as a lone surrogate in -o json.
+  const message = '😀'.repeat(MAX_MESSAGE + 1);
+  const p = podProblems([pod('a', waiting('ErrImagePull', message))])!;
+  const cause = p.causes[0]!;
+  assert.ok(cause.isWellFormed(), JSON.stringify(cause.slice(-20)));
+  assert.equal(cause, `container app: ErrImagePull — ${'😀'.repeat(MAX_MESSAGE - 1)}…`);
+});

@@ -75,5 +75,8 @@ function causesOf(pod: Pod): string[] {
 function cut(reason: string, message: string | undefined): string {
   if (!message) return reason;
   const text = message.replace(/\s+/g, ' ').trim();
-  return `${reason} — ${text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE - 1)}…` : text}`;
+  // Cut by code points, not UTF-16 units: a cut through a surrogate pair (an emoji) would leave
+  // half a character (U+FFFD on a terminal, a lone surrogate in -o json).
+  const chars = [...text];
+  return `${reason} — ${chars.length > MAX_MESSAGE ? `${chars.slice(0, MAX_MESSAGE - 1).join('')}…` : text}`;
 }

@@ -171,3 +171,11 @@ test('statusLines change exactly when the state changes', () => {
   assert.notEqual(a.get('Microservice default/todo-api'), b.get('Microservice default/todo-api'));
   assert.equal(a.get('DigitalHumanProvider default/studio'), b.get('DigitalHumanProvider default/studio'));
 });
+
+test('statusLines: one line per object, also when a vendor ID or a reason holds line breaks', () => {
+  // Found by views.property.test.ts: status.providerID (the vendor's words) or status.limitedBy
+  // holding "\n" split an object's line in two, and the second could pass for another object's.
+  const p = dhp('studio', { status: { observedGeneration: 1, providerID: 'inst-1\nDigitalHumanProvider default/other: ready=True', limitedBy: 'Rate\nLimited', conditions: [cond('Ready', 'True', 'ProviderReady', 1)] } });
+  const lines = statusLines(buildStatusDocument({ namespace: 'default', microservices: [], providers: [p] }));
+  assert.deepEqual([...lines.values()], ['DigitalHumanProvider default/studio: ready=True/ProviderReady providerID=inst-1 DigitalHumanProvider default/other: ready=True region=ap-northeast-1 limitedBy=Rate Limited generation=1/1']);
+});

@@ -348,15 +348,18 @@ export function renderStatusText(input: StatusDocument, options: TableOptions): 
 export function statusLines(input: StatusDocument): Map<string, string> {
   const doc = terminalSafe(input);
   const lines = new Map<string, string>();
+  // One line each: a provider ID or a reason (the vendor's or anyone's words) may hold line breaks,
+  // which would split the line and could pass for another object's.
+  const set = (key: string, line: string) => lines.set(key, line.replace(/\s*\n\s*/g, ' '));
   for (const r of doc.microservices) {
     const replicas = r.replicas ? ` replicas=${r.replicas.available}/${r.replicas.desired} endpoints=${r.replicas.readyEndpoints}` : '';
-    lines.set(
+    set(
       `Microservice ${r.namespace}/${r.name}`,
       `Microservice ${r.namespace}/${r.name}: phase=${r.phase ?? '-'} ready=${conditionText(r.ready)}${replicas} image=${r.image} generation=${r.observedGeneration ?? '-'}/${r.generation}${r.deleting ? ' deleting' : ''}`,
     );
   }
   for (const r of doc.providers) {
-    lines.set(
+    set(
       `DigitalHumanProvider ${r.namespace}/${r.name}`,
       `DigitalHumanProvider ${r.namespace}/${r.name}: ready=${conditionText(r.ready)} providerID=${r.providerID ?? '-'} region=${r.region}${r.limitedBy ? ` limitedBy=${r.limitedBy}` : ''} generation=${r.observedGeneration ?? '-'}/${r.generation}${r.deleting ? ' deleting' : ''}`,
     );

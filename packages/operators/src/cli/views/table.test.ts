@@ -60,3 +60,10 @@ test('ages read like kubectl', () => {
   assert.equal(formatAge('garbage', now), '<unknown>');
   assert.equal(formatAge('2026-01-01T00:02:00Z', now), '0s', 'clock skew never gives a negative age');
 });
+
+test('a tab in a cell becomes a space: its width depends on where it lands, so no count could align the columns', () => {
+  // Found by views.property.test.ts: a Microservice's status.reason, a provider ID or an Event's
+  // regarding name holding a tab (terminalText keeps tabs) pushed the rest of its row off the columns.
+  const text = renderTable(['a', 'b'], [['x\ty', '1'], ['xxxxxxxx', '2']]);
+  assert.equal(text, ['A          B', 'x y        1', 'xxxxxxxx   2'].join('\n'));
+});

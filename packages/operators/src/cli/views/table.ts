@@ -1,7 +1,8 @@
 /**
  * A kubectl-style table: upper-case headers, columns separated by three spaces, left-aligned,
  * the last column not padded. Colours are applied after padding, so alignment never depends on
- * them. Cells longer than their column's `maxWidth` are cut with `…`. Pure.
+ * them. Cells longer than their column's `maxWidth` are cut with `…`; in a cell, a newline (with
+ * the blanks around it) and a tab become one space. Widths count code points, as kubectl does. Pure.
  * @module
  */
 import type { Color, Style } from './style.ts';
@@ -43,7 +44,10 @@ export function renderTable(columns: readonly (Column | string)[], rows: readonl
     cols.map((col, i) => {
       const raw = row[i];
       const c: Cell = raw === undefined ? { text: '' } : typeof raw === 'object' ? raw : { text: String(raw) };
-      return { text: truncate(c.text.replace(/\s*\n\s*/g, ' '), col.maxWidth), color: c.color };
+      // One line per row, and a tab is one space: a terminal moves a tab to its next tab stop, a
+      // width no count here can know, so a tab in a cell (terminalText keeps tabs) would push the
+      // rest of its row off the columns.
+      return { text: truncate(c.text.replace(/\s*\n\s*/g, ' ').replace(/\t/g, ' '), col.maxWidth), color: c.color };
     }),
   );
   const widths = cols.map((col, i) => Math.max(width(col.header), ...normalized.map((r) => width(r[i]!.text))));

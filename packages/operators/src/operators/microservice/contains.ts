@@ -138,5 +138,7 @@ function count(n: number): string {
 
 function show(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+  // Cut by code points: a cut through a surrogate pair (an emoji) left half a character.
+  const chars = [...text];
+  return chars.length > 120 ? `${chars.slice(0, 117).join('')}...` : text;
 }
