@@ -55,7 +55,7 @@ import { defaultPlatformDefaults } from '../operators/microservice/index.ts';
 import type { Microservice } from '../operators/microservice/api/index.ts';
 import type { DigitalHumanProvider } from '../operators/provider/api/index.ts';
 import {
-  BASE_MS, conditionsArb, dateArb, microserviceArb, microserviceWorldArb, providerArb, providerWorldArb, textArb,
+  BASE_MS, conditionsArb, dateArb, microserviceArb, microserviceWorldArb, notJson, providerArb, providerWorldArb, textArb,
 } from '../cli/views/cluster-objects.test-support.ts';
 import type { GeneratedCondition, MicroserviceWorld, ProviderWorld } from '../cli/views/cluster-objects.test-support.ts';
 
@@ -74,24 +74,6 @@ function assertValid(validate: ReturnType<typeof schema>, body: unknown, what: s
   assert.ok(validate(body), `${what}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 1500)}`);
 }
 
-/** Paths of `undefined`, non-finite numbers, lone surrogates and non-plain values; `allow` exempts documented ones. */
-function notJson(value: unknown, path = '$', allow: (path: string) => boolean = () => false, out: string[] = []): string[] {
-  if (value === undefined) {
-    if (!allow(path)) out.push(`${path}: undefined`);
-  } else if (typeof value === 'number') {
-    if (!Number.isFinite(value)) out.push(`${path}: ${value}`);
-  } else if (typeof value === 'string') {
-    if (!value.isWellFormed()) out.push(`${path}: lone surrogate`);
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => notJson(v, `${path}[${i}]`, allow, out));
-  } else if (value !== null && typeof value === 'object') {
-    if (Object.getPrototypeOf(value) !== Object.prototype) out.push(`${path}: not a plain object`);
-    for (const [k, v] of Object.entries(value)) notJson(v, `${path}.${k}`, allow, out);
-  } else if (typeof value !== 'boolean' && value !== null) {
-    out.push(`${path}: ${typeof value}`);
-  }
-  return out;
-}
 
 /** `explanation.ts`'s `Difference.actual` is documented as undefined when absent (see the report). */
 const DIFFERENCE_ACTUAL = (path: string) => /\.differences\[\d+\]\.actual$/.test(path);

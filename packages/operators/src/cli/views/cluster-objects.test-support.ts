@@ -519,3 +519,22 @@ export const providerWorldArb: fc.Arbitrary<ProviderWorld> = providerArb.chain((
     events: eventsArb([{ kind: PROVIDER_KIND, name: provider.metadata.name!, uid: provider.metadata.uid! }]),
   }),
 );
+
+/** Paths of `undefined`, non-finite numbers, lone surrogates and non-plain values; `allow` exempts documented ones. */
+export function notJson(value: unknown, path = '$', allow: (path: string) => boolean = () => false, out: string[] = []): string[] {
+  if (value === undefined) {
+    if (!allow(path)) out.push(`${path}: undefined`);
+  } else if (typeof value === 'number') {
+    if (!Number.isFinite(value)) out.push(`${path}: ${value}`);
+  } else if (typeof value === 'string') {
+    if (!value.isWellFormed()) out.push(`${path}: lone surrogate`);
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => notJson(v, `${path}[${i}]`, allow, out));
+  } else if (value !== null && typeof value === 'object') {
+    if (Object.getPrototypeOf(value) !== Object.prototype) out.push(`${path}: not a plain object`);
+    for (const [k, v] of Object.entries(value)) notJson(v, `${path}.${k}`, allow, out);
+  } else if (typeof value !== 'boolean' && value !== null) {
+    out.push(`${path}: ${typeof value}`);
+  }
+  return out;
+}

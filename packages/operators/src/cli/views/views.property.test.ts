@@ -64,7 +64,7 @@ import type { Color } from './style.ts';
 import { terminalText } from './terminal-text.ts';
 import { podProblems, describePodProblems, MAX_CAUSES, MAX_MESSAGE } from './pod-problems.ts';
 import { defaultPlatformDefaults } from '../../operators/microservice/index.ts';
-import { dns1035Arb, microserviceArb, microserviceWorldArb, nowArb, providerArb, providerWorldArb, looseDateArb, textArb, podsArb } from './cluster-objects.test-support.ts';
+import { dns1035Arb, microserviceArb, microserviceWorldArb, nowArb, providerArb, providerWorldArb, looseDateArb, textArb, podsArb, notJson } from './cluster-objects.test-support.ts';
 import type { MicroserviceWorld, ProviderWorld } from './cluster-objects.test-support.ts';
 
 const LONG = process.env.CONVERGE_RELIABILITY_LONG === '1';
@@ -89,24 +89,6 @@ function assertTerminalSafe(text: string, what: string, coloured: boolean): void
   assert.ok(visible.isWellFormed(), `${what}: a lone surrogate`);
 }
 
-/** Paths of `undefined`, non-finite numbers and non-plain values; `allow` exempts documented ones. */
-function notJson(value: unknown, path = '$', allow: (path: string) => boolean = () => false, out: string[] = []): string[] {
-  if (value === undefined) {
-    if (!allow(path)) out.push(`${path}: undefined`);
-  } else if (typeof value === 'number') {
-    if (!Number.isFinite(value)) out.push(`${path}: ${value}`);
-  } else if (typeof value === 'string') {
-    if (!value.isWellFormed()) out.push(`${path}: lone surrogate`);
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => notJson(v, `${path}[${i}]`, allow, out));
-  } else if (value !== null && typeof value === 'object') {
-    if (Object.getPrototypeOf(value) !== Object.prototype) out.push(`${path}: not a plain object`);
-    for (const [k, v] of Object.entries(value)) notJson(v, `${path}.${k}`, allow, out);
-  } else if (typeof value !== 'boolean' && value !== null) {
-    out.push(`${path}: ${typeof value}`);
-  }
-  return out;
-}
 
 /** A table found in `lines` at `start` (its header line) with `rows` rows: rows stay in the header's columns. */
 function assertAligned(lines: readonly string[], start: number, rows: number, what: string): void {
