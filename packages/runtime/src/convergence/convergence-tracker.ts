@@ -5,6 +5,7 @@
 import type { KubeObject, Condition } from '../objects/index.ts';
 import { formatKey, keyOf } from '../objects/index.ts';
 import { systemClock, type Clock } from '../clock/index.ts';
+import { describeError } from '../logging/index.ts';
 
 /** Why an object is unconverged (a short CamelCase reason plus a human detail), or `undefined` when converged. */
 export interface Unconverged {
@@ -82,13 +83,6 @@ export function defaultConvergencePredicate(options: { readyCondition?: string |
 }
 
 /** A predicate's error as a message, even for values `String()` cannot print (null prototype, throwing `toString`). */
-function describeError(err: unknown): string {
-  try {
-    return err instanceof Error ? String(err.message) : String(err);
-  } catch {
-    return 'predicate threw a value that cannot be printed';
-  }
-}
 
 export class ConvergenceTracker {
   readonly #clock: Clock;
@@ -107,7 +101,7 @@ export class ConvergenceTracker {
     try {
       verdict = this.#predicate(obj);
     } catch (err) {
-      verdict = { reason: 'PredicateError', message: describeError(err) };
+      verdict = { reason: 'PredicateError', message: describeError(err, 'predicate threw a value that cannot be printed') };
     }
     if (!verdict) {
       this.#entries.delete(key);

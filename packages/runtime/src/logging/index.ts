@@ -23,6 +23,6 @@
  */
 export { createLogger, childLoggerFor } from './logger.ts';
 export type { LoggerOptions, LogLevel } from './logger.ts';
-export { redact, serializeError, isSecretKey, REDACTED } from './redaction.ts';
+export { redact, serializeError, describeError, isSecretKey, REDACTED } from './redaction.ts';
 export type { SerializedError } from './redaction.ts';
 export type { Logger } from 'pino';

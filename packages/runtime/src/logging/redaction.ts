@@ -73,6 +73,20 @@ export function redact(value: unknown): unknown {
   return walk(value, 0, new Set());
 }
 
+/**
+ * What a thrown value says, as text; never throws: an Error's message (of any realm), anything
+ * else as `String()` has it, and `fallback` for a value that cannot be printed (a Proxy whose traps
+ * throw, an object whose `toString` throws, even throws itself, an Error whose `message` getter
+ * throws). For catch blocks that must not throw again.
+ */
+export function describeError(err: unknown, fallback = 'unprintable error'): string {
+  try {
+    return isError(err) ? String(err.message) : String(err);
+  } catch {
+    return fallback;
+  }
+}
+
 /** An Error of this realm or of another one (a `vm` context), which `instanceof` misses. */
 function isError(value: unknown): value is Error {
   try {

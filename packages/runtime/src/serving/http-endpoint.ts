@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { parseBindAddress, type BindAddress } from './bind-address.ts';
 import { requestTargetUrl } from './request-target.ts';
+import { describeError } from '../logging/index.ts';
 
 // Not `import { createServer } from 'node:http'`: that loads Node's bundled undici and http2
 // (≈ 2 MB of heap) for nothing (see client/transport.ts).
@@ -148,20 +149,6 @@ export class HttpEndpoint implements EndpointServer {
       if (!res.headersSent) send(res, 500, `internal error: ${describeError(err)}\n`);
       else res.destroy();
     }
-  }
-}
-
-/**
- * What a thrown value says, as text; never throws. An Error's message, anything else as
- * `String()` has it. A value that cannot be printed (a Proxy whose traps throw, an object whose
- * `toString` throws, even throws itself, an Error whose `message` getter throws) gets
- * `fallback` instead: formatting it in a catch block used to throw out of the catch block.
- */
-export function describeError(err: unknown, fallback = 'unprintable error'): string {
-  try {
-    return err instanceof Error ? String(err.message) : String(err);
-  } catch {
-    return fallback;
   }
 }
 

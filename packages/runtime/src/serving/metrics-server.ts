@@ -3,7 +3,8 @@
  * @module
  */
 import type { Registry } from 'prom-client';
-import { HttpEndpoint, describeError, send, sendJson, type EndpointServer } from './http-endpoint.ts';
+import { HttpEndpoint, send, sendJson, type EndpointServer } from './http-endpoint.ts';
+import { describeError } from '../logging/index.ts';
 
 /**
  * Feeds a debug endpoint; receives the query parameters (e.g. `?limit=20`). Its value is sent as

@@ -3,7 +3,8 @@
  * @module
  */
 import type { ServerResponse } from 'node:http';
-import { HttpEndpoint, describeError, send, type EndpointServer } from './http-endpoint.ts';
+import { HttpEndpoint, send, type EndpointServer } from './http-endpoint.ts';
+import { describeError } from '../logging/index.ts';
 import { EventLoopMonitor, type EventLoopMonitorOptions } from './event-loop-monitor.ts';
 
 /**
