@@ -82,8 +82,6 @@ export function defaultConvergencePredicate(options: { readyCondition?: string |
   };
 }
 
-/** A predicate's error as a message, even for values `String()` cannot print (null prototype, throwing `toString`). */
-
 export class ConvergenceTracker {
   readonly #clock: Clock;
   readonly #predicate: ConvergencePredicate;
