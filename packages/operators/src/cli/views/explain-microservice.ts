@@ -10,7 +10,7 @@ import { controllerOf } from '@converge/runtime';
 // the CRDs): `converge explain` loads only what it renders (issue 17, goal 5).
 import { GENERATION_ANNOTATION, HANDOVER_ANNOTATION, MICROSERVICE_API_VERSION, MICROSERVICE_GROUP, MICROSERVICE_KIND } from '../../operators/microservice/api/constants.ts';
 import { assessRollout, countEndpoints as countDistinctEndpoints } from '../../operators/microservice/rollout.ts';
-import { describeDifferences, findDifferences } from '../../operators/microservice/contains.ts';
+import { describeDifferences, findDifferencesShown } from '../../operators/microservice/contains.ts';
 import { renderDesiredState, InvalidSpecError } from '../../operators/microservice/desired-state.ts';
 import type { Microservice, PlatformDefaults } from '../../operators/microservice/index.ts';
 import { describePodProblems, podProblems } from './pod-problems.ts';
@@ -111,7 +111,7 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
     ['Service', facts.service, desired?.service],
   ] as const) {
     const own = ownershipOfChild(current, ms);
-    const differences = current && want ? findDifferences(current, want) : [];
+    const differences = current && want ? findDifferencesShown(current, want) : [];
     const child: ChildExplanation = {
       kind,
       name: current?.metadata.name ?? name,

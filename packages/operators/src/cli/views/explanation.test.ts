@@ -282,3 +282,21 @@ test('a difference shown in explain is cut between characters, never through a s
   assert.match(text, /spec\.ports\[0\]\.name: want "http", have "a😀/);
   assert.ok(text.isWellFormed(), JSON.stringify(text.slice(-12)));
 });
+
+test('differences never show an env value (they may be passwords), as the spec summary and the log form do not', () => {
+  const ms = microservice(1, readyStatus());
+  ms.spec.container.env = [{ name: 'DB_PASSWORD', value: 'want-s3cret' }];
+  const { deployment, service } = liveChildren(ms);
+  deployment.spec!.template.spec!.containers[0]!.env = deployment.spec!.template.spec!.containers[0]!.env!.map((e) => (e.name === 'DB_PASSWORD' ? { ...e, value: 'have-s3cret' } : e));
+  const drifted = explainMicroservice({ microservice: ms, deployment, service, endpointSlices: [slice([true, true])], events: [], ...base });
+  // A whole container missing: its env travels inside the value shown.
+  const { deployment: bare } = liveChildren(ms);
+  bare.spec!.template.spec!.containers = [];
+  const missing = explainMicroservice({ microservice: ms, deployment: bare, service, endpointSlices: [slice([true, true])], events: [], ...base });
+  for (const e of [drifted, missing]) {
+    const shown = JSON.stringify(e) + renderExplanationText(e, { now });
+    assert.ok(!shown.includes('s3cret'), shown.slice(shown.indexOf('s3cret') - 200, shown.indexOf('s3cret') + 20));
+  }
+  assert.match(drifted.microservice!.children[0]!.differenceText.join('\n'), /env\[\d+\]\.value: differs \(value hidden\)/);
+  assert.ok(missing.microservice!.children[0]!.differences.length > 0, 'the missing container is still a difference');
+});

@@ -286,11 +286,16 @@ test('differencesForLog: bounded, and never an env value', () => {
   const current = { spec: { containers: [{ image: 'a:1', env: [{ name: 'DB_PASSWORD', value: 'hunter2' }] }] } };
   const desired = { spec: { containers: [{ image: 'a:2', env: [{ name: 'DB_PASSWORD', value: 's3cret-new' }, { name: 'X', value: 'y' }] }] } };
   const { differences, more } = differencesForLog(current, desired);
-  assert.deepEqual(differences, ['spec.containers[0].image: want "a:2", have "a:1"', 'spec.containers[0].env: differs (value hidden)']);
+  assert.deepEqual(differences, [
+    'spec.containers[0].image: want "a:2", have "a:1"',
+    'spec.containers[0].env: want 2 items [{"name":"DB_PASSWORD","value":"(value hidden)"},{"name":"X","value":"(value hidden)"}], have 1 item [{"name":"DB_PASSWORD","value":"(value hidden)"}]',
+  ], 'names shown, values hidden');
   assert.equal(more, 0);
   assert.ok(!JSON.stringify(differences).includes('hunter2') && !JSON.stringify(differences).includes('s3cret'));
   const one = differencesForLog({ spec: { containers: [{ env: [{ name: 'A', value: 'old-secret' }] }] } }, { spec: { containers: [{ env: [{ name: 'A', value: 'new-secret' }] }] } });
   assert.deepEqual(one.differences, ['spec.containers[0].env[0].value: differs (value hidden)']);
+  const whole = differencesForLog({ spec: { containers: [] } }, desired);
+  assert.ok(!JSON.stringify(whole).includes('s3cret'), `a whole container shows no env value: ${JSON.stringify(whole)}`);
   const many = differencesForLog({}, Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`k${i}`, 'x'.repeat(500)])));
   assert.equal(many.differences.length, 10);
   assert.equal(many.more, 5);

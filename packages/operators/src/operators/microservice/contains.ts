@@ -61,35 +61,63 @@ export function findDifferences(current: unknown, desired: unknown): Difference[
   return out;
 }
 
-/** Human-readable differences, one per line: `<path>: want <desired>, have <current|absent>`. */
-export function describeDifferences(current: unknown, desired: unknown): string[] {
-  return findDifferences(current, desired).map((d) => {
-    const where = d.path || '<root>';
-    if (Array.isArray(d.expected) && Array.isArray(d.actual)) {
-      return `${where}: want ${count(d.expected.length)} ${show(d.expected)}, have ${count(d.actual.length)} ${show(d.actual)}`;
-    }
-    return `${where}: want ${show(d.expected)}, have ${d.actual === undefined ? 'absent' : show(d.actual)}`;
-  });
+/**
+ * The differences as they may be shown to people (`converge explain`, the dashboard) and in logs:
+ * no env value — a plain env value may be a password. A difference of an env var's `value` shows
+ * neither side (`(value hidden)`; absent stays `undefined`); any other value that holds env vars
+ * (an `env` list or one of its items, a whole container, the pod template) shows them with their
+ * values hidden, names and `valueFrom` references kept.
+ */
+export function findDifferencesShown(current: unknown, desired: unknown): Difference[] {
+  return findDifferences(current, desired).map(({ path, expected, actual }) => ({ path, expected: shownValue(path, expected), actual: shownValue(path, actual) }));
 }
 
-/** A path that is, or is inside, a container's `env` (whose values may be secrets). */
-const ENV_PATH = /(^|\.)env(\[|\.|$)/;
+/** Human-readable differences, one per line: `<path>: want <desired>, have <current|absent>` (env values hidden). */
+export function describeDifferences(current: unknown, desired: unknown): string[] {
+  return findDifferencesShown(current, desired).map(describe);
+}
 
 /**
  * The differences fit for a log line: at most `max` entries (`more` counts the rest), each at
- * most 200 characters, and no value under a container's `env` shown — a plain env value may be a
- * password — only that it differs (`(value hidden)`).
+ * most 200 characters, and no env value shown (`describeDifferences`).
  */
 export function differencesForLog(current: unknown, desired: unknown, max = 10): { differences: string[]; more: number } {
-  const all = findDifferences(current, desired);
+  const all = findDifferencesShown(current, desired);
   const differences = all.slice(0, max).map((d) => {
-    const where = d.path || '<root>';
-    const text = ENV_PATH.test(where)
-      ? `${where}: differs (value hidden)`
-      : `${where}: want ${show(d.expected)}, have ${d.actual === undefined ? 'absent' : show(d.actual)}`;
-    return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+    const text = [...describe(d)];
+    return text.length > 200 ? `${text.slice(0, 199).join('')}…` : text.join('');
   });
   return { differences, more: Math.max(0, all.length - max) };
+}
+
+function describe(d: Difference): string {
+  const where = d.path || '<root>';
+  if (ENV_VALUE_PATH.test(where)) return `${where}: differs ${HIDDEN}`;
+  if (Array.isArray(d.expected) && Array.isArray(d.actual)) {
+    return `${where}: want ${count(d.expected.length)} ${show(d.expected)}, have ${count(d.actual.length)} ${show(d.actual)}`;
+  }
+  return `${where}: want ${show(d.expected)}, have ${d.actual === undefined ? 'absent' : show(d.actual)}`;
+}
+
+/** The path of an env var's value (which may be a secret). */
+const ENV_VALUE_PATH = /(^|\.)env\[\d+\]\.value$/;
+/** The path of an `env` list or one of its items. */
+const ENV_LIST_OR_ITEM_PATH = /(^|\.)env(\[\d+\])?$/;
+const HIDDEN = '(value hidden)';
+
+function shownValue(path: string, value: unknown): unknown {
+  if (value === undefined) return undefined;
+  if (ENV_VALUE_PATH.test(path)) return HIDDEN;
+  return envValuesHidden(value, ENV_LIST_OR_ITEM_PATH.test(path));
+}
+
+/** A copy of `value` in which every item of an `env` list (at any depth) has its `value` hidden. */
+function envValuesHidden(value: unknown, inEnv: boolean): unknown {
+  if (Array.isArray(value)) return value.map((v) => envValuesHidden(v, inEnv));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) out[key] = inEnv && key === 'value' ? HIDDEN : envValuesHidden(v, !inEnv && key === 'env');
+  return out;
 }
 
 function walk(current: unknown, desired: unknown, path: string, out: Difference[]): void {
