@@ -292,7 +292,8 @@ test('podProblems: bounded causes, messages cut to MAX_MESSAGE characters, whole
       assert.ok(p.notReady <= p.pods);
       for (const c of p.causes) {
         assert.ok(c.isWellFormed(), `a cause cut through a character: ${JSON.stringify(c.slice(-40))}`);
-        const message = / — (.*?)(?: \(last exit [^)]*\))?(?: \(\d+ pods\))?$/s.exec(c)?.[1];
+        // The last exit's reason is the cluster's text and may hold ')' itself: match it to the end.
+        const message = / — (.*?)(?: \(last exit .*\))?(?: \(\d+ pods\))?$/s.exec(c)?.[1];
         if (message !== undefined) assert.ok([...message].length <= MAX_MESSAGE, `message longer than ${MAX_MESSAGE}: ${[...message].length}`);
       }
       assert.ok(describePodProblems(p).isWellFormed());
