@@ -22,7 +22,7 @@
  * @module
  */
 import fc from 'fast-check';
-import type { Deployment, EndpointSlice, KubeEvent, Pod, Service } from '@converge/runtime';
+import type { Condition, Deployment, EndpointSlice, KubeEvent, Pod, Service } from '@converge/runtime';
 import type { Microservice } from '../../operators/microservice/api/index.ts';
 import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
 import { GENERATION_ANNOTATION, HANDOVER_ANNOTATION, MICROSERVICE_API_VERSION, MICROSERVICE_KIND } from '../../operators/microservice/api/constants.ts';
@@ -157,14 +157,8 @@ export function clean<T>(value: T): T {
 // ---------------------------------------------------------------------------------------------
 // Conditions
 
-export interface GeneratedCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  observedGeneration?: number;
-  lastTransitionTime: string;
-}
+/** A generated condition: the runtime's `Condition` (metav1.Condition). */
+export type GeneratedCondition = Condition;
 
 export function conditionsArb(generation: number, types: fc.Arbitrary<string> = conditionTypeArb): fc.Arbitrary<GeneratedCondition[] | undefined> {
   const one = fc.record({

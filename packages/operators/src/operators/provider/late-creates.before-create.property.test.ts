@@ -55,7 +55,7 @@ import { setImmediate as tick } from 'node:timers/promises';
 import fc from 'fast-check';
 import { ApiError, FakeClock } from '@converge/runtime';
 import type { ConfigMap, KubeClient } from '@converge/runtime';
-import { inMemoryLedger, sweepOver } from './late-creates.test-support.ts';
+import { inMemoryLedger, sweepOver, seededRandom } from './late-creates.test-support.ts';
 import { BEFORE_CREATE_HOLD_MS, entryFor } from './late-create-ledger.ts';
 import type { LedgerEntry } from './late-create-ledger.ts';
 import type { LateCreateSweep } from './late-creates.ts';
@@ -196,13 +196,7 @@ function instance(key: string): VendorInstance {
 async function run(s: Scenario) {
   const clock = new FakeClock(START);
   const at = () => clock.monotonic() - START;
-  let rnd = s.seed >>> 0 || 1;
-  const random = () => {
-    rnd ^= rnd << 13;
-    rnd ^= rnd >>> 17;
-    rnd ^= rnd << 5;
-    return (rnd >>> 0) / 4294967296;
-  };
+  const random = seededRandom(s.seed);
   const failing = (f: { untilMs: number; rate: number }) => at() < f.untilMs && random() < f.rate;
   /** A call's time: none, or up to `latencyMs`. */
   const takes = async (f: { latencyMs: number }, signal: AbortSignal | undefined) => {

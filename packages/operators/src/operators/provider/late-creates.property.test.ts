@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import fc from 'fast-check';
 import { FakeClock } from '@converge/runtime';
-import { inMemoryLedger, sweepOver } from './late-creates.test-support.ts';
+import { inMemoryLedger, sweepOver, seededRandom } from './late-creates.test-support.ts';
 import type { VendorApi, VendorInstance } from './vendor-api.ts';
 import { VendorError } from './vendor/index.ts';
 
@@ -64,13 +64,7 @@ type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
 
 async function run(s: Scenario) {
   const clock = new FakeClock(NOW);
-  let rnd = s.seed >>> 0 || 1;
-  const random = () => {
-    rnd ^= rnd << 13;
-    rnd ^= rnd >>> 17;
-    rnd ^= rnd << 5;
-    return (rnd >>> 0) / 4294967296;
-  };
+  const random = seededRandom(s.seed);
   const ledger = inMemoryLedger(clock);
 
   // The vendor: instances by id; late ones appear when they land.

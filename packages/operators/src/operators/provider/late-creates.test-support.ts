@@ -91,3 +91,14 @@ export function inMemoryLedger(clock: Clock, initial?: Record<string, string>, o
   const configMaps = () => new Map([...cms].map(([name, cm]) => [name, { ...cm.data }]));
   return { client, data, configMaps, removedAt, providers, providerReads: () => providerReads };
 }
+
+/** A deterministic random number in [0, 1) per call, from `seed` (xorshift32): the schedules' own choices replay with the case. */
+export function seededRandom(seed: number): () => number {
+  let rnd = seed >>> 0 || 1;
+  return () => {
+    rnd ^= rnd << 13;
+    rnd ^= rnd >>> 17;
+    rnd ^= rnd << 5;
+    return (rnd >>> 0) / 4294967296;
+  };
+}
