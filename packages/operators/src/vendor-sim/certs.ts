@@ -1,7 +1,10 @@
 /**
  * The simulator's TLS material: a self-signed CA (kept in `dir` and reused across restarts, so a
  * client configured with its CA file keeps trusting a restarted simulator) and a server
- * certificate signed by it for loopback names.
+ * certificate signed by it for loopback names. Every file is written whole (a temporary file, then a
+ * rename), and a CA the folder holds only in part is replaced, so a kill at any point never leaves
+ * a folder the next start cannot use. Two simulators starting at once on one empty folder may
+ * each make a CA; give each its own folder.
  *
  * Uses `@peculiar/x509` over WebCrypto (ECDSA P-256); that library needs the `reflect-metadata`
  * polyfill, imported here and nowhere else.
@@ -9,8 +12,8 @@
  * @module
  */
 import 'reflect-metadata';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createPrivateKey, createPublicKey, randomBytes, X509Certificate } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { webcrypto } from 'node:crypto';
@@ -46,17 +49,46 @@ function serial(): string {
   return Buffer.from(bytes).toString('hex');
 }
 
-async function loadOrCreateCa(dir: string): Promise<{ cert: x509.X509Certificate; key: webcrypto.CryptoKey; pem: string; path: string }> {
+/**
+ * Writes `content` to `path` whole: a temporary file beside it, then a rename, so a kill leaves
+ * the old file or the new one, never a part.
+ */
+async function writeWhole(path: string, content: string, mode: number): Promise<void> {
+  const temporary = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    await writeFile(temporary, content, { mode, flag: 'wx' });
+    await rename(temporary, path);
+  } finally {
+    await rm(temporary, { force: true });
+  }
+}
+
+type Ca = { cert: x509.X509Certificate; key: webcrypto.CryptoKey; pem: string; path: string };
+
+/**
+ * The CA kept in the folder, or undefined when there is none to use: a file missing, unreadable
+ * or cut short (a kill while it was written by a version that wrote in place), a key that is not
+ * the certificate's, or a certificate that expires within a day.
+ */
+async function loadCa(caPath: string, keyPath: string): Promise<Ca | undefined> {
+  try {
+    const [caPem, keyPem] = await Promise.all([readFile(caPath, 'utf8'), readFile(keyPath, 'utf8')]);
+    const spki = (key: { export(o: { format: 'der'; type: 'spki' }): Buffer }) => key.export({ format: 'der', type: 'spki' });
+    if (!spki(createPublicKey(createPrivateKey(keyPem))).equals(spki(new X509Certificate(caPem).publicKey))) return undefined;
+    const cert = new x509.X509Certificate(caPem);
+    if (cert.notAfter.getTime() <= Date.now() + DAY_MS) return undefined;
+    const key = await crypto.subtle.importKey('pkcs8', der(keyPem), ALG, false, ['sign']);
+    return { cert, key, pem: caPem, path: caPath };
+  } catch {
+    return undefined;
+  }
+}
+
+async function loadOrCreateCa(dir: string): Promise<Ca> {
   const caPath = join(dir, 'ca.pem');
   const keyPath = join(dir, 'ca-key.pem');
-  if (existsSync(caPath) && existsSync(keyPath)) {
-    const caPem = await readFile(caPath, 'utf8');
-    const cert = new x509.X509Certificate(caPem);
-    if (cert.notAfter.getTime() > Date.now() + DAY_MS) {
-      const key = await crypto.subtle.importKey('pkcs8', der(await readFile(keyPath, 'utf8')), ALG, false, ['sign']);
-      return { cert, key, pem: caPem, path: caPath };
-    }
-  }
+  const kept = await loadCa(caPath, keyPath);
+  if (kept) return kept;
   const keys = await crypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
@@ -73,13 +105,16 @@ async function loadOrCreateCa(dir: string): Promise<{ cert: x509.X509Certificate
     ],
   });
   const caPem = cert.toString('pem') + '\n';
-  await writeFile(keyPath, pem('PRIVATE KEY', await crypto.subtle.exportKey('pkcs8', keys.privateKey)), { mode: 0o600 });
-  await writeFile(caPath, caPem);
+  // Key first: a kill between the two leaves a key that is not the certificate's, which the next
+  // start replaces (loadCa).
+  await writeWhole(keyPath, pem('PRIVATE KEY', await crypto.subtle.exportKey('pkcs8', keys.privateKey)), 0o600);
+  await writeWhole(caPath, caPem, 0o644);
   return { cert, key: keys.privateKey, pem: caPem, path: caPath };
 }
 
 /**
- * Loads the CA from `dir` (or creates and saves it there), then issues a fresh server
+ * Loads the CA from `dir` (or creates and saves it there; a CA the folder holds only in part, as a
+ * kill while it was written leaves it, is replaced), then issues a fresh server
  * certificate for `localhost`, `127.0.0.1`, `::1` and `host`. Writes `ca.pem`, `ca-key.pem`
  * (0600), `server.pem` and `server-key.pem` (0600) into `dir`.
  */
@@ -117,7 +152,7 @@ export async function prepareTls(dir: string, host: string): Promise<TlsMaterial
   });
   const certPem = cert.toString('pem') + '\n';
   const keyPem = pem('PRIVATE KEY', await crypto.subtle.exportKey('pkcs8', keys.privateKey));
-  await writeFile(join(dir, 'server.pem'), certPem);
-  await writeFile(join(dir, 'server-key.pem'), keyPem, { mode: 0o600 });
+  await writeWhole(join(dir, 'server.pem'), certPem, 0o644);
+  await writeWhole(join(dir, 'server-key.pem'), keyPem, 0o600);
   return { caPem: ca.pem, caPath: ca.path, certPem, keyPem };
 }
