@@ -16,6 +16,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -77,17 +78,26 @@ func main() {
 
 // dieWithParent makes the kernel SIGKILL this process when the process that
 // started it exits, however it exits. Set CONVERGE_KEEP_ORPHANS=1 to opt out.
+//
+// The parent may die before the request takes effect (this program's
+// initialisers run first): the launcher passes its pid in CONVERGE_PARENT_PID,
+// and a process no longer that pid's child exits at once. Without the variable
+// the parent is whoever it is when this runs (a parent already gone then is
+// not noticed).
 func dieWithParent() {
 	if os.Getenv("CONVERGE_KEEP_ORPHANS") == "1" {
 		return
 	}
 	ppid := os.Getppid()
+	if given, err := strconv.Atoi(os.Getenv("CONVERGE_PARENT_PID")); err == nil && given > 0 {
+		ppid = given
+	}
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "warning: PR_SET_PDEATHSIG failed: %v\n", err)
 		return
 	}
-	// The parent may have died before prctl took effect.
 	if os.Getppid() != ppid {
+		fmt.Fprintf(os.Stderr, "control-plane: the process that started this one (pid %d) is gone; exiting\n", ppid)
 		os.Exit(1)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -72,6 +73,8 @@ func runUp(args []string) error {
 		c := exec.Command(self, append([]string{name}, a...)...)
 		c.Stdout, c.Stderr = logf, logf
 		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		// This process is the parent dieWithParent checks (the last value of a key wins).
+		c.Env = append(os.Environ(), "CONVERGE_PARENT_PID="+strconv.Itoa(os.Getpid()))
 		if err := c.Start(); err != nil {
 			return err
 		}

@@ -288,7 +288,9 @@ class LocalControlPlane implements ControlPlane {
     try {
       // detached: own process group, so a terminal's Ctrl-C reaches only the launcher, which
       // then stops the components in order.
-      child = spawn(this.binary, [component, ...args], { stdio: ['ignore', fd, fd], detached: true });
+      // CONVERGE_PARENT_PID: the component exits if this process is gone before it asked the
+      // kernel for its parent-death signal (main.go, dieWithParent).
+      child = spawn(this.binary, [component, ...args], { stdio: ['ignore', fd, fd], detached: true, env: { ...process.env, CONVERGE_PARENT_PID: String(process.pid) } });
     } finally {
       closeSync(fd);
     }

@@ -1,0 +1,141 @@
+/**
+ * The launcher's promise that "even a SIGKILLed launcher leaves no processes behind"
+ * (packages/envtest/src/launcher.ts), searched at kill points: a process running the launcher is
+ * SIGKILLed at each step of a start (etcd, kube-apiserver, the controllers, ready), a random few
+ * hundred milliseconds after the step began (the seed is printed; `CONVERGE_KILL_SEED` replays
+ * it). Every component it started must be gone within seconds (PR_SET_PDEATHSIG), and its state
+ * folder swept by the next start. A component is found by a marker in its environment (the
+ * launcher's children inherit it), so one spawned a moment before the kill is not missed.
+ *
+ * And the narrowest kill point, made certain: a parent that is gone before the component has
+ * asked the kernel for its parent-death signal (the component is still initialising).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { freePorts } from '@converge/envtest';
+import { TEST_ENV } from '../../support/cluster.ts';
+
+const LAUNCHER = fileURLToPath(new URL('../../support/launcher-process.ts', import.meta.url));
+const binary = process.env[TEST_ENV.binary];
+
+/** Pids of live processes whose environment holds `marker` (other users' processes are skipped). */
+function processesMarked(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (!readFileSync(`/proc/${name}/environ`).includes(marker)) continue;
+      // A zombie (exited, not yet reaped by init) holds no resources.
+      if (/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${name}/stat`, 'utf8'))) continue;
+      found.push(Number(name));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Temp state folders whose owner file names `pid`. */
+function stateDirsOf(pid: number): string[] {
+  return readdirSync(tmpdir())
+    .filter((n) => n.startsWith('converge-cp-'))
+    .map((n) => join(tmpdir(), n))
+    .filter((dir) => {
+      try {
+        return readFileSync(join(dir, 'owner.pid'), 'utf8') === String(pid);
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** xorshift32: delays from a printed seed. */
+function seeded(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+test('a launcher SIGKILLed at any step of a start leaves no component running, and its state folder is swept by the next start', { timeout: 600_000 }, async (t) => {
+  const seed = Number(process.env.CONVERGE_KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  t.diagnostic(`seed ${seed} (CONVERGE_KILL_SEED=${seed} replays the delays)`);
+  const random = seeded(seed);
+  const steps = ['starting etcd', 'starting kube-apiserver', 'starting kube-controller-manager and the node simulator', 'ready '];
+  const killed: { step: string; delayMs: number; pid: number; stateDirs: string[] }[] = [];
+  for (const step of steps) {
+    const marker = `CONVERGE_KILL_POINT_MARK=${randomBytes(8).toString('hex')}`;
+    const [name, value] = marker.split('=') as [string, string];
+    const child = spawn(process.execPath, [LAUNCHER], { env: { ...process.env, [name]: value }, stdio: ['ignore', 'pipe', 'inherit'] });
+    // Half the kills land within 30 ms of the step (a component still initialising), half later.
+    const delayMs = Math.floor(random() < 0.5 ? random() * 30 : random() * 400);
+    const seen: string[] = [];
+    const reached = new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        seen.push(line);
+        if (line.startsWith(step)) resolve();
+      });
+      child.once('exit', (code, signal) => reject(new Error(`the launcher exited (${code ?? signal}) before "${step}"; it printed: ${seen.join(' | ')}`)));
+    });
+    t.after(() => {
+      child.kill('SIGKILL');
+      for (const pid of processesMarked(marker)) process.kill(pid, 'SIGKILL');
+    });
+    await reached;
+    await new Promise((r) => setTimeout(r, delayMs));
+    const stateDirs = stateDirsOf(child.pid!);
+    child.kill('SIGKILL');
+    killed.push({ step, delayMs, pid: child.pid!, stateDirs });
+    try {
+      await until(`no component of the launcher killed ${delayMs} ms after "${step}" is running`, () => processesMarked(marker).length === 0, 15_000);
+    } catch (err) {
+      const left = processesMarked(marker).map((pid) => `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, 2).join(' ')}`);
+      throw new Error(`${(err as Error).message}; still running: ${left.join('; ')}`);
+    }
+  }
+  // The next start sweeps what the killed launchers left (each kill above came after the folder
+  // was made, so every one of them left one).
+  for (const k of killed) assert.ok(k.stateDirs.length === 1, `a state folder was found for the launcher killed at "${k.step}"`);
+  const next = spawn(process.execPath, [LAUNCHER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => next.kill('SIGTERM'));
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: next.stdout! }).on('line', (line) => line.startsWith('starting etcd') && resolve());
+    next.once('exit', (code) => reject(new Error(`the next launcher exited (${code})`)));
+  });
+  for (const k of killed) for (const dir of k.stateDirs) assert.ok(!existsSync(dir), `${dir} (launcher killed at "${k.step}") was swept`);
+  t.diagnostic(killed.map((k) => `killed ${k.delayMs} ms after "${k.step.trim()}"`).join('; '));
+});
+
+test('a component whose parent is gone before it asked for the parent-death signal exits instead of running on', { skip: !binary && 'the harness gives the control-plane binary', timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-orphan-'));
+  const [client, peer] = await freePorts(2);
+  const marker = `CONVERGE_KILL_POINT_MARK=${randomBytes(8).toString('hex')}`;
+  t.after(() => {
+    for (const pid of processesMarked(marker)) process.kill(pid, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  // The shell starts etcd in the background as the launcher does (passing its own pid as the
+  // parent) and exits at once: long before the Go program has run its initialisers.
+  const shell = spawnSync('sh', ['-c', `${marker} CONVERGE_PARENT_PID=$$ "$0" etcd --data-dir "$1" --client-port "$2" --peer-port "$3" >"$1.log" 2>&1 &`, binary!, join(dir, 'etcd'), String(client), String(peer)]);
+  assert.equal(shell.status, 0);
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.deepEqual(processesMarked(marker), [], 'etcd, orphaned before it could ask for the signal, is still running');
+});
