@@ -83,3 +83,26 @@ test('the messages say how long a rollout without progress waits before it is ca
   assert.equal(stalled.state, 'Stalled');
   assert.equal(stalled.message, 'rollout stalled: ReplicaSet "a-1" has timed out progressing. (no progress for 60 s, the progressDeadlineSeconds)');
 });
+
+test('ProgressDeadlineExceeded is read by its reason, as kubectl and the Deployment controller read it, whatever its status says', () => {
+  for (const status of ['True', 'Unknown']) {
+    assert.equal(assessRollout(dep({ stamp: '1', progressing: { status, reason: 'ProgressDeadlineExceeded' } }), 1, 2).state, 'Stalled', status);
+  }
+});
+
+test('a Deployment being deleted (by someone else) is never Available: the rollout waits for it to go and be recreated', () => {
+  const d = dep({ stamp: '1' });
+  d.metadata.deletionTimestamp = '2026-12-06T00:00:00Z';
+  const a = assessRollout(d, 1, 2);
+  assert.equal(a.state, 'InProgress');
+  assert.match(a.message, /being deleted/);
+});
+
+test('messages: a stall with an empty message still says why; a deadline of 2^31-1 s (the controller: no deadline) promises no stall', () => {
+  const stalled = assessRollout(dep({ stamp: '1', progressing: { status: 'False', reason: 'ProgressDeadlineExceeded', message: '' } as never }), 1, 0);
+  assert.equal(stalled.message.startsWith('rollout stalled: progress deadline exceeded'), true, stalled.message);
+  const d = dep({ stamp: '1', updated: 1 });
+  d.spec!.progressDeadlineSeconds = 2 ** 31 - 1;
+  const rolling = assessRollout(d, 1, 0);
+  assert.doesNotMatch(rolling.message, /RolloutStalled|2147483647/, rolling.message);
+});

@@ -13,8 +13,12 @@
  * observed the spec and no pod of any ReplicaSet is left.
  *
  * A rollout that makes no progress is `InProgress` until the Deployment controller gives up after
- * the Deployment's `progressDeadlineSeconds` (a platform default) and then `Stalled`; both
+ * the Deployment's `progressDeadlineSeconds` (a platform default) and then `Stalled` (its
+ * `Progressing` condition's reason `ProgressDeadlineExceeded`, read as kubectl reads it); both
  * messages say that deadline, so a person waiting knows how long.
+ *
+ * A Deployment being deleted (someone else deleted it, e.g. with foreground cascading) is
+ * `InProgress` whatever its counts say: it is about to go and be created again.
  *
  * Ready endpoints are counted once per endpoint (`countEndpoints`): a dual-stack Service has an
  * EndpointSlice per address family, each listing the same pods.
@@ -22,6 +26,8 @@
  */
 import type { Deployment, EndpointSlice } from '@converge/runtime';
 import { GENERATION_ANNOTATION } from './api/constants.ts';
+
+const NO_DEADLINE = 2 ** 31 - 1;
 
 export type RolloutState = 'Available' | 'ScaledToZero' | 'InProgress' | 'Stalled' | 'EndpointsNotReady';
 
@@ -47,16 +53,21 @@ export function assessRollout(deployment: Deployment, crGeneration: number, read
     availableReplicas: status.availableReplicas ?? 0,
     readyEndpoints,
   };
+  if (deployment.metadata.deletionTimestamp) {
+    return { state: 'InProgress', message: 'the Deployment is being deleted; it is created again once it is gone', summary };
+  }
   const stamped = deployment.metadata.annotations?.[GENERATION_ANNOTATION] === String(crGeneration);
   const observed = (status.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 1);
   if (!stamped || !observed) {
     return { state: 'InProgress', message: 'waiting for the Deployment controller to observe the new spec', summary };
   }
   const progressing = status.conditions?.find((c) => c.type === 'Progressing');
-  const deadline = deployment.spec?.progressDeadlineSeconds;
-  if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
+  // 2^31-1 is the Deployment controller's "no deadline" (deploymentutil.HasProgressDeadline).
+  const deadline = deployment.spec?.progressDeadlineSeconds === NO_DEADLINE ? undefined : deployment.spec?.progressDeadlineSeconds;
+  // By its reason, as kubectl's rollout status and the controller's own DeploymentTimedOut read it.
+  if (progressing?.reason === 'ProgressDeadlineExceeded') {
     const why = deadline === undefined ? '' : ` (no progress for ${deadline} s, the progressDeadlineSeconds)`;
-    return { state: 'Stalled', message: `rollout stalled: ${progressing.message ?? 'progress deadline exceeded'}${why}`, summary };
+    return { state: 'Stalled', message: `rollout stalled: ${progressing.message || 'progress deadline exceeded'}${why}`, summary };
   }
   if (desired === 0) {
     const left = status.replicas ?? 0;
