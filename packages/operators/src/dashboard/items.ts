@@ -41,8 +41,9 @@ export function microserviceItem(cluster: string, ms: Microservice, seenUnconver
     cluster,
     kind: 'Microservice',
     health: microserviceHealth(row),
-    why: (failedPhase ? row.reason : null) ?? (row.ready?.reason || row.reason || null),
-    whyMessage: (failedPhase ? row.message : null) ?? (row.ready?.message || row.message || null),
+    // An empty status reason or message (`""`) is none: the fallback, as when it is absent.
+    why: (failedPhase && row.reason) || row.ready?.reason || row.reason || null,
+    whyMessage: (failedPhase && row.message) || row.ready?.message || row.message || null,
     unconvergedSince: unconvergedSince(row.converged, row.ready, row.createdAt, seenUnconvergedAt),
   };
 }

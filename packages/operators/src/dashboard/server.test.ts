@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import type { WatchHealth } from '@converge/runtime';
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { parse as parseYaml } from 'yaml';
+import type { KubeObject, WatchHealth } from '@converge/runtime';
 import { judgeCluster } from './cluster-state.ts';
 import type { WatchMemory } from './cluster-state.ts';
 import { isLoopbackHost, parseListen, tokenFor, ListenError } from './listen.ts';
@@ -9,9 +12,12 @@ import { checkAccess, tokensEqual, TOKEN_COOKIE } from './security.ts';
 import { conditionTransitions, appendTimeline } from './timeline.ts';
 import { microserviceItem, providerItem, quotaOf, unconvergedSince } from './items.ts';
 import { DashboardModel } from './model.ts';
+import { objectDetail } from './detail.ts';
+import type { ClusterSource } from './cluster-source.ts';
+import { renderDesiredState, defaultPlatformDefaults } from '../operators/microservice/index.ts';
 import type { Microservice } from '../operators/microservice/api/index.ts';
 import type { DigitalHumanProvider } from '../operators/provider/api/index.ts';
-import type { ServerEvent } from './shared/types.ts';
+import type { ObjectDetail, ServerEvent } from './shared/types.ts';
 
 const h = (over: Partial<WatchHealth>): WatchHealth => ({ kind: 'Microservice', namespace: '', state: 'watching', synced: true, healthy: true, lastProgressAt: 0, lastProgressAgeMs: 0, restarts: 0, relists: 1, consecutiveFailures: 0, ...over });
 
@@ -104,6 +110,49 @@ test('items: health, the reason shown, and since when unconverged', () => {
   assert.equal(failed.unconvergedSince, '2025-12-01T00:00:00Z', 'no Ready yet: since creation');
   assert.equal(unconvergedSince(false, { status: 'True', reason: 'x', message: '', observedGeneration: 0, current: false, lastTransitionTime: 'old' }, 'c', 'seen'), 'seen', 'a stale True: since the dashboard saw it');
   assert.equal(microserviceItem('c', ms(cond('Ready', 'True', 'Available')), 'seen').key, 'Microservice/c/ns/web');
+});
+
+test('items: a Failed Microservice with an empty status.reason or message shows no reason (the fallback), never ""', () => {
+  const bare = microserviceItem('c', ms(null, { phase: 'Failed', reason: '', message: '' }), 'seen');
+  assert.equal(bare.health, 'failed');
+  assert.equal(bare.why, null);
+  assert.equal(bare.whyMessage, null);
+  const withReady = microserviceItem('c', ms(cond('Ready', 'False', 'ApplyRejected', 'the API server refused it'), { phase: 'Failed', reason: '', message: '' }), 'seen');
+  assert.equal(withReady.why, 'ApplyRejected', "Ready's reason, as when status.reason is absent");
+  assert.equal(withReady.whyMessage, 'the API server refused it');
+  const absent = microserviceItem('c', ms(cond('Ready', 'False', 'ApplyRejected', 'the API server refused it'), { phase: 'Failed' }), 'seen');
+  assert.deepEqual([withReady.why, withReady.whyMessage], [absent.why, absent.whyMessage], 'empty reads as absent');
+});
+
+test('detail: a field the live child lacks is a difference whose actual is null in the JSON answer, valid against openapi.yaml', async () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  ajv.addSchema(parseYaml(readFileSync(new URL('./openapi.yaml', import.meta.url), 'utf8')) as object, 'openapi');
+  const validate = ajv.compile({ $ref: 'openapi#/components/schemas/ObjectDetail' });
+  const web = ms(cond('Ready', 'True', 'Available'));
+  const desired = renderDesiredState(web, defaultPlatformDefaults);
+  const deployment = structuredClone(desired.deployment);
+  deployment.metadata = { ...deployment.metadata, uid: 'd1' };
+  delete deployment.metadata.labels!['app.kubernetes.io/managed-by'];
+  const service = structuredClone(desired.service);
+  service.metadata = { ...service.metadata, uid: 's1' };
+  const objects = [web, deployment, service] as KubeObject[];
+  const source = {
+    name: 'c',
+    cache: {
+      store: (kind: { kind: string }) => ({
+        get: ({ namespace, name }: { namespace: string; name: string }) => objects.find((o) => o.kind === kind.kind && o.metadata.namespace === namespace && o.metadata.name === name),
+        list: () => [],
+        byIndex: () => [],
+      }),
+    },
+  } as unknown as ClusterSource;
+  const model = new DashboardModel({ now: () => new Date('2026-03-01T00:00:00Z') });
+  model.upsert('c', 'Microservice', web);
+  const answer = JSON.parse(JSON.stringify(await objectDetail(model, source, 'Microservice', 'ns', 'web'))) as ObjectDetail;
+  assert.ok(validate(answer), ajv.errorsText(validate.errors));
+  const dep = answer.explanation.microservice!.children[0]!;
+  assert.equal(dep.ownership, 'controlled');
+  assert.deepEqual(dep.differences, [{ path: 'metadata.labels["app.kubernetes.io/managed-by"]', expected: 'converge', actual: null }]);
 });
 
 test('quota: read from status.usage and status.limitedBy as the operator writes them, null otherwise', () => {

@@ -15,7 +15,7 @@ import { renderDesiredState, InvalidSpecError } from '../../operators/microservi
 import type { Microservice, PlatformDefaults } from '../../operators/microservice/index.ts';
 import { describePodProblems, podProblems } from './pod-problems.ts';
 import { conditionsOf, explanation, generationFindings, objectHeader, readyFinding } from './explanation.ts';
-import type { ChildExplanation, DeploymentState, Explanation, Finding, Ownership, ServiceState } from './explanation.ts';
+import type { ChildExplanation, DeploymentState, DifferenceView, Explanation, Finding, Ownership, ServiceState } from './explanation.ts';
 
 export interface MicroserviceFacts {
   microservice: Microservice;
@@ -86,7 +86,7 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
   generationFindings(header, conditions, findings);
   if (ms.status?.phase === 'Failed') {
     const until = ms.status.reason === 'InvalidSpec' ? 'the spec changes' : 'the spec or the object in the way changes';
-    findings.push({ severity: 'error', message: `phase Failed (${ms.status.reason ?? 'no reason'}): ${ms.status.message ?? ''}; not retried until ${until}` });
+    findings.push({ severity: 'error', message: `phase Failed (${ms.status.reason || 'no reason'}): ${ms.status.message ?? ''}; not retried until ${until}` });
   }
   const ready = conditions.find((c) => c.type === 'Ready');
   readyFinding(ready, findings);
@@ -111,7 +111,8 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
     ['Service', facts.service, desired?.service],
   ] as const) {
     const own = ownershipOfChild(current, ms);
-    const differences = current && want ? findDifferencesShown(current, want) : [];
+    // `actual` null when absent: an undefined would vanish from -o json / -o yaml and the dashboard's detail.
+    const differences: DifferenceView[] = current && want ? findDifferencesShown(current, want).map((d) => ({ path: d.path, expected: d.expected, actual: d.actual ?? null })) : [];
     const child: ChildExplanation = {
       kind,
       name: current?.metadata.name ?? name,

@@ -1,7 +1,8 @@
 /**
  * An `Explanation` (`explanation.ts`) as text for a terminal: the verdict, the findings, the
  * spec and status, conditions, owned objects with their differences, and the recent Events.
- * Pure; colours come from the `Style` passed in.
+ * A value with line breaks (a finding, a status message) continues on lines indented under its
+ * text; table cells are one line each (`table.ts`). Pure; colours come from the `Style` passed in.
  * @module
  */
 import { formatAge } from './age.ts';
@@ -31,6 +32,17 @@ function indent(text: string, by = '  '): string {
   return text.split('\n').map((l) => (l ? by + l : l)).join('\n');
 }
 
+/**
+ * One line of the layout whose value may hold line breaks (a message, an API server's error): its
+ * further lines are indented two spaces deeper than the line itself (under a finding's text), so
+ * none starts at the margin or where a finding or a section does. Line breaks are all that is left
+ * to handle: the text is terminal-safe already (`terminalSafe` keeps tab and newline, and shows
+ * `\r` and every other control as `\u000d`…).
+ */
+function hanging(line: string): string {
+  return line.includes('\n') ? line.replace(/\n/g, `\n${' '.repeat(/^ */.exec(line)![0].length + 2)}`) : line;
+}
+
 function deploymentSummary(s: DeploymentState): string {
   const want = s.replicas ?? 1;
   const progressing = s.conditions.find((c) => c.type === 'Progressing');
@@ -54,45 +66,47 @@ export function renderExplanationText(explanation: Explanation, options: { style
   const { now } = options;
   const o = e.object;
   const out: string[] = [];
-  out.push(`${style.paint(`${o.kind} ${o.namespace}/${o.name}`, 'bold')}  uid ${o.uid}, generation ${o.generation}, age ${formatAge(o.createdAt, now)}`);
-  out.push(`${e.converged ? style.paint('Converged', 'green') : style.paint('Not converged', 'red')}: ${e.verdict.replace(/^(not )?converged: /, '')}`);
+  /** Lines of the layout (tables go to `out` as they are: their cells never hold a line break). */
+  const add = (...lines: string[]) => out.push(...lines.map(hanging));
+  add(`${style.paint(`${o.kind} ${o.namespace}/${o.name}`, 'bold')}  uid ${o.uid}, generation ${o.generation}, age ${formatAge(o.createdAt, now)}`);
+  add(`${e.converged ? style.paint('Converged', 'green') : style.paint('Not converged', 'red')}: ${e.verdict.replace(/^(not )?converged: /, '')}`);
 
-  out.push('', style.paint('Why', 'bold'));
-  for (const f of e.findings) out.push(`  ${style.paint(MARK[f.severity].text, MARK[f.severity].color)} ${f.message}`);
+  add('', style.paint('Why', 'bold'));
+  for (const f of e.findings) add(`  ${style.paint(MARK[f.severity].text, MARK[f.severity].color)} ${f.message}`);
 
   if (e.microservice) {
     const m = e.microservice;
-    out.push('', style.paint('Spec and status', 'bold'));
-    out.push(`  image ${m.spec.container.image}, port ${m.spec.container.port}`);
-    out.push(
+    add('', style.paint('Spec and status', 'bold'));
+    add(`  image ${m.spec.container.image}, port ${m.spec.container.port}`);
+    add(
       `  phase ${m.phase ?? '-'}, observedGeneration ${o.observedGeneration ?? '-'}/${o.generation}` +
         (m.reason ? `, reason ${m.reason}` : '') +
         (m.message && m.phase === 'Failed' ? `: ${m.message}` : ''),
     );
     const r = m.rollout.reported;
-    out.push(`  rollout (reported): ${r ? `${r.availableReplicas}/${r.replicas} available, ${r.updatedReplicas}/${r.replicas} updated, ${r.readyEndpoints} ready endpoints` : '-'}`);
-    if (m.rollout.assessed) out.push(`  rollout (live now): ${m.rollout.assessed.state}: ${m.rollout.assessed.message}`);
+    add(`  rollout (reported): ${r ? `${r.availableReplicas}/${r.replicas} available, ${r.updatedReplicas}/${r.replicas} updated, ${r.readyEndpoints} ready endpoints` : '-'}`);
+    if (m.rollout.assessed) add(`  rollout (live now): ${m.rollout.assessed.state}: ${m.rollout.assessed.message}`);
   }
   if (e.provider) {
     const p = e.provider;
-    out.push('', style.paint('Spec and status', 'bold'));
-    out.push(`  endpoint ${p.spec.endpoint}, region ${p.spec.region}${p.spec.displayName ? `, displayName ${JSON.stringify(p.spec.displayName)}` : ''}`);
-    out.push(`  providerID ${p.providerID ?? '-'}, observedGeneration ${o.observedGeneration ?? '-'}/${o.generation}`);
-    out.push(`  instance lives at ${p.instanceEndpoint ?? '- (no create sent)'}${p.createRequestedAt ? `, last create requested ${p.createRequestedAt}` : ''}`);
-    out.push(`  finalizer ${p.finalizer.name}: ${p.finalizer.present ? 'present' : 'absent'}${p.deleting ? ' (deleting)' : ''}`);
+    add('', style.paint('Spec and status', 'bold'));
+    add(`  endpoint ${p.spec.endpoint}, region ${p.spec.region}${p.spec.displayName ? `, displayName ${JSON.stringify(p.spec.displayName)}` : ''}`);
+    add(`  providerID ${p.providerID ?? '-'}, observedGeneration ${o.observedGeneration ?? '-'}/${o.generation}`);
+    add(`  instance lives at ${p.instanceEndpoint ?? '- (no create sent)'}${p.createRequestedAt ? `, last create requested ${p.createRequestedAt}` : ''}`);
+    add(`  finalizer ${p.finalizer.name}: ${p.finalizer.present ? 'present' : 'absent'}${p.deleting ? ' (deleting)' : ''}`);
     const c = p.credentials;
     const secretText = c.secretExists === null ? `unknown (${c.error ?? 'not checked'})` : c.secretExists ? (c.keyPresent ? `present, key "${c.key}" present` : `present, key "${c.key}" MISSING`) : 'MISSING';
-    out.push(`  credentials Secret ${c.secret}: ${secretText}`);
+    add(`  credentials Secret ${c.secret}: ${secretText}`);
     const lim = (l: Partial<Record<LimitName, number>> | null) => (l ? LIMIT_NAMES.filter((n) => l[n] !== undefined).map((n) => `${n} ${l[n]}`).join(', ') || 'none set' : '-');
-    out.push(`  limits: spec ${lim(p.limits.desired)}; in force ${lim(p.limits.inForce)}`);
+    add(`  limits: spec ${lim(p.limits.desired)}; in force ${lim(p.limits.inForce)}`);
     const u = p.usage;
-    out.push(u ? `  usage: ${u.callsToday} of ${u.dailyQuota} calls today, ${u.quotaRemaining} left (resets ${u.quotaResetAt}); ${u.throttledRequests} throttled in the last ${u.throttleWindowSeconds} s; observed ${u.observedAt}` : '  usage: - (not observed yet)');
-    out.push(`  usable: ${p.usable ? 'yes' : 'no'}${p.limitedBy ? `, limited by ${p.limitedBy}` : ''}`);
-    if (p.recommendation) out.push(`  recommendation: ${p.recommendation}`);
+    add(u ? `  usage: ${u.callsToday} of ${u.dailyQuota} calls today, ${u.quotaRemaining} left (resets ${u.quotaResetAt}); ${u.throttledRequests} throttled in the last ${u.throttleWindowSeconds} s; observed ${u.observedAt}` : '  usage: - (not observed yet)');
+    add(`  usable: ${p.usable ? 'yes' : 'no'}${p.limitedBy ? `, limited by ${p.limitedBy}` : ''}`);
+    if (p.recommendation) add(`  recommendation: ${p.recommendation}`);
   }
 
-  out.push('', style.paint('Conditions', 'bold'));
-  if (e.conditions.length === 0) out.push('  none');
+  add('', style.paint('Conditions', 'bold'));
+  if (e.conditions.length === 0) add('  none');
   else {
     const rows = e.conditions.map((c) => [
       c.type,
@@ -107,7 +121,7 @@ export function renderExplanationText(explanation: Explanation, options: { style
 
   if (e.microservice) {
     const m = e.microservice;
-    out.push('', style.paint('Owned objects', 'bold'));
+    add('', style.paint('Owned objects', 'bold'));
     const rows = m.children.map((c) => [
       c.kind,
       c.name,
@@ -115,27 +129,27 @@ export function renderExplanationText(explanation: Explanation, options: { style
       c.state ? ('currentReplicas' in c.state ? deploymentSummary(c.state) : serviceSummary(c.state)) : '-',
     ]);
     out.push(indent(renderTable(['kind', 'name', 'ownership', 'state'], rows, style)));
-    out.push(`  EndpointSlices: ${m.endpoints.slices} (${m.endpoints.ready} ready endpoint${m.endpoints.ready === 1 ? '' : 's'}, ${m.endpoints.notReady} not ready)`);
+    add(`  EndpointSlices: ${m.endpoints.slices} (${m.endpoints.ready} ready endpoint${m.endpoints.ready === 1 ? '' : 's'}, ${m.endpoints.notReady} not ready)`);
 
-    out.push('', `${style.paint('Desired vs actual', 'bold')} (${m.desired.source})`);
-    if (m.desired.error) out.push(`  cannot render the desired state: ${m.desired.error}`);
+    add('', `${style.paint('Desired vs actual', 'bold')} (${m.desired.source})`);
+    if (m.desired.error) add(`  cannot render the desired state: ${m.desired.error}`);
     for (const c of m.children) {
       if (!c.exists) {
-        out.push(`  ${c.kind} ${c.name}: missing${m.desired.error ? '' : ' (would be created)'}`);
+        add(`  ${c.kind} ${c.name}: missing${m.desired.error ? '' : ' (would be created)'}`);
       } else if (m.desired.error) {
         continue;
       } else if (c.differenceText.length === 0) {
-        out.push(`  ${c.kind} ${c.name}: ${style.paint('contains the desired state', 'green')}`);
+        add(`  ${c.kind} ${c.name}: ${style.paint('contains the desired state', 'green')}`);
       } else {
         const note = c.ownership === 'controlled' ? '' : ' (not written: not controlled by this Microservice)';
-        out.push(`  ${c.kind} ${c.name}: ${style.paint(`${c.differenceText.length} difference${c.differenceText.length === 1 ? '' : 's'}`, 'yellow')}${note}`);
-        for (const d of c.differenceText) out.push(`    ${d}`);
+        add(`  ${c.kind} ${c.name}: ${style.paint(`${c.differenceText.length} difference${c.differenceText.length === 1 ? '' : 's'}`, 'yellow')}${note}`);
+        for (const d of c.differenceText) add(`    ${d}`);
       }
     }
   }
 
-  out.push('', style.paint('Events', 'bold') + (e.events.length ? ' (oldest first)' : ''));
-  if (e.events.length === 0) out.push('  none');
+  add('', style.paint('Events', 'bold') + (e.events.length ? ' (oldest first)' : ''));
+  if (e.events.length === 0) add('  none');
   else {
     const rows = e.events.map((ev) => [
       formatAge(ev.lastTime, now),

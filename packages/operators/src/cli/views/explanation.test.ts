@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { Deployment, EndpointSlice, KubeEvent, Service } from '@converge/runtime';
 import { renderDesiredState, defaultPlatformDefaults, HANDOVER_ANNOTATION } from '../../operators/microservice/index.ts';
 import type { Microservice } from '../../operators/microservice/index.ts';
 import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
-import { eventViews } from './explanation.ts';
+import { eventViews, type Explanation } from './explanation.ts';
 import { explainMicroservice, countEndpoints, ownershipOfChild } from './explain-microservice.ts';
 import { explainProvider } from './explain-provider.ts';
 import { renderExplanationText } from './explanation-text.ts';
@@ -299,4 +300,44 @@ test('differences never show an env value (they may be passwords), as the spec s
   }
   assert.match(drifted.microservice!.children[0]!.differenceText.join('\n'), /env\[\d+\]\.value: differs \(value hidden\)/);
   assert.ok(missing.microservice!.children[0]!.differences.length > 0, 'the missing container is still a difference');
+});
+
+test('a field the live child lacks: the difference keeps its `actual` key, as null, in -o json and -o yaml (the text still says absent)', () => {
+  const ms = microservice(1, readyStatus());
+  const { deployment, service } = liveChildren(ms);
+  delete deployment.metadata.labels!['app.kubernetes.io/managed-by'];
+  const e = explainMicroservice({ ...base, microservice: ms, deployment, service, endpointSlices: [slice([true, true])], events: [] });
+  const path = 'metadata.labels["app.kubernetes.io/managed-by"]';
+  assert.deepEqual(e.microservice!.children[0]!.differenceText, [`${path}: want "converge", have absent`]);
+  const asJson = JSON.parse(JSON.stringify(e)) as Explanation;
+  assert.deepEqual(asJson.microservice!.children[0]!.differences, [{ path, expected: 'converge', actual: null }]);
+  const asYaml = parseYaml(stringifyYaml(e, { lineWidth: 0 })) as Explanation;
+  assert.deepEqual(asYaml.microservice!.children[0]!.differences, [{ path, expected: 'converge', actual: null }]);
+});
+
+test('a Failed Microservice with an empty status.reason reads as no reason, not "()"', () => {
+  const ms = microservice(1, { phase: 'Failed', observedGeneration: 1, reason: '', message: 'the API server refused the Deployment' });
+  const e = explainMicroservice({ ...base, microservice: ms, deployment: undefined, service: undefined, endpointSlices: [], events: [] });
+  const finding = e.findings.find((f) => f.message.startsWith('phase Failed'));
+  assert.equal(finding?.message, 'phase Failed (no reason): the API server refused the Deployment; not retried until the spec or the object in the way changes');
+});
+
+test('a finding (or a status message) with line breaks continues indented under its text: no line of it passes for another finding or a section', () => {
+  const message = 'first line\nBad: second line\n\n  ✗ third line';
+  const ms = microservice(1, {
+    phase: 'Failed', observedGeneration: 1, reason: 'ApplyRejected', message,
+    conditions: [cond('Ready', 'False', 'ApplyRejected', 1, message)],
+  });
+  const e = explainMicroservice({ ...base, microservice: ms, deployment: undefined, service: undefined, endpointSlices: [], events: [] });
+  const lines = renderExplanationText(e, { now }).split('\n');
+  const ready = lines.indexOf('  ✗ Ready=False (ApplyRejected): first line');
+  assert.ok(ready > 0, lines.join('\n'));
+  assert.deepEqual(lines.slice(ready + 1, ready + 5), ['    Bad: second line', '    ', '      ✗ third line', lines[ready + 4]]);
+  assert.match(lines[ready + 4]!, /^ {2}[✓·!✗] /, 'the next line is the next finding');
+  const phase = lines.findIndex((l) => l.startsWith('  phase Failed, observedGeneration 1/1, reason ApplyRejected: first line'));
+  assert.ok(phase > 0, lines.join('\n'));
+  assert.deepEqual(lines.slice(phase + 1, phase + 4), ['    Bad: second line', '    ', '      ✗ third line']);
+  // The same with colours: the continuation is indented whatever the style paints.
+  const coloured = stripAnsi(renderExplanationText(e, { now, style: createStyle(true) })).split('\n');
+  assert.deepEqual(coloured.slice(ready, ready + 4), lines.slice(ready, ready + 4));
 });

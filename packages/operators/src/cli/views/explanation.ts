@@ -28,7 +28,8 @@
  *                  ownership: "controlled"|"missing"|"unowned"|"handover"|"previous-owner"|"foreign",
  *                  controller: { apiVersion, kind, name, uid } | null, handoverTo|null,
  *                  generationStamp|null, state: {…kind-specific…} | null,
- *                  differences: [{ path, expected, actual }], differenceText: string[] }] },
+ *                  differences: [{ path, expected, actual|null }],   // actual null: the live child lacks the field
+ *                  differenceText: string[] }] },
  *   provider?: {                                       // kind DigitalHumanProvider
  *     spec: { endpoint, region, displayName|null, credentials: { secretRef: { name, key } } },
  *     providerID|null, instanceEndpoint|null, createRequestedAt|null, finalizer: { name, present }, deleting,
@@ -41,7 +42,7 @@
  * @module
  */
 import type { Condition, KubeEvent, KubeObject } from '@converge/runtime';
-import type { RolloutAssessment, Difference } from '../../operators/microservice/index.ts';
+import type { RolloutAssessment } from '../../operators/microservice/index.ts';
 import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
 import { VIEW_API_VERSION, conditionView, type ConditionView } from './status-view.ts';
 
@@ -88,6 +89,18 @@ export interface ServiceState {
   selector: Record<string, string>;
 }
 
+/**
+ * A difference between the desired and the live child, as the documents carry it (the operator's
+ * `Difference`, env values hidden). `actual` is always there: null when the live child lacks the
+ * field (or holds null; `differenceText` tells them apart), never a missing key.
+ */
+export interface DifferenceView {
+  /** e.g. `spec.template.spec.containers[0].image`, `metadata.labels["app.kubernetes.io/name"]`. */
+  path: string;
+  expected: unknown;
+  actual: NonNullable<unknown> | null;
+}
+
 export interface ChildExplanation {
   kind: 'Deployment' | 'Service';
   name: string;
@@ -98,7 +111,7 @@ export interface ChildExplanation {
   handoverTo: string | null;
   generationStamp: string | null;
   state: DeploymentState | ServiceState | null;
-  differences: Difference[];
+  differences: DifferenceView[];
   differenceText: string[];
 }
 

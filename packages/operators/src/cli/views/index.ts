@@ -15,7 +15,7 @@ export * from './age.ts';
 export * from './status-view.ts';
 // The document and its shared parts; the builders every kind uses stay inside the views.
 export { MAX_EVENTS, eventViews } from './explanation.ts';
-export type { Severity, Finding, ConditionExplanation, EventView, Ownership, DeploymentState, ServiceState, ChildExplanation, MicroserviceExplanation, ProviderExplanation, Explanation } from './explanation.ts';
+export type { Severity, Finding, ConditionExplanation, EventView, Ownership, DeploymentState, ServiceState, ChildExplanation, DifferenceView, MicroserviceExplanation, ProviderExplanation, Explanation } from './explanation.ts';
 export * from './explain-microservice.ts';
 export * from './explain-provider.ts';
 export * from './explanation-text.ts';

@@ -88,6 +88,14 @@ test('a Failed Microservice shows its reason', () => {
   assert.match(line, /Failed\s+-\s+-\s+-\s+False\s+OwnershipConflict\s+10m\s+1\/1\s+Service x\/taken exists/);
 });
 
+test('a Failed Microservice with an empty status.reason shows no reason ("-"), as with none', () => {
+  const failed = ms('taken', { status: { phase: 'Failed', observedGeneration: 1, reason: '', message: '' } });
+  const text = renderStatusText(buildStatusDocument({ namespace: 'default', microservices: [failed], providers: [] }), { now, wide: true });
+  const line = text.split('\n').find((l) => l.startsWith('taken'))!;
+  assert.match(line, /Failed\s+-\s+-\s+-\s+-\s+-\s+10m\s+1\/1$/);
+  assert.equal(statusLines(buildStatusDocument({ namespace: 'default', microservices: [failed], providers: [] })).get('Microservice default/taken'), 'Microservice default/taken: phase=Failed ready=- image=ghcr.io/yrw9281/it30-todo-api:0.1.0 generation=1/1');
+});
+
 test('provider rows: converged needs Ready, current generation, providerID and the finalizer', () => {
   const status = { observedGeneration: 1, providerID: 'inst-1', conditions: [cond('Ready', 'True', 'ProviderReady', 1)] };
   assert.equal(providerRow(dhp('studio', { status })).converged, true);

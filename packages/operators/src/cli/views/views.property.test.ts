@@ -20,8 +20,8 @@
  * Invariants checked:
  * - nothing throws; the same input and clock give the same document and the same text; the
  *   inputs are not modified (the views are pure, index.ts);
- * - documents are plain JSON: no `undefined` (except `Difference.actual`, documented "undefined
- *   when absent"), no NaN or Infinity, the documented keys present (null rather than missing);
+ * - documents are plain JSON: no `undefined` (a difference's `actual` too: null when the live
+ *   child lacks the field), no NaN or Infinity, the documented keys present (null rather than missing);
  *   rows sorted by namespace then name whatever the listing order, the summary counts them
  *   (status-view.ts);
  * - every string in every output is well-formed UTF-16 (no cut through a surrogate pair; this
@@ -38,6 +38,9 @@
  *   around the text only);
  * - ages (`formatAge`) are kubectl durations or `<unknown>`: never negative, never NaN;
  * - `statusLines`: one line per object (status-view.ts); `verdict`: one line (explanation.ts);
+ * - explain text: a line starts at the margin only as the header, the verdict or a section title;
+ *   the Why section holds one line per finding (`  <mark> `), a finding's further lines (a message
+ *   with line breaks) indented under its text, so none passes for another finding or a section;
  * - `podProblems`: at most MAX_CAUSES causes, each pod message cut to MAX_MESSAGE characters;
  *   Events kept at most MAX_EVENTS, oldest first.
  *
@@ -210,8 +213,8 @@ function checkStatusDocument(doc: StatusDocument, ms: number, dhp: number): void
 // converge explain
 
 function checkExplanation(e: Explanation, what: string): void {
-  const allowed = (path: string) => /\.differences\[\d+\]\.actual$/.test(path);
-  assert.deepEqual(notJson(e, '$', allowed), [], `${what}: the document is plain JSON`);
+  assert.deepEqual(notJson(e), [], `${what}: the document is plain JSON`);
+  for (const c of e.microservice?.children ?? []) for (const d of c.differences) assert.deepEqual(Object.keys(d), ['path', 'expected', 'actual'], `${what}: a difference has its three keys`);
   assert.deepEqual(Object.keys(e.object).sort(), ['apiVersion', 'createdAt', 'deletionTimestamp', 'finalizers', 'generation', 'kind', 'name', 'namespace', 'observedGeneration', 'uid']);
   assert.ok(!e.verdict.includes('\n'), `${what}: the verdict is one line (explanation.ts): ${JSON.stringify(e.verdict.slice(0, 300))}`);
   assert.ok(e.events.length <= MAX_EVENTS);
@@ -243,6 +246,16 @@ function checkExplanationText(e: Explanation, now: Date, what: string): void {
   }
   assert.match(lines[0]!, /, age (\S+)$/);
   assert.match(/, age (\S+)$/.exec(lines[0]!)![1]!, AGE);
+  // Only the header, the verdict and the section titles start at the margin: a multi-line value
+  // continues indented, so none of its lines reads as a section (or, below, as a finding).
+  const titles = /^(?:Why|Spec and status|Conditions|Owned objects|Desired vs actual \(.*\)|Events(?: \(oldest first\))?)$/;
+  lines.slice(2).forEach((l, i) => assert.ok(l === '' || l.startsWith(' ') || titles.test(l), `${what}: line ${i + 3} starts at the margin: ${JSON.stringify(l.slice(0, 120))}`));
+  const why = lines.indexOf('Why');
+  const end = lines.indexOf('', why);
+  const section = lines.slice(why + 1, end === -1 ? undefined : end);
+  const marks = section.filter((l) => /^ {2}[✓·!✗] /.test(l));
+  assert.equal(marks.length, e.findings.length, `${what}: one line per finding starts with its mark:\n${section.join('\n').slice(0, 2000)}`);
+  for (const l of section) assert.ok(/^ {2}[✓·!✗] /.test(l) || l.startsWith('    '), `${what}: a finding's further line is indented under its text: ${JSON.stringify(l.slice(0, 120))}`);
 }
 
 function microserviceFacts(w: MicroserviceWorld) {
