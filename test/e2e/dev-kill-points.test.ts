@@ -1,0 +1,114 @@
+/**
+ * `converge dev` (`npm start`) stopped at any step of its start: Ctrl-C (SIGINT) a random few
+ * hundred milliseconds after each step began must end in an orderly teardown (exit 0, "stopped
+ * cleanly"), with no process left (the control plane's components are found by a marker in their
+ * environment, which they inherit), no `vendor-sim.json` handle left beside the kubeconfig, and the
+ * API server gone. A second Ctrl-C right after the first kills at once (exit 130): nothing may be
+ * left running then either. The delays come from a printed seed (`CONVERGE_KILL_SEED` replays).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Pids of live (not zombie) processes whose environment holds `name=value`. */
+function processesMarked(entry: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (!readFileSync(`/proc/${name}/environ`).includes(entry)) continue;
+      if (/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${name}/stat`, 'utf8'))) continue;
+      found.push(Number(name));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function seeded(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+/** Progress lines of `converge dev` (stderr) a Ctrl-C is aimed at. */
+const STEPS = ['starting etcd', 'starting kube-apiserver', 'control plane ready at', 'CRDs installed', 'vendor simulator at', 'operators running', 'samples applied'];
+
+test('converge dev stopped by Ctrl-C at any step of its start tears everything down; a second Ctrl-C leaves nothing running either', { timeout: 900_000 }, async (t) => {
+  const seed = Number(process.env.CONVERGE_KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  t.diagnostic(`seed ${seed} (CONVERGE_KILL_SEED=${seed} replays the delays)`);
+  const random = seeded(seed);
+  const runs: string[] = [];
+  for (const [i, step] of [...STEPS, ...STEPS.slice(0, 3).map((s) => `${s}|twice`)].entries()) {
+    const [aim, twice] = step.split('|') as [string, string | undefined];
+    const dir = mkdtempSync(join(tmpdir(), 'converge-dev-kill-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const kubeconfig = join(dir, 'kubeconfig');
+    const mark = `CONVERGE_KILL_POINT_MARK=${randomBytes(8).toString('hex')}`;
+    const [markName, markValue] = mark.split('=') as [string, string];
+    const child = spawn(
+      process.execPath,
+      ['packages/operators/src/cli/main.ts', 'dev', '--no-ui', '--dashboard', '127.0.0.1:0', '--kubeconfig-out', kubeconfig, '--log-file', join(dir, 'operators.log')],
+      { cwd: root, env: { ...process.env, NO_COLOR: '1', [markName]: markValue }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    t.after(() => {
+      child.kill('SIGKILL');
+      for (const pid of processesMarked(mark)) process.kill(pid, 'SIGKILL');
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+    const reached = new Promise<void>((resolve, reject) => {
+      child.stderr.setEncoding('utf8').on('data', (c: string) => {
+        stderr += c;
+        if (stderr.includes(aim)) resolve();
+      });
+      void exited.then((code) => reject(new Error(`converge dev exited (${code}) before "${aim}":\n${stderr}`)));
+    });
+    await reached;
+    const delayMs = Math.floor(random() < 0.5 ? random() * 30 : random() * 500);
+    await new Promise((r) => setTimeout(r, delayMs));
+    child.kill('SIGINT');
+    const againMs = Math.floor(random() * 300);
+    if (twice) {
+      await new Promise((r) => setTimeout(r, againMs));
+      child.kill('SIGINT');
+    }
+    const transcript = `(run ${i}: Ctrl-C ${delayMs} ms after "${aim}"${twice ? `, again ${againMs} ms later` : ''})\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 120 s'), 120_000))]);
+    if (twice) assert.ok(code === 130 || code === 0, `exit code ${code} ${transcript}`);
+    else {
+      assert.equal(code, 0, transcript);
+      assert.match(stderr, /stopped cleanly/, transcript);
+    }
+    await until(`nothing started by converge dev is running ${transcript}`, () => processesMarked(mark).length === 0, 15_000);
+    if (!twice || code === 0) assert.ok(!existsSync(join(dir, 'vendor-sim.json')), `the vendor simulator's handle is removed ${transcript}`);
+    if (existsSync(kubeconfig)) {
+      const server = /server: (\S+)/.exec(readFileSync(kubeconfig, 'utf8'))?.[1];
+      if (server) await assert.rejects(fetch(`${server}/readyz`, { signal: AbortSignal.timeout(5_000) }), `the API server is gone ${transcript}`);
+    }
+    runs.push(`${delayMs} ms after "${aim}"${twice ? ` and again ${againMs} ms later (exit ${code})` : ''}`);
+  }
+  t.diagnostic(`Ctrl-C ${runs.join('; ')}`);
+});
