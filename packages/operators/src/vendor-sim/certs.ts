@@ -12,7 +12,7 @@
  * @module
  */
 import 'reflect-metadata';
-import { createPrivateKey, createPublicKey, randomBytes, X509Certificate } from 'node:crypto';
+import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
@@ -73,8 +73,7 @@ type Ca = { cert: x509.X509Certificate; key: webcrypto.CryptoKey; pem: string; p
 async function loadCa(caPath: string, keyPath: string): Promise<Ca | undefined> {
   try {
     const [caPem, keyPem] = await Promise.all([readFile(caPath, 'utf8'), readFile(keyPath, 'utf8')]);
-    const spki = (key: { export(o: { format: 'der'; type: 'spki' }): Buffer }) => key.export({ format: 'der', type: 'spki' });
-    if (!spki(createPublicKey(createPrivateKey(keyPem))).equals(spki(new X509Certificate(caPem).publicKey))) return undefined;
+    if (!new X509Certificate(caPem).checkPrivateKey(createPrivateKey(keyPem))) return undefined;
     const cert = new x509.X509Certificate(caPem);
     if (cert.notAfter.getTime() <= Date.now() + DAY_MS) return undefined;
     const key = await crypto.subtle.importKey('pkcs8', der(keyPem), ALG, false, ['sign']);
