@@ -10,12 +10,14 @@
  *
  * `injectCa` (self-managed only) writes the CA into both CRDs' `caBundle` once the server listens
  * — and, with `url`, points them at that URL (local runs, where the API server reaches the
- * webhook on 127.0.0.1). It is opt-in: a `converge run` from a laptop against a cluster must never
- * re-point that cluster's CRDs. Readiness (`/readyz` check `webhook`) waits for the server, and
- * for the injection when asked.
+ * webhook on 127.0.0.1), and keeps them so: every 30 s it looks again and writes the CA back if
+ * someone replaced the conversion block (`CaBundleInjector`, as cert-manager's cainjector keeps
+ * its CRDs). It is opt-in: a `converge run` from a laptop against a cluster must never re-point
+ * that cluster's CRDs. Readiness (`/readyz` check `webhook`) waits for the server, and for the
+ * first injection when asked.
  * @module
  */
-import { ConversionRegistry, WebhookServer, certDirCertificates, directoryCaStore, ensureSelfManagedCa, injectCaBundle, secretCaStore, selfManagedCertificates, withConversionWebhookUrl } from '@converge/runtime';
+import { CaBundleInjector, ConversionRegistry, WebhookServer, certDirCertificates, directoryCaStore, ensureSelfManagedCa, secretCaStore, selfManagedCertificates, withConversionWebhookUrl } from '@converge/runtime';
 import type { CertificateSource, CustomResourceDefinitionV1, KubeClient, Logger, Manager } from '@converge/runtime';
 // The converters and names only: the CRDs (built from the TypeBox schemas) are loaded by the
 // local-run helpers below, never by the operator process (issue 17); the provider operator itself
@@ -80,37 +82,25 @@ export function addConversionWebhook(manager: Manager, settings: WebhookSettings
   }).serveConversion(conversionRegistry());
   manager.add({ name: 'webhook server', start: (s) => server.start(s) }, { needLeaderElection: false });
 
-  let injected = !settings.injectCa;
-  let lastError: string | undefined;
-  if (settings.injectCa) {
+  const injector = settings.injectCa
+    ? new CaBundleInjector({ client: manager.client, crds: CONVERTED_CRDS, caPem: () => server.caPem(), ...(settings.url ? { url: settings.url } : {}), clock: manager.clock, log })
+    : undefined;
+  if (injector) {
     manager.add({
       name: 'webhook CA injector',
       start: async (signal) => {
         await server.listening();
-        for (let attempt = 0; !signal.aborted && !injected; attempt++) {
-          try {
-            const caPem = server.caPem();
-            if (!caPem) throw new Error('the webhook has no CA to inject');
-            const written = await injectCaBundle(manager.client, { crds: CONVERTED_CRDS, caPem, ...(settings.url ? { url: settings.url } : {}), signal });
-            injected = true;
-            lastError = undefined;
-            log.info({ crds: CONVERTED_CRDS, written, url: settings.url }, written.length ? 'webhook CA written into the CRDs' : 'the CRDs already trust the webhook CA');
-          } catch (err) {
-            if (signal.aborted) break;
-            lastError = err instanceof Error ? err.message : String(err);
-            const delay = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6));
-            log.warn({ err: lastError, retryInMs: delay }, 'cannot write the webhook CA into the CRDs yet');
-            await manager.clock.sleep(delay, signal).catch(() => undefined);
-          }
-        }
-        await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+        await injector.start(signal);
       },
     }, { needLeaderElection: false });
   }
   manager.addReadyCheck('webhook', () => {
     const serving = server.ready();
     if (!serving.ok) return serving;
-    if (!injected) return { ok: false, detail: `the CRDs do not trust the webhook yet${lastError ? `: ${lastError}` : ''}` };
+    if (injector && !injector.injected()) {
+      const why = injector.lastError();
+      return { ok: false, detail: `the CRDs do not trust the webhook yet${why ? `: ${why}` : ''}` };
+    }
     return { ok: true };
   });
   return server;

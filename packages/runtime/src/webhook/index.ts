@@ -6,7 +6,8 @@
  *   for a CA of our own kept in a folder or a Secret), JSON handlers per path, metrics.
  * - `ConversionRegistry`: hub-and-spoke converters per kind; `server.serveConversion(registry)`
  *   answers `ConversionReview`s at `/convert`.
- * - `injectCaBundle`: writes the webhook's CA (and, locally, its URL) into the CRDs.
+ * - `injectCaBundle`: writes the webhook's CA (and, locally, its URL) into the CRDs once;
+ *   `CaBundleInjector` (a runnable) keeps it there, as cert-manager's cainjector does.
  *
  * What a caller can rely on is stated in each file's header: conversions are all-or-nothing and
  * never crash the server; certificates are swapped without a restart; the server is ready
@@ -21,3 +22,5 @@ export { certDirCertificates, selfManagedCertificates, ensureSelfManagedCa, dire
 export type { CertificateSource, ServingCertificate, CaStore, SelfManagedOptions } from './certificates.ts';
 export { injectCaBundle, withConversionWebhookUrl } from './ca-bundle.ts';
 export type { InjectCaBundleOptions, WebhookClientConfig } from './ca-bundle.ts';
+export { CaBundleInjector } from './ca-bundle-injector.ts';
+export type { CaBundleInjectorOptions } from './ca-bundle-injector.ts';
