@@ -11,7 +11,8 @@
  * `add` only for a key not held, an `update` or `delete` only of the object last reported, with
  * it as `oldObject`), a UID's resourceVersions never go back, and no UID is reported again after
  * its deletion (a ghost). After every write of ours: read-your-writes (the store holds what we
- * wrote or something newer; after our delete, never that object again).
+ * wrote or something newer; after our delete, never the object the API server says it deleted
+ * again).
  * Checked at the end, faults off: the store equals the API server's list (UIDs, versions, data),
  * and the state rebuilt from the reported changes equals the store.
  *
@@ -160,12 +161,19 @@ async function runProgram(t: TestContext, mix: Partial<FaultMix>, steps: Step[])
   });
   const abort = new AbortController();
   const running = cache.start(abort.signal);
-  const readYourWrite = (w: Write, result: ConfigMap | 'deleted' | undefined, deletedUid: string | undefined): void => {
+  // The UID each delete of ours removed, as the API server's answer names it: the store may hold
+  // an older object of that name when the delete is sent (deleted and created again by the other
+  // actor, the watch not there yet), and the delete then removes the newer one; the older one goes
+  // when the watch shows its deletion (it is not this process's write).
+  const deletedByUs = new Map<string, string | undefined>();
+  removals.push(own.observe({ onDelete: (_kind, key, still, deleted) => void (still ? undefined : deletedByUs.set(key.name, deleted?.uid)) }));
+  const readYourWrite = (w: Write, result: ConfigMap | 'deleted' | undefined, heldUid: string | undefined): void => {
     if (result === undefined) return;
     const key = `${ns}/${w.name}`;
     const cur = informer.store.get(key);
     if (result === 'deleted') {
-      if (cur && deletedUid !== undefined && cur.metadata.uid === deletedUid) changes.violations.push(`our delete of ${key} ${deletedUid} returned, the store still holds it`);
+      const deletedUid = deletedByUs.get(w.name) ?? heldUid;
+      if (cur && deletedUid !== undefined && cur.metadata.uid === deletedUid) changes.violations.push(`our delete of ${key} ${deletedUid} returned, the store still holds it (it held ${heldUid ?? 'nothing'} when the delete was sent)`);
       return;
     }
     if (!cur) {
@@ -175,8 +183,8 @@ async function runProgram(t: TestContext, mix: Partial<FaultMix>, steps: Step[])
     }
   };
   const ownWrite = async (w: Write): Promise<void> => {
-    const deletedUid = w.op === 'delete' ? informer.store.get(`${ns}/${w.name}`)?.metadata.uid : undefined;
-    readYourWrite(w, await write(own, ns, w), deletedUid);
+    const heldUid = w.op === 'delete' ? informer.store.get(`${ns}/${w.name}`)?.metadata.uid : undefined;
+    readYourWrite(w, await write(own, ns, w), heldUid);
   };
   try {
     await cache.waitForSync();
