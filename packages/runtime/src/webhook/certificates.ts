@@ -11,8 +11,12 @@
  *
  * Guarantees: `start(signal, onCertificate)` calls `onCertificate` with a complete certificate
  * before it does anything else that can wait, then again after each change, until the signal
- * aborts. A folder that is missing or half-written (a file cut short, or a key that does not match
- * the certificate yet) is retried, never served. Keys are ECDSA P-256.
+ * aborts. A folder that is missing or half-written (a file cut short, a chain in tls.crt cut inside
+ * one of its blocks, or a key that does not match the certificate yet) is retried, never served;
+ * so is a pair TLS refuses. Self-managed keys are ECDSA P-256 (a folder may hold any key TLS takes).
+ * Caveat: a tls.crt cut exactly between two blocks (the leaf alone, its chain not written yet) is
+ * a whole pair to a reader: a folder written in place can serve it until the next poll; a mounted
+ * Secret (the kubelet swaps the whole folder at once) cannot.
  * Caveat: the X.509 library (`@peculiar/x509`) is loaded only by the self-managed source.
  * @module
  */
@@ -20,6 +24,7 @@ import { readFile, mkdir, writeFile, link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
+import { createSecureContext } from 'node:tls';
 import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import type { KubeClient } from '../client/index.ts';
@@ -60,6 +65,11 @@ export function certDirCertificates(dir: string, options: { pollMs?: number; clo
             const notAfter = expiry(certPem); // throws on a half-written file: retried at the next poll
             // A half-renewed folder (one file new, the other still old) is retried too, never served.
             if (!new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem))) throw new Error('tls.key does not match tls.crt');
+            // So is a chain cut short (tls.crt written in place, the leaf whole and the next block
+            // not yet): TLS refuses one cut inside a block, and would ignore one cut inside its
+            // BEGIN line, serving the leaf without its chain.
+            if (/-----END [^\n]*-----\s*-[-A-Z ]*$/.test(certPem)) throw new Error('tls.crt ends inside a BEGIN line');
+            createSecureContext({ cert: certPem, key: keyPem });
             last = fingerprint;
             onCertificate({ certPem, keyPem, notAfter });
           }

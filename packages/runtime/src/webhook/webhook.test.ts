@@ -10,6 +10,7 @@ import { WebhookServer } from './webhook-server.ts';
 import { ConversionRegistry } from './conversion.ts';
 import { toyBoxConversions } from './toy-box.test-support.ts';
 import { certDirCertificates, directoryCaStore, ensureSelfManagedCa, selfManagedCertificates } from './certificates.ts';
+import type { CertificateSource } from './certificates.ts';
 import type { KubeObject } from '../objects/index.ts';
 
 interface Answer { status: number; body: string; fingerprint: string; contentType?: string }
@@ -173,6 +174,42 @@ test('a cert-manager style folder is served, and a renewed certificate is picked
   assert.ok(existsSync(join(certDir, 'tls.crt')));
   stop.abort();
   await running;
+});
+
+// Found by cert-rotation.adversarial.test.ts: a tls.crt holding a chain (cert-manager writes the
+// leaf, then its CA), written in place and read with the leaf whole and the next block cut, was
+// served: cut inside the next block's BEGIN line, OpenSSL ignored that block and the leaf went out
+// alone (a client needing the intermediate failed its handshake); cut further on, OpenSSL refused
+// the chain, and a server starting on it rejected instead of waiting for the rest.
+test('a tls.crt caught half-written with its chain cut short is retried, never served, and the server waits for the rest', async (t) => {
+  const caDir = mkdtempSync(join(tmpdir(), 'converge-webhook-ca-'));
+  const certDir = mkdtempSync(join(tmpdir(), 'converge-webhook-certs-'));
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); rmSync(caDir, { recursive: true, force: true }); rmSync(certDir, { recursive: true, force: true }); });
+  const issuing = new AbortController();
+  const issued = await new Promise<{ certPem: string; keyPem: string }>((resolve) => void selfManagedCertificates({ store: directoryCaStore(caDir) }).start(issuing.signal, (c) => { issuing.abort(); resolve(c); }));
+  const ca = readFileSync(join(caDir, 'ca.crt'), 'utf8');
+  const chain = `${issued.certPem}${ca}`;
+  const source = certDirCertificates(certDir, { pollMs: 10 });
+  const served: string[] = [];
+  const recording: CertificateSource = { start: (signal, onCertificate) => source.start(signal, (c) => { served.push(c.certPem); onCertificate(c); }) };
+  writeFileSync(join(certDir, 'tls.key'), issued.keyPem);
+  writeFileSync(join(certDir, 'tls.crt'), chain.slice(0, issued.certPem.length + '-----BEG'.length));
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: recording }).serveConversion(registry);
+  const running = server.start(stop.signal).then(() => 'settled', (e: unknown) => `rejected: ${e instanceof Error ? e.message : String(e)}`);
+  await new Promise((r) => setTimeout(r, 150));
+  assert.deepEqual(served, [], 'the leaf, cut inside the BEGIN line of its CA: not served');
+  writeFileSync(join(certDir, 'tls.crt'), chain.slice(0, issued.certPem.length + 100));
+  await new Promise((r) => setTimeout(r, 150));
+  assert.deepEqual(served, [], 'cut inside the CA: not served');
+  assert.equal(await Promise.race([running, new Promise((r) => setTimeout(r, 0, 'running'))]), 'running', 'start() waits for the rest');
+  assert.equal(server.ready().ok, false);
+  writeFileSync(join(certDir, 'tls.crt'), chain);
+  const { port } = (await server.listening())!;
+  assert.deepEqual(served, [chain], 'the whole chain, once');
+  assert.equal((await post(port, '/convert', ca, JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'c', desiredAPIVersion: 'toys.example.com/v2', objects: [] } }))).status, 200);
+  stop.abort();
+  assert.equal(await running, 'settled');
 });
 
 test('registry: identity and metadata other than labels and annotations come from the input', () => {
