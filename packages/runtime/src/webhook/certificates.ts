@@ -70,8 +70,8 @@ export function certDirCertificates(dir: string, options: { pollMs?: number; clo
             // BEGIN line, serving the leaf without its chain.
             if (/-----END [^\n]*-----\s*-[-A-Z ]*$/.test(certPem)) throw new Error('tls.crt ends inside a BEGIN line');
             createSecureContext({ cert: certPem, key: keyPem });
-            last = fingerprint;
             onCertificate({ certPem, keyPem, notAfter });
+            last = fingerprint; // a pair the server refused (the callback threw) is tried again
           }
         } catch {
           // missing or incomplete: keep serving the previous certificate, look again soon

@@ -5,7 +5,8 @@
  *
  * Guarantees: `start(signal)` obtains a certificate from its `CertificateSource` before it
  * listens (a server never answers with no or a stale certificate), swaps certificates in place
- * when the source renews them (open connections keep theirs, new ones get the new one), and
+ * when the source renews them (open connections keep theirs, new ones get the new one; a renewed
+ * pair TLS refuses is not swapped in, and the source's callback throws), and
  * settles when the signal aborts, after closing the socket and every connection (stalled ones,
  * and those still in the TLS handshake, included). It rejects when the address cannot be bound
  * or the first certificate cannot be used (`listening()` then rejects too). `ready()` is true
@@ -114,8 +115,10 @@ export class WebhookServer {
     }
     const first = Promise.withResolvers<void>();
     const certificates = this.#opts.certificates.start(signal, (cert) => {
-      this.#certificate = cert;
+      // Swapped in first: a pair TLS refuses throws to the source (which retries it) and leaves the
+      // certificate served, and the one `caPem()` reports, as they were.
       this.#server?.setSecureContext({ cert: cert.certPem, key: cert.keyPem });
+      this.#certificate = cert;
       this.#opts.log?.info({ notAfter: new Date(cert.notAfter).toISOString() }, 'webhook serving certificate loaded');
       first.resolve();
     }).catch((err: unknown) => first.reject(err));

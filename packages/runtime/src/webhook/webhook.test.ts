@@ -255,3 +255,27 @@ test('a CA folder whose key cannot be read as one is refused with what to do, ne
   assert.equal(readFileSync(join(dir, 'ca.key'), 'utf8'), '-----BEGIN PRIVATE KEY-----\nMIGH', 'left as it was');
   assert.equal(existsSync(join(dir, 'ca.crt')), false);
 });
+
+test('a certificate the server cannot use (from any source) leaves the one it serves in place, and what it reports matches what it serves', async (t) => {
+  const good = await served(t, (s) => s.serveConversion(registry));
+  await good.stop();
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-bad-'));
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); rmSync(dir, { recursive: true, force: true }); });
+  let hand: ((c: { certPem: string; keyPem: string; caPem?: string; notAfter: number }) => void) | undefined;
+  const inner = selfManagedCertificates({ store: directoryCaStore(dir) });
+  const source: CertificateSource = { start: (signal, onCertificate) => { hand = onCertificate; return inner.start(signal, onCertificate); } };
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: source }).serveConversion(registry);
+  const running = server.start(stop.signal);
+  const { port } = (await server.listening())!;
+  const ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+  const before = await post(port, '/convert', ca, '{}');
+  const caBefore = server.caPem();
+  assert.throws(() => hand!({ certPem: '-----BEGIN CERTIFICATE-----\nnot one\n-----END CERTIFICATE-----\n', keyPem: 'no key', caPem: 'another CA', notAfter: 0 }), 'the source hears that the certificate was refused');
+  assert.equal(server.caPem(), caBefore, 'caPem() still names the CA of the certificate served');
+  const after = await post(port, '/convert', ca, '{}');
+  assert.equal(after.fingerprint, before.fingerprint, 'the same certificate is served');
+  assert.equal(server.ready().ok, true);
+  stop.abort();
+  await running;
+});
