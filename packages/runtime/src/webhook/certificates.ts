@@ -202,6 +202,8 @@ export interface SelfManagedOptions {
   hosts?: string[];
   /** Serving certificate lifetime (default 90 days); renewed when a third of it is left. */
   validityMs?: number;
+  /** How often the store is read again for the CA it holds now (default 60 s). */
+  caCheckMs?: number;
   clock?: Clock;
 }
 
@@ -216,15 +218,27 @@ export async function ensureSelfManagedCa(store: CaStore): Promise<string> {
   return (await store.saveIfAbsent(await x509.createCa())).certPem;
 }
 
-/** A self-managed CA (made once, shared through the store) and per-process serving certificates. */
+/**
+ * A self-managed CA (made once, shared through the store) and per-process serving certificates.
+ *
+ * Every `caCheckMs` the store is read again, so that the replicas keep agreeing on one CA (the one
+ * the CRDs' `caBundle` holds, `CaBundleInjector`): a CA found there that is not this process's
+ * (its Secret was deleted and a replica that started since made another, or someone replaced it)
+ * is followed — a serving certificate from it is issued at once; a store that lost its CA gets
+ * this process's back (`saveIfAbsent`, so of replicas doing it at once one wins and the others
+ * follow it); a CA that cannot issue (garbage) and a store that cannot be read are not followed.
+ * Caveat: until every replica has looked again (at most `caCheckMs`), the API server, trusting
+ * the CA the injector wrote last, refuses the certificates of the replicas that have not.
+ */
 export function selfManagedCertificates(options: SelfManagedOptions): CertificateSource {
   const clock = options.clock ?? systemClock;
   const validity = options.validityMs ?? 90 * DAY_MS;
+  const caCheckMs = options.caCheckMs ?? 60_000;
   const hosts = options.hosts ?? ['localhost', '127.0.0.1', '::1'];
   return {
     async start(signal, onCertificate) {
       const x509 = await loadX509();
-      const caPair = (await options.store.load()) ?? (await options.store.saveIfAbsent(await x509.createCa()));
+      let caPair = (await options.store.load()) ?? (await options.store.saveIfAbsent(await x509.createCa()));
       let renewAt = 0;
       while (!signal.aborted) {
         if (Date.now() >= renewAt) {
@@ -232,8 +246,21 @@ export function selfManagedCertificates(options: SelfManagedOptions): Certificat
           onCertificate(cert);
           renewAt = cert.notAfter - validity / 3;
         }
-        // Wake at least every 6 h (timers cannot wait for weeks; the wall clock may jump).
-        await clock.sleep(Math.min(Math.max(60_000, renewAt - Date.now()), 6 * 3_600_000), signal).catch(() => undefined);
+        // Wake at least every 6 h (timers cannot wait for weeks; the wall clock may jump), and
+        // every caCheckMs to look at the store.
+        await clock.sleep(Math.min(Math.max(60_000, renewAt - Date.now()), 6 * 3_600_000, caCheckMs), signal).catch(() => undefined);
+        if (signal.aborted) break;
+        try {
+          const stored = (await options.store.load()) ?? (await options.store.saveIfAbsent(caPair));
+          if (stored.certPem !== caPair.certPem || stored.keyPem !== caPair.keyPem) {
+            const cert = await x509.issue(stored, hosts, validity); // throws for a CA that cannot issue
+            onCertificate(cert);
+            caPair = stored;
+            renewAt = cert.notAfter - validity / 3;
+          }
+        } catch {
+          // the store unreadable, or its CA unusable: keep serving from the CA in use
+        }
       }
     },
   };

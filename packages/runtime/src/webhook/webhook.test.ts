@@ -12,6 +12,8 @@ import { toyBoxConversions } from './toy-box.test-support.ts';
 import { certDirCertificates, directoryCaStore, ensureSelfManagedCa, selfManagedCertificates } from './certificates.ts';
 import type { CertificateSource } from './certificates.ts';
 import type { KubeObject } from '../objects/index.ts';
+import { FakeClock } from '../clock/index.ts';
+import { X509Certificate } from 'node:crypto';
 
 interface Answer { status: number; body: string; fingerprint: string; contentType?: string }
 
@@ -276,6 +278,59 @@ test('a certificate the server cannot use (from any source) leaves the one it se
   const after = await post(port, '/convert', ca, '{}');
   assert.equal(after.fingerprint, before.fingerprint, 'the same certificate is served');
   assert.equal(server.ready().ok, true);
+  stop.abort();
+  await running;
+});
+
+test('self-managed: a replica follows the CA its store holds now (replaced by another replica or by hand), and puts its CA back when the store lost it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-follow-'));
+  const otherDir = mkdtempSync(join(tmpdir(), 'converge-webhook-other-'));
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); rmSync(dir, { recursive: true, force: true }); rmSync(otherDir, { recursive: true, force: true }); });
+  const clock = new FakeClock();
+  const certs: { certPem: string; caPem?: string }[] = [];
+  const running = selfManagedCertificates({ store: directoryCaStore(dir), clock, caCheckMs: 1_000 }).start(stop.signal, (c) => void certs.push(c));
+  const until = async (what: string, check: () => boolean) => {
+    // Key generation and signing run on the real event loop: give them real time too.
+    for (let i = 0; i < 200 && !check(); i++) {
+      await clock.advanceAsync(100);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.ok(check(), what);
+  };
+  const settle = async (ms: number) => {
+    for (let i = 0; i < ms / 100; i++) {
+      await clock.advanceAsync(100);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  await until('the first certificate', () => certs.length === 1);
+  const first = certs[0]!;
+  assert.equal(first.caPem, readFileSync(join(dir, 'ca.crt'), 'utf8'));
+
+  // Another CA in the store (the Secret deleted, and made again by a replica that started since).
+  const otherCa = await ensureSelfManagedCa(directoryCaStore(otherDir));
+  rmSync(join(dir, 'ca.crt'));
+  rmSync(join(dir, 'ca.key'));
+  writeFileSync(join(dir, 'ca.key'), readFileSync(join(otherDir, 'ca.key')));
+  writeFileSync(join(dir, 'ca.crt'), otherCa);
+  await until('a certificate from the CA the store holds now', () => certs.length === 2);
+  assert.equal(certs[1]!.caPem, otherCa);
+  assert.ok(new X509Certificate(certs[1]!.certPem).verify(new X509Certificate(otherCa).publicKey), 'signed by that CA');
+
+  // The store lost its CA: this replica's is put back (replicas starting later take it), no new certificate.
+  rmSync(join(dir, 'ca.crt'));
+  rmSync(join(dir, 'ca.key'));
+  await until('the CA put back', () => existsSync(join(dir, 'ca.crt')));
+  assert.equal(readFileSync(join(dir, 'ca.crt'), 'utf8'), otherCa);
+  await settle(3_000);
+  assert.equal(certs.length, 2);
+
+  // A store whose CA cannot be used (garbage) is not followed.
+  rmSync(join(dir, 'ca.crt'));
+  writeFileSync(join(dir, 'ca.crt'), 'not a certificate');
+  await settle(3_000);
+  assert.equal(certs.length, 2, 'an unusable CA in the store is not followed');
   stop.abort();
   await running;
 });
