@@ -6,12 +6,12 @@
  * @module
  */
 import { timingSafeEqual, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
+import { makeOwnFolder } from './own-folder.ts';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { Accounts, DEFAULT_ACCOUNT } from './accounts.ts';
 import { handleAdmin } from './admin-api.ts';
 import { prepareTls } from './certs.ts';
@@ -38,7 +38,7 @@ export async function startVendorSimulator(options: VendorSimulatorOptions): Pro
   const stateFile = options.stateFile === undefined ? undefined : resolve(options.stateFile);
   const initialFaults = options.faults ? parseFaults(options.faults) : undefined; // before anything is written
   const ownDir = options.dir === undefined && stateFile === undefined;
-  const dir = options.dir !== undefined ? resolve(options.dir) : stateFile ? dirname(stateFile) : await mkdtemp(join(tmpdir(), 'converge-vendor-sim-'));
+  const dir = options.dir !== undefined ? resolve(options.dir) : stateFile ? dirname(stateFile) : await makeOwnFolder();
   /** A start that fails leaves no temporary folder (it holds the CA's and the server's private keys). */
   const discardOwnDir = async (err: unknown): Promise<never> => {
     if (ownDir) await rm(dir, { recursive: true, force: true });
