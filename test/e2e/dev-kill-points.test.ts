@@ -4,7 +4,9 @@
  * cleanly"), with no process left (the control plane's components are found by a marker in their
  * environment, which they inherit), no `vendor-sim.json` handle left beside the kubeconfig, and the
  * API server gone. A second Ctrl-C right after the first kills at once (exit 130): nothing may be
- * left running then either. The delays come from a printed seed (`CONVERGE_KILL_SEED` replays).
+ * left running then either, nor after a SIGKILL (the control plane's components die with their
+ * parent), and the simulator's temporary folder such a kill leaves (it holds private keys) is
+ * swept by the next start. The delays come from a printed seed (`CONVERGE_KILL_SEED` replays).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,13 +56,17 @@ function seeded(seed: number): () => number {
 /** Progress lines of `converge dev` (stderr) a Ctrl-C is aimed at. */
 const STEPS = ['starting etcd', 'starting kube-apiserver', 'control plane ready at', 'CRDs installed', 'vendor simulator at', 'operators running', 'samples applied'];
 
-test('converge dev stopped by Ctrl-C at any step of its start tears everything down; a second Ctrl-C leaves nothing running either', { timeout: 900_000 }, async (t) => {
+test('converge dev stopped by Ctrl-C at any step of its start tears everything down; a second Ctrl-C or a SIGKILL leaves nothing running either', { timeout: 900_000 }, async (t) => {
   const seed = Number(process.env.CONVERGE_KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
   t.diagnostic(`seed ${seed} (CONVERGE_KILL_SEED=${seed} replays the delays)`);
   const random = seeded(seed);
   const runs: string[] = [];
-  for (const [i, step] of [...STEPS, ...STEPS.slice(0, 3).map((s) => `${s}|twice`)].entries()) {
-    const [aim, twice] = step.split('|') as [string, string | undefined];
+  /** The simulator folders SIGKILLed runs left (they hold private keys): a later start sweeps them. */
+  const leftBehind: string[] = [];
+  const plan = [...STEPS, ...STEPS.slice(0, 3).map((s) => `${s}|twice`), 'operators running|kill', 'samples applied|kill', 'vendor simulator at'];
+  for (const [i, step] of plan.entries()) {
+    const [aim, mode] = step.split('|') as [string, 'twice' | 'kill' | undefined];
+    const twice = mode === 'twice';
     const dir = mkdtempSync(join(tmpdir(), 'converge-dev-kill-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const kubeconfig = join(dir, 'kubeconfig');
@@ -89,6 +95,17 @@ test('converge dev stopped by Ctrl-C at any step of its start tears everything d
     await reached;
     const delayMs = Math.floor(random() < 0.5 ? random() * 30 : random() * 500);
     await new Promise((r) => setTimeout(r, delayMs));
+    if (mode === 'kill') {
+      child.kill('SIGKILL');
+      const simDir = /CA (\/\S+)\/ca\.pem/.exec(stderr)?.[1];
+      assert.ok(simDir && existsSync(simDir), `the simulator's folder is left by a SIGKILL (${simDir}):\n${stderr}`);
+      leftBehind.push(simDir);
+      await exited;
+      await until(`nothing started by converge dev runs after its SIGKILL ${delayMs} ms after "${aim}":\n${stderr}`, () => processesMarked(mark).length === 0, 15_000);
+      runs.push(`SIGKILL ${delayMs} ms after "${aim}"`);
+      continue;
+    }
+    if (aim === 'vendor simulator at') for (const dir of leftBehind.splice(0)) assert.ok(!existsSync(dir), `${dir}, left by a SIGKILLed run, was swept when this run's simulator started`);
     child.kill('SIGINT');
     const againMs = Math.floor(random() * 300);
     if (twice) {
