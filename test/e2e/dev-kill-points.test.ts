@@ -11,55 +11,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { killPointMark, killPointRandom, processesMarked, until } from '../support/kill-points.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-
-/** Pids of live (not zombie) processes whose environment holds `name=value`. */
-function processesMarked(entry: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      if (!readFileSync(`/proc/${name}/environ`).includes(entry)) continue;
-      if (/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${name}/stat`, 'utf8'))) continue;
-      found.push(Number(name));
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return found;
-}
-
-async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function seeded(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-}
 
 /** Progress lines of `converge dev` (stderr) a Ctrl-C is aimed at. */
 const STEPS = ['starting etcd', 'starting kube-apiserver', 'control plane ready at', 'CRDs installed', 'vendor simulator at', 'operators running', 'samples applied'];
 
 test('converge dev stopped by Ctrl-C at any step of its start tears everything down; a second Ctrl-C or a SIGKILL leaves nothing running either', { timeout: 900_000 }, async (t) => {
-  const seed = Number(process.env.CONVERGE_KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
-  t.diagnostic(`seed ${seed} (CONVERGE_KILL_SEED=${seed} replays the delays)`);
-  const random = seeded(seed);
+  const random = killPointRandom(t);
   const runs: string[] = [];
   /** The simulator folders SIGKILLed runs left (they hold private keys): a later start sweeps them. */
   const leftBehind: string[] = [];
@@ -70,12 +34,11 @@ test('converge dev stopped by Ctrl-C at any step of its start tears everything d
     const dir = mkdtempSync(join(tmpdir(), 'converge-dev-kill-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const kubeconfig = join(dir, 'kubeconfig');
-    const mark = `CONVERGE_KILL_POINT_MARK=${randomBytes(8).toString('hex')}`;
-    const [markName, markValue] = mark.split('=') as [string, string];
+    const { entry: mark, env: markEnv } = killPointMark();
     const child = spawn(
       process.execPath,
       ['packages/operators/src/cli/main.ts', 'dev', '--no-ui', '--dashboard', '127.0.0.1:0', '--kubeconfig-out', kubeconfig, '--log-file', join(dir, 'operators.log')],
-      { cwd: root, env: { ...process.env, NO_COLOR: '1', [markName]: markValue }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: root, env: { ...process.env, NO_COLOR: '1', ...markEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     t.after(() => {
       child.kill('SIGKILL');

@@ -13,7 +13,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,34 +20,10 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { freePorts } from '@converge/envtest';
 import { TEST_ENV } from '../../support/cluster.ts';
+import { killPointMark, killPointRandom, processesMarked, until } from '../../support/kill-points.ts';
 
 const LAUNCHER = fileURLToPath(new URL('../../support/launcher-process.ts', import.meta.url));
 const binary = process.env[TEST_ENV.binary];
-
-/** Pids of live processes whose environment holds `marker` (other users' processes are skipped). */
-function processesMarked(marker: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      if (!readFileSync(`/proc/${name}/environ`).includes(marker)) continue;
-      // A zombie (exited, not yet reaped by init) holds no resources.
-      if (/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${name}/stat`, 'utf8'))) continue;
-      found.push(Number(name));
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return found;
-}
-
-async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Temp state folders whose owner file names `pid`. */
 function stateDirsOf(pid: number): string[] {
@@ -64,27 +39,13 @@ function stateDirsOf(pid: number): string[] {
     });
 }
 
-/** xorshift32: delays from a printed seed. */
-function seeded(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-}
-
 test('a launcher SIGKILLed at any step of a start leaves no component running, and its state folder is swept by the next start', { timeout: 600_000 }, async (t) => {
-  const seed = Number(process.env.CONVERGE_KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
-  t.diagnostic(`seed ${seed} (CONVERGE_KILL_SEED=${seed} replays the delays)`);
-  const random = seeded(seed);
+  const random = killPointRandom(t);
   const steps = ['starting etcd', 'starting kube-apiserver', 'starting kube-controller-manager and the node simulator', 'ready '];
   const killed: { step: string; delayMs: number; pid: number; stateDirs: string[] }[] = [];
   for (const step of steps) {
-    const marker = `CONVERGE_KILL_POINT_MARK=${randomBytes(8).toString('hex')}`;
-    const [name, value] = marker.split('=') as [string, string];
-    const child = spawn(process.execPath, [LAUNCHER], { env: { ...process.env, [name]: value }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const { entry: marker, env: markEnv } = killPointMark();
+    const child = spawn(process.execPath, [LAUNCHER], { env: { ...process.env, ...markEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
     // Half the kills land within 30 ms of the step (a component still initialising), half later.
     const delayMs = Math.floor(random() < 0.5 ? random() * 30 : random() * 400);
     const seen: string[] = [];
@@ -127,7 +88,7 @@ test('a launcher SIGKILLed at any step of a start leaves no component running, a
 test('a component whose parent is gone before it asked for the parent-death signal exits instead of running on', { skip: !binary && 'the harness gives the control-plane binary', timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'converge-orphan-'));
   const [client, peer] = await freePorts(2);
-  const marker = `CONVERGE_KILL_POINT_MARK=${randomBytes(8).toString('hex')}`;
+  const { entry: marker } = killPointMark();
   t.after(() => {
     for (const pid of processesMarked(marker)) process.kill(pid, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
