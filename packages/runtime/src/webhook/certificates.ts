@@ -46,10 +46,6 @@ export interface CertificateSource {
 
 const DAY_MS = 86_400_000;
 
-function expiry(certPem: string): number {
-  return new X509Certificate(certPem).validToDate.getTime();
-}
-
 /** Certificates from `dir/tls.crt` and `dir/tls.key`, polled every `pollMs` (default 5 s). */
 export function certDirCertificates(dir: string, options: { pollMs?: number; clock?: Clock } = {}): CertificateSource {
   const clock = options.clock ?? systemClock;
@@ -62,15 +58,15 @@ export function certDirCertificates(dir: string, options: { pollMs?: number; clo
           const [certPem, keyPem] = await Promise.all([readFile(join(dir, 'tls.crt'), 'utf8'), readFile(join(dir, 'tls.key'), 'utf8')]);
           const fingerprint = `${certPem}\n${keyPem}`;
           if (fingerprint !== last) {
-            const notAfter = expiry(certPem); // throws on a half-written file: retried at the next poll
+            const leaf = new X509Certificate(certPem); // throws on a half-written file: retried at the next poll
             // A half-renewed folder (one file new, the other still old) is retried too, never served.
-            if (!new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem))) throw new Error('tls.key does not match tls.crt');
+            if (!leaf.checkPrivateKey(createPrivateKey(keyPem))) throw new Error('tls.key does not match tls.crt');
             // So is a chain cut short (tls.crt written in place, the leaf whole and the next block
             // not yet): TLS refuses one cut inside a block, and would ignore one cut inside its
             // BEGIN line, serving the leaf without its chain.
             if (/-----END [^\n]*-----\s*-[-A-Z ]*$/.test(certPem)) throw new Error('tls.crt ends inside a BEGIN line');
             createSecureContext({ cert: certPem, key: keyPem });
-            onCertificate({ certPem, keyPem, notAfter });
+            onCertificate({ certPem, keyPem, notAfter: leaf.validToDate.getTime() });
             last = fingerprint; // a pair the server refused (the callback threw) is tried again
           }
         } catch {
