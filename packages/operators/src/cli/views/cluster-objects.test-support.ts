@@ -306,14 +306,18 @@ const deploymentConditionArb = fc.record({
   lastTransitionTime: opt(looseDateArb),
 }, { requiredKeys: ['type', 'status'] });
 
+/** What the operator would render for `ms` with the default platform settings; undefined for a spec it refuses. */
+function renderedFor(ms: Microservice): ReturnType<typeof renderDesiredState> | undefined {
+  try {
+    return renderDesiredState(ms, defaultPlatformDefaults);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A Deployment named like `ms`: absent, rendered as the operator would (then drifted), or odd. */
 export function deploymentArb(ms: Microservice): fc.Arbitrary<Deployment | undefined> {
-  let desired: Deployment | undefined;
-  try {
-    desired = renderDesiredState(ms, defaultPlatformDefaults).deployment;
-  } catch {
-    desired = undefined;
-  }
+  const desired = renderedFor(ms)?.deployment;
   const status = opt(fc.record({
     observedGeneration: opt(generationArb, 4),
     replicas: opt(countArb, 3),
@@ -365,12 +369,7 @@ export function deploymentArb(ms: Microservice): fc.Arbitrary<Deployment | undef
 }
 
 export function serviceArb(ms: Microservice): fc.Arbitrary<Service | undefined> {
-  let desired: Service | undefined;
-  try {
-    desired = renderDesiredState(ms, defaultPlatformDefaults).service;
-  } catch {
-    desired = undefined;
-  }
+  const desired = renderedFor(ms)?.service;
   const port = fc.record({
     name: opt(fc.oneof(fc.constant('http'), textArb)),
     port: fc.integer({ min: 1, max: 65535 }),
