@@ -106,3 +106,9 @@ test('messages: a stall with an empty message still says why; a deadline of 2^31
   const rolling = assessRollout(d, 1, 0);
   assert.doesNotMatch(rolling.message, /RolloutStalled|2147483647/, rolling.message);
 });
+
+test('endpoints whose references differ only in where a "/" falls are two endpoints', () => {
+  // Without a uid an endpoint is known by its reference; joined with "/", these two read alike.
+  const ref = (namespace: string, name: string) => ({ addresses: [`10.0.0.${namespace.length}`], targetRef: { kind: 'Pod', namespace, name }, conditions: { ready: true } });
+  assert.deepEqual(countEndpoints([slice('IPv4', [ref('a/b', 'c'), ref('a', 'b/c')])]), { ready: 2, notReady: 0 });
+});

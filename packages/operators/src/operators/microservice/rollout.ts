@@ -113,7 +113,7 @@ export function countEndpoints(slices: readonly EndpointSlice[]): { ready: numbe
       const id = ref?.uid
         ? `uid:${ref.uid}`
         : ref?.name
-          ? `ref:${ref.kind ?? ''}/${ref.namespace ?? slice.metadata.namespace ?? ''}/${ref.name}`
+          ? `ref:${JSON.stringify([ref.kind ?? '', ref.namespace ?? slice.metadata.namespace ?? '', ref.name])}`
           : e.hostname
             ? `host:${e.hostname}`
             : `addr:${e.addresses[0]}`;
