@@ -15,6 +15,11 @@
  * Assumptions:
  * - `cleanup` is idempotent and treats "already gone" as success; it may run more than once
  *   (a crash after cleanup and before the finalizer removal runs it again).
+ * - `obj` is no older than any read of the object this process acted on before (an informer
+ *   cache's view gives that: it never goes back), and one call at a time runs per object (a
+ *   controller's queue gives that). A read from before the deletion, used after this process's
+ *   cleanup and removal of its finalizer, still shows the finalizer and no deletion: `apply`
+ *   would run again, and nothing would guard what it makes.
  *
  * Caveats:
  * - If `cleanup` keeps failing, the object stays Terminating: make failures visible (a status
