@@ -29,7 +29,7 @@ import { Credentials, KubeConfigError } from '../kubeconfig/index.ts';
 import type { KubeObject, ObjectList, ResourceKind, ObjectKey, PartialObjectMetadata } from '../objects/index.ts';
 import { formatKey, isPartial, keyOf, toPartialObjectMetadata } from '../objects/index.ts';
 import { TokenBucket } from '../rate-limit/index.ts';
-import { ApiError, apiErrorFromResponse } from './errors.ts';
+import { ApiError, apiErrorFromResponse, apiErrorFromWatchEvent } from './errors.ts';
 import { LineFramer } from './line-framer.ts';
 import { deleteOutcome } from './delete-outcome.ts';
 import { Transport, readText } from './transport.ts';
@@ -306,10 +306,7 @@ export class KubeClient {
           const line = raw.trim();
           if (!line) continue;
           const event = JSON.parse(line) as { type: string; object: unknown };
-          if (event.type === 'ERROR') {
-            const status = event.object as { code?: number };
-            throw apiErrorFromResponse(status.code ?? 500, event.object);
-          }
+          if (event.type === 'ERROR') throw apiErrorFromWatchEvent(event.object);
           if (opts.metadataOnly && event.type !== 'BOOKMARK') event.object = toPartialObjectMetadata(event.object as KubeObject);
           yield event as WatchEvent<T>;
         }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiErrorFromResponse, parseRetryAfter, isNotFound, isConflict, isNamespaceTerminating, ApiError } from './errors.ts';
+import { apiErrorFromResponse, apiErrorFromWatchEvent, parseRetryAfter, isNotFound, isConflict, isNamespaceTerminating, ApiError } from './errors.ts';
 
 const status = (code: number, reason: string, extra: object = {}) => ({ kind: 'Status', status: 'Failure', code, reason, message: `m-${reason}`, ...extra });
 
@@ -69,4 +69,20 @@ test('isNamespaceTerminating: the 403 of a create in a namespace being deleted, 
   assert.equal(isNamespaceTerminating(apiErrorFromResponse(403, { ...body, message: 'services is forbidden: User "x" cannot create resource', details: {} })), false, 'RBAC');
   assert.equal(isNamespaceTerminating(apiErrorFromResponse(404, { ...body, code: 404, reason: 'NotFound' })), false);
   assert.equal(isNamespaceTerminating(new Error('because it is being terminated')), false);
+});
+
+test('a watch ERROR event: its Status code when it is an HTTP status, else what its reason says, else 500', () => {
+  const expired = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', message: 'too old resource version: 1 (2)' };
+  assert.equal(apiErrorFromWatchEvent({ ...expired, code: 410 }).reason, 'Gone');
+  // A code that is no HTTP status (a string, a fraction, none) must not hide a relist.
+  for (const code of ['410', 410.5, undefined, null, 1e9]) {
+    const err = apiErrorFromWatchEvent({ ...expired, code });
+    assert.equal(err.reason, 'Gone', `code ${JSON.stringify(code)}`);
+    assert.equal(err.code, 410);
+  }
+  assert.equal(apiErrorFromWatchEvent({ kind: 'Status', reason: 'Gone' }).reason, 'Gone');
+  const other = apiErrorFromWatchEvent({ kind: 'Status', code: 'x', message: 'etcd is sad' });
+  assert.deepEqual([other.reason, other.code, other.message], ['ServerError', 500, 'etcd is sad']);
+  assert.equal(apiErrorFromWatchEvent({ kind: 'Status', code: 504, reason: 'Timeout', message: 'Too large resource version: 5, current: 4', details: { causes: [{ reason: 'ResourceVersionTooLarge' }] } }).reason, 'ResourceVersionTooLarge');
+  assert.equal(apiErrorFromWatchEvent(null).code, 500);
 });

@@ -122,6 +122,18 @@ export function apiErrorFromResponse(code: number, body: unknown, retryAfterHead
 }
 
 /**
+ * The error a watch's `ERROR` event carries (a `Status` in place of an object). Its `code` is
+ * taken when it is an HTTP status; else (a proxy or an aggregated server that wrote it some other
+ * way) a reason `Expired` or `Gone` stands for 410, as client-go reads those reasons, so the
+ * watcher relists instead of resuming from a version the server no longer has; else 500.
+ */
+export function apiErrorFromWatchEvent(object: unknown): ApiError {
+  const { code, reason } = (typeof object === 'object' && object !== null ? object : {}) as { code?: unknown; reason?: unknown };
+  const http = typeof code === 'number' && Number.isInteger(code) && code >= 100 && code <= 599 ? code : undefined;
+  return apiErrorFromResponse(http ?? (reason === 'Expired' || reason === 'Gone' ? 410 : 500), object);
+}
+
+/**
  * client-go's test: a Timeout whose causes include `ResourceVersionTooLarge`, or (API servers
  * 1.17–1.18.5 set no cause) whose message says so.
  */
