@@ -26,3 +26,11 @@ test('ephemeralPortRange reads the kernel file and refuses what is not a range',
   assert.equal(ephemeralPortRange(() => '60999 32768'), undefined);
   assert.equal(ephemeralPortRange(() => { throw new Error('ENOENT'); }), undefined);
 });
+
+test('a port handed out is not handed out again by a later call in this process (its component may not have bound it yet)', async (t) => {
+  // The worst luck: every random choice the same.
+  t.mock.method(Math, 'random', () => 0.5);
+  const [first] = await freePorts(1);
+  const [second] = await freePorts(1);
+  assert.notEqual(second, first);
+});

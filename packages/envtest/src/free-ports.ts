@@ -10,6 +10,9 @@
  * machine's own connections could take it ("bind: address already in use"). Below the range, only
  * an explicit bind can take a port.
  *
+ * A port handed out is not chosen again by this process for 10 minutes (its component may not
+ * have bound it yet).
+ *
  * Caveat: a port is still only free when chosen; two processes choosing at the same moment could
  * choose alike (random choice over some 20,000 ports makes that rare, not impossible).
  * @module
@@ -38,20 +41,40 @@ export async function freePorts(n: number): Promise<number[]> {
   try {
     if (range && range.low > 1024 + 100) {
       const from = Math.max(1024, range.low - SPAN);
-      for (let tries = 0; servers.length < n; tries++) {
+      const width = range.low - from;
+      // A random start, then the ports after it: random across processes, and a run of taken
+      // or recently given ports is stepped over rather than drawn again.
+      let port = from + Math.floor(Math.random() * width);
+      for (let tries = 0; servers.length < n; tries++, port = from + ((port - from + 1) % width)) {
         if (tries > 200 + 20 * n) throw new Error(`no ${n} free ports found below the ephemeral range (${from}–${range.low - 1})`);
-        const port = from + Math.floor(Math.random() * (range.low - from));
-        if (servers.some((s) => (s.address() as AddressInfo).port === port)) continue;
+        if (recentlyGiven(port) || servers.some((s) => (s.address() as AddressInfo).port === port)) continue;
         const held = await hold(port).catch(() => undefined);
         if (held) servers.push(held);
       }
     } else {
       for (let i = 0; i < n; i++) servers.push(await hold(0));
     }
-    return servers.map((s) => (s.address() as AddressInfo).port);
+    const ports = servers.map((s) => (s.address() as AddressInfo).port);
+    for (const p of ports) given.set(p, performance.now());
+    return ports;
   } finally {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
   }
+}
+
+/**
+ * Ports this process handed out, and when (monotonic ms): the component a port is for may bind it
+ * seconds later, so a later call does not choose it again for a while.
+ */
+const given = new Map<number, number>();
+const GIVEN_FOR_MS = 10 * 60_000;
+
+function recentlyGiven(port: number): boolean {
+  const at = given.get(port);
+  if (at === undefined) return false;
+  if (performance.now() - at < GIVEN_FOR_MS) return true;
+  given.delete(port);
+  return false;
 }
 
 function hold(port: number): Promise<Server> {
