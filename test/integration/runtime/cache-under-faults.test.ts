@@ -105,6 +105,7 @@ test('item 8: watches closed at once back off instead of spinning', async (t) =>
   assert.ok(watches <= 20, `${watches} watches in 4 s`);
   assert.ok(health.consecutiveFailures >= 2, 'counted as failures');
   assert.match(health.lastError ?? '', /very short watch/);
+  assert.equal(health.lastErrorReason, undefined, 'no API answer');
 });
 
 test('a 429 with Retry-After is retried after what the server asked, not after a backoff grown by earlier failures', async (t) => {

@@ -104,6 +104,7 @@ test('a CRD deleted while watched: the error names it and what to do; the watch 
     }, { timeoutMs: 30_000, what: 'the watch reports the missing kind' });
     assert.match(failing.lastError!, new RegExp(`CustomResourceDefinition widgets\\.${group.replaceAll('.', '\\.')} is not installed`));
     assert.match(failing.lastError!, /converge crds --apply/);
+    assert.equal(failing.lastErrorReason, 'NotFound', 'what the API server answered, for judges that must not read the text');
     const check = manager.readyChecks().find((c) => c.name === 'watches-healthy')!;
     assert.equal(check.ok, false);
     assert.match(check.detail ?? '', /CustomResourceDefinition widgets\./, '/readyz says which CRD');

@@ -10,8 +10,10 @@
  * - a watch is up again when it is healthy, or when it has stayed in `watching` with no further
  *   restart for `stableMs` (an idle watch that reconnected reports no progress until its first
  *   event or bookmark, which can take a minute: a connection that stays open is the evidence);
- * - errors that name a kind rather than the server (404: the CRD is not installed; 403: the
- *   RBAC does not allow it) are warnings: the other kinds still show.
+ * - failures the API server answered about a kind (`NotFound`: the CRD is not installed;
+ *   `Forbidden`: the RBAC does not allow it) are warnings: the other kinds still show. Judged by
+ *   the answer's reason, never by words in an error's text (a message that happens to hold "403"
+ *   or "not found" says nothing about the kind).
  * The cluster is `connecting` until every watch has listed once, `unreachable` while any watch is
  * down for a reason other than a warning, else `reachable`.
  * @module
@@ -31,7 +33,7 @@ export interface ClusterJudgement {
   warnings: string[];
 }
 
-const KIND_ERROR = /could not find the requested resource|not found|forbidden|\b40[34]\b/i;
+const KIND_REASONS = new Set(['NotFound', 'Forbidden']);
 
 /** Default time a reconnected watch must stay open to count as up. */
 export const STABLE_WATCH_MS = 1_000;
@@ -55,7 +57,7 @@ export function judgeCluster(health: readonly WatchHealth[], memory: Map<string,
     if (h.state === 'watching') stableSince = m && m.restarts === h.restarts && m.stableSince !== null ? m.stableSince : now;
     memory.set(id, { restarts: h.restarts, stableSince });
     const stable = stableSince !== null && now - stableSince >= stableMs;
-    const kindError = h.lastError !== undefined && KIND_ERROR.test(h.lastError);
+    const kindError = h.lastErrorReason !== undefined && KIND_REASONS.has(h.lastErrorReason);
     if (!h.synced) {
       if (kindError) warnings.push(`${h.kind}: ${h.lastError}`);
       else synced = false;

@@ -38,9 +38,22 @@ test('a cluster is unreachable after two failures in a row, and up again once a 
 });
 
 test('a missing CRD or forbidden kind is a warning, not an unreachable cluster', () => {
-  const j = judgeCluster([h({}), h({ kind: 'DigitalHumanProvider', synced: false, state: 'backoff', consecutiveFailures: 4, lastError: 'the server could not find the requested resource' })], new Map(), 0);
+  const j = judgeCluster([h({}), h({ kind: 'DigitalHumanProvider', synced: false, state: 'backoff', consecutiveFailures: 4, lastError: 'the server could not find the requested resource', lastErrorReason: 'NotFound' })], new Map(), 0);
   assert.equal(j.state, 'reachable');
   assert.deepEqual(j.warnings, ['DigitalHumanProvider: the server could not find the requested resource']);
+});
+
+test('a failure is a kind warning by what the API server answered, not by words in its text', () => {
+  const failing = (lastError: string, lastErrorReason?: string) =>
+    judgeCluster([h({ state: 'backoff', consecutiveFailures: 3, restarts: 3, healthy: false, lastError, ...(lastErrorReason ? { lastErrorReason } : {}) })], new Map(), 0);
+  // The server ending every watch at once, or a network error, whatever numbers or words it holds.
+  for (const text of ['very short watch: the server ended it after 403 ms with nothing delivered', 'connect ECONNREFUSED 10.0.0.1:404', 'certificate not found in the trust store (self-signed)']) {
+    assert.equal(failing(text).state, 'unreachable', text);
+  }
+  // The API server's own answers about one kind.
+  assert.equal(failing('the API server does not serve Microservice (platform.example.io/v1): CustomResourceDefinition …', 'NotFound').state, 'reachable');
+  assert.equal(failing('microservices.platform.example.io is forbidden: User "x" cannot watch resource', 'Forbidden').state, 'reachable');
+  assert.equal(failing('Unauthorized', 'Unauthorized').state, 'unreachable', 'credentials refused: the whole cluster');
 });
 
 test('--listen: loopback needs no token, anything else does', async () => {

@@ -67,6 +67,11 @@ export interface WatchHealth {
   relists: number;
   consecutiveFailures: number;
   lastError?: string;
+  /**
+   * The `ApiError` reason of that failure (`NotFound`, `Forbidden`, `Gone`…) when the API server
+   * answered it; absent when it was no answer (a connection refused or reset, a timeout).
+   */
+  lastErrorReason?: string;
   /** While backing off: how long until the next attempt (ms). */
   retryInMs?: number;
 }
@@ -250,6 +255,8 @@ export class Watcher<T extends KubeObject> {
         this.#health.restarts++;
         this.#health.consecutiveFailures++;
         this.#health.lastError = notServed ? this.#notServedMessage(err) : err instanceof Error ? err.message : String(err);
+        if (err instanceof ApiError && err.code > 0) this.#health.lastErrorReason = err.reason; // an answer (code 0: none came)
+        else delete this.#health.lastErrorReason;
         if (this.#health.consecutiveFailures >= (this.#opts.unhealthyAfterFailures ?? 3)) this.#health.healthy = false;
         this.#opts.onRestart?.('error');
         const retryAfter = err instanceof ApiError ? err.retryAfterMs : undefined;
@@ -318,6 +325,7 @@ export class Watcher<T extends KubeObject> {
     this.#health.consecutiveFailures = 0;
     this.#health.healthy = true;
     delete this.#health.lastError;
+    delete this.#health.lastErrorReason;
   }
 
   #backoffMs(failures: number, backoff: { initialMs?: number; maxMs?: number } | undefined): number {
