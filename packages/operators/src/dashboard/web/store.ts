@@ -3,11 +3,23 @@
  * connected, kept from one EventSource on `/api/v1/events?snapshot=true` (a snapshot, then
  * changes; on reconnect a fresh snapshot replaces everything, so nothing is missed).
  * Subscribers are told at most once per animation frame, however many changes arrived.
+ *
+ * Reconnecting: the browser reconnects by itself after a dropped connection, but gives up for
+ * good on an answer that is not a 200 event stream (a reverse proxy's 502/503/504 while the
+ * dashboard restarts, a 401). The store then opens a new EventSource itself, after `retryMs`
+ * doubling up to `maxRetryMs`, until one opens; events of an EventSource it let go are ignored.
  * @module
  */
 import type { ClusterView, Item, ServerEvent } from '../shared/types.ts';
 
 export type Connection = 'connecting' | 'live' | 'reconnecting';
+
+export interface StoreOptions {
+  /** Wait before a new EventSource when the browser gave up on one (default 1000 ms); doubles. */
+  retryMs?: number;
+  /** The longest wait (default 30 s). */
+  maxRetryMs?: number;
+}
 
 export class Store {
   readonly items = new Map<string, Item>();
@@ -20,6 +32,17 @@ export class Store {
   readonly #listeners = new Set<() => void>();
   #scheduled = false;
   #source: EventSource | undefined;
+  readonly #retryMs: number;
+  readonly #maxRetryMs: number;
+  #nextRetryMs: number;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+
+  constructor(options: StoreOptions = {}) {
+    this.#retryMs = options.retryMs ?? 1_000;
+    this.#maxRetryMs = options.maxRetryMs ?? 30_000;
+    this.#nextRetryMs = this.#retryMs;
+  }
 
   subscribe(listener: () => void): () => void {
     this.#listeners.add(listener);
@@ -37,25 +60,43 @@ export class Store {
   }
 
   connect(url = '/api/v1/events?snapshot=true'): void {
+    this.#closed = false;
+    clearTimeout(this.#retryTimer);
+    this.#source?.close();
     const source = new EventSource(url);
     this.#source = source;
+    const current = () => this.#source === source && !this.#closed;
     const on = (type: ServerEvent['type']) =>
-      source.addEventListener(type, (e) => this.apply(JSON.parse((e as MessageEvent<string>).data) as ServerEvent));
+      source.addEventListener(type, (e) => {
+        if (current()) this.apply(JSON.parse((e as MessageEvent<string>).data) as ServerEvent);
+      });
     on('snapshot');
     on('upsert');
     on('delete');
     on('cluster');
     source.addEventListener('open', () => {
+      if (!current()) return;
+      this.#nextRetryMs = this.#retryMs;
       this.connection = 'live';
       this.#changed();
     });
     source.addEventListener('error', () => {
+      if (!current()) return;
       this.connection = 'reconnecting';
       this.#changed();
+      // CONNECTING: the browser retries by itself. CLOSED: it gave up for good; retry here.
+      if (source.readyState !== EventSource.CLOSED) return;
+      const wait = this.#nextRetryMs;
+      this.#nextRetryMs = Math.min(this.#nextRetryMs * 2, this.#maxRetryMs);
+      this.#retryTimer = setTimeout(() => {
+        if (current()) this.connect(url);
+      }, wait);
     });
   }
 
   close(): void {
+    this.#closed = true;
+    clearTimeout(this.#retryTimer);
     this.#source?.close();
   }
 
