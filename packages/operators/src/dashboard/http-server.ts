@@ -202,16 +202,21 @@ export function createDashboardServer(options: HttpServerOptions): Server {
       const kind = e.type === 'upsert' ? e.item.kind : e.kind;
       return (!clusters || clusters.includes(cluster)) && (!kinds || kinds.includes(kind));
     };
+    // A source's view() judges its cluster again and may tell the model of a change: asked before
+    // the stream listens, so that the snapshot is its first event. All of this is synchronous, so
+    // nothing can change between the views, the subscription and the snapshot.
+    const snapshot = params.get('snapshot') === 'true';
+    const views = snapshot ? sources.map((s) => s.view()) : [];
     let unsubscribe = () => {};
     const stream = new EventStream(res, () => unsubscribe());
     unsubscribe = model.subscribe((e) => {
       if (wanted(e)) stream.send(e);
     });
-    if (params.get('snapshot') === 'true') {
+    if (snapshot) {
       const keep = (i: Item) => (!clusters || clusters.includes(i.cluster)) && (!kinds || kinds.includes(i.kind));
       stream.send({
         type: 'snapshot',
-        clusters: sources.map((s) => s.view()).filter((c) => !clusters || clusters.includes(c.name)),
+        clusters: views.filter((c) => !clusters || clusters.includes(c.name)),
         microservices: model.microservices().filter(keep),
         providers: model.providers().filter(keep),
       });

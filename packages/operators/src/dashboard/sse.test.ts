@@ -12,6 +12,8 @@ import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { EventStream } from './sse.ts';
+import { DashboardModel } from './model.ts';
+import { createDashboardServer, listen } from './http-server.ts';
 import type { ServerEvent } from './shared/types.ts';
 
 /** A server whose one request becomes a stream, and a client that sent it and does not read yet. */
@@ -65,4 +67,26 @@ test('a snapshot larger than the bound does not get the client cut off by the ne
   while (!received.includes('ns/ms-19') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   assert.ok(received.includes('event: snapshot') && received.includes('ns/ms-19'), 'the snapshot and every change after it arrived');
   stream.close();
+});
+
+test('with ?snapshot=true the first event is the snapshot, even when building it changes the model', async (t) => {
+  const model = new DashboardModel();
+  let judged = 0;
+  const view = (state: 'connecting' | 'reachable') => ({ name: 'east', server: 'https://east.invalid', state, error: null, warnings: [], lastSync: judged ? `2026-12-06T00:00:0${judged % 10}Z` : null, microservices: 0, providers: 0 });
+  model.setCluster(view('connecting') as never);
+  // As ClusterSource does: asked for its view, it judges the cluster again and tells the model
+  // of a change (here, every time).
+  const source = { name: 'east', server: 'https://east.invalid', view: () => (judged++, model.setCluster(view('reachable') as never), model.cluster('east')!) };
+  const server = createDashboardServer({ model, sources: [source as never], assets: new Map(), token: undefined, loopbackListen: true });
+  const { port } = await listen(server, '127.0.0.1', 0);
+  t.after(() => { server.closeAllConnections(); server.close(); });
+  const client = connect(port, '127.0.0.1', () => client.write('GET /api/v1/events?snapshot=true HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n'));
+  t.after(() => client.destroy());
+  let received = '';
+  client.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  const deadline = Date.now() + 5_000;
+  while (!received.includes('event: snapshot') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const events = [...received.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+  assert.equal(events[0], 'snapshot', `events in order: ${events.join(', ')}`);
+  assert.match(received, /"state":"reachable"/, 'the snapshot holds the view as judged when it was built');
 });
