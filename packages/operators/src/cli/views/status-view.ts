@@ -19,7 +19,7 @@
  *   providers: [{ namespace, name, uid, generation, observedGeneration|null,
  *       region, endpoint, displayName|null, providerID|null,
  *       ready: Condition | null, finalizer, converged, deleting, createdAt|null,
- *       usage: { callsToday, dailyQuota, quotaRemaining, throttledRequests, observedAt } | null,
+ *       usage: { callsToday, dailyQuota, quotaRemaining, throttledRequests|null, observedAt|null } | null,
  *       limitedBy|null,                       // Ready's False reason, else RateLimited
  *       recommendation|null }],               // set while ScaleRecommended is True
  *   summary: { microservices: { total, ready }, providers: { total, ready } },
@@ -91,7 +91,7 @@ export interface ProviderRow {
   deleting: boolean;
   createdAt: string | null;
   /** The vendor's figures, as `status.usage` has them (written at most every 30 s when only they change). */
-  usage: { callsToday: number; dailyQuota: number; quotaRemaining: number; throttledRequests: number; observedAt: string } | null;
+  usage: { callsToday: number; dailyQuota: number; quotaRemaining: number; throttledRequests: number | null; observedAt: string | null } | null;
   /** What limits the provider now: Ready's reason while False, else `RateLimited`; null when nothing does. */
   limitedBy: string | null;
   recommendation: string | null;
@@ -180,8 +180,9 @@ export function providerRow(p: DigitalHumanProvider): ProviderRow {
           callsToday: status.usage.callsToday,
           dailyQuota: status.usage.dailyQuota,
           quotaRemaining: status.usage.quotaRemaining,
-          throttledRequests: status.usage.throttledRequests,
-          observedAt: status.usage.observedAt,
+          // A cluster whose CRD does not require these may lack them: null, never a missing key.
+          throttledRequests: status.usage.throttledRequests ?? null,
+          observedAt: status.usage.observedAt ?? null,
         }
       : null,
     limitedBy: status?.limitedBy || null,

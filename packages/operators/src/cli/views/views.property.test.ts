@@ -205,7 +205,10 @@ function checkStatusDocument(doc: StatusDocument, ms: number, dhp: number): void
   }
   for (const p of doc.providers) {
     if (p.converged) assert.ok(p.ready?.status === 'True' && p.ready.current && p.providerID !== null && p.finalizer && !p.deleting);
-    if (p.usage) for (const [k, v] of Object.entries(p.usage)) assert.equal(typeof v, k === 'observedAt' ? 'string' : 'number', `usage.${k}`);
+    if (p.usage) {
+      assert.deepEqual(Object.keys(p.usage).sort(), ['callsToday', 'dailyQuota', 'observedAt', 'quotaRemaining', 'throttledRequests'], 'usage: the documented keys, null rather than missing');
+      for (const [k, v] of Object.entries(p.usage)) assert.ok(v === null || typeof v === (k === 'observedAt' ? 'string' : 'number'), `usage.${k}: ${String(v)}`);
+    }
   }
 }
 
