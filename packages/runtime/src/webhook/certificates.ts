@@ -14,9 +14,11 @@
  * aborts. A folder that is missing or half-written (a file cut short, a chain in tls.crt cut inside
  * one of its blocks, or a key that does not match the certificate yet) is retried, never served;
  * so is a pair TLS refuses. Self-managed keys are ECDSA P-256 (a folder may hold any key TLS takes).
- * Caveat: a tls.crt cut exactly between two blocks (the leaf alone, its chain not written yet) is
- * a whole pair to a reader: a folder written in place can serve it until the next poll; a mounted
- * Secret (the kubelet swaps the whole folder at once) cannot.
+ * A tls.crt cut exactly between two blocks (the leaf alone, its chain not written yet) is a whole
+ * pair to any check, so a new pair is served only once two reads `settleMs` apart found it alike.
+ * Caveat: a writer that pauses longer than that between the blocks of one file can still have its
+ * leaf served alone until the next poll; a mounted Secret (the kubelet swaps the whole folder at
+ * once) cannot.
  * Caveat: the X.509 library (`@peculiar/x509`) is loaded only by the self-managed source.
  * @module
  */
@@ -46,18 +48,30 @@ export interface CertificateSource {
 
 const DAY_MS = 86_400_000;
 
-/** Certificates from `dir/tls.crt` and `dir/tls.key`, polled every `pollMs` (default 5 s). */
-export function certDirCertificates(dir: string, options: { pollMs?: number; clock?: Clock } = {}): CertificateSource {
+/**
+ * Certificates from `dir/tls.crt` and `dir/tls.key`, polled every `pollMs` (default 5 s). A new
+ * pair is served once two reads `settleMs` apart (default 200 ms) found it alike: a file written
+ * in place, block by block, is not taken in the middle.
+ */
+export function certDirCertificates(dir: string, options: { pollMs?: number; settleMs?: number; clock?: Clock } = {}): CertificateSource {
   const clock = options.clock ?? systemClock;
   const pollMs = options.pollMs ?? 5_000;
+  const settleMs = options.settleMs ?? Math.min(200, pollMs);
   return {
     async start(signal, onCertificate) {
       let last = '';
+      let seenOnce = ''; // a new pair read once: served if the next read finds it alike
       while (!signal.aborted) {
+        let wait = pollMs;
         try {
           const [certPem, keyPem] = await Promise.all([readFile(join(dir, 'tls.crt'), 'utf8'), readFile(join(dir, 'tls.key'), 'utf8')]);
           const fingerprint = `${certPem}\n${keyPem}`;
-          if (fingerprint !== last) {
+          if (fingerprint !== last && fingerprint !== seenOnce) {
+            // A tls.crt cut between two PEM blocks (the leaf whole, its chain still to come) is a
+            // complete pair to any check: only a second read can tell it was still being written.
+            seenOnce = fingerprint;
+            wait = settleMs;
+          } else if (fingerprint !== last) {
             const leaf = new X509Certificate(certPem); // throws on a half-written file: retried at the next poll
             // A half-renewed folder (one file new, the other still old) is retried too, never served.
             if (!leaf.checkPrivateKey(createPrivateKey(keyPem))) throw new Error('tls.key does not match tls.crt');
@@ -72,7 +86,7 @@ export function certDirCertificates(dir: string, options: { pollMs?: number; clo
         } catch {
           // missing or incomplete: keep serving the previous certificate, look again soon
         }
-        await clock.sleep(pollMs, signal).catch(() => undefined);
+        await clock.sleep(wait, signal).catch(() => undefined);
       }
     },
   };

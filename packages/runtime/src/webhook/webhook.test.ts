@@ -214,6 +214,29 @@ test('a tls.crt caught half-written with its chain cut short is retried, never s
   assert.equal(await running, 'settled');
 });
 
+test('a tls.crt caught between its two blocks (the leaf whole, its chain still to come) is not served: a new pair goes out once two reads agree', async (t) => {
+  const caDir = mkdtempSync(join(tmpdir(), 'converge-webhook-ca-'));
+  const certDir = mkdtempSync(join(tmpdir(), 'converge-webhook-certs-'));
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); rmSync(caDir, { recursive: true, force: true }); rmSync(certDir, { recursive: true, force: true }); });
+  const issuing = new AbortController();
+  const issued = await new Promise<{ certPem: string; keyPem: string }>((resolve) => void selfManagedCertificates({ store: directoryCaStore(caDir) }).start(issuing.signal, (c) => { issuing.abort(); resolve(c); }));
+  const chain = `${issued.certPem}${readFileSync(join(caDir, 'ca.crt'), 'utf8')}`;
+  const served: string[] = [];
+  const running = certDirCertificates(certDir, { pollMs: 10, settleMs: 300 }).start(stop.signal, (c) => void served.push(c.certPem));
+  // Written in place, block by block: the leaf, then (20 ms later) the rest of the chain.
+  writeFileSync(join(certDir, 'tls.key'), issued.keyPem);
+  writeFileSync(join(certDir, 'tls.crt'), issued.certPem);
+  await new Promise((r) => setTimeout(r, 20));
+  writeFileSync(join(certDir, 'tls.crt'), chain);
+  const deadline = Date.now() + 5_000;
+  while (served.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(served, [chain], 'only the whole chain, once');
+  stop.abort();
+  await running;
+});
+
 test('registry: identity and metadata other than labels and annotations come from the input', () => {
   const sneaky = new ConversionRegistry().register({
     group: 'toys.example.com', kind: 'Box', hub: 'v2',
