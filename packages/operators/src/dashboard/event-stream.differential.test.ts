@@ -1139,3 +1139,44 @@ test('a page that stops reading is cut off past 8 MiB and comes back through a f
   await until('the page reconnected', () => d.wire.stats.connections >= 2, 10_000, () => diagnose(d, page));
   await assertQuietAndEqual(d, page, undefined, failures);
 });
+
+test('a reconnected page says live only once the new snapshot is in (until then its rows are the old stream\'s)', () => {
+  class ScriptedEventSource extends EventTarget {
+    static readonly CLOSED = 2;
+    readyState = 0;
+    close(): void {
+      this.readyState = 2;
+    }
+  }
+  const sources: ScriptedEventSource[] = [];
+  const g = globalThis as Record<string, unknown>;
+  const saved = { EventSource: g.EventSource, requestAnimationFrame: g.requestAnimationFrame };
+  g.EventSource = class extends ScriptedEventSource {
+    constructor() {
+      super();
+      sources.push(this);
+    }
+  };
+  g.requestAnimationFrame = () => 0;
+  try {
+    const store = new Store();
+    store.connect();
+    const source = sources[0]!;
+    const message = (type: string, data: unknown) => Object.assign(new Event(type), { data: JSON.stringify(data) });
+    source.dispatchEvent(new Event('open'));
+    assert.notEqual(store.connection, 'live', 'open, no snapshot yet');
+    source.dispatchEvent(message('snapshot', { type: 'snapshot', clusters: [], microservices: [], providers: [] }));
+    assert.equal(store.connection, 'live');
+    // The connection drops; the browser reconnects by itself (same EventSource).
+    source.dispatchEvent(new Event('error'));
+    assert.equal(store.connection, 'reconnecting');
+    source.dispatchEvent(new Event('open'));
+    assert.equal(store.connection, 'reconnecting', 'reconnected, the rows still the old stream\'s');
+    source.dispatchEvent(message('snapshot', { type: 'snapshot', clusters: [], microservices: [], providers: [] }));
+    assert.equal(store.connection, 'live');
+    store.close();
+  } finally {
+    g.EventSource = saved.EventSource;
+    g.requestAnimationFrame = saved.requestAnimationFrame;
+  }
+});

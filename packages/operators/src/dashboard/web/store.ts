@@ -66,6 +66,9 @@ export class Store {
     const source = new EventSource(url);
     this.#source = source;
     const current = () => this.#source === source && !this.#closed;
+    // With a snapshot asked for, the page is live once it is in (the `snapshot` case of `apply`):
+    // before, a reconnected page still shows the old stream's rows.
+    const snapshotFirst = new URL(url, 'http://page.invalid').searchParams.get('snapshot') === 'true';
     const on = (type: ServerEvent['type']) =>
       source.addEventListener(type, (e) => {
         if (current()) this.apply(JSON.parse((e as MessageEvent<string>).data) as ServerEvent);
@@ -77,6 +80,7 @@ export class Store {
     source.addEventListener('open', () => {
       if (!current()) return;
       this.#nextRetryMs = this.#retryMs;
+      if (snapshotFirst) return;
       this.connection = 'live';
       this.#changed();
     });
