@@ -44,7 +44,16 @@ export interface ServingCertificate {
 
 export interface CertificateSource {
   start(signal: AbortSignal, onCertificate: (cert: ServingCertificate) => void): Promise<void>;
+  /**
+   * A client refused the certificate served (it trusts another CA now): look at the source
+   * again soon rather than at the next scheduled check. Optional; cheap to call often (a source
+   * bounds how often it acts on it).
+   */
+  recheck?(): void;
 }
+
+/** The shortest time between two rechecks a refusal asks for (a refusing client retries often). */
+const RECHECK_MIN_MS = 5_000;
 
 const DAY_MS = 86_400_000;
 
@@ -237,15 +246,24 @@ export async function ensureSelfManagedCa(store: CaStore): Promise<string> {
  * is followed — a serving certificate from it is issued at once; a store that lost its CA gets
  * this process's back (`saveIfAbsent`, so of replicas doing it at once one wins and the others
  * follow it); a CA that cannot issue (garbage) and a store that cannot be read are not followed.
- * Caveat: until every replica has looked again (at most `caCheckMs`), the API server, trusting
- * the CA the injector wrote last, refuses the certificates of the replicas that have not.
+ * A client that refuses the certificate (the API server, once the CRDs' `caBundle` holds another
+ * CA: `recheck`) makes the store be read at once (at most every 5 s), so a replica follows at its
+ * first refused request. Caveat: a replica that gets no request follows within `caCheckMs`.
  */
 export function selfManagedCertificates(options: SelfManagedOptions): CertificateSource {
   const clock = options.clock ?? systemClock;
   const validity = options.validityMs ?? 90 * DAY_MS;
   const caCheckMs = options.caCheckMs ?? 60_000;
   const hosts = options.hosts ?? ['localhost', '127.0.0.1', '::1'];
+  let wake: (() => void) | undefined;
+  let lastRecheck = Number.NEGATIVE_INFINITY;
   return {
+    recheck() {
+      const now = clock.monotonic();
+      if (!wake || now - lastRecheck < RECHECK_MIN_MS) return;
+      lastRecheck = now;
+      wake();
+    },
     async start(signal, onCertificate) {
       const x509 = await loadX509();
       let caPair = (await options.store.load()) ?? (await options.store.saveIfAbsent(await x509.createCa()));
@@ -258,7 +276,10 @@ export function selfManagedCertificates(options: SelfManagedOptions): Certificat
         }
         // Wake at least every 6 h (timers cannot wait for weeks; the wall clock may jump), and
         // every caCheckMs to look at the store.
-        await clock.sleep(Math.min(Math.max(60_000, renewAt - Date.now()), 6 * 3_600_000, caCheckMs), signal).catch(() => undefined);
+        const nap = new AbortController(); // ended early by recheck()
+        wake = () => nap.abort();
+        await clock.sleep(Math.min(Math.max(60_000, renewAt - Date.now()), 6 * 3_600_000, caCheckMs), AbortSignal.any([signal, nap.signal])).catch(() => undefined);
+        wake = undefined;
         if (signal.aborted) break;
         try {
           const stored = (await options.store.load()) ?? (await options.store.saveIfAbsent(caPair));

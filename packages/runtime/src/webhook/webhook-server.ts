@@ -48,6 +48,8 @@ export interface WebhookServerOptions {
 }
 
 const MAX_BODY = 32 * 1024 * 1024;
+/** The TLS alerts of a client that does not trust the certificate it was shown. */
+const REFUSED_CERTIFICATE = /ALERT_(BAD_CERTIFICATE|UNKNOWN_CA|CERTIFICATE_UNKNOWN)$/;
 
 export class WebhookServer {
   readonly #opts: WebhookServerOptions;
@@ -143,6 +145,13 @@ export class WebhookServer {
       server.on('connection', (socket: Socket) => {
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));
+      });
+      // A client that does not trust our certificate says so with an alert (Go: bad certificate;
+      // OpenSSL: unknown CA): the CA it trusts may have changed, so the source looks again.
+      server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
+        if (!REFUSED_CERTIFICATE.test(err.code ?? '')) return;
+        this.#opts.log?.debug({ err }, 'a client refused the serving certificate; looking at the certificate source again');
+        this.#opts.certificates.recheck?.();
       });
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

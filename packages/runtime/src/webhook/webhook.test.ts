@@ -237,6 +237,48 @@ test('a tls.crt caught between its two blocks (the leaf whole, its chain still t
   await running;
 });
 
+test('self-managed: recheck() (a client refused the certificate) reads the store at once, at most every 5 s', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-recheck-'));
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); rmSync(dir, { recursive: true, force: true }); });
+  const clock = new FakeClock();
+  const certs: { caPem?: string }[] = [];
+  const source = selfManagedCertificates({ store: directoryCaStore(dir), clock, caCheckMs: 600_000 });
+  const running = source.start(stop.signal, (c) => void certs.push(c));
+  const realTime = async (what: string, check: () => boolean) => {
+    // Key generation and signing run on the real event loop; the fake clock does not move.
+    for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(check(), what);
+  };
+  const replaceCa = async () => {
+    const other = mkdtempSync(join(tmpdir(), 'converge-webhook-recheck-other-'));
+    t.after(() => rmSync(other, { recursive: true, force: true }));
+    const ca = await ensureSelfManagedCa(directoryCaStore(other));
+    rmSync(join(dir, 'ca.crt'));
+    rmSync(join(dir, 'ca.key'));
+    writeFileSync(join(dir, 'ca.key'), readFileSync(join(other, 'ca.key')));
+    writeFileSync(join(dir, 'ca.crt'), ca);
+    return ca;
+  };
+  await realTime('the first certificate', () => certs.length === 1);
+  const second = await replaceCa();
+  source.recheck!();
+  await realTime('followed at the recheck, long before the next scheduled look', () => certs.length === 2);
+  assert.equal(certs[1]!.caPem, second);
+  // Another refusal within 5 s is not acted on; one after is.
+  const third = await replaceCa();
+  await clock.advanceAsync(4_000);
+  source.recheck!();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(certs.length, 2, 'a recheck within 5 s of the last one waits');
+  await clock.advanceAsync(1_000);
+  source.recheck!();
+  await realTime('followed at a recheck 5 s later', () => certs.length === 3);
+  assert.equal(certs[2]!.caPem, third);
+  stop.abort();
+  await running;
+});
+
 test('registry: identity and metadata other than labels and annotations come from the input', () => {
   const sneaky = new ConversionRegistry().register({
     group: 'toys.example.com', kind: 'Box', hub: 'v2',
