@@ -192,8 +192,8 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
         ...(ms.spec?.replicas !== undefined ? { replicas: ms.spec.replicas } : {}),
       },
       phase: ms.status?.phase ?? null,
-      reason: ms.status?.reason ?? null,
-      message: ms.status?.message ?? null,
+      reason: ms.status?.reason || null, // empty: no reason, as the text shows it
+      message: ms.status?.message || null,
       managedResources: { deployment: ms.status?.managedResources?.deployment ?? null, service: ms.status?.managedResources?.service ?? null },
       rollout: { reported: rollout ? { ...rollout } : null, assessed },
       endpoints,

@@ -137,8 +137,8 @@ export function microserviceRow(ms: Microservice): MicroserviceRow {
     image: ms.spec?.container?.image ?? '',
     port: ms.spec?.container?.port ?? 0,
     phase: status?.phase ?? null,
-    reason: status?.reason ?? null,
-    message: status?.message ?? null,
+    reason: status?.reason || null, // empty: no reason, as the text shows it
+    message: status?.message || null,
     replicas: rollout
       ? { desired: rollout.replicas, updated: rollout.updatedReplicas, available: rollout.availableReplicas, readyEndpoints: rollout.readyEndpoints }
       : null,

@@ -200,6 +200,7 @@ function checkStatusDocument(doc: StatusDocument, ms: number, dhp: number): void
   const msKeys = ['converged', 'createdAt', 'deleting', 'generation', 'image', 'managedResources', 'message', 'name', 'namespace', 'observedGeneration', 'phase', 'port', 'progressing', 'ready', 'reason', 'replicas', 'stalled', 'uid'];
   for (const m of doc.microservices) {
     assert.deepEqual(Object.keys(m).sort(), msKeys);
+    assert.ok(m.reason !== '' && m.message !== '', 'an empty status.reason or message is none: null, never ""');
     if (m.converged) assert.ok(m.ready?.status === 'True' && m.ready.current && m.observedGeneration === m.generation && !m.deleting);
     if (m.replicas) for (const v of Object.values(m.replicas)) assert.equal(typeof v, 'number');
   }
@@ -225,6 +226,7 @@ function checkExplanation(e: Explanation, what: string): void {
   for (let i = 1; i < times.length; i++) assert.ok(times[i - 1]! <= times[i]!, `${what}: Events oldest first`);
   for (const f of e.findings) assert.ok(['ok', 'info', 'warning', 'error'].includes(f.severity));
   if (e.converged) assert.ok(e.object.deletionTimestamp === null && e.object.observedGeneration === e.object.generation);
+  if (e.microservice) assert.ok(e.microservice.reason !== '' && e.microservice.message !== '', `${what}: an empty status.reason or message is none: null, never ""`);
 }
 
 function checkExplanationText(e: Explanation, now: Date, what: string): void {
