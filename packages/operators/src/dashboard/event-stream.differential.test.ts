@@ -57,7 +57,6 @@
  * `CONVERGE_FC_SEED=<seed> npm run test:unit -- packages/operators/src/dashboard/event-stream.differential.test.ts`.
  */
 import { test } from 'node:test';
-import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -74,6 +73,7 @@ import type { ClusterSource } from './cluster-source.ts';
 import { createDashboardServer, listen } from './http-server.ts';
 import { DashboardModel } from './model.ts';
 import type { ClusterState, ClusterView, Item, ItemKind, ServerEvent } from './shared/types.ts';
+import { watchFailures } from './process-failures.test-support.ts';
 
 const LONG = process.env.CONVERGE_RELIABILITY_LONG === '1';
 const PROGRAMS = LONG ? 800 : 80;
@@ -859,18 +859,6 @@ async function until(what: string, ok: () => boolean, timeoutMs: number, diagnos
   }
 }
 
-/** Collects uncaught exceptions and unhandled rejections while the test runs. */
-function watchFailures(t: TestContext): unknown[] {
-  const seen: unknown[] = [];
-  const listener = (reason: unknown) => void seen.push(reason);
-  process.on('unhandledRejection', listener);
-  process.on('uncaughtException', listener);
-  t.after(() => {
-    process.off('unhandledRejection', listener);
-    process.off('uncaughtException', listener);
-  });
-  return seen;
-}
 
 let fences = 0;
 

@@ -37,7 +37,6 @@
  * `DASHBOARD_API_RUNS` sets how many cases each property tries (default 60).
  */
 import { test } from 'node:test';
-import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -52,6 +51,7 @@ import { createDashboardServer, listen } from './http-server.ts';
 import { DashboardModel } from './model.ts';
 import { SECURITY_HEADERS, TOKEN_COOKIE, tokensEqual } from './security.ts';
 import type { ClusterView, Item, ItemKind, ProviderItem } from './shared/types.ts';
+import { watchFailures } from './process-failures.test-support.ts';
 
 const RUNS = Number.parseInt(process.env.DASHBOARD_API_RUNS ?? '', 10) || 60;
 
@@ -175,18 +175,6 @@ function sendStreaming(port: number, target: string, done: (answer: Answer) => b
   });
 }
 
-/** Collects unhandled rejections and uncaught exceptions while the test runs. */
-function watchFailures(t: TestContext): unknown[] {
-  const seen: unknown[] = [];
-  const listener = (reason: unknown) => void seen.push(reason);
-  process.on('unhandledRejection', listener);
-  process.on('uncaughtException', listener);
-  t.after(() => {
-    process.off('unhandledRejection', listener);
-    process.off('uncaughtException', listener);
-  });
-  return seen;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Models and the server over them

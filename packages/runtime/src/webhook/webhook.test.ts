@@ -183,7 +183,11 @@ test('a cert-manager style folder is served, and a renewed certificate is picked
 // served: cut inside the next block's BEGIN line, OpenSSL ignored that block and the leaf went out
 // alone (a client needing the intermediate failed its handshake); cut further on, OpenSSL refused
 // the chain, and a server starting on it rejected instead of waiting for the rest.
-test('a tls.crt caught half-written with its chain cut short is retried, never served, and the server waits for the rest', async (t) => {
+/**
+ * An empty cert folder, a serving pair issued by a CA of its own, and the chain cert-manager would
+ * write (the leaf, then its CA); the folders go after the test, `stop` aborts then.
+ */
+async function certFolderAndChain(t: TestContext) {
   const caDir = mkdtempSync(join(tmpdir(), 'converge-webhook-ca-'));
   const certDir = mkdtempSync(join(tmpdir(), 'converge-webhook-certs-'));
   const stop = new AbortController();
@@ -191,7 +195,11 @@ test('a tls.crt caught half-written with its chain cut short is retried, never s
   const issuing = new AbortController();
   const issued = await new Promise<{ certPem: string; keyPem: string }>((resolve) => void selfManagedCertificates({ store: directoryCaStore(caDir) }).start(issuing.signal, (c) => { issuing.abort(); resolve(c); }));
   const ca = readFileSync(join(caDir, 'ca.crt'), 'utf8');
-  const chain = `${issued.certPem}${ca}`;
+  return { certDir, stop, issued, ca, chain: `${issued.certPem}${ca}` };
+}
+
+test('a tls.crt caught half-written with its chain cut short is retried, never served, and the server waits for the rest', async (t) => {
+  const { certDir, stop, issued, ca, chain } = await certFolderAndChain(t);
   const source = certDirCertificates(certDir, { pollMs: 10 });
   const served: string[] = [];
   const recording: CertificateSource = { start: (signal, onCertificate) => source.start(signal, (c) => { served.push(c.certPem); onCertificate(c); }) };
@@ -215,13 +223,7 @@ test('a tls.crt caught half-written with its chain cut short is retried, never s
 });
 
 test('a tls.crt caught between its two blocks (the leaf whole, its chain still to come) is not served: a new pair goes out once two reads agree', async (t) => {
-  const caDir = mkdtempSync(join(tmpdir(), 'converge-webhook-ca-'));
-  const certDir = mkdtempSync(join(tmpdir(), 'converge-webhook-certs-'));
-  const stop = new AbortController();
-  t.after(() => { stop.abort(); rmSync(caDir, { recursive: true, force: true }); rmSync(certDir, { recursive: true, force: true }); });
-  const issuing = new AbortController();
-  const issued = await new Promise<{ certPem: string; keyPem: string }>((resolve) => void selfManagedCertificates({ store: directoryCaStore(caDir) }).start(issuing.signal, (c) => { issuing.abort(); resolve(c); }));
-  const chain = `${issued.certPem}${readFileSync(join(caDir, 'ca.crt'), 'utf8')}`;
+  const { certDir, stop, issued, chain } = await certFolderAndChain(t);
   const served: string[] = [];
   const running = certDirCertificates(certDir, { pollMs: 10, settleMs: 300 }).start(stop.signal, (c) => void served.push(c.certPem));
   // Written in place, block by block: the leaf, then (20 ms later) the rest of the chain.
