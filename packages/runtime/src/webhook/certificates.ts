@@ -9,9 +9,9 @@
  *   certificate per process signed by it for the given DNS names and IPs, renewed before expiry.
  *   The CA is what goes into the CRDs' `caBundle` (`injectCaBundle`).
  *
- * Guarantees: `start(signal, onCertificate)` calls `onCertificate` with a complete certificate
- * before it does anything else that can wait, then again after each change, until the signal
- * aborts. A folder that is missing or half-written (a file cut short, a chain in tls.crt cut inside
+ * Guarantees: `start(signal, onCertificate)` calls `onCertificate` with a complete certificate as
+ * soon as it has one (a folder: once two reads `settleMs` apart agree; self-managed: once issued),
+ * then again after each change, until the signal aborts. A folder that is missing or half-written (a file cut short, a chain in tls.crt cut inside
  * one of its blocks, or a key that does not match the certificate yet) is retried, never served;
  * so is a pair TLS refuses. Self-managed keys are ECDSA P-256 (a folder may hold any key TLS takes).
  * A tls.crt cut exactly between two blocks (the leaf alone, its chain not written yet) is a whole
