@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
+import { Registry } from 'prom-client';
 import {
   ConversionRegistry,
   CustomResourceDefinitionKind,
@@ -45,7 +46,10 @@ test('a replica refused for its CA by the API server follows the CA in its store
   });
   const conversions = new ConversionRegistry().register({ group, kind: 'Box', hub: 'v1', spokes: [{ version: 'v2', toHub: (o) => o, fromHub: (o) => o }] });
   const stop = new AbortController();
-  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir), caCheckMs: 600_000 }), log: testLogger() }).serveConversion(conversions);
+  const registry = new Registry();
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir), caCheckMs: 600_000 }), log: testLogger(), registry }).serveConversion(conversions);
+  const refusals = async () => (await registry.getSingleMetric('converge_webhook_certificate_refusals_total')!.get()).values[0]?.value ?? NaN;
+  assert.equal(await refusals(), 0, 'the refusal counter is there from the start, at zero');
   const running = server.start(stop.signal);
   t.after(async () => {
     stop.abort();
@@ -85,4 +89,5 @@ test('a replica refused for its CA by the API server follows the CA in its store
   await eventually(async () => (await readV2().catch(() => undefined))?.apiVersion === `${group}/v2`, { timeoutMs: 30_000, intervalMs: 200, what: 'v2 read through the webhook again, the replica following the new CA' });
   t.diagnostic(`followed ${Math.round(performance.now() - started)} ms after the CA changed`);
   assert.equal(server.caPem(), otherCa);
+  assert.ok((await refusals()) >= 1, 'the refusals are counted (an alert on them says the API server trusts another CA)');
 });

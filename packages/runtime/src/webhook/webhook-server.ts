@@ -58,6 +58,7 @@ export class WebhookServer {
   readonly #requests: Counter<'path' | 'code'> | undefined;
   readonly #conversions: Counter<'kind' | 'from' | 'to' | 'result'> | undefined;
   readonly #conversionTime: Histogram<'kind' | 'from' | 'to'> | undefined;
+  readonly #refusals: Counter | undefined;
   #certificate: ServingCertificate | undefined;
   #server: Server | undefined;
   #started = false;
@@ -71,6 +72,7 @@ export class WebhookServer {
       this.#requests = new Counter({ name: 'converge_webhook_requests_total', help: 'Webhook requests by path and HTTP status code', labelNames: ['path', 'code'], registers });
       this.#conversions = new Counter({ name: 'converge_webhook_conversions_total', help: 'Objects converted by the conversion webhook, by kind, version pair and result', labelNames: ['kind', 'from', 'to', 'result'], registers });
       this.#conversionTime = new Histogram({ name: 'converge_webhook_conversion_duration_seconds', help: 'Time to convert one object, by kind and version pair', labelNames: ['kind', 'from', 'to'], buckets: [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05], registers });
+      this.#refusals = new Counter({ name: 'converge_webhook_certificate_refusals_total', help: 'TLS handshakes a client ended because it does not trust the serving certificate (bad certificate, unknown CA): the API server trusts another CA', registers });
     }
   }
 
@@ -150,6 +152,7 @@ export class WebhookServer {
       // OpenSSL: unknown CA): the CA it trusts may have changed, so the source looks again.
       server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
         if (!REFUSED_CERTIFICATE.test(err.code ?? '')) return;
+        this.#refusals?.inc();
         this.#opts.log?.debug({ err }, 'a client refused the serving certificate; looking at the certificate source again');
         this.#opts.certificates.recheck?.();
       });
