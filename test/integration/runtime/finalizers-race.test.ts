@@ -89,6 +89,8 @@ class World {
   readonly ledger = new Map<string, string[]>();
   /** uids whose foreign finalizer has not been released. */
   readonly foreignHeld = new Set<string>();
+  /** uids whose foreign finalizer is being released (the patch sent, its answer not read yet). */
+  readonly releasing = new Map<string, number>(); // uid → releases in flight (two steps may release at once)
   readonly violations: string[] = [];
   readonly trace: string[] = [];
 
@@ -113,7 +115,8 @@ class World {
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
-    for (const uid of heldBefore.filter((u) => this.foreignHeld.has(u))) {
+    // A release in flight may have landed before this GET was answered: not held for certain.
+    for (const uid of heldBefore.filter((u) => this.foreignHeld.has(u) && !this.releasing.has(u))) {
       if (live?.metadata.uid !== uid) this.violations.push(`incarnation ${uid} is gone while ${FOREIGN} still held it (a finalizer was dropped)`);
     }
     return live;
@@ -210,13 +213,19 @@ class World {
     const live = await this.read();
     if (!live || !this.foreignHeld.has(live.metadata.uid!)) return;
     const finalizers = (live.metadata.finalizers ?? []).filter((f) => f !== FOREIGN);
+    const uid = live.metadata.uid!;
+    this.releasing.set(uid, (this.releasing.get(uid) ?? 0) + 1);
     try {
       await this.client.patch(ConfigMapKind, this.key, { type: 'merge', body: { metadata: { finalizers, resourceVersion: live.metadata.resourceVersion } } });
-      this.foreignHeld.delete(live.metadata.uid!);
+      this.foreignHeld.delete(uid);
       this.stats.released++;
     } catch (err) {
       // NotFound: released meanwhile by a concurrent step of the user (a drop is found by `read`).
       this.expected(err, 'release of the foreign finalizer');
+    } finally {
+      const left = this.releasing.get(uid)! - 1;
+      if (left) this.releasing.set(uid, left);
+      else this.releasing.delete(uid);
     }
   }
 
