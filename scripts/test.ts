@@ -15,7 +15,8 @@
  *   CONVERGE_TEST_CONTROL_URL, CONVERGE_TEST_STATE_DIR, CONVERGE_TEST_CONTROL_PLANE_BIN, CONVERGE_TEST_NODES.
  * The control plane is stopped in all cases; when integration tests fail, component logs are
  * copied to .converge/test-logs/. The output ends with node's summary lines (combined totals
- * when more than one phase ran); the exit code is non-zero when any phase failed.
+ * when more than one phase ran), then every failed test again with its error (a CI that keeps
+ * only the log's tail still shows why); the exit code is non-zero when any phase failed.
  * @module
  */
 import { spawn } from 'node:child_process';
@@ -27,6 +28,7 @@ import { ensureControlPlaneBinary, serveControlEndpoint, startControlPlane } fro
 import type { ComponentName } from '@converge/envtest';
 import { KubeClient, loadKubeConfig } from '@converge/runtime';
 import { startSuiteWebhook } from '../test/support/suite-webhook.ts';
+import { failuresFromTap, formatFailures, type TestFailure } from './failure-digest.ts';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const argv = process.argv.slice(2);
@@ -51,7 +53,10 @@ const SUMMARY_KEYS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped',
 let currentChild: ReturnType<typeof spawn> | undefined;
 let interrupted: NodeJS.Signals | undefined;
 
-/** Runs `node --test` on files; spec output to our stdout, totals read from a TAP copy. */
+/** Every phase's failures, repeated at the end of the output (scripts/failure-digest.ts). */
+const failures: TestFailure[] = [];
+
+/** Runs `node --test` on files; spec output to our stdout, totals and failures read from a TAP copy. */
 async function runNodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv): Promise<{ code: number; summary: Summary }> {
   const tapDir = mkdtempSync(join(tmpdir(), 'converge-test-'));
   const tapFile = join(tapDir, 'report.tap');
@@ -83,6 +88,7 @@ async function runNodeTest(files: string[], concurrency: number, env: NodeJS.Pro
     for (const m of tap.matchAll(/^# (\w+) ([\d.]+)$/gm)) {
       if (SUMMARY_KEYS.includes(m[1] as string)) summary[m[1] as string] = Number(m[2]);
     }
+    failures.push(...failuresFromTap(tap).map((f) => ({ ...f, location: f.location?.startsWith(`${root}/`) ? relative(root, f.location) : f.location })));
     return { code, summary };
   } finally {
     rmSync(tapDir, { recursive: true, force: true });
@@ -197,6 +203,9 @@ async function main(): Promise<number> {
     return 1;
   }
   if (summaries.length > 1) printSummary(summaries);
+  // Last, so that a CI keeping only the log's tail still shows why a test failed.
+  const digest = formatFailures(failures);
+  if (digest) process.stdout.write(`\n${digest}`);
   if (interrupted) return 130;
   return failed ? 1 : 0;
 }

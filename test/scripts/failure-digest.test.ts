@@ -1,0 +1,98 @@
+/**
+ * `npm test` repeats its failures, with their errors, at the end of its output
+ * (scripts/failure-digest.ts). Read from real TAP: node's own reporter on test files written
+ * here, run by the Node that runs this test (no control plane needed).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { failuresFromTap, formatFailures } from '../../scripts/failure-digest.ts';
+
+/** Runs `node --test` on the given test-file sources; the TAP report. */
+function tapOf(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-digest-'));
+  try {
+    for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
+    const tapFile = join(dir, 'report.tap');
+    // Without the runner's NODE_TEST_CONTEXT, or the child would report to this runner, not to the file.
+    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+    spawnSync(process.execPath, ['--test', '--test-reporter=tap', `--test-reporter-destination=${tapFile}`, ...Object.keys(files)], { cwd: dir, env, encoding: 'utf8' });
+    return readFileSync(tapFile, 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('the digest lists the tests that failed on their own account, with parents, location and error', () => {
+  const tap = tapOf({
+    'a.test.mjs': `
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+test('passes', () => {});
+test('outer', async (t) => {
+  await t.test('inner fails', () => { assert.equal(1, 2, 'one is not two'); });
+  await t.test('inner passes', () => {});
+});
+test('a property', () => { throw new Error('Property failed after 3 tests\\n{ seed: -530273561, path: "2:1" }\\nCounterexample: [1]'); });
+test('times out', { timeout: 50 }, () => new Promise(() => {}));
+`,
+    'b.test.mjs': `
+import { test } from 'node:test';
+test('b passes', () => {});
+test("quotes ' and \\" and # and \\\\", () => { throw new Error("it's \\u001b[31mred"); });
+`,
+  });
+  const failures = failuresFromTap(tap);
+  assert.deepEqual(failures.map((f) => f.path), [['outer', 'inner fails'], ['a property'], ['times out'], [`quotes ' and " and # and \\`]]);
+  assert.match(failures[0]!.error, /^one is not two/);
+  assert.match(failures[0]!.location ?? '', /a\.test\.mjs:6:\d+$/);
+  assert.equal(failures[1]!.error, 'Property failed after 3 tests\n{ seed: -530273561, path: "2:1" }\nCounterexample: [1]');
+  assert.equal(failures[2]!.failureType, 'testTimeoutFailure');
+  assert.equal(failures[3]!.error, "it's \u001b[31mred");
+  assert.match(failures[3]!.location ?? '', /b\.test\.mjs:4:\d+$/);
+
+  const text = formatFailures(failures);
+  assert.match(text, /^✖ 4 failed tests, repeated from above with their errors:\n/);
+  assert.match(text, /\n✖ outer › inner fails \(.*a\.test\.mjs:6:\d+\)\n {4}one is not two\n/);
+  assert.match(text, /\n {4}\{ seed: -530273561, path: "2:1" \}\n/);
+  assert.match(text, /✖ times out \(.*, testTimeoutFailure\)\n/);
+});
+
+test('names and messages of any text come back as the test gave them (one run of 25 drawn tests)', () => {
+  // Names without control characters (node's TAP writes a newline in a name ambiguously).
+  const name = fc.string({ unit: fc.oneof(fc.constantFrom('#', '\\', "'", '"', '`', ' ', '›', 'é', '😀'), fc.string({ minLength: 1, maxLength: 1, unit: 'grapheme' })), minLength: 1, maxLength: 30 })
+    .filter((s) => s.trim() === s && !/[\p{Cc}]/u.test(s));
+  const line = fc.string({ unit: fc.oneof(fc.constantFrom('#', '\\', "'", '"', '`', '\u001b', '\t', 'é', '😀', ' '), fc.string({ minLength: 1, maxLength: 1, unit: 'grapheme' })), minLength: 1, maxLength: 40 })
+    .filter((s) => s.trim() === s && !/[\r\n\u2028\u2029\u0085]/.test(s));
+  const cases = fc.sample(fc.record({ name, lines: fc.array(line, { minLength: 1, maxLength: 4 }), nested: fc.boolean() }), { numRuns: 25, seed: 17 })
+    .map((c, i) => ({ ...c, name: `${i} ${c.name}` }));
+  const source = [
+    "import { test } from 'node:test';",
+    ...cases.map((c) =>
+      c.nested
+        ? `test(${JSON.stringify(`parent of ${c.name}`)}, async (t) => { await t.test(${JSON.stringify(c.name)}, () => { throw new Error(${JSON.stringify(c.lines.join('\n'))}); }); });`
+        : `test(${JSON.stringify(c.name)}, () => { throw new Error(${JSON.stringify(c.lines.join('\n'))}); });`,
+    ),
+  ].join('\n');
+  const failures = failuresFromTap(tapOf({ 'drawn.test.mjs': source }));
+  assert.deepEqual(
+    failures.map((f) => ({ path: f.path, error: f.error })),
+    cases.map((c) => ({ path: c.nested ? [`parent of ${c.name}`, c.name] : [c.name], error: c.lines.join('\n') })),
+  );
+});
+
+test('the digest is bounded and says what it left out', () => {
+  const many = Array.from({ length: 12 }, (_, i) => ({ path: [`t${i}`], location: undefined, failureType: 'testCodeFailure', error: Array.from({ length: 50 }, (_, j) => `line ${j} ${'x'.repeat(j === 0 ? 1_000 : 1)}`).join('\n') }));
+  const text = formatFailures(many, { maxFailures: 3, maxLinesPerFailure: 5, maxLineChars: 100 });
+  const lines = text.trimEnd().split('\n');
+  assert.equal(lines.length, 1 + 3 * (1 + 5 + 1) + 1);
+  assert.ok(lines.every((l) => l.length <= 160), 'every line bounded');
+  assert.match(text, /… 45 more lines \(the full error is above\)/);
+  assert.match(text, /… \(907 more characters\)/);
+  assert.match(text, /✖ … and 9 more failed tests \(listed above\)\n$/);
+  assert.equal(formatFailures([]), '');
+});
