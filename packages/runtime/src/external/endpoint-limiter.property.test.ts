@@ -8,16 +8,19 @@
  * - no admission inside a pause, and the first two after a pause never at the same instant;
  * - admissions in any window at most `burst + rate × window`;
  * - nothing lost: once every permit is released and time passes, every caller that did not give
- *   up was admitted, the queue is empty and no timer is left (a lost wake-up would stall it).
+ *   up was admitted, the queue is empty and no timer is left (a lost wake-up would stall it);
+ * - a caller with `maxPauseWaitMs` is refused exactly when a pause with more left than that
+ *   stands in its way (on arrival, or the moment such a pause begins or extends while it waits),
+ *   and then at once; it is never admitted after such a pause, nor refused otherwise.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FakeClock } from '../clock/index.ts';
-import { EndpointLimiter, type Permit } from './index.ts';
+import { EndpointLimiter, EndpointPausedError, type Permit } from './index.ts';
 
 type Command =
-  | { kind: 'acquire' }
+  | { kind: 'acquire'; maxPauseWaitMs: number | undefined }
   | { kind: 'abort'; which: number }
   | { kind: 'release'; which: number }
   | { kind: 'pause'; ms: number }
@@ -25,10 +28,17 @@ type Command =
   | { kind: 'stepWall'; ms: number };
 
 const command: fc.Arbitrary<Command> = fc.oneof(
-  { arbitrary: fc.constant<Command>({ kind: 'acquire' }), weight: 5 },
+  {
+    arbitrary: fc.option(fc.constantFrom(0, 1, 250, 999, 1_000, 1_001, 2_500), { nil: undefined }).map<Command>((maxPauseWaitMs) => ({ kind: 'acquire', maxPauseWaitMs })),
+    weight: 5,
+  },
   { arbitrary: fc.nat(40).map<Command>((which) => ({ kind: 'abort', which })), weight: 2 },
   { arbitrary: fc.nat(40).map<Command>((which) => ({ kind: 'release', which })), weight: 3 },
-  { arbitrary: fc.integer({ min: 1, max: 3_000 }).map<Command>((ms) => ({ kind: 'pause', ms })), weight: 1 },
+  {
+    // Often a pause at, or one past, a caller's bound below: refusals are judged to the millisecond.
+    arbitrary: fc.oneof(fc.integer({ min: 1, max: 3_000 }), fc.constantFrom(1, 2, 250, 251, 999, 1_000, 1_001, 1_002, 2_500, 2_501)).map<Command>((ms) => ({ kind: 'pause', ms })),
+    weight: 1,
+  },
   { arbitrary: fc.integer({ min: 0, max: 700 }).map<Command>((ms) => ({ kind: 'advance', ms })), weight: 4 },
   { arbitrary: fc.constantFrom(-3_600_000, -5_000, 5_000, 3_600_000).map<Command>((ms) => ({ kind: 'stepWall', ms })), weight: 1 },
 );
@@ -52,7 +62,13 @@ test('concurrency, FIFO, pauses and rate hold, and no caller is lost, under rand
       const maxPauseMs = 2_000;
       const limiter = new EndpointLimiter({ ratePerSecond: rate, burst, maxConcurrency, maxPauseMs, clock });
       const log: Logged[] = [];
-      const callers: { abort: AbortController; permit?: Permit; gaveUp: boolean }[] = [];
+      /** Each caller's bound, the command it came in, and the command in which it was admitted, gave up or was refused. */
+      type Caller = { abort: AbortController; permit?: Permit; gaveUp: boolean; bound: number | undefined; askedIn: number; leftOnArrival: number; settledIn?: number; refused?: EndpointPausedError };
+      const callers: Caller[] = [];
+      /** What is left of the pause the moment it is set or extended, by command. */
+      const pausesSet: { in: number; left: number }[] = [];
+      let pausedUntil = -Infinity;
+      let seq = 0;
       let held = 0;
       const release = (i: number): void => {
         const c = callers[i];
@@ -62,17 +78,23 @@ test('concurrency, FIFO, pauses and rate hold, and no caller is lost, under rand
         c.permit.release();
       };
       for (const c of commands) {
+        seq++;
         if (c.kind === 'acquire') {
           const i = callers.length;
-          const caller = { abort: new AbortController(), gaveUp: false } as (typeof callers)[number];
+          const caller: Caller = { abort: new AbortController(), gaveUp: false, bound: c.maxPauseWaitMs, askedIn: seq, leftOnArrival: Math.max(0, pausedUntil - clock.monotonic()) };
           callers.push(caller);
-          limiter.acquire(caller.abort.signal).then(
+          limiter.acquire(caller.abort.signal, c.maxPauseWaitMs === undefined ? {} : { maxPauseWaitMs: c.maxPauseWaitMs }).then(
             (permit) => {
               caller.permit = permit;
+              caller.settledIn ??= seq;
               held++;
               log.push({ kind: 'grant', at: clock.monotonic(), caller: i, held });
             },
-            () => void (caller.gaveUp = true),
+            (err: unknown) => {
+              caller.settledIn ??= seq;
+              if (err instanceof EndpointPausedError) caller.refused = err;
+              else caller.gaveUp = true;
+            },
           );
         } else if (c.kind === 'abort') {
           if (callers.length) callers[c.which % callers.length]!.abort.abort(new Error('gave up'));
@@ -80,7 +102,12 @@ test('concurrency, FIFO, pauses and rate hold, and no caller is lost, under rand
           if (callers.length) release(c.which % callers.length);
         } else if (c.kind === 'pause') {
           limiter.pauseFor(c.ms);
-          log.push({ kind: 'pause', from: clock.monotonic(), until: clock.monotonic() + Math.min(c.ms, maxPauseMs) });
+          const from = clock.monotonic();
+          log.push({ kind: 'pause', from, until: from + Math.min(c.ms, maxPauseMs) });
+          if (from + Math.min(c.ms, maxPauseMs) > pausedUntil) {
+            pausedUntil = from + Math.min(c.ms, maxPauseMs);
+            pausesSet.push({ in: seq, left: pausedUntil - from });
+          }
         } else if (c.kind === 'stepWall') {
           clock.stepWall(c.ms);
         } else {
@@ -118,7 +145,21 @@ test('concurrency, FIFO, pauses and rate hold, and no caller is lost, under rand
           }
         }
       }
-      const lost = callers.flatMap((c, i) => (c.permit || c.gaveUp ? [] : [i]));
+      callers.forEach((c, i) => {
+        // The first moment a pause longer than its bound stood in its way while it waited.
+        const bound = c.bound ?? Infinity;
+        const firstTooLong =
+          c.leftOnArrival > bound ? c.askedIn : pausesSet.find((p) => p.in > c.askedIn && p.in <= (c.settledIn ?? Infinity) && p.left > bound)?.in;
+        if (firstTooLong !== undefined) {
+          assert.ok(c.refused, `caller ${i} (bound ${bound} ms) was ${c.permit ? 'admitted' : 'not refused'} after a pause longer than its bound began in command ${firstTooLong} (${what})`);
+          assert.equal(c.settledIn, firstTooLong, `caller ${i} refused in command ${c.settledIn}, not at once in command ${firstTooLong} (${what})`);
+          assert.ok(c.refused.pausedForMs > bound, `caller ${i} refused for a pause of ${c.refused.pausedForMs} ms, within its bound ${bound} (${what})`);
+        } else {
+          assert.equal(c.refused, undefined, `caller ${i} (bound ${bound} ms) refused with no pause longer than its bound: ${c.refused?.message} (${what})`);
+        }
+      });
+      assert.equal(limiter.stats().refused, callers.filter((c) => c.refused).length, 'stats().refused counts the refusals');
+      const lost = callers.flatMap((c, i) => (c.permit || c.gaveUp || c.refused ? [] : [i]));
       assert.deepEqual(lost, [], `callers neither admitted nor given up after everyone let go (${what})`);
       assert.equal(limiter.stats().queued, 0);
       assert.equal(limiter.stats().inFlight, 0);

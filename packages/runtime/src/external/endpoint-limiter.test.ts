@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../clock/index.ts';
-import { EndpointLimiter, createEndpointLimiters, endpointKey, parseRetryAfterMs, type Permit } from './index.ts';
+import { EndpointLimiter, EndpointPausedError, createEndpointLimiters, endpointKey, parseRetryAfterMs, type Permit } from './index.ts';
 
 /** Lets promise continuations run. */
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -153,6 +153,37 @@ describe('EndpointLimiter', () => {
     assert.deepEqual(admittedAt, [undefined]);
     await clock.advanceAsync(2000);
     assert.deepEqual(admittedAt, [3500]);
+  });
+
+  it('a waiter bounded by maxPauseWaitMs waits out a shorter pause and is refused at once when a longer one begins', async () => {
+    const clock = new FakeClock(0);
+    const limiter = new EndpointLimiter({ ratePerSecond: 1, clock });
+    await limiter.acquire(); // spends the only token: the next callers wait for one
+    const outcomes: unknown[] = [];
+    const settle = (p: Promise<Permit>, i: number): void => void p.then(
+      () => void (outcomes[i] = clock.monotonic()),
+      (err: unknown) => void (outcomes[i] = err),
+    );
+    settle(limiter.acquire(undefined, { maxPauseWaitMs: 2_000 }), 0);
+    settle(limiter.acquire(undefined, { maxPauseWaitMs: 500 }), 1);
+    settle(limiter.acquire(), 2);
+    await clock.advanceAsync(100);
+    limiter.pauseFor(400); // until 500: within every bound
+    await tick();
+    assert.equal(outcomes.length, 0, 'a pause within the bound keeps everyone waiting');
+    await clock.advanceAsync(100);
+    limiter.pauseFor(1_000); // until 1200, 1000 ms left: more than the second caller's 500
+    await tick();
+    assert.ok(outcomes[1] instanceof EndpointPausedError, `refused at once: ${String(outcomes[1])}`);
+    assert.equal((outcomes[1] as EndpointPausedError).pausedForMs, 1_000);
+    assert.match(String(outcomes[1]), /endpoint paused for 1000 ms more, longer than the 500 ms this caller waits/);
+    assert.equal(outcomes[0], undefined, 'the first caller (bound 2000) keeps its place');
+    await assert.rejects(limiter.acquire(undefined, { maxPauseWaitMs: 999 }), (err: unknown) => err instanceof EndpointPausedError && err.pausedForMs === 1_000, 'refused on arrival too');
+    await clock.advanceAsync(1_000);
+    await tick();
+    assert.equal(outcomes[0], 1_200, 'admitted when the pause ends');
+    assert.equal(limiter.stats().refused, 2);
+    assert.equal(limiter.stats().queued, 1);
   });
 
   it('validates its options', () => {

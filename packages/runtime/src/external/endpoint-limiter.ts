@@ -32,6 +32,27 @@ export interface Permit {
   release(): void;
 }
 
+export interface AcquireOptions {
+  /**
+   * The longest pause this caller will wait out. A caller who finds the endpoint paused for
+   * longer, or is waiting when a pause begins (or extends) that leaves longer, is refused at once
+   * with `EndpointPausedError` instead of being held. Default `Infinity`: every pause is waited.
+   * Waits for a token or a concurrency slot are not bounded by it (pass a signal for those).
+   */
+  maxPauseWaitMs?: number;
+}
+
+/** A caller refused because the endpoint is paused for longer than its `maxPauseWaitMs`. */
+export class EndpointPausedError extends Error {
+  override readonly name = 'EndpointPausedError';
+  /** Whole milliseconds left of the pause when the caller was refused. */
+  readonly pausedForMs: number;
+  constructor(pausedForMs: number, maxPauseWaitMs: number) {
+    super(`endpoint paused for ${pausedForMs} ms more, longer than the ${maxPauseWaitMs} ms this caller waits`);
+    this.pausedForMs = pausedForMs;
+  }
+}
+
 export interface EndpointLimiterStats {
   inFlight: number;
   queued: number;
@@ -39,6 +60,8 @@ export interface EndpointLimiterStats {
   granted: number;
   /** Waiters that gave up (their signal aborted) before admission. */
   abandoned: number;
+  /** Callers refused because a pause was longer than their `maxPauseWaitMs`. */
+  refused: number;
   /** Times a pause was set or extended (`pauseFor`, `honourRetryAfter`). */
   pauses: number;
   /** Milliseconds left of the current pause (0 when not paused). */
@@ -47,6 +70,8 @@ export interface EndpointLimiterStats {
 
 interface Waiter {
   grant: (permit: Permit) => void;
+  refuse: (err: EndpointPausedError) => void;
+  maxPauseWaitMs: number;
   done: boolean;
 }
 
@@ -55,11 +80,14 @@ interface Waiter {
  * fewer than `maxConcurrency` permits are held, and the token bucket has a token.
  *
  * Contracts:
- * - `acquire(signal)` resolves with a `Permit` (possibly after waiting) or rejects with
- *   `signal.reason` when the signal aborts first; an aborted waiter never consumes a token or a slot.
+ * - `acquire(signal, { maxPauseWaitMs })` resolves with a `Permit` (possibly after waiting),
+ *   rejects with `signal.reason` when the signal aborts first, or with `EndpointPausedError` as
+ *   soon as a pause with more than `maxPauseWaitMs` left stands in its way (on arrival, or when
+ *   such a pause begins or extends while it waits); a caller that is not admitted never consumes
+ *   a token or a slot.
  * - Admission order is FIFO: a caller never overtakes an earlier one.
- * - `schedule(fn, signal)` = acquire, run `fn`, release (also when `fn` throws). Its signal only
- *   bounds the wait; `fn` receives it to pass on.
+ * - `schedule(fn, signal, options)` = acquire, run `fn`, release (also when `fn` throws). Its
+ *   signal only bounds the wait; `fn` receives it to pass on.
  * - `pauseFor(ms)` and `honourRetryAfter(header)` stop admissions until the later of the current
  *   pause end and now+ms; afterwards at most one request goes at once and the rest follow at the
  *   sustained rate. Requests already in flight are not affected.
@@ -78,6 +106,7 @@ export class EndpointLimiter {
   #trimAfterPause = false;
   #granted = 0;
   #abandoned = 0;
+  #refused = 0;
   #pauses = 0;
   #wakeAt: number | undefined;
   #wakeAbort: AbortController | undefined;
@@ -91,8 +120,14 @@ export class EndpointLimiter {
     this.#maxPauseMs = options.maxPauseMs ?? 300_000;
   }
 
-  acquire(signal?: AbortSignal): Promise<Permit> {
+  acquire(signal?: AbortSignal, options: AcquireOptions = {}): Promise<Permit> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    const maxPauseWaitMs = options.maxPauseWaitMs ?? Infinity;
+    const paused = this.pausedForMs();
+    if (paused > maxPauseWaitMs) {
+      this.#refused++;
+      return Promise.reject(new EndpointPausedError(paused, maxPauseWaitMs));
+    }
     return new Promise<Permit>((resolve, reject) => {
       const onAbort = (): void => {
         if (waiter.done) return;
@@ -105,10 +140,16 @@ export class EndpointLimiter {
       };
       const waiter: Waiter = {
         done: false,
+        maxPauseWaitMs,
         grant: (permit) => {
           waiter.done = true;
           signal?.removeEventListener('abort', onAbort);
           resolve(permit);
+        },
+        refuse: (err) => {
+          waiter.done = true;
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -117,8 +158,8 @@ export class EndpointLimiter {
     });
   }
 
-  async schedule<T>(fn: (signal: AbortSignal | undefined) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const permit = await this.acquire(signal);
+  async schedule<T>(fn: (signal: AbortSignal | undefined) => Promise<T>, signal?: AbortSignal, options?: AcquireOptions): Promise<T> {
+    const permit = await this.acquire(signal, options);
     try {
       return await fn(signal);
     } finally {
@@ -126,7 +167,10 @@ export class EndpointLimiter {
     }
   }
 
-  /** Pauses admissions for `ms` (capped by `maxPauseMs`); a shorter pause never shortens a longer one. */
+  /**
+   * Pauses admissions for `ms` (capped by `maxPauseMs`); a shorter pause never shortens a longer
+   * one. Waiters whose `maxPauseWaitMs` is shorter than what is left are refused at once.
+   */
   pauseFor(ms: number): void {
     if (!(ms > 0)) return;
     const now = this.#clock.monotonic();
@@ -135,6 +179,12 @@ export class EndpointLimiter {
     if (until <= this.#pausedUntil) return;
     this.#pausedUntil = until;
     this.#trimAfterPause = true;
+    const left = this.pausedForMs();
+    for (const waiter of this.#queue.filter((w) => left > w.maxPauseWaitMs)) {
+      this.#queue.splice(this.#queue.indexOf(waiter), 1);
+      this.#refused++;
+      waiter.refuse(new EndpointPausedError(left, waiter.maxPauseWaitMs));
+    }
     this.#drain();
   }
 
@@ -161,6 +211,7 @@ export class EndpointLimiter {
       queued: this.#queue.length,
       granted: this.#granted,
       abandoned: this.#abandoned,
+      refused: this.#refused,
       pauses: this.#pauses,
       pausedForMs: this.pausedForMs(),
     };

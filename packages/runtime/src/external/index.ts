@@ -9,6 +9,9 @@
  *   order. It rejects with `signal.reason` when the signal aborts first, consuming nothing.
  *   Every permit must be released once (`release()` is idempotent); `schedule(fn, signal)` does
  *   that for you, also when `fn` throws.
+ * - A caller that must not be held by a long pause passes `maxPauseWaitMs`: it is refused with
+ *   `EndpointPausedError` (with the pause left) as soon as a longer pause stands in its way, on
+ *   arrival or while it waits, and never consumes a token or a slot.
  * - `honourRetryAfter(header, fallbackMs?)` pauses the whole endpoint for the delay the server
  *   asked (delta-seconds or HTTP date, capped by `maxPauseMs`); pauses only ever extend. After a
  *   pause, one request goes first and the rest follow at the sustained rate, not as a burst.
@@ -21,6 +24,6 @@
  *
  * @module
  */
-export { EndpointLimiter, type EndpointLimiterOptions, type EndpointLimiterStats, type Permit } from './endpoint-limiter.ts';
+export { EndpointLimiter, EndpointPausedError, type AcquireOptions, type EndpointLimiterOptions, type EndpointLimiterStats, type Permit } from './endpoint-limiter.ts';
 export { createEndpointLimiters, endpointKey, type EndpointLimiters, type EndpointLimitersOptions } from './endpoint-limiters.ts';
 export { parseRetryAfterMs } from './retry-after.ts';

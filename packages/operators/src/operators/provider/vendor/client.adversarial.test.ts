@@ -1017,6 +1017,17 @@ test('example: a 2xx/3xx the operation does not accept is an unexpected answer (
   await runBatch(h, one('getAccount', { status: 299, bodyKind: 'error', errorCode: 6 }, 'Server'));
 });
 
+test('example: a call queued behind a token when a longer pause than maxPauseWaitMs begins fails at once as RateLimited, not after the pause', async (t) => {
+  // The property's counterexample (seed -1737431287): wave 0 pauses the endpoint for 200 ms (a
+  // wait within maxPauseWaitMs, after which the bucket holds one token); in wave 1 getAccount
+  // takes that token and its 504 asks for 1 s, while getHealth waits for the next token.
+  await runBatch(await harness(t), [
+    { op: 'deleteInstance', spec: example('deleteInstance', { status: 429, bodyKind: 'error', retryAfter: ['0.2'] }), abortAfterMs: undefined, wave: 0, expect: 'RateLimited' },
+    { op: 'getAccount', spec: example('getAccount', { status: 504, bodyKind: 'error', retryAfter: ['1'], early: true }), abortAfterMs: undefined, wave: 1, expect: 'Server' },
+    { op: 'getHealth', spec: example('getHealth', {}), abortAfterMs: undefined, wave: 1, expect: 'RateLimited' },
+  ]);
+});
+
 test('example: 40 MiB error page and non-JSON 200 refused by their Content-Length; a chunked fleet page of exactly the bound is read, one byte more is not', { timeout: 120_000 }, async (t) => {
   const h = await harness(t);
   const started = performance.now();

@@ -6,7 +6,7 @@
  */
 import { createSecureContext, getCACertificates } from 'node:tls';
 import { Agent, request } from 'undici';
-import type { EndpointLimiter } from '@converge/runtime';
+import { EndpointPausedError, type EndpointLimiter } from '@converge/runtime';
 import { DEFAULT_UNTRUSTED_HINT, VendorError, vendorErrorFromException, vendorErrorFromResponse, type VendorErrorKind } from './errors.ts';
 import {
   VENDOR_OPERATION_NAMES,
@@ -70,7 +70,9 @@ export interface VendorClientOptions {
   maxResponseBytes?: number;
   /**
    * When the endpoint is paused (by a Retry-After) for longer than this, calls fail at once with
-   * `RateLimited` (retryAfterMs = the pause left) instead of holding the caller. Default 2000 ms.
+   * `RateLimited` (retryAfterMs = the pause left) instead of holding the caller: a call that
+   * comes during such a pause, and one waiting for its turn when such a pause begins. Default
+   * 2000 ms.
    */
   maxPauseWaitMs?: number;
   /** Called after every call (success or failure). Must not throw. */
@@ -192,10 +194,6 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
 
   /** One HTTP exchange through the limiter. Resolves with any answer; rejects with VendorError or the caller's abort reason. */
   async function exchange(operation: VendorOperationName, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, opts: CallOptions, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Answer> {
-    const paused = limiter.pausedForMs();
-    if (paused > maxPauseWaitMs) {
-      throw new VendorError({ kind: 'RateLimited', operation, message: `vendor ${operation}: endpoint paused by Retry-After for ${paused} ms more`, retryAfterMs: paused });
-    }
     const answer = await limiter.schedule(async () => {
       const deadline = new AbortController();
       const timer = setTimeout(() => deadline.abort(new Error('vendor call deadline')), timeoutMs);
@@ -221,7 +219,11 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
       } finally {
         clearTimeout(timer);
       }
-    }, opts.signal);
+    }, opts.signal, { maxPauseWaitMs }).catch((err: unknown) => {
+      // Paused for longer than a caller waits, when it came or while it waited for its turn.
+      if (!(err instanceof EndpointPausedError)) throw err;
+      throw new VendorError({ kind: 'RateLimited', operation, message: `vendor ${operation}: endpoint paused by Retry-After for ${err.pausedForMs} ms more`, retryAfterMs: err.pausedForMs });
+    });
     return answer;
   }
 

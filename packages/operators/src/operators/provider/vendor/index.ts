@@ -25,7 +25,7 @@
  *   client that shares the limiter; a 429 about one instance (`QuotaExhausted`,
  *   `InstanceThrottled`) pauses nothing and only carries its `retryAfterMs`. While a pause longer
  *   than `maxPauseWaitMs` is running, calls fail fast with `RateLimited` and `retryAfterMs`
- *   instead of holding a worker.
+ *   instead of holding a worker, also those already waiting for their turn when it begins.
  * - `timeoutMs` bounds each exchange after admission (connect, headers, body); the limiter wait
  *   is bounded by the caller's signal. `maxResponseBytes` (16 MiB) bounds an answer's body: a
  *   larger one is not read (`Server`, transient). A status below 400 that the operation does not
