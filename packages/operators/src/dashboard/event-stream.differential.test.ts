@@ -56,7 +56,7 @@
  * (about 85 s for the file). A failure prints fast-check's seed:
  * `CONVERGE_FC_SEED=<seed> npm run test:unit -- packages/operators/src/dashboard/event-stream.differential.test.ts`.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -1027,9 +1027,10 @@ const SAMPLE: ObjSpec = {
   usage: { callsToday: 1, dailyQuota: 10, quotaRemaining: 9 }, limitedBy: undefined, recommendation: undefined,
 };
 
-test('a 502 from a reverse proxy while the dashboard restarts: the page reconnects and catches up', { timeout: 60_000 }, async (t) => {
+/** One cluster, one provider, one page showing exactly the model: where the named examples start. */
+async function pageInStep(t: TestContext, options: { seed: number; fastRetry: boolean }): Promise<{ d: Dashboard; page: Page; failures: unknown[] }> {
   const failures = watchFailures(t);
-  const d = await startDashboard(['alpha'], [ONE_CLUSTER], { seed: 1, fastRetry: true });
+  const d = await startDashboard(['alpha'], [ONE_CLUSTER], options);
   d.model.upsert('alpha', 'DigitalHumanProvider', kubeObject(SAMPLE));
   const page = openPage(d.wire, streamQuery(undefined));
   t.after(async () => {
@@ -1037,6 +1038,11 @@ test('a 502 from a reverse proxy while the dashboard restarts: the page reconnec
     await d.close();
   });
   await assertQuietAndEqual(d, page, undefined, failures);
+  return { d, page, failures };
+}
+
+test('a 502 from a reverse proxy while the dashboard restarts: the page reconnects and catches up', { timeout: 60_000 }, async (t) => {
+  const { d, page, failures } = await pageInStep(t, { seed: 1, fastRetry: true });
   // The dashboard goes away (the connection drops) and nginx in front of it answers 502 until
   // it is back; meanwhile things change.
   d.wire.gateway([502]);
@@ -1101,16 +1107,8 @@ test('a connection cut at any byte of a response (head, retry, snapshot, the eve
 });
 
 test('a page that stops reading is cut off past 8 MiB and comes back through a fresh snapshot', { timeout: 60_000 }, async (t) => {
-  const failures = watchFailures(t);
   // The server's own `retry: 1000` this time.
-  const d = await startDashboard(['alpha'], [ONE_CLUSTER], { seed: 3, fastRetry: false });
-  d.model.upsert('alpha', 'DigitalHumanProvider', kubeObject(SAMPLE));
-  const page = openPage(d.wire, streamQuery(undefined));
-  t.after(async () => {
-    await page.close();
-    await d.close();
-  });
-  await assertQuietAndEqual(d, page, undefined, failures);
+  const { d, page, failures } = await pageInStep(t, { seed: 3, fastRetry: false });
   // The page stops reading (a laptop lid closed): the server's writes pile up until it lets go.
   d.wire.pause();
   const big = '😀中文é\u2028'.repeat(64 * 1024 / 12);
