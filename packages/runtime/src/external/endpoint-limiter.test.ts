@@ -184,6 +184,7 @@ describe('EndpointLimiter', () => {
     assert.equal(outcomes[0], 1_200, 'admitted when the pause ends');
     assert.equal(limiter.stats().refused, 2);
     assert.equal(limiter.stats().queued, 1);
+    for (const bad of [-1, Number.NaN]) await assert.rejects(limiter.acquire(undefined, { maxPauseWaitMs: bad }), RangeError);
   });
 
   it('validates its options', () => {

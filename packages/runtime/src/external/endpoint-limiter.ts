@@ -123,6 +123,7 @@ export class EndpointLimiter {
   acquire(signal?: AbortSignal, options: AcquireOptions = {}): Promise<Permit> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const maxPauseWaitMs = options.maxPauseWaitMs ?? Infinity;
+    if (!(maxPauseWaitMs >= 0)) return Promise.reject(new RangeError(`maxPauseWaitMs must be >= 0, got ${maxPauseWaitMs}`));
     const paused = this.pausedForMs();
     if (paused > maxPauseWaitMs) {
       this.#refused++;

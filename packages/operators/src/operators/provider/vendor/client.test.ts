@@ -205,4 +205,13 @@ describe('vendor client: the bound on an answer (maxResponseBytes)', () => {
       );
     }
   });
+
+  it('refuses a pause wait that is not a number >= 0 (the limiter would refuse every call)', () => {
+    for (const maxPauseWaitMs of [-1, Number.NaN]) {
+      assert.throws(
+        () => createVendorClient({ endpoint: 'https://127.0.0.1', token: TOKEN, limiter: createEndpointLimiters().get('https://127.0.0.1'), timeoutMs: 1000, maxPauseWaitMs }),
+        (e: unknown) => e instanceof VendorError && e.kind === 'Invalid' && e.message === 'maxPauseWaitMs must be >= 0',
+      );
+    }
+  });
 });

@@ -169,6 +169,7 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
   const endpoint = base.href.replace(/\/+$/, '');
   const { token, limiter, timeoutMs } = options;
   const maxPauseWaitMs = options.maxPauseWaitMs ?? 2000;
+  if (!(maxPauseWaitMs >= 0)) throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'maxPauseWaitMs must be >= 0' });
   const untrustedHint = options.untrustedCertificateHint ?? DEFAULT_UNTRUSTED_HINT;
   // One secure context for every connection: parsing ~hundreds of CA certificates per TLS
   // handshake would otherwise cost milliseconds each.
