@@ -32,7 +32,9 @@
  * - callers that abort at a random moment.
  *
  * Checked for every call, from the documented contract (doc comments of client.ts, index.ts,
- * errors.ts, types.ts): it settles within `timeoutMs` + the limiter's wait + 500 ms; a
+ * errors.ts, types.ts): it settles within `timeoutMs` + the limiter's wait + 500 ms (the wait:
+ * for its token, the pause it met, and the pauses within `maxPauseWaitMs` other calls of its
+ * wave may set meanwhile; a longer pause must refuse it at once); a
  * resolution's value has the documented shape (checkers below, written from types.ts, not from
  * the client's parser), and only an accepted status resolves (an unmutated valid answer
  * delivered cleanly must resolve); a rejection is a `VendorError` of a documented kind, of this
@@ -76,7 +78,7 @@ import { createServer } from 'node:tls';
 import type { Server, TLSSocket } from 'node:tls';
 import { inspect } from 'node:util';
 import fc from 'fast-check';
-import { createEndpointLimiters } from '@converge/runtime';
+import { createEndpointLimiters, parseRetryAfterMs } from '@converge/runtime';
 import { prepareTls } from '../../../vendor-sim/certs.ts';
 import { createVendorClient, type VendorCallEvent, type VendorClient } from './client.ts';
 import { VENDOR_ERROR_KINDS, VendorError, type VendorErrorKind } from './errors.ts';
@@ -805,9 +807,16 @@ async function runBatch(h: Harness, plans: CallPlan[], timeoutMs = TIMEOUT_MS): 
     for (const wave of [0, 1] as const) {
       const pausedBefore = limiter.pausedForMs();
       const inWave = plans.map((p, i) => [p, i] as const).filter(([p]) => p.wave === wave);
-      const waitAllowance = (pausedBefore <= MAX_PAUSE_WAIT_MS ? pausedBefore : 0) + inWave.length * (1000 / LIMITER_OPTIONS.ratePerSecond);
+      const baseAllowance = (pausedBefore <= MAX_PAUSE_WAIT_MS ? pausedBefore : 0) + inWave.length * (1000 / LIMITER_OPTIONS.ratePerSecond);
+      // A pause another call of the wave may set while this one waits, and short enough to be
+      // waited out (a longer one refuses the waiter at once).
+      const waitedPause = (q: CallPlan | undefined): number => {
+        const ms = parseRetryAfterMs(q?.spec?.retryAfter[0], Date.now());
+        return ms !== undefined && ms > 0 && ms <= MAX_PAUSE_WAIT_MS ? ms : 0;
+      };
       await Promise.all(
         inWave.map(async ([p, i]) => {
+          const waitAllowance = baseAllowance + inWave.reduce((sum, [q, j]) => sum + (j === i ? 0 : waitedPause(q)), 0);
           const ctl = new AbortController();
           const reason = new Error(`test abort ${i}`);
           const timer = p.abortAfterMs === undefined ? undefined : setTimeout(() => ctl.abort(reason), p.abortAfterMs);
