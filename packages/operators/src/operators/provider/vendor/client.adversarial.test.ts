@@ -376,7 +376,7 @@ interface Rendered {
   mustTimeOut: boolean;
   /** An unmutated valid answer (with an accepted status) that must resolve when clean. */
   pristine: boolean;
-  /** The body, as its framing has it, is larger than the client's `maxResponseBytes`. */
+  /** The body, as its framing has it, is larger than the client's `maxResponseBytes` (a close-delimited one: what surely arrives). */
   overBound: boolean;
   /** A 2xx/3xx the operation does not accept, delivered whole and well framed: must fail as `Server` with that status. */
   unexpected: boolean;
@@ -559,7 +559,12 @@ function render(spec: Spec, tag: string): Rendered {
   const clean = cleanAnyStatus && !weirdStatus;
   // The body as the client reads it: a short Content-Length cuts it, a long one claims more.
   const framedLength = spec.framing === 'short' ? Math.max(0, body.length - 1 - (spec.pick % 16)) : spec.framing === 'long' ? body.length + 1 + (spec.pick % 16) : body.length;
-  const overBound = !noBody && framedLength > MAX_RESPONSE_BYTES;
+  // A close-delimited body is what arrives before the connection ends: what was delivered before
+  // a clean close; before a reset, any part of that (a reset drops what is still in flight, and
+  // undici ends such a body at a reset as at a close, seeing nothing amiss).
+  const closeDelimitedBytes = spec.framing === 'to-close' ? Math.max(0, delivered - (bytes.length - payload.length)) : undefined;
+  const overBound =
+    !noBody && (closeDelimitedBytes === undefined ? framedLength > MAX_RESPONSE_BYTES : end !== 'reset' && closeDelimitedBytes > MAX_RESPONSE_BYTES);
   const cutShort = !whole && (spec.framing === 'length' || spec.framing === 'chunked') && !weirdStatus;
   const mustTimeOut =
     saneHead && whole && !spec.early && ((spec.trickle && spec.framing !== 'short' && end !== 'reset') || (!spec.trickle && spec.framing === 'long' && end === 'hold'));
