@@ -28,7 +28,7 @@ import { ensureControlPlaneBinary, serveControlEndpoint, startControlPlane } fro
 import type { ComponentName } from '@converge/envtest';
 import { KubeClient, loadKubeConfig } from '@converge/runtime';
 import { startSuiteWebhook } from '../test/support/suite-webhook.ts';
-import { failuresFromTap, formatFailures, type TestFailure } from './failure-digest.ts';
+import { failuresFromReport, formatFailures, type FailureRecord } from './failure-digest.ts';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const argv = process.argv.slice(2);
@@ -54,12 +54,13 @@ let currentChild: ReturnType<typeof spawn> | undefined;
 let interrupted: NodeJS.Signals | undefined;
 
 /** Every phase's failures, repeated at the end of the output (scripts/failure-digest.ts). */
-const failures: TestFailure[] = [];
+const failures: FailureRecord[] = [];
 
-/** Runs `node --test` on files; spec output to our stdout, totals and failures read from a TAP copy. */
+/** Runs `node --test` on files; spec output to our stdout, totals read from a TAP copy, failures from our reporter's. */
 async function runNodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv): Promise<{ code: number; summary: Summary }> {
   const tapDir = mkdtempSync(join(tmpdir(), 'converge-test-'));
   const tapFile = join(tapDir, 'report.tap');
+  const failureFile = join(tapDir, 'failures.jsonl');
   try {
     const args = [
       '--test',
@@ -71,6 +72,8 @@ async function runNodeTest(files: string[], concurrency: number, env: NodeJS.Pro
       '--test-reporter-destination=stdout',
       '--test-reporter=tap',
       `--test-reporter-destination=${tapFile}`,
+      `--test-reporter=${join(root, 'scripts', 'failure-reporter.ts')}`,
+      `--test-reporter-destination=${failureFile}`,
       ...passThrough,
       ...files,
     ];
@@ -88,7 +91,13 @@ async function runNodeTest(files: string[], concurrency: number, env: NodeJS.Pro
     for (const m of tap.matchAll(/^# (\w+) ([\d.]+)$/gm)) {
       if (SUMMARY_KEYS.includes(m[1] as string)) summary[m[1] as string] = Number(m[2]);
     }
-    failures.push(...failuresFromTap(tap).map((f) => ({ ...f, location: f.location?.startsWith(`${root}/`) ? relative(root, f.location) : f.location })));
+    let report = '';
+    try {
+      report = readFileSync(failureFile, 'utf8');
+    } catch {
+      // runner died before writing a report
+    }
+    failures.push(...failuresFromReport(report).map((f) => ({ ...f, location: f.location?.startsWith(`${root}/`) ? relative(root, f.location) : f.location })));
     return { code, summary };
   } finally {
     rmSync(tapDir, { recursive: true, force: true });
