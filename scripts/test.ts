@@ -82,25 +82,23 @@ async function runNodeTest(files: string[], concurrency: number, env: NodeJS.Pro
     const code = await new Promise<number>((res) => child.once('exit', (c, s) => res(c ?? (s ? 128 : 1))));
     currentChild = undefined;
     const summary: Summary = {};
-    let tap = '';
-    try {
-      tap = readFileSync(tapFile, 'utf8');
-    } catch {
-      // runner died before writing a report
-    }
+    const tap = reportText(tapFile);
     for (const m of tap.matchAll(/^# (\w+) ([\d.]+)$/gm)) {
       if (SUMMARY_KEYS.includes(m[1] as string)) summary[m[1] as string] = Number(m[2]);
     }
-    let report = '';
-    try {
-      report = readFileSync(failureFile, 'utf8');
-    } catch {
-      // runner died before writing a report
-    }
-    failures.push(...failuresFromReport(report).map((f) => ({ ...f, location: f.location?.startsWith(`${root}/`) ? relative(root, f.location) : f.location })));
+    failures.push(...failuresFromReport(reportText(failureFile)).map((f) => ({ ...f, location: f.location?.startsWith(`${root}/`) ? relative(root, f.location) : f.location })));
     return { code, summary };
   } finally {
     rmSync(tapDir, { recursive: true, force: true });
+  }
+}
+
+/** A reporter's file; empty when the runner died before writing it. */
+function reportText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
   }
 }
 
