@@ -575,4 +575,15 @@ describe('beforeCreate entries of the late-create sweep against a reference mode
       assert.ok((SEEN.get(what) ?? 0) > 0, `no scenario reached "${what}": ${JSON.stringify([...SEEN])}`);
     }
   });
+
+  it('example: a look begun before a restart\'s redone deletion recorded the released key does not finish that key (seed 1262904617, LONG)', async () => {
+    // p1's provider is deleted honouring its finalizer while the process is down; the next
+    // process loads the beforeCreate entry and looks at it, and while that pass waits on another
+    // key, the redone deletion records the released key (the instance lands 1 ms later). The
+    // pass, still holding the old beforeCreate entry, found the provider deleting with our
+    // finalizer ("done") and finished the UID: the released key left the ledger and the sweep,
+    // and the late instance was never deleted.
+    const scenario: Scenario = {"names":[{"createdAtMs":0,"first":{"recordDelayMs":0,"landsAfterMs":undefined,"retryCreateAfterMs":undefined,"recordedAfterMs":undefined,"fate":"lives","fateAfterMs":0,"lagMs":0,"reconciles":false,"deletionTakesMs":0,"replacedAfterMs":0},"second":{"recordDelayMs":0,"landsAfterMs":undefined,"retryCreateAfterMs":1000,"recordedAfterMs":undefined,"fate":"lives","fateAfterMs":0,"lagMs":0,"reconciles":false,"deletionTakesMs":0,"replacedAfterMs":0}},{"createdAtMs":0,"first":{"recordDelayMs":0,"landsAfterMs":5003,"retryCreateAfterMs":undefined,"recordedAfterMs":undefined,"fate":"honoured","fateAfterMs":0,"lagMs":2966,"reconciles":false,"deletionTakesMs":0,"replacedAfterMs":0},"second":{"recordDelayMs":0,"landsAfterMs":undefined,"retryCreateAfterMs":undefined,"recordedAfterMs":undefined,"fate":"lives","fateAfterMs":0,"lagMs":0,"reconciles":false,"deletionTakesMs":0,"replacedAfterMs":0}}],"vendor":{"untilMs":0,"rate":0,"latencyMs":0},"apiServer":{"untilMs":0,"rate":0,"latencyMs":3},"ledger":{"untilMs":0,"rate":0,"latencyMs":0},"wallSteps":[],"restart":{"atMs":2967,"syncMs":1},"blind":[],"staleNotices":[],"seed":364680176};
+    check(await run(scenario));
+  });
 });

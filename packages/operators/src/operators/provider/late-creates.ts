@@ -256,6 +256,9 @@ export class LateCreateSweep implements Runnable {
     const groups = new Map<string, { vendor: VendorApi; due: Tracked[]; notDue: Tracked[] }>();
     for (const t of tracked) {
       if (signal.aborted) return;
+      // Recorded again (a released key replacing its beforeCreate entry) or finished while this
+      // pass waited on an earlier key: the entry taken at the start is no longer the one to judge.
+      if (this.#tracked.get(t.entry.uid) !== t) continue;
       const due = isDue(t);
       const token = due ? await this.#dueToken(t, now, signal) : await this.#quietToken(t, signal);
       if (!token) continue;
