@@ -48,6 +48,7 @@ test('converge dev stopped by Ctrl-C at any step of its start tears everything d
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+    const stderrEnded = new Promise<void>((resolve) => child.stderr.once('end', () => resolve()));
     const reached = new Promise<void>((resolve, reject) => {
       child.stderr.setEncoding('utf8').on('data', (c: string) => {
         stderr += c;
@@ -75,8 +76,10 @@ test('converge dev stopped by Ctrl-C at any step of its start tears everything d
       await new Promise((r) => setTimeout(r, againMs));
       child.kill('SIGINT');
     }
-    const transcript = `(run ${i}: Ctrl-C ${delayMs} ms after "${aim}"${twice ? `, again ${againMs} ms later` : ''})\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 120 s'), 120_000))]);
+    // What it printed up to its end (the last lines say why it exited as it did), not up to the Ctrl-C.
+    await Promise.race([stderrEnded, new Promise((r) => setTimeout(r, 2_000))]);
+    const transcript = `(run ${i}: Ctrl-C ${delayMs} ms after "${aim}"${twice ? `, again ${againMs} ms later` : ''})\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
     if (twice) assert.ok(code === 130 || code === 0, `exit code ${code} ${transcript}`);
     else {
       assert.equal(code, 0, transcript);
