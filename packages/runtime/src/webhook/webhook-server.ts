@@ -9,7 +9,9 @@
  * pair TLS refuses is not swapped in, and the source's callback throws), and
  * settles when the signal aborts, after closing the socket and every connection (stalled ones,
  * and those still in the TLS handshake, included). It rejects when the address cannot be bound
- * or the first certificate cannot be used (`listening()` then rejects too). `ready()` is true
+ * or the first certificate cannot be used (`listening()` then rejects too). Whichever way it
+ * settles, its certificate source has returned first (a pair handed over after the signal
+ * aborted is neither served nor logged): nothing of the server runs after `start` settles. `ready()` is true
  * only while listening with a certificate (a manager readiness check).
  * Requests: POST only (405 otherwise); `application/json` bodies (415 for another declared media
  * type; none declared is taken as JSON) up to `maxBodyBytes` (32 MiB), 413 beyond, answered as
@@ -118,7 +120,12 @@ export class WebhookServer {
       return;
     }
     const first = Promise.withResolvers<void>();
-    const certificates = this.#opts.certificates.start(signal, (cert) => {
+    // The source runs until the signal aborts or this server fails to start; either way `start`
+    // waits for it to return, so nothing of this server runs (or logs) after `start` settles.
+    const failed = new AbortController();
+    const sourceSignal = AbortSignal.any([signal, failed.signal]);
+    const certificates = this.#opts.certificates.start(sourceSignal, (cert) => {
+      if (sourceSignal.aborted) return; // handed over while stopping: neither served nor logged
       // Swapped in first: a pair TLS refuses throws to the source (which retries it) and leaves the
       // certificate served, and the one `caPem()` reports, as they were.
       this.#server?.setSecureContext({ cert: cert.certPem, key: cert.keyPem });
@@ -130,6 +137,8 @@ export class WebhookServer {
       await Promise.race([first.promise, new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))]);
     } catch (err) {
       this.#listening.reject(err);
+      failed.abort();
+      await certificates;
       if (signal.aborted) return;
       throw err;
     }
@@ -165,6 +174,8 @@ export class WebhookServer {
       });
     } catch (err) {
       this.#listening.reject(err);
+      failed.abort();
+      await certificates;
       throw err;
     }
     this.#listening.resolve(server.address() as AddressInfo);

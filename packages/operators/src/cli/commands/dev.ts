@@ -272,6 +272,13 @@ class DevSession {
 
     await mkdir(dirname(o.logFile), { recursive: true });
     this.#logStream = createWriteStream(o.logFile, { flags: 'a' });
+    // A log file that cannot be written (a full disk, a line after the teardown closed it) is
+    // said once; it never ends the session (an unhandled stream error would, with exit 1).
+    let logFailed = false;
+    this.#logStream.on('error', (err) => {
+      if (!logFailed) this.#say(`operator log file: ${err.message}; later lines are lost`, 'yellow');
+      logFailed = true;
+    });
     const log = createLogger({ level: o.logLevel, name: 'converge', destination: this.#logStream });
     const config = devOperatorConfig(this.#sim.caPath);
     // The manager is built after an await (the provider operator is imported when it runs), so it
@@ -414,7 +421,9 @@ class DevSession {
       this.#operators.abort.abort();
       await this.#operators.done.catch(() => {});
     }
-    this.#logStream?.end();
+    // Ended (and flushed) before its tail may be printed below.
+    const logStream = this.#logStream;
+    if (logStream) await new Promise<void>((resolve) => logStream.end(resolve));
     if (this.#failed && this.#o.logFile) await this.#printLogTail();
     if (this.#sim) {
       this.#say('stopping the vendor simulator');

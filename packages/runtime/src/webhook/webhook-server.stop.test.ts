@@ -1,0 +1,105 @@
+/**
+ * The webhook server's `start` settles only once the work it began has ended: a certificate
+ * source still issuing when the server stops (or fails to bind) is stopped and waited for, and a
+ * pair it hands over after that is neither served nor logged. `converge dev` closes its log file
+ * after the operators' `start` settles; a log line after that crashed it ("write after end").
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { WebhookServer } from './webhook-server.ts';
+import { createLogger } from '../logging/index.ts';
+import { directoryCaStore, selfManagedCertificates } from './certificates.ts';
+import type { CertificateSource, ServingCertificate } from './certificates.ts';
+
+/** A source whose first pair is issued when the test says; records when its `start` returned. */
+function heldSource(): { source: CertificateSource; issue(cert: ServingCertificate): void; events: string[] } {
+  const events: string[] = [];
+  const issued = Promise.withResolvers<ServingCertificate>();
+  return {
+    events,
+    issue: (cert) => issued.resolve(cert),
+    source: {
+      async start(signal, onCertificate) {
+        const cert = await issued.promise; // issuing takes a while and does not look at the signal
+        onCertificate(cert);
+        events.push(`source returned (signal ${signal.aborted ? 'aborted' : 'live'})`);
+      },
+    },
+  };
+}
+
+/** A logger whose lines are kept, to see what was logged after `start` settled. */
+function recordingLog(): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const log = createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } });
+  return { log, lines };
+}
+
+const NOT_A_PAIR: ServingCertificate = { certPem: 'not a certificate', keyPem: 'not a key', notAfter: Date.now() + 3_600_000 };
+
+test('stopped while its certificate source is still issuing, start settles after the source returns, and the late pair is not logged', async () => {
+  const held = heldSource();
+  const { log, lines } = recordingLog();
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: held.source, log });
+  const stop = new AbortController();
+  const started = server.start(stop.signal).then(() => held.events.push('start settled'));
+  server.listening().catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 20));
+  stop.abort();
+  await new Promise((r) => setTimeout(r, 20));
+  held.issue(NOT_A_PAIR);
+  await started;
+  assert.deepEqual(held.events, ['source returned (signal aborted)', 'start settled']);
+  const before = lines.length;
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(lines.length, before, 'nothing logged after start settled');
+  assert.ok(!lines.some((l) => l.includes('certificate loaded')), `a pair handed over after the stop is not taken: ${lines.join('')}`);
+  assert.equal(server.ready().ok, false);
+});
+
+/** A source that hands over `first` and then watches for renewals until told to stop, recording when it returned. */
+function watchingSource(first: () => Promise<ServingCertificate>, events: string[]): CertificateSource {
+  return {
+    async start(signal, onCertificate) {
+      onCertificate(await first());
+      await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+      await new Promise((r) => setTimeout(r, 20)); // a source takes a moment to wind down
+      events.push('source returned');
+    },
+  };
+}
+
+test('failing to bind its address, or to use the first pair, start stops its certificate source and waits for it before rejecting', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-stop-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // A real pair, from a self-managed source's first hand-over.
+  const pair = await new Promise<ServingCertificate>((resolve) => {
+    const done = new AbortController();
+    void selfManagedCertificates({ store: directoryCaStore(dir) }).start(done.signal, (cert) => {
+      done.abort();
+      resolve(cert);
+    });
+  });
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  t.after(() => taken.close());
+  const port = (taken.address() as AddressInfo).port;
+  const stop = new AbortController();
+  t.after(() => stop.abort());
+  for (const [what, bindAddress, first, error] of [
+    ['a taken address', `127.0.0.1:${port}`, pair, /EADDRINUSE/],
+    ['a first pair TLS refuses', '127.0.0.1:0', NOT_A_PAIR, /./],
+  ] as const) {
+    const events: string[] = [];
+    const server = new WebhookServer({ bindAddress, certificates: watchingSource(async () => first, events) });
+    server.listening().catch(() => undefined);
+    await assert.rejects(server.start(stop.signal).finally(() => events.push('start settled')), error, what);
+    assert.deepEqual(events, ['source returned', 'start settled'], what);
+  }
+});
