@@ -28,7 +28,8 @@ import { ensureControlPlaneBinary, serveControlEndpoint, startControlPlane } fro
 import type { ComponentName } from '@converge/envtest';
 import { KubeClient, loadKubeConfig } from '@converge/runtime';
 import { startSuiteWebhook } from '../test/support/suite-webhook.ts';
-import { failuresFromReport, formatFailures, type FailureRecord } from './failure-digest.ts';
+import { formatFailures } from './failure-digest.ts';
+import { readReport, TOTALS_KEYS, type FailureRecord, type RunTotals } from './test-reporter.ts';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const argv = process.argv.slice(2);
@@ -45,10 +46,6 @@ function find(patterns: string[]): string[] {
   return filters.length === 0 ? files : files.filter((f) => filters.some((x) => f.includes(x)));
 }
 
-interface Summary {
-  [key: string]: number;
-}
-const SUMMARY_KEYS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo', 'duration_ms'];
 
 let currentChild: ReturnType<typeof spawn> | undefined;
 let interrupted: NodeJS.Signals | undefined;
@@ -56,11 +53,10 @@ let interrupted: NodeJS.Signals | undefined;
 /** Every phase's failures, repeated at the end of the output (scripts/failure-digest.ts). */
 const failures: FailureRecord[] = [];
 
-/** Runs `node --test` on files; spec output to our stdout, totals read from a TAP copy, failures from our reporter's. */
-async function runNodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv): Promise<{ code: number; summary: Summary }> {
-  const tapDir = mkdtempSync(join(tmpdir(), 'converge-test-'));
-  const tapFile = join(tapDir, 'report.tap');
-  const failureFile = join(tapDir, 'failures.jsonl');
+/** Runs `node --test` on files; spec output to our stdout, totals and failures from our reporter's file. */
+async function runNodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv): Promise<{ code: number; totals: RunTotals | undefined }> {
+  const reportDir = mkdtempSync(join(tmpdir(), 'converge-test-'));
+  const reportFile = join(reportDir, 'report.jsonl');
   try {
     const args = [
       '--test',
@@ -70,10 +66,8 @@ async function runNodeTest(files: string[], concurrency: number, env: NodeJS.Pro
       `--test-timeout=${testTimeoutMs}`,
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
-      '--test-reporter=tap',
-      `--test-reporter-destination=${tapFile}`,
-      `--test-reporter=${join(root, 'scripts', 'failure-reporter.ts')}`,
-      `--test-reporter-destination=${failureFile}`,
+      `--test-reporter=${join(root, 'scripts', 'test-reporter.ts')}`,
+      `--test-reporter-destination=${reportFile}`,
       ...passThrough,
       ...files,
     ];
@@ -81,19 +75,15 @@ async function runNodeTest(files: string[], concurrency: number, env: NodeJS.Pro
     currentChild = child;
     const code = await new Promise<number>((res) => child.once('exit', (c, s) => res(c ?? (s ? 128 : 1))));
     currentChild = undefined;
-    const summary: Summary = {};
-    const tap = reportText(tapFile);
-    for (const m of tap.matchAll(/^# (\w+) ([\d.]+)$/gm)) {
-      if (SUMMARY_KEYS.includes(m[1] as string)) summary[m[1] as string] = Number(m[2]);
-    }
-    failures.push(...failuresFromReport(reportText(failureFile)).map((f) => ({ ...f, location: f.location?.startsWith(`${root}/`) ? relative(root, f.location) : f.location })));
-    return { code, summary };
+    const report = readReport(reportText(reportFile));
+    failures.push(...report.failures.map((f) => ({ ...f, location: f.location?.startsWith(`${root}/`) ? relative(root, f.location) : f.location })));
+    return { code, totals: report.totals };
   } finally {
-    rmSync(tapDir, { recursive: true, force: true });
+    rmSync(reportDir, { recursive: true, force: true });
   }
 }
 
-/** A reporter's file; empty when the runner died before writing it. */
+/** The reporter's file; empty when the runner died before writing it. */
 function reportText(file: string): string {
   try {
     return readFileSync(file, 'utf8');
@@ -102,9 +92,9 @@ function reportText(file: string): string {
   }
 }
 
-function printSummary(summaries: Summary[]): void {
-  const lines = SUMMARY_KEYS.map((k) => {
-    const total = summaries.reduce((acc, s) => acc + (s[k] ?? 0), 0);
+function printSummary(summaries: (RunTotals | undefined)[]): void {
+  const lines = TOTALS_KEYS.map((k) => {
+    const total = summaries.reduce((acc, s) => acc + (s?.[k] ?? 0), 0);
     return `ℹ ${k} ${k === 'duration_ms' ? total.toFixed(3) : total}`;
   });
   process.stdout.write(`\nℹ all phases combined\n${lines.join('\n')}\n`);
@@ -118,17 +108,17 @@ async function main(): Promise<number> {
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
 
-  const summaries: Summary[] = [];
+  const summaries: (RunTotals | undefined)[] = [];
   let failed = false;
 
   const unitFiles = integrationOnly ? [] : find(['packages/*/src/**/*.test.ts', 'examples/**/*.test.ts', 'bench/**/*.test.ts']);
   if (unitFiles.length > 0) {
     process.stdout.write(`▶ unit tests (${unitFiles.length} files)\n`);
-    const { code, summary } = await runNodeTest(unitFiles, Number(process.env.CONVERGE_UNIT_CONCURRENCY ?? 2), {
+    const { code, totals } = await runNodeTest(unitFiles, Number(process.env.CONVERGE_UNIT_CONCURRENCY ?? 2), {
       ...process.env,
       CONVERGE_TEST_UNIT: '1',
     });
-    summaries.push(summary);
+    summaries.push(totals);
     failed ||= code !== 0;
   }
   if (interrupted) return 130;
@@ -173,14 +163,14 @@ async function main(): Promise<number> {
       delete env.CONVERGE_TEST_STANDALONE;
       if (parallelFiles.length > 0 && !interrupted) {
         process.stdout.write(`▶ integration tests (${parallelFiles.length} files, control plane ${cp.server})\n`);
-        const { code, summary } = await runNodeTest(parallelFiles, 2, env);
-        summaries.push(summary);
+        const { code, totals } = await runNodeTest(parallelFiles, 2, env);
+        summaries.push(totals);
         integrationFailed ||= code !== 0;
       }
       if (serialFiles.length > 0 && !interrupted) {
         process.stdout.write(`▶ serial integration tests (${serialFiles.length} files, one at a time)\n`);
-        const { code, summary } = await runNodeTest(serialFiles, 1, env);
-        summaries.push(summary);
+        const { code, totals } = await runNodeTest(serialFiles, 1, env);
+        summaries.push(totals);
         integrationFailed ||= code !== 0;
       }
       if (componentDied) integrationFailed = true;

@@ -1,8 +1,8 @@
 /**
- * `npm test` repeats its failures, with their errors, at the end of its output
- * (scripts/failure-reporter.ts writes them, scripts/failure-digest.ts reads and prints them):
- * node's runner with that reporter on test files written here, run by the Node that runs this
- * test (no control plane needed).
+ * `npm test` reads its totals from our reporter and repeats its failures, with their errors, at
+ * the end of its output (scripts/test-reporter.ts writes and reads them back,
+ * scripts/failure-digest.ts prints them): node's runner with that reporter on test files written
+ * here, run by the Node that runs this test (no control plane needed).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,27 +12,33 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { failuresFromReport, formatFailures } from '../../scripts/failure-digest.ts';
+import { formatFailures } from '../../scripts/failure-digest.ts';
+import { readReport } from '../../scripts/test-reporter.ts';
 
-const REPORTER = resolve(fileURLToPath(new URL('../../scripts/failure-reporter.ts', import.meta.url)));
+const REPORTER = resolve(fileURLToPath(new URL('../../scripts/test-reporter.ts', import.meta.url)));
 
-/** Runs `node --test` on the given test-file sources with the failure reporter; its report. */
-function reportOf(files: Record<string, string>): string {
+/** Runs `node --test` on the given test-file sources with our reporter; its report, and node's TAP of the same run. */
+function run(files: Record<string, string>): { report: string; tap: string } {
   const dir = mkdtempSync(join(tmpdir(), 'converge-digest-'));
   try {
     for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
-    const reportFile = join(dir, 'failures.jsonl');
+    const reportFile = join(dir, 'report.jsonl');
+    const tapFile = join(dir, 'report.tap');
     // Without the runner's NODE_TEST_CONTEXT, or the child would report to this runner, not to the file.
     const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-    spawnSync(process.execPath, ['--test', `--test-reporter=${REPORTER}`, `--test-reporter-destination=${reportFile}`, ...Object.keys(files)], { cwd: dir, env, encoding: 'utf8' });
-    return readFileSync(reportFile, 'utf8');
+    spawnSync(
+      process.execPath,
+      ['--test', `--test-reporter=${REPORTER}`, `--test-reporter-destination=${reportFile}`, '--test-reporter=tap', `--test-reporter-destination=${tapFile}`, ...Object.keys(files)],
+      { cwd: dir, env, encoding: 'utf8' },
+    );
+    return { report: readFileSync(reportFile, 'utf8'), tap: readFileSync(tapFile, 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 test('the digest lists the tests that failed on their own account, with parents, location, error and causes', () => {
-  const report = reportOf({
+  const { report, tap } = run({
     'a.test.mjs': `
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,18 +52,24 @@ test('times out', { timeout: 50 }, () => new Promise(() => {}));
 `,
     'b.test.mjs': `
 import { test } from 'node:test';
+import { describe, it } from 'node:test';
 test('b passes', () => {});
+describe('a suite', () => { it('skipped', { skip: true }, () => {}); it('to do', { todo: true }, () => {}); });
 test("quotes ' and \\" and # and \\\\", () => { throw new Error("it's \\u001b[31mred"); });
 `,
   });
-  const failures = failuresFromReport(report);
+  const { failures, totals } = readReport(report);
+  // The run's totals are node's own: what its TAP reporter's summary lines say of the same run.
+  const tapTotals = Object.fromEntries([...tap.matchAll(/^# (\w+) ([\d.]+)$/gm)].map((m) => [m[1], Number(m[2])]));
+  assert.deepEqual(totals, tapTotals);
+  assert.deepEqual({ ...totals, duration_ms: 0 }, { tests: 10, suites: 1, pass: 3, fail: 4, cancelled: 1, skipped: 1, todo: 1, duration_ms: 0 });
   assert.deepEqual(failures.map((f) => f.path), [['outer', 'inner fails'], ['a property'], ['times out'], [`quotes ' and " and # and \\`]]);
   assert.match(failures[0]!.error, /^one is not two/);
   assert.match(failures[0]!.location ?? '', /a\.test\.mjs:6:\d+$/);
   assert.equal(failures[1]!.error, 'Property failed after 3 tests\n{ seed: -530273561, path: "2:1" }\nCounterexample: [1]\ncause: call 0: settled after 1208 ms');
   assert.equal(failures[2]!.failureType, 'testTimeoutFailure');
   assert.equal(failures[3]!.error, "it's \u001b[31mred");
-  assert.match(failures[3]!.location ?? '', /b\.test\.mjs:4:\d+$/);
+  assert.match(failures[3]!.location ?? '', /b\.test\.mjs:6:\d+$/);
 
   const text = formatFailures(failures);
   assert.match(text, /^✖ 4 failed tests, repeated from above with their errors:\n/);
@@ -81,7 +93,7 @@ test('names and messages of any text come back as the test gave them (one run of
         : `test(${JSON.stringify(c.name)}, () => { throw new Error(${JSON.stringify(c.lines.join('\n'))}); });`,
     ),
   ].join('\n');
-  const failures = failuresFromReport(reportOf({ 'drawn.test.mjs': source }));
+  const { failures } = readReport(run({ 'drawn.test.mjs': source }).report);
   assert.deepEqual(
     failures.map((f) => ({ path: f.path, error: f.error })),
     cases.map((c) => ({ path: c.nested ? [`parent of ${c.name}`, c.name] : [c.name], error: c.lines.join('\n') })),
