@@ -583,7 +583,24 @@ describe('beforeCreate entries of the late-create sweep against a reference mode
     // pass, still holding the old beforeCreate entry, found the provider deleting with our
     // finalizer ("done") and finished the UID: the released key left the ledger and the sweep,
     // and the late instance was never deleted.
-    const scenario: Scenario = {"names":[{"createdAtMs":0,"first":{"recordDelayMs":0,"landsAfterMs":undefined,"retryCreateAfterMs":undefined,"recordedAfterMs":undefined,"fate":"lives","fateAfterMs":0,"lagMs":0,"reconciles":false,"deletionTakesMs":0,"replacedAfterMs":0},"second":{"recordDelayMs":0,"landsAfterMs":undefined,"retryCreateAfterMs":1000,"recordedAfterMs":undefined,"fate":"lives","fateAfterMs":0,"lagMs":0,"reconciles":false,"deletionTakesMs":0,"replacedAfterMs":0}},{"createdAtMs":0,"first":{"recordDelayMs":0,"landsAfterMs":5003,"retryCreateAfterMs":undefined,"recordedAfterMs":undefined,"fate":"honoured","fateAfterMs":0,"lagMs":2966,"reconciles":false,"deletionTakesMs":0,"replacedAfterMs":0},"second":{"recordDelayMs":0,"landsAfterMs":undefined,"retryCreateAfterMs":undefined,"recordedAfterMs":undefined,"fate":"lives","fateAfterMs":0,"lagMs":0,"reconciles":false,"deletionTakesMs":0,"replacedAfterMs":0}}],"vendor":{"untilMs":0,"rate":0,"latencyMs":0},"apiServer":{"untilMs":0,"rate":0,"latencyMs":3},"ledger":{"untilMs":0,"rate":0,"latencyMs":0},"wallSteps":[],"restart":{"atMs":2967,"syncMs":1},"blind":[],"staleNotices":[],"seed":364680176};
+    const gen = (spec: Partial<GenSpec>): GenSpec => ({ recordDelayMs: 0, landsAfterMs: undefined, retryCreateAfterMs: undefined, recordedAfterMs: undefined, fate: 'lives', fateAfterMs: 0, lagMs: 0, reconciles: false, deletionTakesMs: 0, replacedAfterMs: 0, ...spec });
+    const calm = { untilMs: 0, rate: 0, latencyMs: 0 };
+    const scenario: Scenario = {
+      names: [
+        // p0 lives: its beforeCreate entry is the other key the pass looks at
+        { createdAtMs: 0, first: gen({}), second: gen({}) },
+        // p1: its instance lands 5,003 ms after the create; deleted honouring the finalizer; the cache 2,966 ms behind
+        { createdAtMs: 0, first: gen({ landsAfterMs: 5_003, fate: 'honoured', lagMs: 2_966 }), second: gen({}) },
+      ],
+      vendor: calm,
+      apiServer: { ...calm, latencyMs: 3 }, // the API read the pass waits on
+      ledger: calm,
+      wallSteps: [],
+      restart: { atMs: 2_967, syncMs: 1 }, // the process is down while p1 is deleted
+      blind: [],
+      staleNotices: [],
+      seed: 364680176,
+    };
     check(await run(scenario));
   });
 });

@@ -257,7 +257,8 @@ export class LateCreateSweep implements Runnable {
     for (const t of tracked) {
       if (signal.aborted) return;
       // Recorded again (a released key replacing its beforeCreate entry) or finished while this
-      // pass waited on an earlier key: the entry taken at the start is no longer the one to judge.
+      // pass waited on an earlier key: the entry taken at the start is no longer the one to judge
+      // (nor could it finish the one tracked now: `#finish` finishes only the current entry).
       if (this.#tracked.get(t.entry.uid) !== t) continue;
       const due = isDue(t);
       const token = due ? await this.#dueToken(t, now, signal) : await this.#quietToken(t, signal);
@@ -284,7 +285,7 @@ export class LateCreateSweep implements Runnable {
     const live = this.#o.providers.get({ namespace: entry.namespace, name: entry.name });
     if (live?.metadata.uid === entry.uid && !live.metadata.deletionTimestamp && !t.goneAtServer) {
       this.#log(entry).warn('a released key belongs to a live DigitalHumanProvider; not swept');
-      this.#finish(entry.uid);
+      this.#finish(t);
       return undefined;
     }
     let token: string | undefined;
@@ -327,7 +328,7 @@ export class LateCreateSweep implements Runnable {
     const hasOurFinalizer = found?.metadata.finalizers?.includes(PROVIDER_FINALIZER) ?? false;
     const verdict = beforeCreateVerdict(entry, found, hasOurFinalizer, { now: this.#o.clock.monotonic(), until: t.untilAt, requestedAt: t.requestedAt });
     if (verdict === 'done') {
-      this.#finish(entry.uid);
+      this.#finish(t);
       return false;
     }
     if (verdict === 'keep') {
@@ -380,7 +381,8 @@ export class LateCreateSweep implements Runnable {
       const schedule = next.get(t.entry.uid);
       if (schedule) t.schedule = schedule;
     }
-    for (const uid of done) this.#finish(uid);
+    const finished = new Set(done);
+    for (const { t } of current) if (finished.has(t.entry.uid)) this.#finish(t);
   }
 
   async #deleteLate(vendor: VendorApi, entry: LedgerEntry, instance: VendorInstance, signal: AbortSignal): Promise<void> {
@@ -411,9 +413,15 @@ export class LateCreateSweep implements Runnable {
     return this.#o.log.child({ namespace: entry.namespace, name: entry.name, idempotencyKey: entry.uid, endpoint: entry.endpoint });
   }
 
-  #finish(uid: string): void {
-    this.#untrack(uid);
-    this.#done.add(uid);
+  /**
+   * Finishes the entry `t` (its key needs no more looks): only while `t` is still the entry its UID
+   * tracks. An entry judged from a snapshot (a pass holds one across its awaits) never finishes
+   * the one recorded since (a released key that replaced its `beforeCreate` entry).
+   */
+  #finish(t: Tracked): void {
+    if (this.#tracked.get(t.entry.uid) !== t) return;
+    this.#untrack(t.entry.uid);
+    this.#done.add(t.entry.uid);
   }
 
   #untrack(uid: string): void {
