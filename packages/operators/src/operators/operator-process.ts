@@ -5,7 +5,8 @@
  * tests start it too, in-process or as `converge run` in a child process.
  *
  * Contract: `runOperatorProcess` resolves after a graceful stop (lease released, in-flight
- * reconciles finished within the grace period) and rejects with `LeadershipLostError` when
+ * reconciles finished within the grace period, its connections to the API server and the vendors
+ * closed: nothing of it runs or logs afterwards) and rejects with `LeadershipLostError` when
  * leadership is lost, `RunnableFailedError` when a part cannot start (a busy metrics or probe
  * port), and `DrainTimeoutError` when reconciles could not be stopped (the Lease is then kept
  * until it expires) — the caller should exit non-zero so the process is restarted, at once in
@@ -92,6 +93,8 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
   });
   metrics.eventRecorder(() => events.stats());
   const faultPoint = faultPointsFromEnv();
+  /** What holds connections of its own, closed once the manager has stopped. */
+  const closers: { close(): Promise<void> }[] = [];
   const operators = options.operators ?? ['microservice', 'provider'];
   if (operators.includes('microservice')) {
     registerMicroserviceOperator(manager, {
@@ -108,7 +111,7 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
     const { registerProviderOperator } = await import('./provider/register.ts');
     // Its own state (the late-create ledger) lives where the Lease does, else in the Pod's namespace.
     const home = le ? le.namespace : process.env.POD_NAMESPACE || options.namespaces?.[0] || 'default';
-    registerProviderOperator(manager, { events, config: config.provider, namespace: home, faultPoint });
+    closers.push(registerProviderOperator(manager, { events, config: config.provider, namespace: home, faultPoint }));
   }
   if (options.webhook) addConversionWebhook(manager, options.webhook, log);
   options.onManager?.(manager);
@@ -117,6 +120,7 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
     await manager.start(signal);
   } finally {
     await events.close(2_000);
+    await Promise.all(closers.map((c) => c.close()));
     await client.close();
   }
 }

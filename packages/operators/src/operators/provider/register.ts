@@ -30,7 +30,17 @@ export interface ProviderOperatorOptions {
   faultPoint?: FaultPoint;
 }
 
-export function registerProviderOperator(manager: Manager, options: ProviderOperatorOptions): Controller {
+/** What registering gives the caller: the controller, and what to close once the manager has stopped. */
+export interface ProviderOperator {
+  controller: Controller;
+  /**
+   * Closes the vendor connections (keep-alive sockets of every account's client). Call after the
+   * manager's `start` settled: calls still in flight are waited for, not cut.
+   */
+  close(): Promise<void>;
+}
+
+export function registerProviderOperator(manager: Manager, options: ProviderOperatorOptions): ProviderOperator {
   const config = parseProviderConfig(options.config ?? {});
   const providers = manager.cache.informer(DigitalHumanProviderKind, {
     installHint: 'install the CRDs with `converge crds --apply`',
@@ -113,5 +123,5 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
   enqueue = (key) => controller.enqueue(key);
   manager.add(watches);
   manager.add(lateCreates);
-  return controller;
+  return { controller, close: () => vendors.close() };
 }

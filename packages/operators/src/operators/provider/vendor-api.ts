@@ -46,6 +46,11 @@ export interface VendorApis {
   forEndpoint(endpoint: string, token: string): VendorApi;
   /** Vendor calls per operation and outcome, over every client (for tests and metrics). */
   calls(): Record<string, { calls: number; ok: number; failed: Record<string, number> }>;
+  /**
+   * Closes every client's pooled connections, once the calls in flight have ended (each is bounded
+   * by the call timeout); for when the operator has stopped. A client asked for afterwards is new.
+   */
+  close(): Promise<void>;
 }
 
 export interface VendorFailure {
@@ -110,6 +115,11 @@ export function createVendorApis(config: ProviderConfig, clock: Clock, observe?:
         }
       }
       return total;
+    },
+    async close() {
+      const closing = [...clients.values()].map(({ client }) => client.close());
+      clients.clear();
+      await Promise.all(closing);
     },
   };
 }
