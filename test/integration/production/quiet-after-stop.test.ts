@@ -23,6 +23,8 @@ import { DigitalHumanProviderKind } from '../../../packages/operators/src/operat
 import { runOperatorProcess } from '../../../packages/operators/src/operators/operator-process.ts';
 import { defaultOperatorConfig } from '../../../packages/operators/src/operators/operator-config.ts';
 import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
+import { startDashboard } from '../../../packages/operators/src/dashboard/index.ts';
+import { openEvents } from '../../support/dashboard-client.ts';
 import { kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
 import { provider } from '../provider/support.ts';
@@ -91,6 +93,33 @@ test('an operator process stopped at any moment of its start-up or first reconci
       await new Promise((r) => setTimeout(r, 300));
       assert.deepEqual(lines.slice(settled), [], `logged after it settled (stopped ${stopAfterMs} ms after the start)`);
       assert.deepEqual(beyond(before, activeResources()), {}, `left running after it settled (stopped ${stopAfterMs} ms after the start)`);
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test('the dashboard closed at any moment, with a browser reading its event stream, logs nothing and leaves nothing running once close settled', { timeout: 300_000 }, async (t) => {
+  const client = testClient();
+  t.after(() => client.close());
+  await ensureCrds(client);
+  const ns = await testNamespace(t, client, 'quiet-dash');
+  for (let i = 0; i < 3; i++) await client.create(MicroserviceKind, { metadata: { name: `web-${i}`, namespace: ns }, spec: { container: { image: 'nginx:1.27', port: 8080 } } });
+  const kubeConfig = loadKubeConfig(kubeconfigPath());
+  await fc.assert(
+    fc.asyncProperty(fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 1_500 })), fc.boolean(), async (closeAfterMs, reading) => {
+      const before = activeResources();
+      const lines: string[] = [];
+      const log = createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } });
+      const dashboard = await startDashboard({ clusters: [{ name: 'here', kubeConfig }], listen: '127.0.0.1:0', log });
+      const reader = reading ? await openEvents(dashboard.url).catch(() => undefined) : undefined;
+      await new Promise((r) => setTimeout(r, closeAfterMs));
+      await dashboard.close();
+      const settled = lines.length;
+      await new Promise((r) => setTimeout(r, 300));
+      reader?.close();
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(lines.slice(settled), [], `logged after close settled (closed ${closeAfterMs} ms after the start)`);
+      assert.deepEqual(beyond(before, activeResources()), {}, `left running after close settled (closed ${closeAfterMs} ms after the start${reading ? ', a reader connected' : ''})`);
     }),
     { numRuns: RUNS },
   );
