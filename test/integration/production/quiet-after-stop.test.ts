@@ -25,25 +25,12 @@ import { defaultOperatorConfig } from '../../../packages/operators/src/operators
 import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 import { startDashboard } from '../../../packages/operators/src/dashboard/index.ts';
 import { openEvents } from '../../support/dashboard-client.ts';
+import { activeResources, beyond } from '../../../packages/runtime/src/manager/active-resources.test-support.ts';
 import { kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
 import { provider } from '../provider/support.ts';
 
 const RUNS = process.env.CONVERGE_RELIABILITY_LONG === '1' ? 30 : 6;
-
-/** Node's active resources (handles and timers), counted by type. */
-function activeResources(): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const r of process.getActiveResourcesInfo()) counts.set(r, (counts.get(r) ?? 0) + 1);
-  return counts;
-}
-
-/** What `now` holds beyond `before`, by type. */
-function beyond(before: Map<string, number>, now: Map<string, number>): Record<string, number> {
-  const extra: Record<string, number> = {};
-  for (const [type, n] of now) if (n > (before.get(type) ?? 0)) extra[type] = n - (before.get(type) ?? 0);
-  return extra;
-}
 
 test('an operator process stopped at any moment of its start-up or first reconciles logs nothing and leaves nothing running once it settled', { timeout: 600_000 }, async (t) => {
   const client = testClient();

@@ -9,50 +9,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { KubeConfig } from '../kubeconfig/index.ts';
 import { createLogger } from '../logging/index.ts';
 import { CaBundleInjector, WebhookServer, directoryCaStore, selfManagedCertificates } from '../webhook/index.ts';
 import { Manager } from './index.ts';
+import { activeResources, beyond } from './active-resources.test-support.ts';
+import { closedPort, unreachableKubeConfig } from './unreachable-cluster.test-support.ts';
 
 const RUNS = process.env.CONVERGE_RELIABILITY_LONG === '1' ? 200 : 25;
-
-/** A port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-function unreachableKubeConfig(port: number): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'nowhere', server: `https://127.0.0.1:${port}`, skipTLSVerify: true }],
-    users: [{ name: 'nobody', token: 'not-a-token' }],
-    contexts: [{ name: 'nowhere', cluster: 'nowhere', user: 'nobody' }],
-    currentContext: 'nowhere',
-  });
-  return kc;
-}
-
-/** Node's active resources (handles and timers), counted by type. */
-function activeResources(): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const r of process.getActiveResourcesInfo()) counts.set(r, (counts.get(r) ?? 0) + 1);
-  return counts;
-}
-
-/** What `now` holds beyond `before`, by type. */
-function beyond(before: Map<string, number>, now: Map<string, number>): Record<string, number> {
-  const extra: Record<string, number> = {};
-  for (const [type, n] of now) if (n > (before.get(type) ?? 0)) extra[type] = n - (before.get(type) ?? 0);
-  return extra;
-}
 
 test('stopped at any moment of its start-up, a manager leaves nothing running and logs nothing after start settles', { timeout: 600_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'converge-quiet-'));

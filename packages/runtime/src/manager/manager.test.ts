@@ -9,41 +9,21 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { KubeConfig } from '../kubeconfig/index.ts';
 import { pino } from 'pino';
 import { Controller, LeadershipLostError } from '../controller/index.ts';
 import { ConfigMapKind } from '../objects/index.ts';
 import type { WatchHealth } from '../cache/index.ts';
 import { FakeClock } from '../clock/index.ts';
+import { closedPort, unreachableKubeConfig } from './unreachable-cluster.test-support.ts';
 import { DrainTimeoutError, Manager, RunnableFailedError, readyChecksFor, type Elector } from './index.ts';
 
 const log = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 async function busyPort(): Promise<{ port: number; server: Server }> {
   const server = createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { port: (server.address() as { port: number }).port, server };
-}
-
-function unreachableKubeConfig(port: number): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'nowhere', server: `https://127.0.0.1:${port}`, skipTLSVerify: true }],
-    users: [{ name: 'nobody', token: 'not-a-token' }],
-    contexts: [{ name: 'nowhere', cluster: 'nowhere', user: 'nobody' }],
-    currentContext: 'nowhere',
-  });
-  return kc;
 }
 
 /** A scripted elector: leads at once; `lose()` ends the term; records a release or an abandon. */
