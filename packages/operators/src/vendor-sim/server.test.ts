@@ -68,7 +68,7 @@ describe('vendor simulator over HTTPS', () => {
     const { connect } = await import('node:tls');
     const port = Number(new URL(sim.baseUrl).port);
     const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port, ca: sim.caPem, servername: '127.0.0.1' }, () => socket.write('GET //[ HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'));
+      const socket = connect({ host: '127.0.0.1', port, ca: sim.caPem }, () => socket.write('GET //[ HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'));
       let text = '';
       socket.setEncoding('utf8');
       socket.on('data', (d: string) => (text += d));
