@@ -11,8 +11,8 @@
  * and those still in the TLS handshake, included). It rejects when the address cannot be bound
  * or the first certificate cannot be used (`listening()` then rejects too). Whichever way it
  * settles, its certificate source has returned first (a pair handed over after the signal
- * aborted is neither served nor logged): nothing of the server runs after `start` settles. `ready()` is true
- * only while listening with a certificate (a manager readiness check).
+ * aborted is neither served nor logged): nothing of the server runs after `start` settles.
+ * `ready()` is true only while listening with a certificate (a manager readiness check).
  * Requests: POST only (405 otherwise); `application/json` bodies (415 for another declared media
  * type; none declared is taken as JSON) up to `maxBodyBytes` (32 MiB), 413 beyond, answered as
  * soon as the declared or received length exceeds it (the rest of the body is read and dropped,
