@@ -54,7 +54,7 @@ test('times out', { timeout: 50 }, () => new Promise(() => {}));
 import { test } from 'node:test';
 import { describe, it } from 'node:test';
 test('b passes', () => {});
-describe('a suite', () => { it('skipped', { skip: true }, () => {}); it('to do', { todo: true }, () => {}); });
+describe('a suite', () => { it('skipped', (t) => t.skip('drawn as skipped')); it('to do', { todo: true }, () => {}); });
 test("quotes ' and \\" and # and \\\\", () => { throw new Error("it's \\u001b[31mred"); });
 `,
   });
