@@ -18,3 +18,17 @@ export function beyond(before: Map<string, number>, now: Map<string, number>): R
   for (const [type, n] of now) if (n > (before.get(type) ?? 0)) extra[type] = n - (before.get(type) ?? 0);
   return extra;
 }
+
+/**
+ * What is still beyond `before` once it has had `withinMs` to go (checked every 25 ms; empty as
+ * soon as nothing is). A socket's peer closes a moment after its owner did, more so on a loaded
+ * machine; what something left open for good (a keep-alive pool lasts seconds) is still there.
+ */
+export async function leftBeyond(before: Map<string, number>, withinMs = 2_000): Promise<Record<string, number>> {
+  const deadline = performance.now() + withinMs;
+  for (;;) {
+    const extra = beyond(before, activeResources());
+    if (Object.keys(extra).length === 0 || performance.now() >= deadline) return extra;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
