@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { SecretKind, createLogger, loadKubeConfig } from '@converge/runtime';
+import { SecretKind, loadKubeConfig } from '@converge/runtime';
 import { freePorts } from '@converge/envtest';
 import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
@@ -25,7 +25,7 @@ import { defaultOperatorConfig } from '../../../packages/operators/src/operators
 import { startVendorSimulator } from '../../../packages/operators/src/vendor-sim/index.ts';
 import { startDashboard } from '../../../packages/operators/src/dashboard/index.ts';
 import { openEvents } from '../../support/dashboard-client.ts';
-import { activeResources, leftBeyond } from '../../../packages/runtime/src/manager/active-resources.test-support.ts';
+import { afterStopWitness } from '../../../packages/runtime/src/manager/after-stop.test-support.ts';
 import { kubeconfigPath, testClient, testNamespace } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
 import { provider } from '../provider/support.ts';
@@ -54,9 +54,8 @@ test('an operator process stopped at any moment of its start-up or first reconci
       for (let i = 0; i < 3; i++) await client.patch(MicroserviceKind, { namespace: ns, name: `web-${i}` }, { type: 'merge', body: { spec: { container: { image: `nginx:1.27.${run}` } } } });
       for (let i = 0; i < 2; i++) await client.patch(DigitalHumanProviderKind, { namespace: ns, name: `presenter-${i}` }, { type: 'merge', body: { spec: { displayName: `Presenter ${i} take ${run}` } } });
       const [webhookPort] = await freePorts(1);
-      const before = activeResources();
-      const lines: string[] = [];
-      const log = createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } });
+      const witness = afterStopWitness();
+      const { log } = witness;
       const stop = new AbortController();
       const running = runOperatorProcess(
         {
@@ -75,12 +74,9 @@ test('an operator process stopped at any moment of its start-up or first reconci
       await new Promise((r) => setTimeout(r, stopAfterMs));
       stop.abort();
       const outcome = await running;
+      witness.stopped();
       assert.equal(outcome, undefined, `a graceful stop ${stopAfterMs} ms after the start resolves`);
-      const settled = lines.length;
-      await new Promise((r) => setTimeout(r, 300));
-      const left = await leftBeyond(before);
-      assert.deepEqual(lines.slice(settled), [], `logged after it settled (stopped ${stopAfterMs} ms after the start)`);
-      assert.deepEqual(left, {}, `left running after it settled (stopped ${stopAfterMs} ms after the start)`);
+      await witness.check(`stopped ${stopAfterMs} ms after the start`);
     }),
     { numRuns: RUNS },
   );
@@ -95,20 +91,15 @@ test('the dashboard closed at any moment, with a browser reading its event strea
   const kubeConfig = loadKubeConfig(kubeconfigPath());
   await fc.assert(
     fc.asyncProperty(fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 1_500 })), fc.boolean(), async (closeAfterMs, reading) => {
-      const before = activeResources();
-      const lines: string[] = [];
-      const log = createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } });
+      const witness = afterStopWitness();
+      const { log } = witness;
       const dashboard = await startDashboard({ clusters: [{ name: 'here', kubeConfig }], listen: '127.0.0.1:0', log });
       const reader = reading ? await openEvents(dashboard.url).catch(() => undefined) : undefined;
       await new Promise((r) => setTimeout(r, closeAfterMs));
       await dashboard.close();
-      const settled = lines.length;
-      await new Promise((r) => setTimeout(r, 300));
+      witness.stopped();
       reader?.close();
-      await new Promise((r) => setTimeout(r, 50));
-      const left = await leftBeyond(before);
-      assert.deepEqual(lines.slice(settled), [], `logged after close settled (closed ${closeAfterMs} ms after the start)`);
-      assert.deepEqual(left, {}, `left running after close settled (closed ${closeAfterMs} ms after the start${reading ? ', a reader connected' : ''})`);
+      await witness.check(`closed ${closeAfterMs} ms after the start${reading ? ', a reader connected' : ''}`);
     }),
     { numRuns: RUNS },
   );

@@ -7,15 +7,13 @@
  * written after its log file closed: the webhook server settled before its certificate source).
  */
 import { test } from 'node:test';
-import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { createLogger } from '../logging/index.ts';
 import { CaBundleInjector, WebhookServer, directoryCaStore, selfManagedCertificates } from '../webhook/index.ts';
 import { Manager } from './index.ts';
-import { activeResources, leftBeyond } from './active-resources.test-support.ts';
+import { afterStopWitness } from './after-stop.test-support.ts';
 import { closedPort, unreachableKubeConfig } from './unreachable-cluster.test-support.ts';
 
 const RUNS = process.env.CONVERGE_RELIABILITY_LONG === '1' ? 200 : 25;
@@ -28,9 +26,8 @@ test('stopped at any moment of its start-up, a manager leaves nothing running an
   const store = directoryCaStore(dir);
   await fc.assert(
     fc.asyncProperty(fc.oneof(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 400 })), async (stopAfterMs) => {
-      const before = activeResources();
-      const lines: string[] = [];
-      const log = createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } });
+      const witness = afterStopWitness();
+      const { log } = witness;
       const m = new Manager({ kubeConfig, log, metricsBindAddress: '127.0.0.1:0', healthProbeBindAddress: '127.0.0.1:0' });
       const webhook = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store }), log });
       m.add({ name: 'webhook server', start: (s) => webhook.start(s) }, { needLeaderElection: false });
@@ -41,11 +38,8 @@ test('stopped at any moment of its start-up, a manager leaves nothing running an
       await new Promise((r) => setTimeout(r, stopAfterMs));
       stop.abort();
       await running;
-      const settled = lines.length;
-      await new Promise((r) => setTimeout(r, 150));
-      const left = await leftBeyond(before);
-      assert.deepEqual(lines.slice(settled), [], `logged after start settled (stopped ${stopAfterMs} ms after the start)`);
-      assert.deepEqual(left, {}, `left running after start settled (stopped ${stopAfterMs} ms after the start)`);
+      witness.stopped();
+      await witness.check(`stopped ${stopAfterMs} ms after the start`, { quietMs: 150 });
     }),
     { numRuns: RUNS },
   );
