@@ -133,12 +133,16 @@ export class WebhookServer {
       this.#opts.log?.info({ notAfter: new Date(cert.notAfter).toISOString() }, 'webhook serving certificate loaded');
       first.resolve();
     }).catch((err: unknown) => first.reject(err));
-    try {
-      await Promise.race([first.promise, new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))]);
-    } catch (err) {
+    /** Start failed (or was stopped) before serving: say so to `listening()`, stop the source, wait for it. */
+    const giveUp = async (err: unknown): Promise<void> => {
       this.#listening.reject(err);
       failed.abort();
       await certificates;
+    };
+    try {
+      await Promise.race([first.promise, new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))]);
+    } catch (err) {
+      await giveUp(err);
       if (signal.aborted) return;
       throw err;
     }
@@ -173,9 +177,7 @@ export class WebhookServer {
         });
       });
     } catch (err) {
-      this.#listening.reject(err);
-      failed.abort();
-      await certificates;
+      await giveUp(err);
       throw err;
     }
     this.#listening.resolve(server.address() as AddressInfo);
