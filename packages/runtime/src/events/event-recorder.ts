@@ -9,6 +9,7 @@ import { ApiError, type KubeClient } from '../client/index.ts';
 import { systemClock, type Clock, type Timer } from '../clock/index.ts';
 import { TokenBucket } from '../rate-limit/index.ts';
 import { eventObject, MAX_FIELD_BYTES, MAX_NOTE_BYTES, microTime, referenceOf, truncateUtf8, withSeries, type EventSubject, type ObjectReference } from './event-object.ts';
+import { GiveWayQueue } from './give-way-queue.ts';
 
 export interface EventRecorderOptions {
   client: KubeClient;
@@ -89,9 +90,6 @@ export interface EventRecorder {
  */
 export type EventSink = Pick<EventRecorder, 'normal' | 'warning'>;
 
-/** How often a write that gives way asks again. */
-const GIVE_WAY_POLL_MS = 100;
-
 interface Entry {
   key: string;
   event: KubeEvent;
@@ -109,8 +107,8 @@ interface Entry {
   failures: number;
 }
 
-/** A queued write; `queuedAt` is monotonic ms. */
-type Task = { entry: Entry; op: 'create' | 'patch'; queuedAt: number };
+/** A queued write; `queuedAt` is monotonic ms; Warnings are urgent. */
+type Task = { entry: Entry; op: 'create' | 'patch'; queuedAt: number; urgent: boolean };
 
 export function createEventRecorder(options: EventRecorderOptions): EventRecorder {
   return new Recorder(options);
@@ -131,19 +129,10 @@ class Recorder implements EventRecorder {
   readonly #maxPending: number;
   /** Insertion order = least recently observed first. */
   readonly #entries = new Map<string, Entry>();
-  readonly #queue: Task[] = [];
-  /** Warnings in `#queue`: while there are none, the head's own cap is its deadline (no scan). */
-  #queuedWarnings = 0;
-  readonly #stats: EventRecorderStats = { created: 0, seriesUpdates: 0, deduplicated: 0, dropped: 0, failed: 0, gaveWay: 0 };
-  readonly #giveWayTo: (() => boolean) | undefined;
-  readonly #maxGiveWayMs: number;
-  readonly #maxNormalGiveWayMs: number;
-  /** Set while `flush` runs: the last writes go at once. */
-  #flushing = 0;
-  /** Wakes a write waiting in `#giveWay` (flush, close). */
-  #wakeGiveWay: (() => void) | undefined;
+  /** The single writer: in order, giving way to queued reconciles. */
+  readonly #queue: GiveWayQueue<Task>;
+  readonly #stats: Omit<EventRecorderStats, 'gaveWay'> = { created: 0, seriesUpdates: 0, deduplicated: 0, dropped: 0, failed: 0 };
   readonly #abort = new AbortController();
-  #pumping: Promise<void> | undefined;
   #timer: Timer | undefined;
   #timerAt = Infinity;
   #closed = false;
@@ -164,9 +153,14 @@ class Recorder implements EventRecorder {
     this.#ttlMs = o.seriesTtlMs ?? 6 * 60_000;
     this.#maxEntries = o.maxEntries ?? 4096;
     this.#maxPending = o.maxPendingWrites ?? 1000;
-    this.#giveWayTo = o.giveWayTo;
-    this.#maxGiveWayMs = o.maxGiveWayMs ?? 30_000;
-    this.#maxNormalGiveWayMs = Math.max(this.#maxGiveWayMs, o.maxNormalGiveWayMs ?? 300_000);
+    const maxGiveWayMs = o.maxGiveWayMs ?? 30_000;
+    this.#queue = new GiveWayQueue<Task>({
+      clock: this.#clock,
+      write: (task) => this.#write(task),
+      ...(o.giveWayTo ? { giveWayTo: o.giveWayTo } : {}),
+      maxGiveWayMs,
+      maxNormalGiveWayMs: Math.max(maxGiveWayMs, o.maxNormalGiveWayMs ?? 300_000),
+    });
   }
 
   normal(regarding: EventSubject, reason: string, action: string, note?: string): void {
@@ -178,25 +172,24 @@ class Recorder implements EventRecorder {
   }
 
   stats(): EventRecorderStats {
-    return { ...this.#stats };
+    return { ...this.#stats, gaveWay: this.#queue.gaveWay };
   }
 
   async flush(timeoutMs = 5_000): Promise<void> {
     const deadline = performance.now() + timeoutMs;
-    this.#flushing++;
-    this.#wakeGiveWay?.();
+    const release = this.#queue.hurry(); // the last writes go at once
     try {
       for (;;) {
         let queued = false;
         for (const entry of this.#entries.values()) {
-          if (entry.state === 'created' && entry.count > entry.writtenCount) queued = this.#enqueue({ entry, op: 'patch', queuedAt: this.#clock.monotonic() }, true) || queued;
+          if (entry.state === 'created' && entry.count > entry.writtenCount) queued = this.#enqueue(entry, 'patch', this.#clock.monotonic()) || queued;
         }
-        if (!queued && !this.#pumping) return;
-        await this.#drain(deadline - performance.now());
+        if (!queued && !this.#queue.busy) return;
+        await this.#queue.drain(deadline - performance.now());
         if (performance.now() >= deadline) return;
       }
     } finally {
-      this.#flushing--;
+      release();
     }
   }
 
@@ -204,12 +197,10 @@ class Recorder implements EventRecorder {
     if (this.#closed) return;
     await this.flush(timeoutMs);
     this.#closed = true;
-    this.#wakeGiveWay?.();
+    this.#queue.close();
     this.#timer?.cancel();
     this.#timer = undefined;
     this.#abort.abort(new Error('event recorder closed'));
-    this.#queue.length = 0;
-    this.#queuedWarnings = 0;
     this.#entries.clear();
     this.#perObject.clear();
   }
@@ -257,7 +248,7 @@ class Recorder implements EventRecorder {
       };
       this.#entries.set(key, entry);
       this.#evictSeries();
-      this.#enqueue({ entry, op: 'create', queuedAt: at }, false);
+      this.#enqueue(entry, 'create', at);
     } catch (err) {
       this.#log?.debug({ err }, 'event not recorded');
     }
@@ -282,7 +273,7 @@ class Recorder implements EventRecorder {
   #scheduleSeries(entry: Entry, at: number): void {
     if (entry.state !== 'created') return; // written when the pending write completes
     const due = entry.lastWriteAt + this.#intervalMs;
-    if (due <= at) this.#enqueue({ entry, op: 'patch', queuedAt: at }, true);
+    if (due <= at) this.#enqueue(entry, 'patch', at);
     else this.#arm(due);
   }
 
@@ -302,7 +293,7 @@ class Recorder implements EventRecorder {
     for (const entry of this.#entries.values()) {
       if (entry.state !== 'created' || entry.count <= entry.writtenCount) continue;
       const due = entry.lastWriteAt + this.#intervalMs;
-      if (due <= at) this.#enqueue({ entry, op: 'patch', queuedAt: at }, true);
+      if (due <= at) this.#enqueue(entry, 'patch', at);
       else next = Math.min(next, due);
     }
     this.#expire(at);
@@ -340,90 +331,28 @@ class Recorder implements EventRecorder {
     }
   }
 
-  /** Queues a write; false when it was not queued (closed, queue full, no overall token). */
-  #enqueue(task: Task, isSeries: boolean): boolean {
+  /**
+   * Queues a create or a series update (`at`: monotonic now); false when it was not queued
+   * (closed, queue full, or a series update without an overall token).
+   */
+  #enqueue(entry: Entry, op: Task['op'], at: number): boolean {
     if (this.#closed) return false;
     if (this.#queue.length >= this.#maxPending) {
       this.#stats.dropped++;
-      if (task.op === 'create') this.#entries.delete(task.entry.key);
+      if (op === 'create') this.#entries.delete(entry.key);
       return false;
     }
-    if (isSeries) {
+    if (op === 'patch') {
       if (!this.#overall.tryTake()) {
         // Over budget: the occurrences stay counted and are written with the next update.
         this.#stats.dropped++;
         this.#arm(this.#clock.monotonic() + Math.ceil(1000 / this.#overall.qps));
         return false;
       }
-      task.entry.state = 'writing';
+      entry.state = 'writing';
     }
-    this.#queue.push(task);
-    if (task.entry.event.type === 'Warning') this.#queuedWarnings++;
-    this.#pumping ??= this.#pump();
+    this.#queue.push({ entry, op, queuedAt: at, urgent: entry.event.type === 'Warning' });
     return true;
-  }
-
-  /** The single writer. `#pumping` is cleared in the same synchronous step that sees the queue empty. */
-  async #pump(): Promise<void> {
-    try {
-      await Promise.resolve(); // never write from inside the caller's stack
-      for (let task = this.#queue[0]; task && !this.#closed; task = this.#queue[0]) {
-        await this.#giveWay(task);
-        if (this.#closed) break;
-        this.#queue.shift();
-        if (task.entry.event.type === 'Warning') this.#queuedWarnings--;
-        await this.#write(task);
-      }
-    } finally {
-      this.#pumping = undefined;
-    }
-  }
-
-  /**
-   * Waits while `giveWayTo()` says other work goes first, until the task's own cap after it was
-   * queued (`maxGiveWayMs` for a Warning, `maxNormalGiveWayMs` for a Normal event) or the cap of
-   * a Warning queued behind it, whichever comes first (the queue is FIFO: a Warning never waits
-   * longer than its cap for the routine Events ahead of it), or a flush or close.
-   */
-  async #giveWay(task: Task): Promise<void> {
-    if (!this.#giveWayTo) return;
-    let waited = false;
-    for (;;) {
-      if (this.#closed || this.#flushing > 0) break;
-      const left = this.#giveWayDeadline(task) - this.#clock.monotonic();
-      if (left <= 0 || !this.#safeGiveWayTo()) break;
-      waited = true;
-      await new Promise<void>((resolve) => {
-        const timer = this.#clock.setTimer(Math.min(GIVE_WAY_POLL_MS, left), () => done());
-        const done = (): void => {
-          timer.cancel();
-          this.#wakeGiveWay = undefined;
-          resolve();
-        };
-        this.#wakeGiveWay = done;
-      });
-    }
-    if (waited) this.#stats.gaveWay++;
-  }
-
-  /** When the head of the queue stops giving way: its own cap, or the cap of the first Warning behind it. */
-  #giveWayDeadline(head: Task): number {
-    const deadline = head.queuedAt + (head.entry.event.type === 'Warning' ? this.#maxGiveWayMs : this.#maxNormalGiveWayMs);
-    // Polled every GIVE_WAY_POLL_MS while up to `maxPendingWrites` routine Events wait: no scan without a Warning.
-    if (this.#queuedWarnings === 0) return deadline;
-    // The queue is in order of queuedAt, and every Warning has the same cap: the first one's comes first.
-    for (const t of this.#queue) {
-      if (t.entry.event.type === 'Warning') return Math.min(deadline, t.queuedAt + this.#maxGiveWayMs);
-    }
-    return deadline;
-  }
-
-  #safeGiveWayTo(): boolean {
-    try {
-      return this.#giveWayTo!();
-    } catch {
-      return false;
-    }
   }
 
   async #write({ entry, op }: Task): Promise<void> {
@@ -479,15 +408,6 @@ class Recorder implements EventRecorder {
       this.#log?.warn(fields, 'could not write event (further failures within a minute are logged at debug)');
     } else {
       this.#log?.debug(fields, 'could not write event');
-    }
-  }
-
-  async #drain(timeoutMs: number): Promise<void> {
-    const deadline = performance.now() + timeoutMs;
-    while (this.#pumping && performance.now() < deadline) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.#pumping, new Promise((r) => (timer = setTimeout(r, Math.max(0, deadline - performance.now()))))]);
-      clearTimeout(timer);
     }
   }
 }
