@@ -21,7 +21,11 @@
  * - every index (two whose values move with the versions, and the namespace index) answers
  *   exactly the stored objects that give its value;
  * and at every quiescent point (every watcher caught up, no list in flight, no note pending):
- * - the store equals the model, key by key (UID, resourceVersion, content).
+ * - the store equals the model, key by key (UID, resourceVersion, content);
+ * at the end, once quiescent:
+ * - no floor is left (each was reached by the watch or a list), and after one more relist of
+ *   every scope no tombstone either (one noted while a list was in flight may outlive that list:
+ *   the list cannot say whether it was taken before the object existed or after its deletion).
  *
  * `npm test` runs 30 000 sequences; CONVERGE_RELIABILITY_LONG=1 runs 100 000.
  */
@@ -376,6 +380,15 @@ function run(ops: Op[], perNamespace: boolean): void {
   }
   if (!quiescent()) fail('did not reach a quiescent point');
   checkQuiescent();
+  // What the store keeps beside the objects does not outlive what it guards against.
+  if (writer.bookkeeping().floors > 0) fail(`floors left once every watcher caught up: ${JSON.stringify(writer.bookkeeping())}`);
+  for (let s = 0; s < watchers.length; s++) {
+    step({ t: 'relist', scope: s });
+    step({ t: 'listEnd', scope: s });
+  }
+  checkQuiescent();
+  const left = writer.bookkeeping();
+  if (left.tombstones > 0 || left.floors > 0) fail(`bookkeeping left after one more relist: ${JSON.stringify(left)}`);
 }
 
 function keyOf(o: Obj): string {

@@ -22,6 +22,10 @@
  *   watch event or write note for that key at or below the version taken out is not shown: the
  *   watch, still behind, replays a past that readers have seen superseded (another object of the
  *   same name, created and deleted before ours).
+ * - What the store keeps beside the objects for these guards (per key: the UIDs this process
+ *   deleted, the version its own note took out) goes once the watch has confirmed it, and at the
+ *   latest when the scope is listed again: it never grows with the objects that came and went
+ *   (`bookkeeping()` counts it).
  * - **A relist is authoritative**, as in client-go: the list replaces the store's contents for
  *   its scope, also when its versions are *lower* than the cached ones (etcd restored from a
  *   backup: resourceVersions went back). The only exceptions are keys this process wrote after
@@ -260,6 +264,15 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     return changes;
   }
 
+  /**
+   * Keys for which the store holds something beside the objects: tombstones (UIDs this process
+   * deleted, not yet confirmed by the watch) and floors (versions its own notes took out, not yet
+   * reached). Diagnostics: both are 0 once the watch has caught up, or after the next relist.
+   */
+  bookkeeping(): { tombstones: number; floors: number } {
+    return { tombstones: this.#tombstones.size, floors: this.#floors.size };
+  }
+
   /** Applies one watch event; returns the change, or undefined when it changes nothing. */
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): Change<T> | undefined {
     // Identity and order come from the object as received (the transform keeps them); it is
@@ -323,13 +336,17 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
   /** Records that this process has just deleted an object that is now gone. */
   noteDelete(key: ObjectKey, deleted: DeletedObject = {}): Change<T> | undefined {
     const k = formatKey(key);
-    this.#scope(key.namespace).deletedSinceList?.add(k);
+    const scope = this.#scope(key.namespace);
+    scope.deletedSinceList?.add(k);
     const old = this.#memory.get(k);
     const uid = deleted.uid ?? old?.metadata.uid;
     if (old && (deleted.uid === undefined || old.metadata.uid === deleted.uid)) {
       if (uid) this.#tomb(k, uid);
       this.#memory.remove(k);
-      this.#raiseFloor(k, old.metadata.resourceVersion);
+      // Its version is a floor only in the history it was read in: while the relist after an etcd
+      // restore is in flight, a version not noted since it began is the old history's, and would
+      // hide the new history's versions up to it (the UID's tombstone keeps the object out).
+      if (!scope.historyChanged || scope.writtenSinceList?.has(k)) this.#raiseFloor(k, old.metadata.resourceVersion);
       return { type: 'delete', object: old };
     }
     // Not (yet) in the store: keep it out when the watch brings it, unless the watch has shown its deletion already.
