@@ -3,8 +3,9 @@
  * runtime's data path meets the traffic real networks and API servers produce — bodies cut at
  * any byte (inside multi-byte characters too), watches closed early (cleanly or abruptly), a
  * write's response held until after its watch event, 410 / 504 "Too large resource version" /
- * 429 with Retry-After / 500 answers, latency and slow bodies. Nothing above the proxy is faked:
- * every answer that is not injected is the API server's own.
+ * 429 with Retry-After / 500 answers, 404 for an object that exists (its CRD briefly not serving
+ * it), latency and slow bodies. Nothing above the proxy is faked: every answer that is not
+ * injected is the API server's own.
  *
  * Design: the proxy terminates TLS with its own certificate (a CA generated for it, written into
  * the kubeconfig it hands out, so the client verifies it like any server) and re-originates each
@@ -68,7 +69,7 @@ export interface RequestMatch {
 export interface InjectRule {
   match: RequestMatch;
   /** Answer in the API server's place. */
-  answer?: { status: 410 | 429 | 500 | 504; retryAfterSeconds?: number; asWatchEvent?: boolean };
+  answer?: { status: 404 | 410 | 429 | 500 | 504; retryAfterSeconds?: number; asWatchEvent?: boolean };
   /** Forward, but send the response body at this rate. */
   bytesPerSecond?: number;
   /** How many matching requests this rule takes (default: all). */
@@ -223,6 +224,9 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
   const answer = (res: ServerResponse, rule: NonNullable<InjectRule['answer']>, watch: boolean, url: URL) => {
     const rv = url.searchParams.get('resourceVersion') ?? '0';
     const status = {
+      // What kube-apiserver answers for a custom resource while its CRD does not serve the
+      // requested version or subresource (its handler falls through to the 404 at the end).
+      404: { reason: 'NotFound', message: 'the server could not find the requested resource (injected)', details: {} },
       410: { reason: 'Expired', message: `too old resource version: ${rv} (injected by the fault proxy)` },
       429: { reason: 'TooManyRequests', message: 'the server has received too many requests and has asked us to try again later (injected)', details: { retryAfterSeconds: rule.retryAfterSeconds ?? 1 } },
       500: { reason: 'InternalError', message: 'Internal error occurred: injected by the fault proxy' },

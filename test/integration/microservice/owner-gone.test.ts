@@ -7,12 +7,19 @@
  *
  * Deterministic: both child writes are held at their fault points until the Microservice is
  * deleted and the operator's cache has seen it.
+ *
+ * The other side of that judgement: a 404 is not always a deletion. kube-apiserver answers 404
+ * for a custom resource that exists while its CRD does not serve the version or subresource asked
+ * for (an older CRD applied during a rollback, a CRD being re-established), so a Microservice
+ * found "gone" that way must be reconciled again: at once when the watch shows a new version of
+ * it, and after a live read that finds it otherwise.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { eventually } from '../../support/operator-harness.ts';
-import { setup, startOperator, microservice, getDeployment, getService } from './support.ts';
+import { NO_FAULTS } from '../../support/fault-proxy.ts';
+import { setup, startOperator, microservice, getDeployment, getService, getMs } from './support.ts';
 import type { OperatorUnderTest } from './support.ts';
 
 const IMAGE = 'ghcr.io/yrw9281/it30-todo-api:0.1.0';
@@ -50,4 +57,26 @@ test('children created for a Microservice deleted during its first reconcile are
   // Nothing comes back: the child delete events re-queue a key the cache no longer has.
   await new Promise((r) => setTimeout(r, 2_000));
   assert.equal(op.writeLog.filter((w) => w.verb === 'create' && w.resource === 'deployments').length, 1, 'not created again');
+});
+
+test('a Microservice whose status write was answered 404 while it exists is reconciled again, not taken for deleted forever', { timeout: 120_000 }, async (t) => {
+  const { client, ns } = await setup(t);
+  const op = await startOperator(t, ns, { faults: NO_FAULTS });
+  if (!op.proxy) return t.skip('needs the fault proxy (CONVERGE_TEST_FAULTS=0 turns it off)');
+  // The first status write of each Microservice meets the 404 of a CRD that briefly serves nothing.
+  op.proxy.inject({ match: { method: 'PATCH', path: /\/microservices\/(quiet|edited)\/status$/ }, answer: { status: 404 }, times: 2 });
+  await client.create(MicroserviceKind, microservice(ns, 'quiet', IMAGE, 8080));
+  await client.create(MicroserviceKind, microservice(ns, 'edited', IMAGE, 8080));
+  await eventually(() => (op.proxy!.stats().injected['404'] ?? 0) === 2, { what: 'both first status writes answered 404' });
+
+  // Left alone: a live read finds it there, and it converges.
+  await eventually(async () => (await getMs(client, ns, 'quiet')).status?.phase === 'ResourcesApplied', { what: 'quiet: ResourcesApplied after the 404', timeoutMs: 60_000 });
+  // Edited: the watch shows a new version of the same object, which is reconciled at once.
+  const edited = await getMs(client, ns, 'edited');
+  await client.replace(MicroserviceKind, { ...edited, spec: { ...edited.spec, container: { ...edited.spec.container, port: 9090 } } });
+  await eventually(async () => {
+    const ms = await getMs(client, ns, 'edited');
+    return ms.status?.phase === 'ResourcesApplied' && ms.status.observedGeneration === ms.metadata.generation;
+  }, { what: 'edited: ResourcesApplied for its new generation', timeoutMs: 60_000 });
+  assert.equal((await getService(client, ns, 'edited'))?.spec?.ports?.[0]?.port, 9090);
 });

@@ -112,11 +112,14 @@ export class MicroserviceReconciler {
    */
   readonly #refused = new Map<string, { fingerprint: string; message: string }>();
   /**
-   * Microservices the API server no longer has although the cache still shows them, per key: the
-   * UID a live read or a status write found gone. That UID is not reconciled again (its delete
-   * event is on the way); an entry ends when the cache drops the key or shows another UID.
+   * Microservices the API server answered for as gone although the cache still shows them, per
+   * key: the UID and the cached version a live read or a status write found gone, and when. That
+   * version is not reconciled again while its delete event is on the way; the entry ends when the
+   * cache drops the key, shows another UID, or shows a later version of the same one (the object
+   * is there: a 404 also answers for an existing custom resource whose CRD briefly does not serve
+   * it). After `GONE_RECHECK_MS` with none of these, a live read decides.
    */
-  readonly #gone = new Map<string, string>();
+  readonly #gone = new Map<string, { uid: string; resourceVersion: string | undefined; at: number }>();
   readonly #status: MicroserviceStatusWriter;
 
   constructor(deps: MicroserviceReconcilerDeps) {
@@ -129,11 +132,13 @@ export class MicroserviceReconciler {
       return await this.#reconcile(request, signal);
     } catch (err) {
       if (!(err instanceof OwnerGone)) throw err;
-      this.#gone.set(request.key, err.uid);
-      // The cache still shows an object the API server no longer has; its delete event is on the
-      // way. Retrying now would act on the stale copy again (e.g. re-create collected children).
+      const cached = this.#d.microservices.get(request.key);
+      this.#gone.set(request.key, { uid: err.uid, resourceVersion: cached?.metadata.uid === err.uid ? cached.metadata.resourceVersion : undefined, at: this.#d.clock.monotonic() });
+      // The cache still shows an object the API server says it no longer has; its delete event is
+      // on the way. Retrying now would act on the stale copy again (e.g. re-create collected
+      // children); a live read looks again later, should the object be there after all.
       request.log.debug({ err: err.message }, 'Microservice is gone; waiting for the cache to catch up');
-      return {};
+      return { requeueAfterMs: GONE_RECHECK_MS };
     }
   }
 
@@ -148,9 +153,14 @@ export class MicroserviceReconciler {
       return {};
     }
     const gone = this.#gone.get(request.key);
-    if (gone === ms.metadata.uid) {
-      log.debug('Microservice is gone from the API server; waiting for the cache to see its deletion');
-      return {};
+    if (gone !== undefined && gone.uid === ms.metadata.uid && gone.resourceVersion === ms.metadata.resourceVersion) {
+      const waited = this.#d.clock.monotonic() - gone.at;
+      if (waited < GONE_RECHECK_MS) {
+        log.debug('Microservice is gone from the API server; waiting for the cache to see its deletion');
+        return { requeueAfterMs: GONE_RECHECK_MS - waited };
+      }
+      await this.#confirmLive(ms, signal); // still gone: OwnerGone, and the wait starts again
+      log.info({ waitedMs: Math.round(waited) }, 'Microservice answered for as gone is there after all; reconciling it');
     }
     if (gone !== undefined) this.#gone.delete(request.key);
     const generation = ms.metadata.generation ?? 0;
@@ -384,6 +394,13 @@ export class MicroserviceReconciler {
   }
 
 }
+
+/**
+ * How long a Microservice found gone (a 404, another UID) is left to its delete event before a
+ * live read looks again: the event normally comes within milliseconds; a 404 for an object that
+ * is there (its CRD briefly not serving it) costs at most this delay.
+ */
+const GONE_RECHECK_MS = 5_000;
 
 /** The kinds of a Microservice's children. */
 const CHILD_KINDS: readonly ResourceKind[] = [DeploymentKind, ServiceKind];
