@@ -4,7 +4,8 @@
  * on a converged object makes no API call at all.
  *
  * Order of work (each step only when needed):
- * 1. Skip objects that are gone or being deleted (garbage collection removes the children).
+ * 1. Skip objects that are gone or being deleted (garbage collection removes the children), and
+ *    for a while those the API server answered for as gone (`gone-owners.ts`).
  * 2. Validate the spec: problems → `Failed`/`InvalidSpec`, a Warning Event, no retry.
  * 3. A new generation → the `Accepted …` log line. The status says `Accepted` only when applying
  *    this generation fails for a reason that is retried (a transient error): when the children
@@ -74,6 +75,7 @@ import { containsDesired, differencesForLog } from './contains.ts';
 import { assessRollout, countEndpoints } from './rollout.ts';
 import { acceptedConditions, failedConditions, rolloutConditions } from './conditions.ts';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
+import { GoneOwners } from './gone-owners.ts';
 import { MicroserviceStatusWriter, OwnerGone } from './status-writer.ts';
 import { rejectionMessage } from './apply-rejection.ts';
 import { isProgressOnly } from './progress-only.ts';
@@ -111,20 +113,14 @@ export class MicroserviceReconciler {
    * nothing the status does not already say.
    */
   readonly #refused = new Map<string, { fingerprint: string; message: string }>();
-  /**
-   * Microservices the API server answered for as gone although the cache still shows them, per
-   * key: the UID and the cached version a live read or a status write found gone, and when. That
-   * version is not reconciled again while its delete event is on the way; the entry ends when the
-   * cache drops the key, shows another UID, or shows a later version of the same one (the object
-   * is there: a 404 also answers for an existing custom resource whose CRD briefly does not serve
-   * it). After `GONE_RECHECK_MS` with none of these, a live read decides.
-   */
-  readonly #gone = new Map<string, { uid: string; resourceVersion: string | undefined; at: number }>();
+  /** Microservices the API server answered for as gone while the cache still shows them. */
+  readonly #gone: GoneOwners;
   readonly #status: MicroserviceStatusWriter;
 
   constructor(deps: MicroserviceReconcilerDeps) {
     this.#d = deps;
     this.#status = new MicroserviceStatusWriter(deps);
+    this.#gone = new GoneOwners(deps.clock);
   }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
@@ -132,13 +128,12 @@ export class MicroserviceReconciler {
       return await this.#reconcile(request, signal);
     } catch (err) {
       if (!(err instanceof OwnerGone)) throw err;
-      const cached = this.#d.microservices.get(request.key);
-      this.#gone.set(request.key, { uid: err.uid, resourceVersion: cached?.metadata.uid === err.uid ? cached.metadata.resourceVersion : undefined, at: this.#d.clock.monotonic() });
       // The cache still shows an object the API server says it no longer has; its delete event is
       // on the way. Retrying now would act on the stale copy again (e.g. re-create collected
       // children); a live read looks again later, should the object be there after all.
+      const requeueAfterMs = this.#gone.mark(request.key, err.uid, this.#d.microservices.get(request.key));
       request.log.debug({ err: err.message }, 'Microservice is gone; waiting for the cache to catch up');
-      return { requeueAfterMs: GONE_RECHECK_MS };
+      return { requeueAfterMs };
     }
   }
 
@@ -148,21 +143,19 @@ export class MicroserviceReconciler {
     if (!ms || ms.metadata.deletionTimestamp) {
       for (const kind of CHILD_KINDS) this.#refused.delete(refusalKey(request.key, kind));
       this.#status.forget(request.key);
-      this.#gone.delete(request.key);
+      this.#gone.forget(request.key);
       log.debug(ms ? 'Microservice is being deleted; garbage collection removes its children: nothing to do' : 'Microservice not in the cache (deleted): nothing to do');
       return {};
     }
-    const gone = this.#gone.get(request.key);
-    if (gone !== undefined && gone.uid === ms.metadata.uid && gone.resourceVersion === ms.metadata.resourceVersion) {
-      const waited = this.#d.clock.monotonic() - gone.at;
-      if (waited < GONE_RECHECK_MS) {
-        log.debug('Microservice is gone from the API server; waiting for the cache to see its deletion');
-        return { requeueAfterMs: GONE_RECHECK_MS - waited };
-      }
-      await this.#confirmLive(ms, signal); // still gone: OwnerGone, and the wait starts again
-      log.info({ waitedMs: Math.round(waited) }, 'Microservice answered for as gone is there after all; reconciling it');
+    const gone = this.#gone.judge(request.key, ms);
+    if (gone && 'waitMs' in gone) {
+      log.debug('Microservice is gone from the API server; waiting for the cache to see its deletion');
+      return { requeueAfterMs: gone.waitMs };
     }
-    if (gone !== undefined) this.#gone.delete(request.key);
+    if (gone) {
+      await this.#confirmLive(ms, signal); // still gone: OwnerGone, marked again
+      log.info({ waitedMs: Math.round(gone.waitedMs) }, 'Microservice answered for as gone is there after all; reconciling it');
+    }
     const generation = ms.metadata.generation ?? 0;
 
     const problems = [...checkMicroserviceSpec(ms.spec)];
@@ -394,13 +387,6 @@ export class MicroserviceReconciler {
   }
 
 }
-
-/**
- * How long a Microservice found gone (a 404, another UID) is left to its delete event before a
- * live read looks again: the event normally comes within milliseconds; a 404 for an object that
- * is there (its CRD briefly not serving it) costs at most this delay.
- */
-const GONE_RECHECK_MS = 5_000;
 
 /** The kinds of a Microservice's children. */
 const CHILD_KINDS: readonly ResourceKind[] = [DeploymentKind, ServiceKind];
