@@ -9,7 +9,14 @@
  * converged provider costs no request. An edited (or re-created) Secret shows a new version in
  * the metadata cache, and the next read fetches it again.
  *
- * Guarantees: a token is never logged; only the tokens of referenced Secrets are held.
+ * Guarantees:
+ * - A token is never logged.
+ * - Tokens are held only for Secrets a cached provider names (`referenced`): one no provider
+ *   names is read but not kept, and one that stops being named goes when `release` is called for
+ *   it (the reconciler does, when a provider leaves the cache or moves to another Secret).
+ * - The last token of a Secret deleted while a provider still names it stays (`lastKnown`): a
+ *   namespace being deleted takes the Secret and the provider together, and the provider's
+ *   cleanup at the vendor still needs the token. It goes with the last provider naming it.
  * @module
  */
 import { SecretKind, compareResourceVersions, isNotFound } from '@converge/runtime';
@@ -18,47 +25,96 @@ import { DEFAULT_CREDENTIALS_KEY } from './api/schema-free.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
 
 interface Remembered {
+  /** The Secret version `token` was read at; undefined once the Secret is gone. */
   uid: string | undefined;
   resourceVersion: string | undefined;
   token: string | undefined;
+  /** The last non-empty token read, kept after the Secret is gone. */
+  last: string | undefined;
+}
+
+export interface CredentialsReaderDeps {
+  client: KubeClient;
+  secrets: Store<PartialObjectMetadata>;
+  /** Whether a cached provider names Secret `namespace/name`. */
+  referenced(namespace: string, name: string): boolean;
 }
 
 export class CredentialsReader {
   readonly #client: KubeClient;
   readonly #secrets: Store<PartialObjectMetadata>;
-  /** Per `ns/name#key`: the token read at that Secret version. */
-  readonly #tokens = new Map<string, Remembered>();
+  readonly #referenced: CredentialsReaderDeps['referenced'];
+  /** Per Secret (`ns/name`), per key in it: the token read at that Secret version, and the last one read. */
+  readonly #tokens = new Map<string, Map<string, Remembered>>();
 
-  constructor(deps: { client: KubeClient; secrets: Store<PartialObjectMetadata> }) {
+  constructor(deps: CredentialsReaderDeps) {
     this.#client = deps.client;
     this.#secrets = deps.secrets;
+    this.#referenced = deps.referenced;
   }
 
   /** The trimmed value of `key` in Secret `namespace/name`; undefined when the Secret or the key is missing or empty. */
   async token(namespace: string, name: string, key: string, signal?: AbortSignal): Promise<string | undefined> {
-    const id = `${namespace}/${name}#${key}`;
+    const secret = `${namespace}/${name}`;
     const meta = this.#secrets.get({ namespace, name });
     if (!meta) {
-      this.#tokens.delete(id);
+      this.#gone(namespace, name);
       return undefined; // the Secret watch brings the CR back when it appears
     }
-    const known = this.#tokens.get(id);
-    if (known && known.uid === meta.metadata.uid && compareResourceVersions(known.resourceVersion, meta.metadata.resourceVersion) >= 0) return known.token;
+    const known = this.#tokens.get(secret)?.get(key);
+    if (known?.uid !== undefined && known.uid === meta.metadata.uid && compareResourceVersions(known.resourceVersion, meta.metadata.resourceVersion) >= 0) return known.token;
     let data: Record<string, string> | undefined;
     let read: { uid?: string; resourceVersion?: string };
     try {
-      const secret = await this.#client.get(SecretKind, { namespace, name }, signal ? { signal } : {});
-      data = secret.data;
-      read = secret.metadata;
+      const object = await this.#client.get(SecretKind, { namespace, name }, signal ? { signal } : {});
+      data = object.data;
+      read = object.metadata;
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      this.#tokens.delete(id);
+      this.#gone(namespace, name);
       return undefined;
     }
     const encoded = data?.[key];
     const token = encoded ? Buffer.from(encoded, 'base64').toString('utf8').trim() || undefined : undefined;
-    this.#tokens.set(id, { uid: read.uid, resourceVersion: read.resourceVersion, token });
+    if (!this.#referenced(namespace, name)) {
+      this.#tokens.delete(secret); // read for a provider already gone (a late-create sweep): not kept
+      return token;
+    }
+    let keys = this.#tokens.get(secret);
+    if (!keys) this.#tokens.set(secret, (keys = new Map()));
+    keys.set(key, { uid: read.uid, resourceVersion: read.resourceVersion, token, last: token ?? known?.last });
     return token;
+  }
+
+  /** The last token read from `key` of Secret `namespace/name`, also after the Secret was deleted. */
+  lastKnown(namespace: string, name: string, key: string): string | undefined {
+    return this.#tokens.get(`${namespace}/${name}`)?.get(key)?.last;
+  }
+
+  /** A provider stopped naming Secret `namespace/name`: what is held for it goes unless another cached provider names it. */
+  release(namespace: string, name: string): void {
+    if (!this.#referenced(namespace, name)) this.#tokens.delete(`${namespace}/${name}`);
+  }
+
+  /** Secrets held. */
+  get size(): number {
+    return this.#tokens.size;
+  }
+
+  /** The Secret is gone: only the last tokens stay, while a provider still names it. */
+  #gone(namespace: string, name: string): void {
+    const secret = `${namespace}/${name}`;
+    const keys = this.#tokens.get(secret);
+    if (!keys) return;
+    if (!this.#referenced(namespace, name)) {
+      this.#tokens.delete(secret);
+      return;
+    }
+    for (const [key, r] of keys) {
+      if (r.last === undefined) keys.delete(key);
+      else keys.set(key, { ...r, uid: undefined, resourceVersion: undefined, token: undefined });
+    }
+    if (keys.size === 0) this.#tokens.delete(secret);
   }
 }
 

@@ -72,7 +72,7 @@ export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates'
    */
   lateCreates?: Pick<LateCreateSweep, 'record' | 'windowMs' | 'forget' | 'notice'>;
   /** Reads the token of the Secret a CR names. */
-  credentials: Pick<CredentialsReader, 'token'>;
+  credentials: Pick<CredentialsReader, 'token' | 'lastKnown' | 'release'>;
   vendors: VendorApis;
   /** The account watches (ADR 0028); without them every reconcile asks the vendor directly. */
   watches?: Pick<AccountWatches, 'use' | 'release' | 'forget'>;
@@ -88,8 +88,8 @@ type ReadyStatus = 'True' | 'False' | 'Unknown';
 
 export class ProviderReconciler {
   readonly #d: ProviderReconcilerDeps;
-  /** Last token seen per Secret key (`ns/name#key`), for deletions after the Secret is gone. */
-  readonly #lastTokens = new Map<string, string>();
+  /** The Secret (namespace and name) each provider's token was last read from, to release it when that changes. */
+  readonly #secretOf = new Map<string, { namespace: string; name: string }>();
   /** When this process last wrote each provider's status from an observation (monotonic ms), for the write bound. */
   readonly #lastWrites = new Map<string, number>();
   /**
@@ -105,7 +105,8 @@ export class ProviderReconciler {
     this.#d = deps;
     this.#deletion = new ProviderDeletion(deps, {
       status: (dhp, ready, reason, message, signal, providerID) => this.#status(dhp, ready, reason, message, signal, providerID),
-      token: async (dhp, signal) => (await this.#token(dhp, signal)) ?? this.#lastTokens.get(this.#secretKey(dhp)),
+      // A Secret deleted before its provider (a namespace going): its last token, for the cleanup.
+      token: async (dhp, signal) => (await this.#token(dhp, signal)) ?? this.#lastToken(dhp),
     });
   }
 
@@ -127,6 +128,7 @@ export class ProviderReconciler {
       log.debug('DigitalHumanProvider not in the cache (deleted): nothing to do');
       this.#d.recovery?.settled(request.key);
       this.#d.watches?.release(request.key);
+      this.#forgetSecret(request.key);
       return {};
     }
     log.debug(
@@ -418,16 +420,27 @@ export class ProviderReconciler {
     return latest;
   }
 
-  #secretKey(dhp: DigitalHumanProvider): string {
-    const ref = dhp.spec.credentials.secretRef;
-    return `${dhp.metadata.namespace}/${ref.name}#${ref.key ?? DEFAULT_CREDENTIALS_KEY}`;
+  async #token(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<string | undefined> {
+    const namespace = dhp.metadata.namespace ?? '';
+    const name = dhp.spec.credentials.secretRef.name;
+    const key = `${namespace}/${dhp.metadata.name}`;
+    if (this.#secretOf.get(key)?.name !== name) {
+      this.#forgetSecret(key); // moved to another Secret: the one before may no longer be named
+      this.#secretOf.set(key, { namespace, name });
+    }
+    return this.#d.credentials.token(namespace, name, dhp.spec.credentials.secretRef.key ?? DEFAULT_CREDENTIALS_KEY, signal);
   }
 
-  async #token(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<string | undefined> {
+  /** The provider `key` no longer reads the Secret it last read: the reader keeps it only if another provider names it. */
+  #forgetSecret(key: string): void {
+    const secret = this.#secretOf.get(key);
+    if (!secret) return;
+    this.#secretOf.delete(key);
+    this.#d.credentials.release(secret.namespace, secret.name);
+  }
+
+  #lastToken(dhp: DigitalHumanProvider): string | undefined {
     const ref = dhp.spec.credentials.secretRef;
-    const token = await this.#d.credentials.token(dhp.metadata.namespace ?? '', ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY, signal);
-    if (!token) return undefined;
-    this.#lastTokens.set(this.#secretKey(dhp), token);
-    return token;
+    return this.#d.credentials.lastKnown(dhp.metadata.namespace ?? '', ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY);
   }
 }

@@ -70,7 +70,11 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
   });
   // A create we sent is in flight for up to one call timeout; the vendor may finish it later still.
   const createSettleMs = 2 * config.vendor.timeoutMs;
-  const credentials = new CredentialsReader({ client: manager.client, secrets });
+  const credentials = new CredentialsReader({
+    client: manager.client,
+    secrets,
+    referenced: (namespace, name) => providers.byIndex(SECRET_REF_INDEX, `${namespace}/${name}`).length > 0,
+  });
   const lateCreates = new LateCreateSweep({
     client: manager.client,
     namespace: options.namespace,

@@ -1,0 +1,81 @@
+/**
+ * What the credentials reader holds: tokens of Secrets some cached provider names, one GET per
+ * Secret version, and the last token of a Secret deleted before the provider that named it (its
+ * cleanup still needs it), until that provider is gone too.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiError, type KubeClient, type PartialObjectMetadata, type Secret, type Store } from '@converge/runtime';
+import { CredentialsReader } from './credentials.ts';
+
+function world() {
+  const secrets = new Map<string, Secret>();
+  const referenced = new Set<string>();
+  let gets = 0;
+  const client = {
+    get: async (_kind: unknown, key: { namespace: string; name: string }) => {
+      gets++;
+      const s = secrets.get(`${key.namespace}/${key.name}`);
+      if (!s) throw new ApiError({ reason: 'NotFound', code: 404, message: 'not found' });
+      return s;
+    },
+  } as unknown as KubeClient;
+  const store = {
+    get: (key: { namespace: string; name: string }) => {
+      const s = secrets.get(`${key.namespace}/${key.name}`);
+      return s ? ({ metadata: s.metadata } as PartialObjectMetadata) : undefined;
+    },
+  } as unknown as Store<PartialObjectMetadata>;
+  const reader = new CredentialsReader({ client, secrets: store, referenced: (ns, name) => referenced.has(`${ns}/${name}`) });
+  const put = (name: string, token: string, rv: string) =>
+    secrets.set(`ns/${name}`, { metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion: rv }, data: { token: Buffer.from(token).toString('base64') } });
+  return { reader, secrets, referenced, put, gets: () => gets };
+}
+
+test('a token is read once per Secret version and served from memory while the version holds', async () => {
+  const w = world();
+  w.referenced.add('ns/a');
+  w.put('a', 'one', '1');
+  assert.equal(await w.reader.token('ns', 'a', 'token'), 'one');
+  assert.equal(await w.reader.token('ns', 'a', 'token'), 'one');
+  assert.equal(w.gets(), 1);
+  w.put('a', 'two', '2');
+  assert.equal(await w.reader.token('ns', 'a', 'token'), 'two');
+  assert.equal(w.gets(), 2);
+});
+
+test('the last token of a deleted Secret stays for the provider that still names it, and goes with it', async () => {
+  const w = world();
+  w.referenced.add('ns/a');
+  w.put('a', 'one', '1');
+  await w.reader.token('ns', 'a', 'token');
+  w.secrets.delete('ns/a');
+  assert.equal(await w.reader.token('ns', 'a', 'token'), undefined, 'the Secret is gone');
+  assert.equal(w.reader.lastKnown('ns', 'a', 'token'), 'one', 'its last token, for the cleanup of the provider that named it');
+  w.reader.release('ns', 'a');
+  assert.equal(w.reader.lastKnown('ns', 'a', 'token'), 'one', 'still named by a cached provider');
+  w.referenced.delete('ns/a');
+  w.reader.release('ns', 'a');
+  assert.equal(w.reader.lastKnown('ns', 'a', 'token'), undefined, 'no provider names it any more');
+  assert.equal(w.reader.size, 0);
+});
+
+test('no token is held for a Secret no cached provider names (a late-create sweep reading for a provider already gone)', async () => {
+  const w = world();
+  w.put('a', 'one', '1');
+  assert.equal(await w.reader.token('ns', 'a', 'token'), 'one');
+  assert.equal(w.reader.size, 0);
+});
+
+test('a Secret released while another provider still names it stays; released by the last one, it goes', async () => {
+  const w = world();
+  w.referenced.add('ns/a');
+  w.put('a', 'one', '1');
+  await w.reader.token('ns', 'a', 'token');
+  w.reader.release('ns', 'a');
+  assert.equal(await w.reader.token('ns', 'a', 'token'), 'one');
+  assert.equal(w.gets(), 1, 'still held: served from memory');
+  w.referenced.delete('ns/a');
+  w.reader.release('ns', 'a');
+  assert.equal(w.reader.size, 0);
+});
