@@ -9,7 +9,8 @@
  *   provider. A provider is a user of one account at a time (a rotated token moves it).
  *   `release(key)` forgets a provider that is gone.
  * - Watches poll only while `start(signal)` runs (the operator leads); a watch whose account no
- *   provider has used for `idleMs` stops and is dropped.
+ *   provider has used for `idleMs` stops and is dropped, and the vendor clients no call used for
+ *   their idle time are closed (`VendorApis.sweepIdle`) on the same rounds.
  * - After each round: the providers of every instance whose state changed (health, limits, quota
  *   exhausted, throttled, …) or that vanished are enqueued at once; every user of the account when
  *   the account's state changed; providers whose usage figures alone moved at most once per
@@ -25,7 +26,7 @@ import { accountId } from './vendor-api.ts';
 import type { VendorApis } from './vendor-api.ts';
 
 export interface AccountWatchesOptions {
-  vendors: Pick<VendorApis, 'forEndpoint'>;
+  vendors: Pick<VendorApis, 'forEndpoint' | 'sweepIdle'>;
   clock: Clock;
   intervalMs: number;
   /** Usage-only changes wake a provider at most this often. */
@@ -119,6 +120,7 @@ export class AccountWatches implements Runnable {
             this.#entries.delete(id);
           }
         }
+        this.#o.vendors.sweepIdle(); // the clients (and tokens) of accounts no call uses any more
       }
     } finally {
       this.#signal = undefined;

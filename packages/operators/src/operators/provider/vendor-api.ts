@@ -2,7 +2,9 @@
  * What the reconciler needs of the vendor, in its own terms: "not found" is `undefined`, a
  * delete says whether the instance existed, every failure is a `VendorFailure` it can branch on.
  * `createVendorApis` keeps one client per (endpoint, token) and one limiter per endpoint, so
- * every CR pointing at the same vendor shares its rate and concurrency budget.
+ * every CR pointing at the same vendor shares its rate and concurrency budget. A client no call
+ * used for `idleMs` (default 10 minutes: a rotated token's account, a provider deleted) is closed
+ * and forgotten with its token; a `VendorApi` still held for it opens a new one on its next call.
  *
  * The vendor's own words (a health message such as "GPU hot", an account's suspension note)
  * come through bounded and redacted (`vendorText`), never with the token. An untrusted vendor
@@ -51,7 +53,18 @@ export interface VendorApis {
    * by the call timeout); for when the operator has stopped. A client asked for afterwards is new.
    */
   close(): Promise<void>;
+  /** Closes the clients no call used for `idleMs` now (calls do it too, at most once a minute). */
+  sweepIdle(): void;
+  /** Accounts known now (with their token), open or not. */
+  openAccounts(): number;
 }
+
+/** A client no call used for this long is closed (and its token forgotten). */
+const IDLE_CLIENT_MS = 10 * 60_000;
+/** How often idle clients are looked for (on a call), at most. */
+const IDLE_SWEEP_MS = 60_000;
+
+type CallCounts = Record<string, { calls: number; ok: number; failed: Record<string, number> }>;
 
 export interface VendorFailure {
   kind: VendorErrorKind | 'Unknown';
@@ -78,50 +91,103 @@ export function asVendorFailure(err: unknown): VendorFailure {
   return { kind: 'Unknown', message: err instanceof Error ? err.message : String(err), transient: true };
 }
 
-/** `observe` hears every call's outcome with its endpoint (for `VendorRecovery`). */
-export function createVendorApis(config: ProviderConfig, clock: Clock, observe?: (endpoint: string, event: VendorCallEvent) => void): VendorApis {
+/**
+ * `observe` hears every call's outcome with its endpoint (for `VendorRecovery`); `idleMs`: see the
+ * module comment.
+ */
+export function createVendorApis(
+  config: ProviderConfig,
+  clock: Clock,
+  observe?: (endpoint: string, event: VendorCallEvent) => void,
+  options: { idleMs?: number } = {},
+): VendorApis {
   const v = config.vendor;
   const ca = v.caFile ? readFileSync(v.caFile) : undefined;
   const untrustedCertificateHint = untrustedHint(v.caFile);
   const limiters = createEndpointLimiters({ ratePerSecond: v.requestsPerSecond, burst: v.burst, maxConcurrency: v.maxConcurrency, clock });
-  const clients = new Map<string, { client: VendorClient; api: VendorApi }>();
+  const idleMs = options.idleMs ?? IDLE_CLIENT_MS;
+  /** Per account: its API (kept while the client is: it holds the token) and, while open, its client. */
+  const accounts = new Map<string, { api: VendorApi; client?: VendorClient; lastUsed: number }>();
+  /** Clients closing (their calls still count) and the calls of those closed. */
+  const closing = new Set<Promise<void>>();
+  const closingClients = new Set<VendorClient>();
+  const retired: CallCounts = {};
+  let lastSweep = clock.monotonic();
+
+  const retire = (client: VendorClient): Promise<void> => {
+    closingClients.add(client);
+    const done = client.close().finally(() => {
+      addCalls(retired, client.calls());
+      closingClients.delete(client);
+      closing.delete(done);
+    });
+    closing.add(done);
+    return done;
+  };
+  const sweep = (now: number, force = false): void => {
+    if (!force && now - lastSweep < Math.min(idleMs, IDLE_SWEEP_MS)) return;
+    lastSweep = now;
+    for (const [id, account] of accounts) {
+      if (now - account.lastUsed < idleMs) continue;
+      accounts.delete(id);
+      if (account.client) void retire(account.client);
+    }
+  };
+  const open = (endpoint: string, token: string): VendorClient =>
+    createVendorClient({
+      endpoint,
+      token,
+      ...(ca ? { ca } : {}),
+      limiter: limiters.get(endpoint),
+      timeoutMs: v.timeoutMs,
+      untrustedCertificateHint,
+      ...(observe ? { onCall: (event: VendorCallEvent) => observe(endpoint, event) } : {}),
+    });
+  /** The account's client for a call now, opened (again) if it has none. */
+  const clientFor = (id: string, endpoint: string, token: string, api: VendorApi): VendorClient => {
+    const now = clock.monotonic();
+    sweep(now);
+    let account = accounts.get(id);
+    if (!account) accounts.set(id, (account = { api, lastUsed: now }));
+    account.lastUsed = now;
+    return (account.client ??= open(endpoint, token));
+  };
   return {
     forEndpoint(endpoint, token) {
       const id = accountId(endpoint, token);
-      let entry = clients.get(id);
-      if (!entry) {
-        const client = createVendorClient({
-          endpoint,
-          token,
-          ...(ca ? { ca } : {}),
-          limiter: limiters.get(endpoint),
-          timeoutMs: v.timeoutMs,
-          untrustedCertificateHint,
-          ...(observe ? { onCall: (event: VendorCallEvent) => observe(endpoint, event) } : {}),
-        });
-        entry = { client, api: adapt(client) };
-        clients.set(id, entry);
-      }
-      return entry.api;
+      const known = accounts.get(id);
+      if (known) return known.api;
+      const api = adapt(() => clientFor(id, endpoint, token, api));
+      accounts.set(id, { api, lastUsed: clock.monotonic() });
+      return api;
     },
     calls() {
-      const total: Record<string, { calls: number; ok: number; failed: Record<string, number> }> = {};
-      for (const { client } of clients.values()) {
-        for (const [op, c] of Object.entries(client.calls())) {
-          const t = (total[op] ??= { calls: 0, ok: 0, failed: {} });
-          t.calls += c.calls;
-          t.ok += c.ok;
-          for (const [k, n] of Object.entries(c.failed)) t.failed[k] = (t.failed[k] ?? 0) + (n as number);
-        }
-      }
+      const total: CallCounts = {};
+      addCalls(total, retired);
+      for (const client of [...closingClients, ...[...accounts.values()].flatMap((a) => (a.client ? [a.client] : []))]) addCalls(total, client.calls());
       return total;
     },
     async close() {
-      const closing = [...clients.values()].map(({ client }) => client.close());
-      clients.clear();
-      await Promise.all(closing);
+      for (const account of accounts.values()) if (account.client) void retire(account.client);
+      accounts.clear();
+      await Promise.all([...closing]);
+    },
+    sweepIdle() {
+      sweep(clock.monotonic(), true);
+    },
+    openAccounts() {
+      return accounts.size;
     },
   };
+}
+
+function addCalls(total: CallCounts, more: CallCounts): void {
+  for (const [op, c] of Object.entries(more)) {
+    const t = (total[op] ??= { calls: 0, ok: 0, failed: {} });
+    t.calls += c.calls;
+    t.ok += c.ok;
+    for (const [k, n] of Object.entries(c.failed)) t.failed[k] = (t.failed[k] ?? 0) + (n as number);
+  }
 }
 
 /** One vendor account: an endpoint and a token, the token hashed (it is never kept as a key or logged). */
@@ -136,29 +202,30 @@ export function untrustedHint(caFile: string | undefined): string {
     : "set provider.vendor.caFile in the operator's configuration to the PEM file of the CA that signed it (the system CAs stay trusted)";
 }
 
-function adapt(client: VendorClient): VendorApi {
+/** The reconciler's terms over the client `client()` gives for each call. */
+function adapt(client: () => VendorClient): VendorApi {
   return {
     async getInstance(id, signal) {
       try {
-        return await client.getInstance(id, { signal });
+        return await client().getInstance(id, { signal });
       } catch (err) {
         if (isVendorError(err, 'NotFound')) return undefined;
         throw err;
       }
     },
-    findByIdempotencyKey: (key, signal) => client.findByIdempotencyKey(key, { signal }),
-    createInstance: async (input, key, signal) => (await client.createInstance(input, key, { signal })).instance,
-    updateInstance: (id, input, signal) => client.updateInstance(id, input, { signal }),
-    deleteInstance: async (id, signal) => !(await client.deleteInstance(id, { signal })).alreadyGone,
-    getHealth: async (id, signal) => (await client.getHealth(id, { signal })).status,
+    findByIdempotencyKey: (key, signal) => client().findByIdempotencyKey(key, { signal }),
+    createInstance: async (input, key, signal) => (await client().createInstance(input, key, { signal })).instance,
+    updateInstance: (id, input, signal) => client().updateInstance(id, input, { signal }),
+    deleteInstance: async (id, signal) => !(await client().deleteInstance(id, { signal })).alreadyGone,
+    getHealth: async (id, signal) => (await client().getHealth(id, { signal })).status,
     health: async (id, signal) => {
-      const { status, message } = await client.getHealth(id, { signal });
+      const { status, message } = await client().getHealth(id, { signal });
       return message === undefined ? { status } : { status, message };
     },
-    getLimits: (id, signal) => client.getLimits(id, { signal }),
-    setLimits: (id, patch, signal) => client.setLimits(id, patch, { signal }),
-    getUsage: (id, signal) => client.getUsage(id, { signal }),
-    getAccount: (signal) => client.getAccount({ signal }),
-    listInstanceStates: (page, signal) => client.listInstanceStates(page, { signal }),
+    getLimits: (id, signal) => client().getLimits(id, { signal }),
+    setLimits: (id, patch, signal) => client().setLimits(id, patch, { signal }),
+    getUsage: (id, signal) => client().getUsage(id, { signal }),
+    getAccount: (signal) => client().getAccount({ signal }),
+    listInstanceStates: (page, signal) => client().listInstanceStates(page, { signal }),
   };
 }
