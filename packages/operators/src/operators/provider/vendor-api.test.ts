@@ -21,18 +21,18 @@ test('an account idle for idleMs is closed and forgotten; an API held for it ope
   const signal = AbortSignal.timeout(10_000);
   const held = apis.forEndpoint(sim.baseUrl, TOKEN);
   await held.getAccount(signal);
-  assert.equal(apis.openAccounts(), 1);
+  assert.equal(apis.knownAccounts(), 1);
 
   clock.advance(599_999);
   apis.sweepIdle();
-  assert.equal(apis.openAccounts(), 1, 'used within its idle time: kept');
+  assert.equal(apis.knownAccounts(), 1, 'used within its idle time: kept');
   clock.advance(1);
   apis.sweepIdle();
-  assert.equal(apis.openAccounts(), 0, 'idle: closed, its token no longer held');
+  assert.equal(apis.knownAccounts(), 0, 'idle: closed, its token no longer held');
   assert.equal(apis.calls().getAccount?.calls, 1, 'its calls still count');
 
   await held.getAccount(signal);
-  assert.equal(apis.openAccounts(), 1, 'the held API opened a new client');
+  assert.equal(apis.knownAccounts(), 1, 'the held API opened a new client');
   assert.equal(apis.calls().getAccount?.calls, 2);
   assert.equal(apis.forEndpoint(sim.baseUrl, TOKEN), held, 'one API per account while it is known');
 });
@@ -47,5 +47,5 @@ test('calls sweep too, at most once a minute: a rotated token\'s account goes wi
   await apis.forEndpoint(sim.baseUrl, 'tok-before-rotation').getAccount(signal).catch(() => undefined); // refused: the old token
   clock.advance(600_000);
   await apis.forEndpoint(sim.baseUrl, TOKEN).getAccount(signal);
-  assert.equal(apis.openAccounts(), 1, 'only the account in use is known');
+  assert.equal(apis.knownAccounts(), 1, 'only the account in use is known');
 });

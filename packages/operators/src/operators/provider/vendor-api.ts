@@ -55,8 +55,8 @@ export interface VendorApis {
   close(): Promise<void>;
   /** Closes the clients no call used for `idleMs` now (calls do it too, at most once a minute). */
   sweepIdle(): void;
-  /** Accounts known now (with their token), open or not. */
-  openAccounts(): number;
+  /** Accounts known now (each with its token), their client open or not. */
+  knownAccounts(): number;
 }
 
 /** A client no call used for this long is closed (and its token forgotten). */
@@ -108,21 +108,20 @@ export function createVendorApis(
   const idleMs = options.idleMs ?? IDLE_CLIENT_MS;
   /** Per account: its API (kept while the client is: it holds the token) and, while open, its client. */
   const accounts = new Map<string, { api: VendorApi; client?: VendorClient; lastUsed: number }>();
-  /** Clients closing (their calls still count) and the calls of those closed. */
-  const closing = new Set<Promise<void>>();
-  const closingClients = new Set<VendorClient>();
+  /** Clients closing (their calls still count), and the calls of those closed. */
+  const closing = new Map<VendorClient, Promise<void>>();
   const retired: CallCounts = {};
   let lastSweep = clock.monotonic();
 
-  const retire = (client: VendorClient): Promise<void> => {
-    closingClients.add(client);
-    const done = client.close().finally(() => {
-      addCalls(retired, client.calls());
-      closingClients.delete(client);
-      closing.delete(done);
-    });
-    closing.add(done);
-    return done;
+  const retire = (client: VendorClient): void => {
+    const done = client
+      .close()
+      .catch(() => undefined) // closing twice, or a pool already gone: nothing left to close
+      .finally(() => {
+        addCalls(retired, client.calls());
+        closing.delete(client);
+      });
+    closing.set(client, done);
   };
   const sweep = (now: number, force = false): void => {
     if (!force && now - lastSweep < Math.min(idleMs, IDLE_SWEEP_MS)) return;
@@ -130,7 +129,7 @@ export function createVendorApis(
     for (const [id, account] of accounts) {
       if (now - account.lastUsed < idleMs) continue;
       accounts.delete(id);
-      if (account.client) void retire(account.client);
+      if (account.client) retire(account.client);
     }
   };
   const open = (endpoint: string, token: string): VendorClient =>
@@ -164,18 +163,19 @@ export function createVendorApis(
     calls() {
       const total: CallCounts = {};
       addCalls(total, retired);
-      for (const client of [...closingClients, ...[...accounts.values()].flatMap((a) => (a.client ? [a.client] : []))]) addCalls(total, client.calls());
+      for (const client of closing.keys()) addCalls(total, client.calls());
+      for (const { client } of accounts.values()) if (client) addCalls(total, client.calls());
       return total;
     },
     async close() {
-      for (const account of accounts.values()) if (account.client) void retire(account.client);
+      for (const { client } of accounts.values()) if (client) retire(client);
       accounts.clear();
-      await Promise.all([...closing]);
+      await Promise.all(closing.values());
     },
     sweepIdle() {
       sweep(clock.monotonic(), true);
     },
-    openAccounts() {
+    knownAccounts() {
       return accounts.size;
     },
   };
