@@ -24,8 +24,8 @@
  *   same name, created and deleted before ours).
  * - What the store keeps beside the objects for these guards (per key: the UIDs this process
  *   deleted, the version its own note took out) goes once the watch has confirmed it, and at the
- *   latest when the scope is listed again: it never grows with the objects that came and went
- *   (`bookkeeping()` counts it).
+ *   latest with the scope's first list that began after it was noted: it never grows with the
+ *   objects that came and went (`bookkeeping()` counts it).
  * - **A relist is authoritative**, as in client-go: the list replaces the store's contents for
  *   its scope, also when its versions are *lower* than the cached ones (etcd restored from a
  *   backup: resourceVersions went back). The only exceptions are keys this process wrote after
@@ -267,7 +267,8 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
   /**
    * Keys for which the store holds something beside the objects: tombstones (UIDs this process
    * deleted, not yet confirmed by the watch) and floors (versions its own notes took out, not yet
-   * reached). Diagnostics: both are 0 once the watch has caught up, or after the next relist.
+   * reached). Diagnostics: floors are 0 once the watch has caught up; tombstones too, or else
+   * after the scope's next list (one noted while a list was in flight may outlive that list).
    */
   bookkeeping(): { tombstones: number; floors: number } {
     return { tombstones: this.#tombstones.size, floors: this.#floors.size };
