@@ -3,7 +3,7 @@
  * no call used for its idle time has its client closed and its token forgotten; an API object
  * still held for it opens a new client on its next call, and the call counts stay whole.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@converge/runtime';
 import { startVendorSimulator } from '../../vendor-sim/index.ts';
@@ -12,13 +12,18 @@ import { defaultProviderConfig } from './provider-config.ts';
 
 const TOKEN = 'tok-idle-0123456789';
 
-test('an account idle for idleMs is closed and forgotten; an API held for it opens a new client on its next call', async (t) => {
+/** A simulator and the clients of `createVendorApis` on a FakeClock, idle after 10 minutes; both stopped after the test. */
+async function setup(t: TestContext) {
   const sim = await startVendorSimulator({ token: TOKEN });
   t.after(() => sim.stop());
   const clock = new FakeClock();
   const apis = createVendorApis({ ...defaultProviderConfig, vendor: { ...defaultProviderConfig.vendor, timeoutMs: 2_000, caFile: sim.caPath } }, clock, undefined, { idleMs: 600_000 });
   t.after(() => apis.close());
-  const signal = AbortSignal.timeout(10_000);
+  return { sim, clock, apis, signal: AbortSignal.timeout(10_000) };
+}
+
+test('an account idle for idleMs is closed and forgotten; an API held for it opens a new client on its next call', async (t) => {
+  const { sim, clock, apis, signal } = await setup(t);
   const held = apis.forEndpoint(sim.baseUrl, TOKEN);
   await held.getAccount(signal);
   assert.equal(apis.knownAccounts(), 1);
@@ -38,12 +43,7 @@ test('an account idle for idleMs is closed and forgotten; an API held for it ope
 });
 
 test('calls sweep too, at most once a minute: a rotated token\'s account goes without a sweep of its own', async (t) => {
-  const sim = await startVendorSimulator({ token: TOKEN });
-  t.after(() => sim.stop());
-  const clock = new FakeClock();
-  const apis = createVendorApis({ ...defaultProviderConfig, vendor: { ...defaultProviderConfig.vendor, timeoutMs: 2_000, caFile: sim.caPath } }, clock, undefined, { idleMs: 600_000 });
-  t.after(() => apis.close());
-  const signal = AbortSignal.timeout(10_000);
+  const { sim, clock, apis, signal } = await setup(t);
   await apis.forEndpoint(sim.baseUrl, 'tok-before-rotation').getAccount(signal).catch(() => undefined); // refused: the old token
   clock.advance(600_000);
   await apis.forEndpoint(sim.baseUrl, TOKEN).getAccount(signal);
