@@ -51,7 +51,11 @@ test('Microservice at debug: read, matched or differed, written or skipped; boun
   // not yet Ready status.)
   const isConvergedCheck = (g: readonly Line[]) =>
     msgs(g).includes('reconcile done') && g.some((l) => l.msg === 'status unchanged; not written' && (l.conditions as Record<string, string> | undefined)?.Ready === 'True/Available');
-  const converged = await eventually(() => reconciles(lines).find(isConvergedCheck), { what: 'a converged reconcile', timeoutMs: 30_000 });
+  const converged = await eventually(() => reconciles(lines).find(isConvergedCheck), { what: 'a converged reconcile', timeoutMs: 30_000 }).catch((err: Error) => {
+    // Say what the reconciles did instead (a failure seen once with two whole suites running at once).
+    const last = reconciles(lines).slice(-4).map((g) => g.map((l) => `${l.level} ${l.msg}${l.conditions ? ` ${JSON.stringify(l.conditions)}` : ''}`).join(' | '));
+    throw new Error(`${err.message}; the last reconciles:\n  ${last.join('\n  ') || '(none)'}`);
+  });
   assert.deepEqual(msgs(debugOnly(converged)), [
     `read ${ns}/web and its children from the cache`,
     'Deployment matches the desired state; not written',
