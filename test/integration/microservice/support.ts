@@ -31,7 +31,7 @@ export async function setup(t: TestContext): Promise<{ client: KubeClient; ns: s
   return { client, ns };
 }
 
-export async function startOperator(t: TestContext, ns: string, options: { defaults?: Partial<PlatformDefaults>; resyncPeriodMs?: number; statusProgressIntervalMs?: number; client?: KubeClient; faultPoint?: (name: string) => void | Promise<void>; faults?: Partial<FaultMix> | false } = {}): Promise<OperatorUnderTest> {
+export async function startOperator(t: TestContext, ns: string, options: { defaults?: Partial<PlatformDefaults>; resyncPeriodMs?: number; statusProgressIntervalMs?: number; refusalRetryMs?: number; client?: KubeClient; faultPoint?: (name: string) => void | Promise<void>; faults?: Partial<FaultMix> | false } = {}): Promise<OperatorUnderTest> {
   const events: RecordedEvent[] = [];
   const writeLog: { verb: string; resource: string }[] = [];
   const sink = {
@@ -49,6 +49,7 @@ export async function startOperator(t: TestContext, ns: string, options: { defau
         defaults: { ...defaultPlatformDefaults, ...options.defaults },
         resyncPeriodMs: options.resyncPeriodMs ?? 10_000,
         ...(options.statusProgressIntervalMs !== undefined ? { statusProgressIntervalMs: options.statusProgressIntervalMs } : {}),
+        ...(options.refusalRetryMs !== undefined ? { refusalRetryMs: options.refusalRetryMs } : {}),
         ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
       });
     },

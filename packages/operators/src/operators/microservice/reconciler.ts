@@ -77,7 +77,7 @@ import { acceptedConditions, failedConditions, rolloutConditions } from './condi
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
 import { GoneOwners } from './gone-owners.ts';
 import { MicroserviceStatusWriter, OwnerGone } from './status-writer.ts';
-import { rejectionMessage } from './apply-rejection.ts';
+import { refusedInPlace, rejectionMessage } from './apply-rejection.ts';
 import { isProgressOnly } from './progress-only.ts';
 import type { OwnStatus } from './progress-only.ts';
 
@@ -92,6 +92,8 @@ export interface MicroserviceReconcilerDeps {
   clock: Clock;
   /** Least time between two progress-only status writes of one Microservice (default 15 000 ms). */
   statusProgressIntervalMs?: number;
+  /** How often a refused write that may be lifted by the cluster is sent again unchanged (default 600 000 ms; checked on the periodic resync). */
+  refusalRetryMs?: number;
   /**
    * Test-only fault hook: called (and awaited) at named points; may throw, kill the process, or
    * hold the reconcile there while a test changes the world (an in-process test provoking a race).
@@ -107,12 +109,15 @@ export class MicroserviceReconciler {
   readonly #d: MicroserviceReconcilerDeps;
   /**
    * Writes the API server refused as invalid (422), per Microservice key and child kind: what was
-   * refused (the Microservice generation, the child's UID and its version: `childVersion`) and the
-   * explanation. The same write is not sent again until one of them changes (a spec edit of the
-   * Microservice or of the child, the child deleted); a restart sends it once more. In memory only: it saves refused requests, it decides
-   * nothing the status does not already say.
+   * refused (the Microservice generation, the child's UID and its version: `childVersion`), the
+   * explanation, and when. The same write is not sent again until one of them changes (a spec edit
+   * of the Microservice or of the child, the child deleted), or, unless the child cannot change in
+   * place (`refusedInPlace`), until `refusalRetryMs` passed: an admission policy answers 422 too,
+   * and the cluster can lift it without any of them changing. A restart sends it once more. In
+   * memory only: it saves refused requests, it decides nothing the status does not already say.
    */
-  readonly #refused = new Map<string, { fingerprint: string; message: string }>();
+  readonly #refused = new Map<string, { fingerprint: string; message: string; at: number; retry: boolean }>();
+  readonly #refusalRetryMs: number;
   /** Microservices the API server answered for as gone while the cache still shows them. */
   readonly #gone: GoneOwners;
   readonly #status: MicroserviceStatusWriter;
@@ -121,6 +126,7 @@ export class MicroserviceReconciler {
     this.#d = deps;
     this.#status = new MicroserviceStatusWriter(deps);
     this.#gone = new GoneOwners(deps.clock);
+    this.#refusalRetryMs = deps.refusalRetryMs ?? REFUSAL_RETRY_MS;
   }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
@@ -239,7 +245,7 @@ export class MicroserviceReconciler {
       // A write the API server refused as invalid is not sent again unchanged (see #refused).
       const fingerprint = `${ms.metadata.uid}/${generation}/${child.kind.kind}/${child.current?.metadata.uid ?? '-'}/${childVersion(child.current)}`;
       const refused = this.#refused.get(refusalKey(request.key, child.kind));
-      if (refused?.fingerprint === fingerprint) {
+      if (refused?.fingerprint === fingerprint && !(refused.retry && this.#d.clock.monotonic() - refused.at >= this.#refusalRetryMs)) {
         log.debug(`${child.kind.kind} not sent again: the API server refused the same write before`);
         refusals.push(refused.message);
         continue;
@@ -274,8 +280,9 @@ export class MicroserviceReconciler {
           failure ??= err;
           continue;
         }
-        const message = rejectionMessage(err as ApiError, child.kind.kind, request.name, w.before !== undefined, w.adopting);
-        this.#refused.set(refusalKey(request.key, child.kind), { fingerprint: w.fingerprint, message });
+        const message = rejectionMessage(err as ApiError, child.kind.kind, request.name, w.before !== undefined, w.adopting, this.#refusalRetryMs);
+        const retry = !refusedInPlace(err as ApiError, w.before !== undefined);
+        this.#refused.set(refusalKey(request.key, child.kind), { fingerprint: w.fingerprint, message, at: this.#d.clock.monotonic(), retry });
         refusals.push(message);
         continue;
       }
@@ -387,6 +394,9 @@ export class MicroserviceReconciler {
   }
 
 }
+
+/** How often a refused write the cluster may lift (an admission policy) is sent again unchanged. */
+const REFUSAL_RETRY_MS = 10 * 60_000;
 
 /** The kinds of a Microservice's children. */
 const CHILD_KINDS: readonly ResourceKind[] = [DeploymentKind, ServiceKind];

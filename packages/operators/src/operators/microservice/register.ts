@@ -21,6 +21,8 @@ export interface MicroserviceOperatorOptions {
   maxConcurrentReconciles?: number;
   /** Least time between two progress-only status writes of one Microservice (default 15 s). */
   statusProgressIntervalMs?: number;
+  /** How often a refused write the cluster may lift (an admission policy's 422) is sent again (default 10 min). */
+  refusalRetryMs?: number;
   /** Test-only hook at named points (see `MicroserviceReconcilerDeps.faultPoint`). */
   faultPoint?: (name: string) => void | Promise<void>;
 }
@@ -41,6 +43,7 @@ export function registerMicroserviceOperator(manager: Manager, options: Microser
     events: options.events,
     clock: manager.clock,
     ...(options.statusProgressIntervalMs !== undefined ? { statusProgressIntervalMs: options.statusProgressIntervalMs } : {}),
+    ...(options.refusalRetryMs !== undefined ? { refusalRetryMs: options.refusalRetryMs } : {}),
     ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
   });
   // Children are mapped by name, not only by ownerReference: a same-named object that is not
