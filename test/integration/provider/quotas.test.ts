@@ -145,7 +145,7 @@ test('issue 18 item 7: input the vendor refuses is VendorRejected and waits for 
   env.sim.setFaults({ errors: { rate: 1, status: 400, ops: ['create'] } });
   await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'refused', env.sim.baseUrl));
   const refused = await waitFor(env.client, env.ns, 'refused', (d) => ready(d)?.reason === 'VendorRejected', 'VendorRejected');
-  assert.match(ready(refused)?.message ?? '', /the vendor refused .*HTTP 400.*not retried until the spec changes/);
+  assert.match(ready(refused)?.message ?? '', /the vendor refused .*HTTP 400.*sent again when the spec changes, and every 600 s while it does not/);
   const creates = env.sim.stats().requests['POST /v1/instances'];
   await sleep(4_000);
   assert.equal(env.sim.stats().requests['POST /v1/instances'], creates, 'not retried while nothing changed');
@@ -155,6 +155,20 @@ test('issue 18 item 7: input the vendor refuses is VendorRejected and waits for 
   await waitFor(env.client, env.ns, 'refused', (d) => ready(d)?.reason === 'EnsureFailed' && d.metadata.generation === 2, 'EnsureFailed');
   env.sim.clearFaults();
   await waitFor(env.client, env.ns, 'refused', isReady, 'Ready once the vendor recovers', 60_000);
+});
+
+test('input the vendor refused is sent again after provider.rejectedRetrySeconds with the spec unchanged: the vendor may accept it later', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t, { provider: { ...FAST.provider, rejectedRetrySeconds: 3 } });
+  env.sim.setFaults({ errors: { rate: 1, status: 400, ops: ['create'] } });
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'later', env.sim.baseUrl));
+  const refused = await waitFor(env.client, env.ns, 'later', (d) => ready(d)?.reason === 'VendorRejected', 'VendorRejected');
+  assert.match(ready(refused)?.message ?? '', /every 3 s while it does not/);
+  // The vendor now accepts the same input (its refusal lifted); nothing in the cluster changes.
+  env.sim.clearFaults();
+  const accepted = await waitFor(env.client, env.ns, 'later', isReady, 'Ready once the same create is sent again', 60_000);
+  assert.equal(accepted.metadata.generation, refused.metadata.generation, 'no spec change was needed');
+  // Sent again on the interval, not on every periodic check.
+  assert.ok(env.sim.stats().requests['POST /v1/instances']! <= 20, `${env.sim.stats().requests['POST /v1/instances']} creates`);
 });
 
 test('kubectl get dhp shows region, ready, quota left and the limiting reason', { timeout: 120_000 }, async (t) => {

@@ -75,9 +75,10 @@ export const compiledChecks: Record<string, (value: unknown) => boolean> = {
         (value['observeIntervalSeconds'] !== undefined ? (Number.isFinite(value['observeIntervalSeconds']) && value['observeIntervalSeconds'] <= 3600 && value['observeIntervalSeconds'] >= 0.1) : true) &&
         (value['usageRefreshSeconds'] !== undefined ? (Number.isFinite(value['usageRefreshSeconds']) && value['usageRefreshSeconds'] <= 86400 && value['usageRefreshSeconds'] >= 0) : true) &&
         (value['lateCreateWindowSeconds'] !== undefined ? (Number.isFinite(value['lateCreateWindowSeconds']) && value['lateCreateWindowSeconds'] <= 86400 && value['lateCreateWindowSeconds'] >= 1) : true) &&
+        (value['rejectedRetrySeconds'] !== undefined ? (Number.isFinite(value['rejectedRetrySeconds']) && value['rejectedRetrySeconds'] <= 86400 && value['rejectedRetrySeconds'] >= 1) : true) &&
         (value['recommendation'] !== undefined ? ((typeof value['recommendation'] === 'object' && value['recommendation'] !== null && !Array.isArray(value['recommendation'])) && (value['recommendation']['quotaPercent'] !== undefined ? (Number.isFinite(value['recommendation']['quotaPercent']) && value['recommendation']['quotaPercent'] > 0 && value['recommendation']['quotaPercent'] <= 100) : true) && (value['recommendation']['sustainedThrottlingSeconds'] !== undefined ? (Number.isFinite(value['recommendation']['sustainedThrottlingSeconds']) && value['recommendation']['sustainedThrottlingSeconds'] <= 86400 && value['recommendation']['sustainedThrottlingSeconds'] >= 0) : true) && Object.getOwnPropertyNames(value['recommendation']).every(key => ['quotaPercent', 'sustainedThrottlingSeconds'].includes(key))) : true) &&
         (value['vendor'] !== undefined ? ((typeof value['vendor'] === 'object' && value['vendor'] !== null && !Array.isArray(value['vendor'])) && (value['vendor']['requestsPerSecond'] !== undefined ? (Number.isFinite(value['vendor']['requestsPerSecond']) && value['vendor']['requestsPerSecond'] > 0) : true) && (value['vendor']['burst'] !== undefined ? (Number.isInteger(value['vendor']['burst']) && value['vendor']['burst'] >= 1) : true) && (value['vendor']['maxConcurrency'] !== undefined ? (Number.isInteger(value['vendor']['maxConcurrency']) && value['vendor']['maxConcurrency'] >= 1) : true) && (value['vendor']['timeoutSeconds'] !== undefined ? (Number.isFinite(value['vendor']['timeoutSeconds']) && value['vendor']['timeoutSeconds'] > 0 && value['vendor']['timeoutSeconds'] <= 600) : true) && (value['vendor']['caFile'] !== undefined ? ((typeof value['vendor']['caFile'] === 'string') && value['vendor']['caFile'].length >= 1) : true) && Object.getOwnPropertyNames(value['vendor']).every(key => ['requestsPerSecond', 'burst', 'maxConcurrency', 'timeoutSeconds', 'caFile'].includes(key))) : true) &&
-        Object.getOwnPropertyNames(value).every(key => ['healthIntervalSeconds', 'maxConcurrentReconciles', 'maxRetryDelaySeconds', 'recoveryProbeSeconds', 'observeIntervalSeconds', 'usageRefreshSeconds', 'lateCreateWindowSeconds', 'recommendation', 'vendor'].includes(key))
+        Object.getOwnPropertyNames(value).every(key => ['healthIntervalSeconds', 'maxConcurrentReconciles', 'maxRetryDelaySeconds', 'recoveryProbeSeconds', 'observeIntervalSeconds', 'usageRefreshSeconds', 'lateCreateWindowSeconds', 'rejectedRetrySeconds', 'recommendation', 'vendor'].includes(key))
       )
     }
   })(),
@@ -479,6 +480,13 @@ export const compiledSchemas: Record<string, () => unknown> = {
         "type": "number",
       },
       "lateCreateWindowSeconds": {
+        [Symbol.for("TypeBox.Kind")]: "Number",
+        [Symbol.for("TypeBox.Optional")]: "Optional",
+        "minimum": 1,
+        "maximum": 86400,
+        "type": "number",
+      },
+      "rejectedRetrySeconds": {
         [Symbol.for("TypeBox.Kind")]: "Number",
         [Symbol.for("TypeBox.Optional")]: "Optional",
         "minimum": 1,

@@ -16,6 +16,7 @@ export const ProviderConfigSchema = Type.Object(
     observeIntervalSeconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 3_600 })),
     usageRefreshSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400 })),
     lateCreateWindowSeconds: Type.Optional(Type.Number({ minimum: 1, maximum: 86_400 })),
+    rejectedRetrySeconds: Type.Optional(Type.Number({ minimum: 1, maximum: 86_400 })),
     recommendation: Type.Optional(
       Type.Object(
         {

@@ -10,6 +10,7 @@
  *   observeIntervalSeconds: 3     # each vendor account (endpoint + token) is read this often, whole (ADR 0028)
  *   usageRefreshSeconds: 30       # usage figures alone are written at most this often per provider
  *   lateCreateWindowSeconds: 900  # a deleted provider's idempotency key is looked up this long after its last create (late-creates.ts)
+ *   rejectedRetrySeconds: 600     # input the vendor refused (VendorRejected) is sent again this often while the spec is unchanged
  *   recommendation:
  *     quotaPercent: 80            # ScaleRecommended once today's calls reach this share of the quota
  *     sustainedThrottlingSeconds: 300   # …or once RateLimited has held this long
@@ -44,6 +45,7 @@ export interface ProviderConfig {
   observeIntervalMs: number;
   usageRefreshMs: number;
   lateCreateWindowMs: number;
+  rejectedRetryMs: number;
   recommendation: { quotaPercent: number; sustainedThrottlingMs: number };
   vendor: { requestsPerSecond: number; burst: number; maxConcurrency: number; timeoutMs: number; caFile?: string };
 }
@@ -56,6 +58,7 @@ export const defaultProviderConfig: ProviderConfig = {
   observeIntervalMs: 3_000,
   usageRefreshMs: 30_000,
   lateCreateWindowMs: 900_000,
+  rejectedRetryMs: 600_000,
   recommendation: { quotaPercent: 80, sustainedThrottlingMs: 300_000 },
   vendor: { requestsPerSecond: 5, burst: 10, maxConcurrency: 4, timeoutMs: 10_000 },
 };
@@ -78,6 +81,7 @@ export function parseProviderConfig(raw: unknown, source = 'provider'): Provider
     observeIntervalMs: (c.observeIntervalSeconds ?? d.observeIntervalMs / 1000) * 1000,
     usageRefreshMs: (c.usageRefreshSeconds ?? d.usageRefreshMs / 1000) * 1000,
     lateCreateWindowMs: (c.lateCreateWindowSeconds ?? d.lateCreateWindowMs / 1000) * 1000,
+    rejectedRetryMs: (c.rejectedRetrySeconds ?? d.rejectedRetryMs / 1000) * 1000,
     recommendation: {
       quotaPercent: c.recommendation?.quotaPercent ?? d.recommendation.quotaPercent,
       sustainedThrottlingMs: (c.recommendation?.sustainedThrottlingSeconds ?? d.recommendation.sustainedThrottlingMs / 1000) * 1000,

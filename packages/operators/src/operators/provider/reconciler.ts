@@ -14,8 +14,10 @@
  *   restarts) and from this process's last write of that provider (exact, as the figures are read
  *   a little before they are written); a provider whose vendor figures do not move costs no write.
  * - **Retries**: a transient vendor failure is `EnsureFailed`, retried with backoff; input the
- *   vendor refuses (4xx) is `VendorRejected` and is not sent again until the spec changes; a
- *   suspended account is `AccountSuspended`, looked at again when the account watch sees it change.
+ *   vendor refuses (4xx) is `VendorRejected` and is sent again when the spec changes, or after
+ *   `rejectedRetryMs` (10 minutes) unchanged, as the vendor may accept it later (a plan upgraded, a
+ *   region enabled); a suspended account is `AccountSuspended`, looked at again when the account
+ *   watch sees it change.
  * - **One instance per CR.** The instance is found by `status.providerID`, else by the
  *   idempotency key (the CR's UID), and created — with that key — only when neither finds it.
  *   A lost create response, a crash between create and status write, or a stale cache therefore
@@ -81,6 +83,8 @@ export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates'
   vendorTimeoutMs?: number;
   /** Usage figures alone are written at most this often per provider. Default 30 s. */
   usageRefreshMs?: number;
+  /** Input the vendor refused is sent again this often while the spec is unchanged. Default 10 minutes. */
+  rejectedRetryMs?: number;
   recommendation?: RecommendationPolicy;
 }
 
@@ -90,6 +94,12 @@ export class ProviderReconciler {
   readonly #d: ProviderReconcilerDeps;
   /** The Secret (namespace and name) each provider's token was last read from, to release it when that changes. */
   readonly #secretOf = new Map<string, { namespace: string; name: string }>();
+  /**
+   * Since when (monotonic ms) this process has seen each provider `VendorRejected` for its current
+   * generation: the refused input is sent again once `rejectedRetryMs` has passed. Kept from the
+   * first sight after a restart, so a restart does not resend at once.
+   */
+  readonly #rejectedSince = new Map<string, number>();
   /** When this process last wrote each provider's status from an observation (monotonic ms), for the write bound. */
   readonly #lastWrites = new Map<string, number>();
   /**
@@ -129,6 +139,7 @@ export class ProviderReconciler {
       this.#d.recovery?.settled(request.key);
       this.#d.watches?.release(request.key);
       this.#forgetSecret(request.key);
+      this.#rejectedSince.delete(request.key);
       return {};
     }
     log.debug(
@@ -159,7 +170,7 @@ export class ProviderReconciler {
       await this.#status(guarded, 'False', Reason.EndpointChanged, message, signal);
       throw new PermanentError(Reason.EndpointChanged, message);
     }
-    if (this.#waitsForChange(guarded)) return {};
+    if (this.#waitsForChange(guarded, request.key)) return {};
     const vendor = this.#d.vendors.forEndpoint(dhp.spec.endpoint, token);
     // The account's latest full read, when fresh: a converged provider then costs no vendor call.
     const watch = this.#d.watches?.use(dhp.spec.endpoint, token, request.key);
@@ -209,9 +220,20 @@ export class ProviderReconciler {
    * A provider the vendor refused (`VendorRejected`) for this very generation is not sent again:
    * the same input would be refused the same way. A spec change brings it back.
    */
-  #waitsForChange(dhp: DigitalHumanProvider): boolean {
+  #waitsForChange(dhp: DigitalHumanProvider, key: string): boolean {
     const ready = dhp.status?.conditions?.find((c) => c.type === 'Ready');
-    return ready?.reason === Reason.VendorRejected && ready.observedGeneration === dhp.metadata.generation;
+    if (ready?.reason !== Reason.VendorRejected || ready.observedGeneration !== dhp.metadata.generation) {
+      this.#rejectedSince.delete(key);
+      return false;
+    }
+    const now = this.#d.clock.monotonic();
+    const since = this.#rejectedSince.get(key);
+    if (since === undefined) this.#rejectedSince.set(key, now);
+    else if (now - since >= (this.#d.rejectedRetryMs ?? 600_000)) {
+      this.#rejectedSince.delete(key); // sent again: refused again, it waits another interval
+      return false;
+    }
+    return true;
   }
 
   /** Health, limits, usage (and the account, unless the watch knows it) by direct calls. */
@@ -366,9 +388,10 @@ export class ProviderReconciler {
       throw new PermanentError(Reason.Unauthorized, 'vendor rejected the credentials'); // the Secret watch retries on change
     }
     if (failure.kind === 'Invalid') {
-      // The same input would be refused the same way: wait for the spec to change (#waitsForChange).
+      // The same input would be refused the same way: wait for the spec to change, or for the
+      // retry interval (the vendor may change its mind: a plan upgraded, a region enabled; #waitsForChange).
       const field = failure.field ? ` (the vendor names ${failure.field === 'region' ? 'spec.region, which is immutable: create a new DigitalHumanProvider' : failure.field})` : '';
-      const message = `the vendor refused the ${step}: ${failure.message}${field}; not retried until the spec changes`;
+      const message = `the vendor refused the ${step}: ${failure.message}${field}; sent again when the spec changes, and every ${Math.round((this.#d.rejectedRetryMs ?? 600_000) / 1000)} s while it does not (the vendor may accept it later)`;
       await this.#status(dhp, 'False', Reason.VendorRejected, message, signal, providerID, true);
       throw new PermanentError(Reason.VendorRejected, message);
     }

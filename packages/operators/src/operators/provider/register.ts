@@ -98,6 +98,7 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
     observeIntervalMs: config.observeIntervalMs,
     vendorTimeoutMs: config.vendor.timeoutMs,
     usageRefreshMs: config.usageRefreshMs,
+    rejectedRetryMs: config.rejectedRetryMs,
     recommendation: config.recommendation,
     events: options.events,
     recovery,
