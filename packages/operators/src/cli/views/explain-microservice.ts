@@ -85,8 +85,9 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
 
   generationFindings(header, conditions, findings);
   if (ms.status?.phase === 'Failed') {
-    const until = ms.status.reason === 'InvalidSpec' ? 'the spec changes' : 'the spec or the object in the way changes';
-    findings.push({ severity: 'error', message: `phase Failed (${ms.status.reason || 'no reason'}): ${ms.status.message ?? ''}; not retried until ${until}` });
+    // An ApplyRejected message says itself when the write is sent again (a refusal the cluster may lift is, every 10 minutes).
+    const until = ms.status.reason === 'ApplyRejected' ? '' : `; not retried until ${ms.status.reason === 'InvalidSpec' ? 'the spec changes' : 'the spec or the object in the way changes'}`;
+    findings.push({ severity: 'error', message: `phase Failed (${ms.status.reason || 'no reason'}): ${ms.status.message ?? ''}${until}` });
   }
   const ready = conditions.find((c) => c.type === 'Ready');
   readyFinding(ready, findings);

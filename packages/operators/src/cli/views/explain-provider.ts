@@ -96,7 +96,7 @@ function quotaFindings(p: DigitalHumanProvider, conditions: readonly { type: str
   const holds = (type: string) => conditions.find((c) => c.type === type && c.status === 'True');
   const ready = conditions.find((c) => c.type === 'Ready');
   if (ready?.reason === 'VendorRejected') {
-    findings.push({ severity: 'error', message: `the vendor refused what it was sent (VendorRejected): ${ready.message}. Nothing is retried until the spec changes${/region/.test(ready.message) ? '; spec.region is immutable, so create a new DigitalHumanProvider with a region the vendor accepts' : ''}` });
+    findings.push({ severity: 'error', message: `the vendor refused what it was sent (VendorRejected): ${ready.message}. It is sent again when the spec changes, and otherwise only every provider.rejectedRetrySeconds (10 minutes by default)${/region/.test(ready.message) ? '; spec.region is immutable, so create a new DigitalHumanProvider with a region the vendor accepts' : ''}` });
   }
   const suspended = holds('AccountSuspended');
   if (suspended) findings.push({ severity: 'error', message: `${suspended.message} (AccountSuspended/${suspended.reason}): pay or resolve it with the vendor; the operator notices the resumption within seconds` });

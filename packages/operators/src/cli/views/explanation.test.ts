@@ -259,7 +259,7 @@ test('quotas: explain names what limits a provider, what the vendor refused and 
     credentials: { secretExists: true, keyPresent: true },
     events: [],
   });
-  assert.ok(refused.findings.some((f) => f.severity === 'error' && /VendorRejected.*Nothing is retried until the spec changes; spec\.region is immutable, so create a new DigitalHumanProvider/.test(f.message)));
+  assert.ok(refused.findings.some((f) => f.severity === 'error' && /VendorRejected.*It is sent again when the spec changes, and otherwise only every provider\.rejectedRetrySeconds \(10 minutes by default\); spec\.region is immutable, so create a new DigitalHumanProvider/.test(f.message)));
 });
 
 test('the verdict is one line, also when the message it quotes has several', () => {
@@ -320,6 +320,13 @@ test('a Failed Microservice with an empty status.reason reads as no reason, not 
   const e = explainMicroservice({ ...base, microservice: ms, deployment: undefined, service: undefined, endpointSlices: [], events: [] });
   const finding = e.findings.find((f) => f.message.startsWith('phase Failed'));
   assert.equal(finding?.message, 'phase Failed (no reason): the API server refused the Deployment; not retried until the spec or the object in the way changes');
+});
+
+test('an ApplyRejected finding is the status message alone: it says when the write is sent again', () => {
+  const message = 'the API server refused to create Deployment web: frozen. The operator tries again when the Microservice or Deployment web changes, and every 10 minutes (a rule of the cluster, such as an admission policy, may have changed)';
+  const ms = microservice(1, { phase: 'Failed', observedGeneration: 1, reason: 'ApplyRejected', message });
+  const e = explainMicroservice({ ...base, microservice: ms, deployment: undefined, service: undefined, endpointSlices: [], events: [] });
+  assert.equal(e.findings.find((f) => f.message.startsWith('phase Failed'))?.message, `phase Failed (ApplyRejected): ${message}`);
 });
 
 test('a finding (or a status message) with line breaks continues indented under its text: no line of it passes for another finding or a section', () => {

@@ -26,7 +26,7 @@ export const MicroservicePhase = {
   Accepted: 'Accepted',
   /** Deployment and Service are written for the current generation; configuration submitted, nothing more. */
   ResourcesApplied: 'ResourcesApplied',
-  /** The operator cannot apply this spec (`InvalidSpec`, `OwnershipConflict`, `ApplyRejected`); not retried until the spec (or the conflicting object) changes. */
+  /** The operator cannot apply this spec (`InvalidSpec`, `OwnershipConflict`, `ApplyRejected`); not retried until the spec (or the conflicting object) changes, except an `ApplyRejected` the cluster may lift (every 10 minutes). */
   Failed: 'Failed',
 } as const;
 export type MicroservicePhase = (typeof MicroservicePhase)[keyof typeof MicroservicePhase];

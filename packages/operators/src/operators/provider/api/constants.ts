@@ -67,7 +67,7 @@ export const ProviderReason = {
   ProviderDegraded: 'ProviderDegraded',
   /** Ready=False: creating, finding or updating the instance failed transiently (unreachable vendor, 5xx, timeouts); retried with backoff. */
   EnsureFailed: 'EnsureFailed',
-  /** Ready=False: the vendor refused what it was sent (400, 409, 422); not retried until the spec (or the Secret) changes. */
+  /** Ready=False: the vendor refused what it was sent (400, 409, 422); sent again when the spec (or the Secret) changes, else every `provider.rejectedRetrySeconds`. */
   VendorRejected: 'VendorRejected',
   /** Ready=False (and AccountSuspended=True): the vendor account is suspended; the account watch notices when it is resumed. */
   AccountSuspended: 'AccountSuspended',
