@@ -64,6 +64,7 @@ import { nextTransitionInMs, planStatusWrite, usageStatus, type InstanceObservat
 import { providerConditions } from './conditions.ts';
 import { entryFor } from './late-create-ledger.ts';
 import type { LateCreateSweep } from './late-creates.ts';
+import { defaultProviderConfig } from './provider-config.ts';
 
 /** What the reconciler uses; the deletion path's share (`DeletionDeps`) is documented in `deletion.ts`. */
 export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates'> {
@@ -100,6 +101,8 @@ export class ProviderReconciler {
    * first sight after a restart, so a restart does not resend at once.
    */
   readonly #rejectedSince = new Map<string, number>();
+  /** `deps.rejectedRetryMs`, or the configuration's default. */
+  readonly #rejectedRetryMs: number;
   /** When this process last wrote each provider's status from an observation (monotonic ms), for the write bound. */
   readonly #lastWrites = new Map<string, number>();
   /**
@@ -113,6 +116,7 @@ export class ProviderReconciler {
 
   constructor(deps: ProviderReconcilerDeps) {
     this.#d = deps;
+    this.#rejectedRetryMs = deps.rejectedRetryMs ?? defaultProviderConfig.rejectedRetryMs;
     this.#deletion = new ProviderDeletion(deps, {
       status: (dhp, ready, reason, message, signal, providerID) => this.#status(dhp, ready, reason, message, signal, providerID),
       // A Secret deleted before its provider (a namespace going): its last token, for the cleanup.
@@ -229,7 +233,7 @@ export class ProviderReconciler {
     const now = this.#d.clock.monotonic();
     const since = this.#rejectedSince.get(key);
     if (since === undefined) this.#rejectedSince.set(key, now);
-    else if (now - since >= (this.#d.rejectedRetryMs ?? 600_000)) {
+    else if (now - since >= this.#rejectedRetryMs) {
       this.#rejectedSince.delete(key); // sent again: refused again, it waits another interval
       return false;
     }
@@ -391,7 +395,7 @@ export class ProviderReconciler {
       // The same input would be refused the same way: wait for the spec to change, or for the
       // retry interval (the vendor may change its mind: a plan upgraded, a region enabled; #waitsForChange).
       const field = failure.field ? ` (the vendor names ${failure.field === 'region' ? 'spec.region, which is immutable: create a new DigitalHumanProvider' : failure.field})` : '';
-      const message = `the vendor refused the ${step}: ${failure.message}${field}; sent again when the spec changes, and every ${Math.round((this.#d.rejectedRetryMs ?? 600_000) / 1000)} s while it does not (the vendor may accept it later)`;
+      const message = `the vendor refused the ${step}: ${failure.message}${field}; sent again when the spec changes, and every ${Math.round(this.#rejectedRetryMs / 1000)} s while it does not (the vendor may accept it later)`;
       await this.#status(dhp, 'False', Reason.VendorRejected, message, signal, providerID, true);
       throw new PermanentError(Reason.VendorRejected, message);
     }
