@@ -64,6 +64,8 @@ export interface RequestMatch {
   watch?: boolean;
   /** Only requests whose `resourceVersion` parameter is a number at most this one. */
   resourceVersionAtMost?: number;
+  /** Only list pages after the first (a `continue` token given: true) or only first pages (false). */
+  continued?: boolean;
 }
 
 export interface InjectRule {
@@ -172,6 +174,7 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
     if (m.method && m.method !== req.method) return false;
     if (m.path && !m.path.test(url.pathname)) return false;
     if (m.watch !== undefined && m.watch !== watch) return false;
+    if (m.continued !== undefined && m.continued !== Boolean(url.searchParams.get('continue'))) return false;
     if (m.resourceVersionAtMost !== undefined) {
       const rv = url.searchParams.get('resourceVersion');
       if (!rv || !/^\d+$/.test(rv) || Number(rv) > m.resourceVersionAtMost) return false;

@@ -7,7 +7,8 @@
  *   restore, as the API server sees it) relists and catches up;
  * - item 8: watches the proxy closes at once back off instead of spinning at the client's QPS;
  * - item 9: a list page that cannot arrive within its timeout is asked for in smaller pages, and
- *   a declared page size is honoured;
+ *   a declared page size is honoured; a list whose continue tokens keep expiring finishes with
+ *   one unpaged list, and a list answered 410 backs off instead of being asked again at once;
  * - item 10: a metadata-only informer downloads and holds no Secret data, and its objects cannot
  *   be written back;
  * - item 15: write-through respects the informer's namespaces and selectors; `delete()` of a kind
@@ -147,6 +148,43 @@ test('item 9: a list page too slow for its timeout is asked for in smaller pages
   t.after(paged.stop);
   await paged.cache.waitForSync();
   assert.ok(proxy.stats().requests - requests >= 5, '9 objects in pages of 2: at least 5 list requests');
+});
+
+test('a list whose continued pages keep expiring (410) syncs from one unpaged list; a list answered 410 backs off', async (t) => {
+  const ns = await testNamespace(t, direct, 'faults-expired-pages');
+  for (let i = 0; i < 9; i++) await direct.create(ConfigMapKind, { metadata: { name: `cm-${i}`, namespace: ns } });
+  const lists = new RegExp(`/namespaces/${ns}/configmaps$`);
+  // A list slower than the API server's compaction interval: every continue token it is given
+  // has expired by the time it is used. Starting over in pages can never finish; client-go's
+  // pager then lists once without pages, and so must we.
+  const expired = proxy.inject({ match: { path: lists, watch: false, continued: true }, answer: { status: 410 } });
+  t.after(expired);
+  const before = proxy.stats().requests;
+  const paged = startCache(throughProxy(), ns, (c) => void c.informer(ConfigMapKind, { pageSize: 2 }));
+  t.after(paged.stop);
+  await Promise.race([paged.cache.waitForSync(), sleep(10_000).then(() => assert.fail(`not synced after 10 s, ${proxy.stats().requests - before} requests: ${JSON.stringify(paged.cache.health())}`))]);
+  assert.equal(paged.cache.store(ConfigMapKind).list().length, 10 /* kube-root-ca.crt */);
+  const synced = proxy.stats().requests - before;
+  t.diagnostic(`synced after ${synced} requests with every continued page answered 410`);
+  assert.ok(synced <= 6, `${synced} requests to sync`);
+  expired();
+
+  // Every list answered 410 (an API server or proxy that misbehaves): the relists back off as
+  // after any failed list, rather than asking again at once for as long as it lasts.
+  const gone = proxy.inject({ match: { path: lists, watch: false }, answer: { status: 410 } });
+  t.after(gone);
+  const w = startCache(throughProxy(), ns);
+  t.after(w.stop);
+  const start = proxy.stats().injected['410'] ?? 0;
+  await sleep(3_000);
+  const answered = (proxy.stats().injected['410'] ?? 0) - start;
+  const health = w.cache.health()[0]!;
+  t.diagnostic(`${answered} lists in 3 s with every list answered 410; failures ${health.consecutiveFailures}`);
+  assert.ok(answered <= 15, `${answered} lists in 3 s`);
+  assert.ok(health.consecutiveFailures >= 2, 'counted as failures');
+  assert.equal(health.lastErrorReason, 'Gone');
+  gone();
+  await w.cache.waitForSync();
 });
 
 test('item 10: a metadata-only informer holds no Secret data, and its objects cannot be written', async (t) => {

@@ -11,7 +11,9 @@
  *   failure count; a watch that ends with nothing delivered does not;
  * - a watch that has gone quiet (no event or bookmark within `quietTimeoutMs`) is closed and
  *   resumed the same way — this catches half-open connections that never error;
- * - `410 Gone` (the version was compacted away) relists, and the store reports only what differs;
+ * - `410 Gone` on the watch (the version was compacted away) relists at once, and the store
+ *   reports only what differs; a list answered 410 (the client already lists unpaged when a
+ *   continue token expires) is a failure like any other and backs off;
  * - `504 Too large resource version` (the API server's history is behind ours: etcd restored
  *   from a backup) relists from "" and the list is taken as a new history (see `store.ts`);
  * - before a watch resumes after a failure or a quiet spell, a one-item list asks where the API
@@ -172,6 +174,8 @@ export class Watcher<T extends KubeObject> {
         quietTimer?.cancel();
         quietTimer = this.#clock.setTimer(quietMs, () => watchAbort.abort(new QuietWatch('watch went quiet')));
       };
+      /** Whether the request that failed (if one does) was the watch; a list answered 410 backs off. */
+      let watching = false;
       try {
         if (needList) {
           this.#health.state = 'listing';
@@ -192,6 +196,7 @@ export class Watcher<T extends KubeObject> {
         }
         checkHistory = false; // set again by the next failure or quiet spell
         this.#health.state = 'watching';
+        watching = true;
         armQuietTimer();
         const timeoutSeconds = Math.round(minTimeout + Math.random() * (maxTimeout - minTimeout));
         const events = client.watch(
@@ -228,7 +233,7 @@ export class Watcher<T extends KubeObject> {
           checkHistory = true;
           continue;
         }
-        if (err instanceof ApiError && err.reason === 'Gone') {
+        if (watching && err instanceof ApiError && err.reason === 'Gone') {
           this.#health.restarts++;
           this.#opts.log?.info(where, 'resourceVersion expired; relisting');
           this.#opts.onRestart?.('gone');

@@ -162,37 +162,34 @@ export class KubeClient {
 
   /**
    * Every page of a list, as one consistent snapshot: the items and the list's resourceVersion.
-   * When a continue token expires mid-way (410), the list starts over. Each page has its own
+   * When a continue token expires mid-way (410), the rest is not paged: one list of everything,
+   * with the client's request timeout, as client-go's pager does. Each page has its own
    * timeout; a page that times out is asked for again in smaller pages (see `ListAllOptions`).
    */
   async listAll<T extends KubeObject>(kind: ResourceKind<T>, opts: ListAllOptions = {}): Promise<{ items: T[]; resourceVersion: string }> {
     const { pageSize, pageTimeoutMs, ...listOpts } = opts;
     let limit = Math.max(1, pageSize ?? 500);
+    const items: T[] = [];
+    let token: string | undefined;
     for (;;) {
-      const items: T[] = [];
-      let token: string | undefined;
-      let resourceVersion = '';
+      let page: ObjectList<T>;
       try {
-        for (;;) {
-          let page: ObjectList<T>;
-          try {
-            page = await this.list(kind, { ...listOpts, limit, ...(token ? { continue: token } : {}), ...(pageTimeoutMs ? { timeoutMs: pageTimeoutMs } : {}) });
-          } catch (err) {
-            if (err instanceof ApiError && err.reason === 'Timeout' && err.code === 0 && limit > 1 && !opts.signal?.aborted) {
-              limit = Math.max(1, Math.floor(limit / 4));
-              continue; // the same page again, smaller
-            }
-            throw err;
-          }
-          items.push(...page.items);
-          token = page.metadata.continue || undefined;
-          resourceVersion = page.metadata.resourceVersion ?? '';
-          if (!token) return { items, resourceVersion };
-        }
+        page = await this.list(kind, { ...listOpts, limit, ...(token ? { continue: token } : {}), ...(pageTimeoutMs ? { timeoutMs: pageTimeoutMs } : {}) });
       } catch (err) {
-        if (token && err instanceof ApiError && err.reason === 'Gone') continue;
-        throw err;
+        if (err instanceof ApiError && err.reason === 'Timeout' && err.code === 0 && limit > 1 && !opts.signal?.aborted) {
+          limit = Math.max(1, Math.floor(limit / 4));
+          continue; // the same page again, smaller
+        }
+        if (!(token && err instanceof ApiError && err.reason === 'Gone')) throw err;
+        // The continue token expired (its resourceVersion was compacted away while we paged).
+        // Starting over in pages can fail the same way for ever when listing takes longer than
+        // the compaction interval; as client-go's pager does, list once without pages.
+        const all = await this.list(kind, listOpts);
+        return { items: all.items, resourceVersion: all.metadata.resourceVersion ?? '' };
       }
+      items.push(...page.items);
+      token = page.metadata.continue || undefined;
+      if (!token) return { items, resourceVersion: page.metadata.resourceVersion ?? '' };
     }
   }
 
