@@ -11,7 +11,10 @@
  *
  * Every kind named here is declared on the manager's shared cache (one watch per kind, however
  * many controllers use it). `owns` maps a child's change to its controller owner's key, matched
- * by the owner's API group and kind; `watches` maps with any function.
+ * by the owner's API group and kind; `watches` maps with any function. The handlers are
+ * connected while the controller runs (as controller-runtime starts its sources with the
+ * controller): the cache of a standby replica fills, its queues do not; on taking over, each
+ * informer replays what it holds, so every cached object is reconciled.
  * @module
  */
 import type { Logger } from 'pino';
@@ -55,7 +58,8 @@ export interface ForOptions<T extends KubeObject> extends WatchOptions<T> {
   convergence?: ConvergencePredicate | false;
 }
 
-type Wiring = (enqueue: (key: string) => void) => void;
+/** Connects one watched kind to `enqueue`; returns the disconnect. */
+type Wiring = (enqueue: (key: string) => void) => () => void;
 
 export class ControllerBuilder {
   readonly #host: ControllerHost;
@@ -140,10 +144,10 @@ export class ControllerBuilder {
         clock: this.#host.clock,
         metrics: this.#host.metrics,
         exists: (key) => store.get(key) !== undefined,
+        sources: [...this.#wirings],
       },
       { ...this.#host.controllerDefaults, ...this.#options },
     );
-    for (const wire of this.#wirings) wire((key) => controller.enqueue(key));
     this.#host.addController(controller);
     return controller;
   }

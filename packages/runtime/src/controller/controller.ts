@@ -44,6 +44,13 @@ export interface ControllerDeps {
   metrics?: RuntimeMetrics;
   /** Whether a key still names a cached primary object (the periodic check skips vanished ones). */
   exists?: (key: string) => boolean;
+  /**
+   * What wakes the controller, connected while it runs: each is called with `enqueue` when
+   * `start` begins and returns its disconnect, called when the stop begins. A standby replica
+   * (controllers start only while the process leads) thus queues nothing; a source that
+   * replays what it already has on connecting (an informer's handler) loses nothing by it.
+   */
+  sources?: ((enqueue: (key: string) => void) => () => void)[];
 }
 
 export class Controller {
@@ -106,6 +113,7 @@ export class Controller {
     };
     if (abortNow?.aborted) cut(abortNow.reason);
     else abortNow?.addEventListener('abort', () => cut(abortNow.reason), { once: true });
+    const disconnects = hard.signal.aborted || signal.aborted ? [] : (this.#deps.sources ?? []).map((connect) => connect((key) => this.enqueue(key)));
     const n = this.#opts.maxConcurrentReconciles;
     this.#deps.metrics?.setMaxConcurrentReconciles(this.name, n);
     this.#deps.log.info({ controller: this.name, workers: n }, 'starting workers');
@@ -117,6 +125,7 @@ export class Controller {
         hard.signal.addEventListener('abort', () => resolve(), { once: true });
       }
     });
+    for (const disconnect of disconnects) disconnect();
     const immediate = hard.signal.aborted || signal.reason instanceof LeadershipLostError;
     const grace = immediate ? 0 : this.#opts.shutdownGraceMs;
     this.#deps.log.info({ controller: this.name, graceMs: grace, inFlight: this.queue.inFlight() }, 'stopping workers');

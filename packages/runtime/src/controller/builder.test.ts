@@ -1,0 +1,70 @@
+/**
+ * The builder's wiring: a controller's event handlers are connected while it runs, not from the
+ * moment it is built. A standby replica caches every kind but starts its controllers only once
+ * it leads; before this, its queues took the key of every change it saw (deleted objects too)
+ * and never gave one out: memory and `workqueue_depth` grew for as long as it stood by.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { ConfigMapKind, DeploymentKind } from '../objects/index.ts';
+import type { ConfigMap, Deployment } from '../objects/index.ts';
+import { Manager } from '../manager/index.ts';
+import { closedPort, unreachableKubeConfig } from '../manager/unreachable-cluster.test-support.ts';
+
+const log = pino({ level: 'silent' });
+
+function configMap(i: number): ConfigMap {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ns', name: `pr-${i}`, uid: `u${i}`, resourceVersion: String(10 + i) } };
+}
+
+function ownedDeployment(i: number): Deployment {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      namespace: 'ns', name: `d-${i}`, uid: `d${i}`, resourceVersion: String(5_000 + i),
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: `pr-${i}`, uid: `u${i}`, controller: true }],
+    },
+  };
+}
+
+describe('ControllerBuilder', () => {
+  it('a controller that has not started (a standby replica) queues nothing, deleted objects included', async () => {
+    const m = new Manager({ kubeConfig: unreachableKubeConfig(await closedPort()), log });
+    const c = m.controller('cm')
+      .for(ConfigMapKind)
+      .owns(DeploymentKind)
+      .watches(ConfigMapKind, (cm) => [{ namespace: 'ns', name: `mapped-${cm.metadata.name}` }])
+      .complete(async () => ({}));
+    const cms = m.cache.informer(ConfigMapKind);
+    const deployments = m.cache.informer(DeploymentKind);
+    for (let i = 0; i < 200; i++) {
+      cms.noteWrite(configMap(i));
+      deployments.noteWrite(ownedDeployment(i));
+      deployments.noteDelete({ namespace: 'ns', name: `d-${i}` }, undefined, { uid: `d${i}` });
+      cms.noteDelete({ namespace: 'ns', name: `pr-${i}` }, undefined, { uid: `u${i}` });
+    }
+    assert.equal(c.queue.len(), 0, 'no key queued while the controller does not run');
+  });
+
+  it('a running controller is woken by its kinds; once stopped, it is not', async () => {
+    const m = new Manager({ kubeConfig: unreachableKubeConfig(await closedPort()), log });
+    const reconciled: string[] = [];
+    const c = m.controller('cm')
+      .for(ConfigMapKind)
+      .owns(DeploymentKind)
+      .withOptions({ resyncPeriodMs: 0 })
+      .complete(async (req) => void reconciled.push(req.key));
+    const stop = new AbortController();
+    const running = c.start(stop.signal);
+    m.cache.informer(ConfigMapKind).noteWrite(configMap(1));
+    m.cache.informer(DeploymentKind).noteWrite(ownedDeployment(2));
+    for (let i = 0; i < 50 && reconciled.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(reconciled.sort(), ['ns/pr-1', 'ns/pr-2']);
+    stop.abort();
+    await running;
+    m.cache.informer(ConfigMapKind).noteWrite(configMap(3));
+    assert.equal(c.queue.len(), 0, 'nothing queued after the stop');
+  });
+});
