@@ -58,6 +58,21 @@ describe('ConvergenceTracker', () => {
     assert.equal(t.size, 0);
   });
 
+  it('an object recreated under the same name starts its own age (a relist reports it as an update)', () => {
+    const clock = new FakeClock(100_000);
+    const t = new ConvergenceTracker({ clock });
+    const withUid = (uid: string) => ({ ...obj('a', 1), metadata: { namespace: 'ns', name: 'a', generation: 1, uid } }) as KubeObject;
+    t.observe(withUid('u1'));
+    clock.advance(3_600_000);
+    t.observe(withUid('u1'));
+    assert.equal(t.oldestAgeSeconds(), 3_600);
+    t.observe(withUid('u2'));
+    assert.equal(t.oldestAgeSeconds(), 0, 'the new object is not an hour old');
+    clock.advance(2_000);
+    t.observe(withUid('u2'));
+    assert.equal(t.oldestAgeSeconds(), 2);
+  });
+
   it('uses the Ready condition time when it is older than first sight, never a future time', () => {
     const clock = new FakeClock(1_000_000);
     const t = new ConvergenceTracker({ clock });

@@ -41,6 +41,8 @@ interface Entry {
   sinceMono: number;
   reason: string;
   message: string | undefined;
+  /** The object's UID: another one under the same name (deleted and recreated) starts its own age. */
+  uid: string | undefined;
 }
 
 interface StatusLike {
@@ -108,11 +110,16 @@ export class ConvergenceTracker {
     // A claimed time is a wall time: turn it into an age now (never negative), then date it on monotonic time.
     const claimedAge = verdict.sinceMs !== undefined && Number.isFinite(verdict.sinceMs) ? Math.max(0, this.#clock.now() - verdict.sinceMs) : 0;
     const since = this.#clock.monotonic() - claimedAge;
+    const uid = obj.metadata.uid;
     const prev = this.#entries.get(key);
+    // A relist reports an object deleted and recreated while the watch was down as an update
+    // of the name, with no delete in between: its predecessor's age is not its own.
+    const same = prev !== undefined && prev.uid === uid;
     this.#entries.set(key, {
-      sinceMono: prev ? Math.min(prev.sinceMono, since) : since,
+      sinceMono: same ? Math.min(prev.sinceMono, since) : since,
       reason: verdict.reason,
       message: verdict.message,
+      uid,
     });
     return true;
   }
