@@ -215,6 +215,21 @@ test('abortNow during the grace period: in-flight reconciles are aborted at once
   assert.equal(clock.pendingTimers(), 0);
 });
 
+test('abortNow in the tick a key is handed to a waiting worker: no reconcile starts', async () => {
+  const calls: string[] = [];
+  const c = new Controller({ name: 'x', reconciler: { reconcile: async (req) => void calls.push(req.key) }, log });
+  const stop = new AbortController();
+  const abortNow = new AbortController();
+  const running = c.start(stop.signal, abortNow.signal);
+  await new Promise((r) => setTimeout(r, 10)); // the worker waits for a key
+  c.enqueue('ns/a'); // handed straight to it
+  abortNow.abort(new LeadershipLostError('lost'));
+  await new Promise((r) => setTimeout(r, 10));
+  stop.abort();
+  await running;
+  assert.deepEqual(calls, []);
+});
+
 test('debug: one "reconcile done" line per successful reconcile, with its result and duration', async () => {
   const lines: Array<Record<string, unknown>> = [];
   const debugLog = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });

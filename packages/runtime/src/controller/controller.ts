@@ -153,7 +153,7 @@ export class Controller {
       if (signal.aborted || hard.aborted) return;
       const key = await this.queue.get(hard);
       if (key === undefined) return;
-      if (signal.aborted) {
+      if (signal.aborted || hard.aborted) {
         this.queue.done(key); // handed out as the stop began: left, like the keys still waiting
         return;
       }
