@@ -103,9 +103,10 @@ export function certDirCertificates(dir: string, options: { pollMs?: number; set
 
 /** Where the self-managed CA lives. `load` returns undefined when there is none yet. */
 export interface CaStore {
-  load(): Promise<{ certPem: string; keyPem: string } | undefined>;
+  /** The stored CA, if any; a store that asks over the network gives up when `signal` aborts. */
+  load(signal?: AbortSignal): Promise<{ certPem: string; keyPem: string } | undefined>;
   /** Saves a new CA unless one exists already; returns the one that is stored (ours or theirs). */
-  saveIfAbsent(ca: { certPem: string; keyPem: string }): Promise<{ certPem: string; keyPem: string }>;
+  saveIfAbsent(ca: { certPem: string; keyPem: string }, signal?: AbortSignal): Promise<{ certPem: string; keyPem: string }>;
 }
 
 /**
@@ -181,9 +182,9 @@ async function publishIfAbsent(path: string, content: string, mode: number): Pro
  */
 export function secretCaStore(client: KubeClient, namespace: string, name: string): CaStore {
   const key = { namespace, name };
-  const read = async () => {
+  const read = async (signal?: AbortSignal) => {
     try {
-      return await client.get(SecretKind, key);
+      return await client.get(SecretKind, key, signal ? { signal } : {});
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -195,16 +196,17 @@ export function secretCaStore(client: KubeClient, namespace: string, name: strin
     return crt && k ? { certPem: Buffer.from(crt, 'base64').toString('utf8'), keyPem: Buffer.from(k, 'base64').toString('utf8') } : undefined;
   };
   return {
-    load: async () => caOf(await read()),
-    async saveIfAbsent(ca) {
+    load: async (signal) => caOf(await read(signal)),
+    async saveIfAbsent(ca, signal) {
       const data = { 'ca.crt': Buffer.from(ca.certPem).toString('base64'), 'ca.key': Buffer.from(ca.keyPem).toString('base64') };
       for (let attempt = 0; attempt < 5; attempt++) {
-        const existing = await read();
+        const existing = await read(signal);
         const stored = caOf(existing);
         if (stored) return stored;
+        const options = signal ? { signal } : {};
         try {
-          if (existing) await client.replace(SecretKind, { ...existing, data: { ...existing.data, ...data } });
-          else await client.create(SecretKind, { metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'converge', 'app.kubernetes.io/component': 'webhook-ca' } }, type: 'Opaque', data });
+          if (existing) await client.replace(SecretKind, { ...existing, data: { ...existing.data, ...data } }, options);
+          else await client.create(SecretKind, { metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'converge', 'app.kubernetes.io/component': 'webhook-ca' } }, type: 'Opaque', data }, options);
           return ca;
         } catch (err) {
           if (!isAlreadyExists(err) && !isConflict(err)) throw err; // someone else saved one: read it
@@ -266,7 +268,7 @@ export function selfManagedCertificates(options: SelfManagedOptions): Certificat
     },
     async start(signal, onCertificate) {
       const x509 = await loadX509();
-      let caPair = (await options.store.load()) ?? (await options.store.saveIfAbsent(await x509.createCa()));
+      let caPair = (await options.store.load(signal)) ?? (await options.store.saveIfAbsent(await x509.createCa(), signal));
       let renewAt = 0;
       while (!signal.aborted) {
         if (Date.now() >= renewAt) {
@@ -282,7 +284,7 @@ export function selfManagedCertificates(options: SelfManagedOptions): Certificat
         wake = undefined;
         if (signal.aborted) break;
         try {
-          const stored = (await options.store.load()) ?? (await options.store.saveIfAbsent(caPair));
+          const stored = (await options.store.load(signal)) ?? (await options.store.saveIfAbsent(caPair, signal));
           if (stored.certPem !== caPair.certPem || stored.keyPem !== caPair.keyPem) {
             const cert = await x509.issue(stored, hosts, validity); // throws for a CA that cannot issue
             onCertificate(cert);

@@ -14,8 +14,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { WebhookServer } from './webhook-server.ts';
 import { createLogger } from '../logging/index.ts';
-import { directoryCaStore, selfManagedCertificates } from './certificates.ts';
-import type { CertificateSource, ServingCertificate } from './certificates.ts';
+import { directoryCaStore, ensureSelfManagedCa, selfManagedCertificates } from './certificates.ts';
+import type { CaStore, CertificateSource, ServingCertificate } from './certificates.ts';
 
 /** A source whose first pair is issued when the test says; records when its `start` returned. */
 function heldSource(): { source: CertificateSource; issue(cert: ServingCertificate): void; events: string[] } {
@@ -102,4 +102,41 @@ test('failing to bind its address, or to use the first pair, start stops its cer
     await assert.rejects(server.start(stop.signal).finally(() => events.push('start settled')), error, what);
     assert.deepEqual(events, ['source returned', 'start settled'], what);
   }
+});
+
+/** Settles `p`, or fails the test after `ms`. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not settled after ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+}
+
+test('started with a signal already aborted, start settles and listening() rejects', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-aborted-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir) }) });
+  const listening = server.listening();
+  listening.catch(() => undefined);
+  await within(server.start(AbortSignal.abort()), 2_000, 'start');
+  await assert.rejects(listening);
+});
+
+test('a self-managed CA store read that never answers (an API server behind a partition) does not hold the stop', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-stall-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const real = directoryCaStore(dir);
+  let reads = 0;
+  // The first read answers; every later one waits until its caller gives up on it.
+  const stalling: CaStore = {
+    load: (signal) => (++reads === 1 ? real.load(signal) : new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }))),
+    saveIfAbsent: (ca, signal) => real.saveIfAbsent(ca, signal),
+  };
+  await ensureSelfManagedCa(real);
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: stalling, caCheckMs: 50 }) });
+  const stop = new AbortController();
+  const running = server.start(stop.signal);
+  await server.listening();
+  await new Promise((r) => setTimeout(r, 200));
+  assert.ok(reads >= 2, 'the periodic read is in flight');
+  stop.abort();
+  await within(running, 1_000, 'start after the stop');
 });

@@ -140,7 +140,7 @@ export class WebhookServer {
       await certificates;
     };
     try {
-      await Promise.race([first.promise, new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))]);
+      await Promise.race([first.promise, new Promise<void>((_, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason), { once: true })))]);
     } catch (err) {
       await giveUp(err);
       if (signal.aborted) return;
