@@ -94,6 +94,32 @@ describe('VendorRecovery', () => {
     await r.stop();
   });
 
+  it('an endpoint nothing waits on and nothing has called for 10 minutes is forgotten, down or not', async () => {
+    const r = started({ probeIntervalMs: 0 });
+    // A provider with a mistyped endpoint: three calls without an answer, then its spec fixed.
+    r.recovery.blocked(A, 'ns/a');
+    r.fail(A, 3);
+    r.recovery.observe(B, { outcome: 'ok' });
+    r.recovery.settled('ns/a');
+    assert.equal(r.recovery.stats().downEndpoints, 1, 'down as last seen');
+    r.clock.advance(9 * 60_000);
+    r.recovery.observe(B, { outcome: 'ok' });
+    assert.equal(r.recovery.stats().downEndpoints, 1, 'still within the 10 minutes');
+    r.clock.advance(61_000);
+    assert.equal(r.recovery.stats().downEndpoints, 0, 'forgotten: converge_vendor_endpoints_down no longer counts it');
+    // An endpoint that keys still wait on is kept however long it has been quiet.
+    r.recovery.blocked(B, 'ns/b');
+    r.fail(B, 3);
+    r.clock.advance(3_600_000);
+    assert.deepEqual(r.recovery.stats(), { blocked: 1, downEndpoints: 1, woken: 0 });
+    // Called again after it was forgotten: counted from scratch.
+    r.fail(A, 2);
+    assert.equal(r.recovery.stats().downEndpoints, 1);
+    r.fail(A, 1);
+    assert.equal(r.recovery.stats().downEndpoints, 2);
+    await r.stop();
+  });
+
   it('wakes nothing and holds no timer unless started, and after it stops', async () => {
     const clock = new FakeClock();
     const recovery = new VendorRecovery({ clock, probeIntervalMs: 1_000 });

@@ -10,12 +10,18 @@
  * - **Down** after `downAfter` consecutive calls that got no usable answer (5xx, timeout, network
  *   error). A 429 is an answer (the vendor is up, it asks us to slow down) and counts as neither.
  * - **Up** on any answer: a success or a 4xx that is not a 429.
- * - A reconcile that failed transiently registers its key as **blocked** on its endpoint; a
- *   successful one (or the CR's removal) forgets it.
+ * - A reconcile that got no answer registers its key as **blocked** on its endpoint; the end of
+ *   any reconcile of the key that did not (an answer of any kind, no vendor call at all, the CR's
+ *   removal) forgets it (`settled`, from `key-holds.ts`).
  * - **Down → up** hands every key blocked on that endpoint to `wake` once, and forgets them.
  * - While an endpoint is down and has blocked keys, one of them is woken every `probeIntervalMs`
  *   (in turn): its reconcile is the probe, so a dead vendor sees one call per interval however
  *   many CRs wait on it.
+ *
+ * - An endpoint no key waits on and no call has reached for `forgetAfterMs` (10 minutes) is
+ *   forgotten, down or not: a provider whose mistyped endpoint was fixed, or that was deleted,
+ *   leaves no endpoint counted down for good (`converge_vendor_endpoints_down`). An endpoint in
+ *   use is called every observe or health interval, far more often.
  *
  * Guarantees: a key is woken at most once per recovery (plus its probe turns); wakes only happen
  * while `start` runs (the operator leads). Waking only moves a retry earlier: the key's own
@@ -35,6 +41,8 @@ export interface VendorRecoveryOptions {
   downAfter?: number;
   /** How often a blocked key is woken as a probe while its endpoint is down; 0 = never. Default 5000. */
   probeIntervalMs?: number;
+  /** An endpoint no key waits on and no call reached for this long is forgotten. Default 600 000. */
+  forgetAfterMs?: number;
   /** Says when an endpoint goes down and comes back. */
   log?: Logger;
 }
@@ -45,12 +53,15 @@ interface EndpointState {
   /** Blocked keys in the order they were blocked (the probe takes them in turn). */
   blocked: Set<string>;
   probe: Timer | undefined;
+  /** When (monotonic) a call's outcome, or a key blocked on it, was last seen. */
+  lastSeen: number;
 }
 
 export class VendorRecovery implements Runnable {
   readonly #clock: Clock;
   readonly #downAfter: number;
   readonly #probeIntervalMs: number;
+  readonly #forgetAfterMs: number;
   readonly #log: Logger | undefined;
   readonly #endpoints = new Map<string, EndpointState>();
   /** Which endpoint each blocked key waits on. */
@@ -58,11 +69,13 @@ export class VendorRecovery implements Runnable {
   #wake: ((key: string) => void) | undefined;
   #running = false;
   #woken = 0;
+  #lastSweep = Number.NEGATIVE_INFINITY;
 
   constructor(options: VendorRecoveryOptions) {
     this.#clock = options.clock;
     this.#downAfter = options.downAfter ?? 3;
     this.#probeIntervalMs = options.probeIntervalMs ?? 5_000;
+    this.#forgetAfterMs = options.forgetAfterMs ?? 600_000;
     this.#log = options.log;
     if (!(this.#downAfter >= 1)) throw new RangeError(`downAfter must be >= 1, got ${this.#downAfter}`);
     if (!(this.#probeIntervalMs >= 0)) throw new RangeError(`probeIntervalMs must be >= 0, got ${this.#probeIntervalMs}`);
@@ -92,6 +105,7 @@ export class VendorRecovery implements Runnable {
   observe(endpoint: string, event: Pick<VendorCallEvent, 'outcome'>): void {
     if (event.outcome === 'RateLimited' || event.outcome === 'Aborted') return; // no news about reachability
     const unanswered = isNoAnswer(event.outcome);
+    this.#forgetUnused(true);
     const state = this.#state(endpoint);
     if (unanswered) {
       state.unanswered++;
@@ -137,18 +151,33 @@ export class VendorRecovery implements Runnable {
 
   /** For tests and metrics: blocked keys and down endpoints now, keys woken so far. */
   stats(): { blocked: number; downEndpoints: number; woken: number } {
+    this.#forgetUnused();
     let down = 0;
     for (const s of this.#endpoints.values()) if (s.down) down++;
     return { blocked: this.#keys.size, downEndpoints: down, woken: this.#woken };
   }
 
+  /** The state of `endpoint`, seen now (created when it is not known). */
   #state(endpoint: string): EndpointState {
     let state = this.#endpoints.get(endpoint);
     if (!state) {
-      state = { unanswered: 0, down: false, blocked: new Set(), probe: undefined };
+      state = { unanswered: 0, down: false, blocked: new Set(), probe: undefined, lastSeen: 0 };
       this.#endpoints.set(endpoint, state);
     }
+    state.lastSeen = this.#clock.monotonic();
     return state;
+  }
+
+  /** Forgets what no key waits on and no call reached for `forgetAfterMs`; on calls, at most once a minute. */
+  #forgetUnused(onCall = false): void {
+    const now = this.#clock.monotonic();
+    if (onCall && now - this.#lastSweep < 60_000) return;
+    this.#lastSweep = now;
+    for (const [endpoint, state] of this.#endpoints) {
+      if (state.blocked.size > 0 || now - state.lastSeen < this.#forgetAfterMs) continue;
+      this.#cancelProbe(state);
+      this.#endpoints.delete(endpoint);
+    }
   }
 
   #emit(key: string): void {
