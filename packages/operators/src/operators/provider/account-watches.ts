@@ -7,10 +7,13 @@
  * - `use(endpoint, token, key)` registers a provider as a user of that account and returns its
  *   watch; its `snapshot()` is what the reconciler reads instead of calling the vendor per
  *   provider. A provider is a user of one account at a time (a rotated token moves it).
- *   `release(key)` forgets a provider that is gone.
- * - Watches poll only while `start(signal)` runs (the operator leads); a watch whose account no
- *   provider has used for `idleMs` stops and is dropped, and the vendor clients no call used for
- *   their idle time are closed (`VendorApis.sweepIdle`) on the same rounds.
+ *   `release(key)` ends a provider's use (it is gone, or its latest reconcile used no account:
+ *   its credentials are missing, say).
+ * - Watches poll only while `start(signal)` runs (the operator leads), and only while their
+ *   account has a user: the last user's leaving stops and drops the watch at once (a round in
+ *   flight is aborted), so no account is read with a token no provider names any more. The
+ *   vendor clients no call used for their idle time are closed (`VendorApis.sweepIdle`) once a
+ *   minute.
  * - After each round: the providers of every instance whose state changed (health, limits, quota
  *   exhausted, throttled, …) or that vanished are enqueued at once; every user of the account when
  *   the account's state changed; providers whose usage figures alone moved at most once per
@@ -35,8 +38,6 @@ export interface AccountWatchesOptions {
   keysForInstance(instanceId: string): string[];
   enqueue(key: string): void;
   stateKey?: StateKey;
-  /** A watch no provider used for this long stops. Default 10 minutes. */
-  idleMs?: number;
   log?: Logger;
 }
 
@@ -45,7 +46,6 @@ interface Entry {
   endpoint: string;
   watch: FleetWatch;
   users: Set<string>;
-  lastUsed: number;
   lastUsageWake: Map<string, number>;
   lastErrorLog: number;
   abort?: AbortController;
@@ -58,6 +58,10 @@ export class AccountWatches implements Runnable {
   readonly #entries = new Map<string, Entry>();
   /** Which account each provider key uses. */
   readonly #keyToEntry = new Map<string, string>();
+  /** Loops of dropped watches still winding down (a round being aborted): `start` waits for them. */
+  readonly #stopping = new Set<Promise<void>>();
+  /** Rounds and failures of dropped watches: the stats' counts never go back. */
+  #retired = { rounds: 0, failures: 0 };
   #signal: AbortSignal | undefined;
 
   constructor(options: AccountWatchesOptions) {
@@ -73,12 +77,11 @@ export class AccountWatches implements Runnable {
       this.#entries.set(id, entry);
     }
     const previous = this.#keyToEntry.get(key);
-    if (previous !== id) {
-      if (previous !== undefined) this.#entries.get(previous)?.users.delete(key);
-      this.#keyToEntry.set(key, id);
-    }
     entry.users.add(key);
-    entry.lastUsed = this.#o.clock.monotonic();
+    if (previous !== id) {
+      this.#keyToEntry.set(key, id);
+      if (previous !== undefined) this.#leave(previous, key);
+    }
     if (this.#signal && !entry.running) this.#run(entry, this.#signal);
     return entry.watch;
   }
@@ -92,12 +95,11 @@ export class AccountWatches implements Runnable {
     const id = this.#keyToEntry.get(key);
     if (id === undefined) return;
     this.#keyToEntry.delete(key);
-    this.#entries.get(id)?.users.delete(key);
+    this.#leave(id, key);
   }
 
   stats(): { accounts: number; rounds: number; failures: number } {
-    let rounds = 0;
-    let failures = 0;
+    let { rounds, failures } = this.#retired;
     for (const e of this.#entries.values()) {
       const s = e.watch.stats();
       rounds += s.rounds;
@@ -109,26 +111,33 @@ export class AccountWatches implements Runnable {
   async start(signal: AbortSignal): Promise<void> {
     this.#signal = signal;
     for (const entry of this.#entries.values()) this.#run(entry, signal);
-    const idleMs = this.#o.idleMs ?? 600_000;
     try {
       while (!signal.aborted) {
-        await this.#o.clock.sleep(Math.min(idleMs / 2, 60_000), signal).catch(() => undefined);
-        const now = this.#o.clock.monotonic();
-        for (const [id, entry] of this.#entries) {
-          if (entry.users.size === 0 && now - entry.lastUsed >= idleMs) {
-            entry.abort?.abort();
-            this.#entries.delete(id);
-          }
-        }
+        await this.#o.clock.sleep(60_000, signal).catch(() => undefined);
         this.#o.vendors.sweepIdle(); // the clients (and tokens) of accounts no call uses any more
       }
     } finally {
       this.#signal = undefined;
-      await Promise.all([...this.#entries.values()].map((e) => e.running));
+      await Promise.all([...[...this.#entries.values()].map((e) => e.running), ...this.#stopping]);
       for (const e of this.#entries.values()) {
         e.running = undefined;
         e.abort = undefined;
       }
+    }
+  }
+
+  /** `key` no longer uses account `id`; the account's watch stops with its last user. */
+  #leave(id: string, key: string): void {
+    const entry = this.#entries.get(id);
+    if (!entry?.users.delete(key) || entry.users.size > 0) return;
+    this.#entries.delete(id);
+    entry.abort?.abort();
+    const { rounds, failures } = entry.watch.stats();
+    this.#retired = { rounds: this.#retired.rounds + rounds, failures: this.#retired.failures + failures };
+    const running = entry.running;
+    if (running) {
+      this.#stopping.add(running);
+      void running.finally(() => this.#stopping.delete(running));
     }
   }
 
@@ -147,7 +156,6 @@ export class AccountWatches implements Runnable {
       id,
       endpoint,
       users: new Set(),
-      lastUsed: this.#o.clock.monotonic(),
       lastUsageWake: new Map(),
       lastErrorLog: Number.NEGATIVE_INFINITY,
       watch: undefined as unknown as FleetWatch,

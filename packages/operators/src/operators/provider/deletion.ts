@@ -52,8 +52,11 @@ export interface DeletionDeps {
   client: KubeClient;
   vendors: Pick<VendorApis, 'forEndpoint'>;
   events: EventSink;
-  /** Told which CRs wait on an unreachable vendor endpoint, so they can be woken when it answers. */
-  recovery?: Pick<VendorRecovery, 'blocked' | 'settled'>;
+  /**
+   * Told which CRs wait on an unreachable vendor endpoint, so they can be woken when it answers
+   * (a key stops waiting when a reconcile of it ends without this call: `key-holds.ts`).
+   */
+  recovery?: Pick<VendorRecovery, 'blocked'>;
   clock: Clock;
   /**
    * How long after a create request a vendor's "no instance for this key" is not yet trusted by
@@ -233,7 +236,6 @@ export class ProviderDeletion {
   async #release(dhp: DigitalHumanProvider, request: Request, signal: AbortSignal): Promise<Result> {
     this.#d.faultPoint?.('provider:before-finalizer-removal');
     await removeFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
-    this.#d.recovery?.settled(request.key);
     return {};
   }
 }

@@ -16,7 +16,8 @@
  * release), `abandonment.ts` (the manual way out when a vendor is gone for good), `vendor-api.ts`
  * (the vendor in the reconciler's terms, one limiter per endpoint), `vendor/` (the HTTP client and
  * its error taxonomy), `vendor-recovery.ts` (wakes CRs waiting on an endpoint when it answers
- * again), `account-watches.ts` (one fleet read per vendor account), `late-creates.ts` and
+ * again), `account-watches.ts` (one fleet read per vendor account in use), `key-holds.ts` (a key
+ * holds its place in those two only while its latest reconcile took it), `late-creates.ts` and
  * `late-create-ledger.ts` (instances whose create landed after the finalizer went, ADR 0037),
  * `usage-status.ts` (the quota conditions and the status write bound), `limits-plan.ts`
  * (spec.limits → the vendor), `vendor-metrics.ts`, `provider-config.ts`, `api/` (schema, CRD,

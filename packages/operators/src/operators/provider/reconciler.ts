@@ -58,6 +58,7 @@ import type { CredentialsReader } from './credentials.ts';
 import { ProviderDeletion } from './deletion.ts';
 import type { DeletionDeps } from './deletion.ts';
 import type { AccountWatches } from './account-watches.ts';
+import type { VendorRecovery } from './vendor-recovery.ts';
 import type { VendorAccount } from './vendor/index.ts';
 import { planLimits } from './limits-plan.ts';
 import { nextTransitionInMs, planStatusWrite, usageStatus, type InstanceObservation, type RecommendationPolicy } from './usage-status.ts';
@@ -65,9 +66,12 @@ import { providerConditions } from './conditions.ts';
 import { entryFor } from './late-create-ledger.ts';
 import type { LateCreateSweep } from './late-creates.ts';
 import { defaultProviderConfig } from './provider-config.ts';
+import { KeyHolds } from './key-holds.ts';
 
 /** What the reconciler uses; the deletion path's share (`DeletionDeps`) is documented in `deletion.ts`. */
-export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates'> {
+export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates' | 'recovery'> {
+  /** Told which CRs wait on an unreachable vendor endpoint (`vendor-recovery.ts`), and which no longer do. */
+  recovery?: Pick<VendorRecovery, 'blocked' | 'settled'>;
   providers: Store<DigitalHumanProvider>;
   /**
    * The late-create sweep (`late-creates.ts`): a deletion records released keys there, and a
@@ -113,11 +117,14 @@ export class ProviderReconciler {
 
   /** The deletion path (`deletion.ts`): it shares the status writer and the token reader. */
   readonly #deletion: ProviderDeletion;
+  /** Each key's place among an account's users and the keys waiting on an endpoint, held only while its latest reconcile took it. */
+  readonly #holds: KeyHolds;
 
   constructor(deps: ProviderReconcilerDeps) {
     this.#d = deps;
     this.#rejectedRetryMs = deps.rejectedRetryMs ?? defaultProviderConfig.rejectedRetryMs;
-    this.#deletion = new ProviderDeletion(deps, {
+    this.#holds = new KeyHolds(deps.watches, deps.recovery);
+    this.#deletion = new ProviderDeletion({ ...deps, recovery: { blocked: (endpoint, key) => this.#holds.blocked(endpoint, key) } }, {
       status: (dhp, ready, reason, message, signal, providerID) => this.#status(dhp, ready, reason, message, signal, providerID),
       // A Secret deleted before its provider (a namespace going): its last token, for the cleanup.
       token: async (dhp, signal) => (await this.#token(dhp, signal)) ?? this.#lastToken(dhp),
@@ -130,6 +137,7 @@ export class ProviderReconciler {
       return await this.#reconcile(request, signal);
     } finally {
       this.#logs.delete(request.key);
+      this.#holds.end(request.key);
     }
   }
 
@@ -140,8 +148,6 @@ export class ProviderReconciler {
     if (!dhp) {
       this.#lastWrites.delete(request.key);
       log.debug('DigitalHumanProvider not in the cache (deleted): nothing to do');
-      this.#d.recovery?.settled(request.key);
-      this.#d.watches?.release(request.key);
       this.#forgetSecret(request.key);
       this.#rejectedSince.delete(request.key);
       return {};
@@ -177,7 +183,7 @@ export class ProviderReconciler {
     if (this.#waitsForChange(guarded, request.key)) return {};
     const vendor = this.#d.vendors.forEndpoint(dhp.spec.endpoint, token);
     // The account's latest full read, when fresh: a converged provider then costs no vendor call.
-    const watch = this.#d.watches?.use(dhp.spec.endpoint, token, request.key);
+    const watch = this.#holds.useAccount(dhp.spec.endpoint, token, request.key);
     const fleet = watch && watch.ageMs() <= this.#freshMs() ? watch.snapshot() : undefined;
     const seen = guarded.status?.providerID && fleet ? watch!.instance(guarded.status.providerID) : undefined;
     let instance: VendorInstance;
@@ -307,7 +313,6 @@ export class ProviderReconciler {
     } else {
       request.log.debug({ ready: `${ready.status}/${ready.reason}` }, 'status unchanged; not written');
     }
-    this.#d.recovery?.settled(request.key);
     const next = [plan.write ? undefined : plan.requeueAfterMs, nextTransitionInMs(computed, policy, conditions, nowMs)].filter((ms): ms is number => ms !== undefined);
     return next.length ? { requeueAfterMs: Math.min(...next) } : {};
   }
@@ -382,7 +387,7 @@ export class ProviderReconciler {
 
   /** A failure that says the vendor did not answer: wait for it to answer again (see vendor-recovery.ts). */
   #blockedOnVendor(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure): void {
-    if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(dhp.spec.endpoint, request.key);
+    if (isNoAnswer(failure.kind)) this.#holds.blocked(dhp.spec.endpoint, request.key);
   }
 
   async #vendorFailed(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, step: string, signal: AbortSignal, providerID?: string): Promise<Result> {
