@@ -92,6 +92,9 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
     giveWayTo: () => manager.queuedReconciles() > 0,
   });
   metrics.eventRecorder(() => events.stats());
+  // The Events held back or pending go out before the Lease is released, and only while this
+  // process still leads: a replica that lost the Lease, or handed it over, writes nothing more.
+  manager.onWorkStopped((leading) => events.close(leading ? 2_000 : 0));
   const faultPoint = faultPointsFromEnv();
   /** What holds connections of its own, closed once the manager has stopped. */
   const closers: { close(): Promise<void> }[] = [];
@@ -119,7 +122,7 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
   try {
     await manager.start(signal);
   } finally {
-    await events.close(2_000);
+    await events.close(0); // closed already by the work-stopped hook, unless start failed before it ran
     await Promise.all(closers.map((c) => c.close()));
     await client.close();
   }

@@ -79,7 +79,11 @@ export interface EventRecorder {
    * waits for all queued writes, bounded by `timeoutMs` of real time (default 5000). Never rejects.
    */
   flush(timeoutMs?: number): Promise<void>;
-  /** `flush`, then stop: later events are ignored, timers cancelled. Idempotent. */
+  /**
+   * `flush`, then stop: later events are ignored, timers cancelled. Idempotent. With a
+   * `timeoutMs` of 0 nothing more is written (what is held back or pending is dropped, writes in
+   * flight are aborted): for a process that no longer leads.
+   */
   close(timeoutMs?: number): Promise<void>;
   stats(): EventRecorderStats;
 }
@@ -195,7 +199,7 @@ class Recorder implements EventRecorder {
 
   async close(timeoutMs = 5_000): Promise<void> {
     if (this.#closed) return;
-    await this.flush(timeoutMs);
+    if (timeoutMs > 0) await this.flush(timeoutMs);
     this.#closed = true;
     this.#queue.close();
     this.#timer?.cancel();

@@ -162,6 +162,24 @@ describe('event recorder give-way (model-based)', () => {
     );
   });
 
+  it('close(0) writes nothing more: what a process that no longer leads must do with the Events it held back', async () => {
+    const clock = new FakeClock(1_700_000_000_000);
+    const state = { busy: true, flushing: false, slow: false, failNext: false };
+    const written: Written[] = [];
+    const recorder = createEventRecorder({ client: standInClient(state, clock, written, []), reportingController: 'converge.dev/test', reportingInstance: 'test-0', clock, giveWayTo: () => state.busy });
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', namespace: 'ns', uid: 'uid-a' };
+    recorder.normal(ref, 'Happened', 'Act', 'held back');
+    recorder.warning(ref, 'Failed', 'Act', 'held back too');
+    await settle();
+    await recorder.close(0);
+    await clock.advanceAsync(600_000);
+    await settle();
+    assert.deepEqual(written, []);
+    recorder.normal(ref, 'Happened', 'Act', 'after the close');
+    await settle();
+    assert.deepEqual(written, []);
+  });
+
   it('held back by queued reconciles, a Normal event goes at its own cap or with a Warning behind it at the Warning\'s; close does not wait', async () => {
     const clock = new FakeClock(1_700_000_000_000);
     const state = { busy: true, flushing: false, slow: false, failNext: false };

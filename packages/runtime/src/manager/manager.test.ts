@@ -340,3 +340,40 @@ describe('Manager: watch age across a wall-clock step', () => {
     }
   });
 });
+
+describe('Manager: work-stopped hooks', () => {
+  it('run once the controllers have drained and before the Lease is released, told whether this process still leads', async () => {
+    const elector = new ScriptedElector();
+    const m = await manager({ elector, shutdownGraceMs: 5_000 });
+    const order: string[] = [];
+    const c = controllerOf(m, async (key) => {
+      await sleep(100);
+      order.push(`reconciled ${key}`);
+    }, 5_000);
+    m.onWorkStopped(async (leading) => {
+      await sleep(20);
+      order.push(`hook (leading ${leading}, lease released ${elector.released})`);
+    });
+    const stop = new AbortController();
+    const running = m.start(stop.signal);
+    await sleep(20);
+    c.enqueue('ns/a');
+    await sleep(20);
+    stop.abort();
+    await running;
+    assert.deepEqual(order, ['reconciled ns/a', 'hook (leading true, lease released false)']);
+    assert.equal(elector.released, true);
+  });
+
+  it('after leadership is lost they run told so (nothing may be written any more)', async () => {
+    const elector = new ScriptedElector();
+    const m = await manager({ elector });
+    const seen: boolean[] = [];
+    m.onWorkStopped(async (leading) => void seen.push(leading));
+    const running = m.start(new AbortController().signal);
+    await sleep(20);
+    elector.lose();
+    await assert.rejects(running, LeadershipLostError);
+    assert.deepEqual(seen, [false]);
+  });
+});

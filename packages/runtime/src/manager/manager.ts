@@ -7,8 +7,9 @@
  * they can start at once) → controllers and other leader-only runnables.
  *
  * Stop (the start signal aborts, e.g. on SIGTERM): controllers stop taking keys and in-flight
- * reconciles get `shutdownGraceMs` to finish, then their signals abort → the lease is released →
- * watches stop → servers close. `start` settles then.
+ * reconciles get `shutdownGraceMs` to finish, then their signals abort → the work-stopped hooks
+ * run (`onWorkStopped`: the last writes of a leader, such as Events held back) → the lease is
+ * released → watches stop → servers close. `start` settles then.
  *
  * What `start` promises (controller-runtime's semantics, made strict):
  * - **Leadership lost** — at any time, a graceful shutdown included — aborts every in-flight
@@ -133,6 +134,7 @@ export class Manager implements ControllerHost {
   #runSeq = 0;
   readonly #cacheSyncTimeoutMs: number;
   readonly #extraReadyChecks = new Map<string, () => { ok: boolean; detail?: string }>();
+  readonly #workStoppedHooks: ((leading: boolean) => Promise<void>)[] = [];
   #probe: ProbeServer | undefined;
   #started = false;
 
@@ -233,6 +235,19 @@ export class Manager implements ControllerHost {
   }
 
   /**
+   * Adds a hook run once the leader-only work has stopped and before the Lease is released (or
+   * abandoned): `leading` says whether this process still leads, so whether it may still write
+   * (false after a loss, after a drain that timed out, and on a standby). For the last writes of
+   * work that ran while leading, e.g. the Events it recorded and held back; nothing a non-leader
+   * writes is safe once another replica leads. Hooks run in the order added, each awaited, and
+   * must bound their own time (the drain bound does not cover them); one that throws is logged.
+   */
+  onWorkStopped(hook: (leading: boolean) => Promise<void>): void {
+    if (this.#started) throw new Error('cannot add a work-stopped hook after start');
+    this.#workStoppedHooks.push(hook);
+  }
+
+  /**
    * Adds a readiness check (shown by `/readyz` and `readyChecks()`), e.g. a webhook server that
    * must listen before the replica takes traffic. `check` must be cheap and synchronous.
    */
@@ -319,6 +334,10 @@ export class Manager implements ControllerHost {
     } finally {
       stopping = true;
       workStop.abort();
+      const leading = !lost && !stuck && this.isLeader;
+      for (const hook of this.#workStoppedHooks) {
+        await Promise.resolve().then(() => hook(leading)).catch((err: unknown) => this.log.error({ err }, 'a work-stopped hook failed'));
+      }
       // Work that cannot be stopped must not be handed over: keep the Lease until it expires.
       if (stuck) this.#elector?.abandon();
       electorStop.abort();
