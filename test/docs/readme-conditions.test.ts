@@ -13,25 +13,26 @@ import { MICROSERVICE_CONDITION_REASONS } from '../../packages/operators/src/ope
 const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 
 /** `| \`Type\` | when | reasons |` rows of the table under "## How the Microservice operator behaves". */
-function readmeReasons(): Record<string, { True: string[]; False: string[] }> {
+function readmeReasons(): Record<string, { True: string[]; False: string[]; Unknown: string[] }> {
   const section = readme.slice(readme.indexOf('## How the Microservice operator behaves'));
   const table = section.slice(section.indexOf('| condition | True when | reasons |'));
-  const out: Record<string, { True: string[]; False: string[] }> = {};
+  const out: Record<string, { True: string[]; False: string[]; Unknown: string[] }> = {};
   for (const line of table.split('\n').slice(2)) {
     if (!line.startsWith('|')) break;
     const cells = line.split(' | ');
     const type = /`(\w+)`/.exec(cells[0] ?? '')?.[1];
     const reasons = (cells.at(-1) ?? '').replace(/\s*\|\s*$/, '').replace(/\([^)]*\)/g, '');
-    const [whenTrue, whenFalse = ''] = reasons.split(/False:/);
+    const [known = '', whenUnknown = ''] = reasons.split(/Unknown:/);
+    const [whenTrue, whenFalse = ''] = known.split(/False:/);
     const names = (text: string) => [...text.matchAll(/`(\w+)`/g)].map((m) => m[1]!);
-    if (type) out[type] = { True: names(whenTrue ?? ''), False: names(whenFalse) };
+    if (type) out[type] = { True: names(whenTrue ?? ''), False: names(whenFalse), Unknown: names(whenUnknown) };
   }
   return out;
 }
 
 test("the README's condition table lists every reason the operator sets, and no other", () => {
   const documented = readmeReasons();
-  const sorted = (r: Record<string, { True: string[]; False: string[] }>) =>
-    Object.fromEntries(Object.entries(r).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, { True: [...v.True].sort(), False: [...v.False].sort() }]));
+  const sorted = (r: Record<string, { True: string[]; False: string[]; Unknown: string[] }>) =>
+    Object.fromEntries(Object.entries(r).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, { True: [...v.True].sort(), False: [...v.False].sort(), Unknown: [...v.Unknown].sort() }]));
   assert.deepEqual(sorted(documented), sorted(MICROSERVICE_CONDITION_REASONS));
 });

@@ -1,6 +1,7 @@
 /**
  * The conditions a Microservice's status carries, for each thing the reconciler can find: a new
- * generation accepted, a rollout assessed, a failure that waits for a change. Pure; the
+ * generation accepted, a rollout assessed, a write failing while it is retried, a failure that
+ * waits for a change. Pure; the
  * reconciler sets them (with `observedGeneration`) on the conditions of the version it read.
  *
  * Four types, each with its `observedGeneration`:
@@ -28,6 +29,20 @@ export function acceptedConditions(): ConditionEntry[] {
     [Cond.Ready, 'False', Reason.RolloutInProgress, message],
     [Cond.Progressing, 'True', Reason.RolloutInProgress, message],
     [Cond.Reconciling, 'True', Reason.RolloutInProgress, message],
+    [Cond.Stalled, 'False', Reason.NotStalled, ''],
+  ];
+}
+
+/**
+ * A child write failed in a way retrying may outlive (a quota, a missing permission, a failing
+ * admission webhook): retried with backoff. Ready is Unknown (what runs may still serve), the
+ * operator is still working (Reconciling), and nothing has stalled for good.
+ */
+export function applyFailedConditions(message: string): ConditionEntry[] {
+  return [
+    [Cond.Ready, 'Unknown', Reason.ApplyFailed, message],
+    [Cond.Progressing, 'True', Reason.ApplyFailed, message],
+    [Cond.Reconciling, 'True', Reason.ApplyFailed, message],
     [Cond.Stalled, 'False', Reason.NotStalled, ''],
   ];
 }
@@ -71,17 +86,18 @@ export function failedConditions(reason: string, message: string): ConditionEntr
 }
 
 /** Every reason each condition type can carry, by status, in a stable order (documentation, tests). */
-export const MICROSERVICE_CONDITION_REASONS: Record<string, { True: string[]; False: string[] }> = (() => {
+export const MICROSERVICE_CONDITION_REASONS: Record<string, { True: string[]; False: string[]; Unknown: string[] }> = (() => {
   const states: RolloutState[] = ['Available', 'ScaledToZero', 'InProgress', 'EndpointsNotReady', 'Stalled'];
   const all = [
     ...acceptedConditions(),
+    ...applyFailedConditions(''),
     ...states.flatMap((state) => rolloutConditions({ state, message: '', summary: { replicas: 0, updatedReplicas: 0, availableReplicas: 0, readyEndpoints: 0 } })),
     ...FAILURE_REASONS.flatMap((reason) => failedConditions(reason, '')),
   ];
-  const out: Record<string, { True: string[]; False: string[] }> = {};
+  const out: Record<string, { True: string[]; False: string[]; Unknown: string[] }> = {};
   for (const [type, status, reason] of all) {
-    const entry = (out[type] ??= { True: [], False: [] });
-    const list = status === 'True' ? entry.True : entry.False;
+    const entry = (out[type] ??= { True: [], False: [], Unknown: [] });
+    const list = entry[status];
     if (!list.includes(reason)) list.push(reason);
   }
   return out;

@@ -42,6 +42,7 @@ import {
   TemporaryError,
   isNotFound,
   isInvalid,
+  isNamespaceTerminating,
   ApiError,
   ownershipOf,
   controllerOf,
@@ -73,7 +74,7 @@ import type { DesiredState } from './desired-state.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';
 import { containsDesired, differencesForLog } from './contains.ts';
 import { assessRollout, countEndpoints } from './rollout.ts';
-import { acceptedConditions, failedConditions, rolloutConditions } from './conditions.ts';
+import { acceptedConditions, applyFailedConditions, failedConditions, rolloutConditions } from './conditions.ts';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
 import { GoneOwners } from './gone-owners.ts';
 import { MicroserviceStatusWriter, OwnerGone } from './status-writer.ts';
@@ -121,6 +122,8 @@ export class MicroserviceReconciler {
   /** Microservices the API server answered for as gone while the cache still shows them. */
   readonly #gone: GoneOwners;
   readonly #status: MicroserviceStatusWriter;
+  /** Failures whose `ApplyFailed` status this process has written: not overwritten by the plain `Accepted`. */
+  readonly #explained = new WeakSet<object>();
 
   constructor(deps: MicroserviceReconcilerDeps) {
     this.#d = deps;
@@ -176,7 +179,7 @@ export class MicroserviceReconciler {
       return await this.#apply(request, ms, signal);
     } catch (err) {
       // Applying this generation failed and will be retried: say at least that it was received.
-      if (newGeneration && !(err instanceof PermanentError) && !(err instanceof OwnerGone) && !signal.aborted) {
+      if (newGeneration && !(err instanceof PermanentError) && !(err instanceof OwnerGone) && !signal.aborted && !this.#explained.has(err as object)) {
         await this.#status.write(ms, { phase: MicroservicePhase.Accepted, observedGeneration: generation }, acceptedConditions(), log, signal).catch(() => undefined);
       }
       throw err;
@@ -270,14 +273,14 @@ export class MicroserviceReconciler {
 
     const applied: string[] = [];
     const actions = new Set<string>();
-    let failure: unknown;
+    let failure: { err: unknown; write: (typeof writes)[number] } | undefined;
     for (const [i, w] of writes.entries()) {
       const outcome = outcomes[i]!;
       const { child } = w;
       if (outcome.status === 'rejected') {
         const err = outcome.reason;
         if (!isInvalid(err)) {
-          failure ??= err;
+          failure ??= { err, write: w };
           continue;
         }
         const message = rejectionMessage(err as ApiError, child.kind.kind, request.name, w.before !== undefined, w.adopting, this.#refusalRetryMs);
@@ -295,7 +298,10 @@ export class MicroserviceReconciler {
     }
     // A transient failure is retried (with the refusals kept: they are not sent again); otherwise
     // a refusal waits for a change.
-    if (failure !== undefined) throw failure;
+    if (failure !== undefined) {
+      await this.#applyFailed(ms, failure.err, failure.write, request.name, log, signal);
+      throw failure.err;
+    }
     if (refusals.length > 0) return this.#fail(ms, Reason.ApplyRejected, refusals.join('; '), log, signal);
     // One Event for what this reconcile wrote (not one per child): Events are API writes too.
     if (applied.length > 0) {
@@ -366,6 +372,35 @@ export class MicroserviceReconciler {
       : serviceUpdate(child.current as Service, child.desired as Service);
   }
 
+  /**
+   * Says in the status that a child write failed in a way retrying may outlive (`tellsApplyFailure`):
+   * phase `Accepted`, `ApplyFailed` with the object and the API server's words, a Warning Event
+   * when that is news. The write is retried with backoff by the caller's throw. A status write
+   * that fails is left to the retry, except a finding that the owner is gone.
+   */
+  async #applyFailed(ms: Microservice, err: unknown, write: { before: unknown; adopting: boolean; child: Child }, name: string, log: Logger, signal: AbortSignal): Promise<void> {
+    if (!tellsApplyFailure(err) || signal.aborted) return;
+    const verb = write.before === undefined ? 'create' : write.adopting ? 'adopt (update)' : 'update';
+    const said = err.message.length > 1_000 ? `${err.message.slice(0, 1_000)}…` : err.message;
+    const message = `could not ${verb} ${write.child.kind.kind} ${name}: ${said}; retried with backoff`;
+    const { managedResources, rollout } = ms.status ?? {};
+    const own: OwnStatus = {
+      phase: MicroservicePhase.Accepted,
+      observedGeneration: ms.metadata.generation ?? 0,
+      reason: Reason.ApplyFailed,
+      message,
+      ...(managedResources ? { managedResources } : {}),
+      ...(rollout ? { rollout } : {}),
+    };
+    try {
+      const written = await this.#status.write(ms, own, applyFailedConditions(message), log, signal);
+      this.#explained.add(err);
+      if (written) this.#d.events.warning(ms, Reason.ApplyFailed, 'Apply', message);
+    } catch (statusErr) {
+      if (statusErr instanceof OwnerGone) throw statusErr;
+    }
+  }
+
   /** Reports a failure that waits for a spec change: status `Failed`, a Warning Event, no retry. */
   async #fail(ms: Microservice, reason: string, message: string, log: Logger, signal: AbortSignal): Promise<never> {
     const generation = ms.metadata.generation ?? 0;
@@ -393,6 +428,19 @@ export class MicroserviceReconciler {
     }
   }
 
+}
+
+/**
+ * Whether a failed child write is one the status should explain: an answer of the API server
+ * that retrying may outlive (403 — a quota, a permission, a webhook's denial —, 401, 400, 5xx).
+ * Not a conflict, an AlreadyExists or a NotFound (the cache is behind: retried at once), a 429
+ * (the API server asks for less, not for a status write), a terminating namespace, nor a failure
+ * with no answer (a status write would fail the same way).
+ */
+function tellsApplyFailure(err: unknown): err is ApiError {
+  if (!(err instanceof ApiError) || err.code <= 0) return false;
+  if (isNamespaceTerminating(err)) return false;
+  return ['Forbidden', 'Unauthorized', 'BadRequest', 'ServerError', 'Timeout'].includes(err.reason);
 }
 
 /** How often a refused write the cluster may lift (an admission policy) is sent again unchanged. */

@@ -64,7 +64,11 @@ export const MicroserviceReason = {
    * Not retried until the Microservice or the child changes.
    */
   ApplyRejected: 'ApplyRejected',
-  /** Ready=Unknown: a transient error (permission, conflict, connection); retried with backoff. */
+  /**
+   * Ready=Unknown, phase Accepted: the API server refused or failed a child write in a way
+   * retrying may outlive (a ResourceQuota exceeded, a missing permission, an admission webhook
+   * failing); retried with backoff. The message names the object and the API server's words.
+   */
   ApplyFailed: 'ApplyFailed',
   /** Stalled=False: nothing needs a person. */
   NotStalled: 'NotStalled',
