@@ -65,6 +65,50 @@ test('a Deployment controlled by another object is never modified', { timeout: 1
   assert.equal(await getService(client, ns, 'busy'), undefined, 'nothing half-applied: no Service either');
 });
 
+test('a Deployment controlled by a Microservice of another API group is an OwnershipConflict, not a predecessor to wait for', { timeout: 120_000 }, async (t) => {
+  const { client, ns } = await setup(t);
+  // An earlier platform's kind of the same name (its group not served here: garbage collection
+  // cannot resolve the owner and leaves the Deployment alone, as it would a live owner).
+  const dep: Deployment = {
+    metadata: { name: 'older', namespace: ns, ownerReferences: [{ apiVersion: 'legacy.example.com/v1', kind: 'Microservice', name: 'older', uid: '6d1c8c43-0000-4000-8000-000000000001', controller: true }] },
+    spec: { replicas: 1, selector: { matchLabels: { x: 'y' } }, template: { metadata: { labels: { x: 'y' } }, spec: { containers: [{ name: 'c', image: 'example.com/other:1' }] } } },
+  };
+  const created = await client.create(DeploymentKind, dep);
+  await client.create(MicroserviceKind, microservice(ns, 'older', IMAGE, 8080));
+  await startOperator(t, ns);
+  const failed = await eventually(async () => {
+    const ms = await getMs(client, ns, 'older');
+    return ms.status?.reason === 'OwnershipConflict' ? ms : undefined;
+  }, { what: 'OwnershipConflict', timeoutMs: 15_000 });
+  assert.match(failed.status?.message ?? '', /controlled by Microservice older/);
+  const live = (await getDeployment(client, ns, 'older'))!;
+  assert.equal(live.metadata.generation, created.metadata.generation, 'not modified');
+});
+
+test('a handover whose Deployment the API server refuses adopts neither child: nothing half-applied', { timeout: 150_000 }, async (t) => {
+  const { client, ns } = await setup(t);
+  const legacy = { tier: 'legacy' };
+  await client.create(DeploymentKind, {
+    metadata: { name: 'both', namespace: ns, annotations: { [HANDOVER_ANNOTATION]: 'both' } },
+    spec: { replicas: 1, selector: { matchLabels: legacy }, template: { metadata: { labels: legacy }, spec: { containers: [{ name: 'app', image: 'example.com/legacy:1' }] } } },
+  });
+  const svc = await client.create(ServiceKind, { metadata: { name: 'both', namespace: ns, annotations: { [HANDOVER_ANNOTATION]: 'both' } }, spec: { selector: legacy, ports: [{ port: 80, targetPort: 8080 }] } });
+  await client.create(MicroserviceKind, microservice(ns, 'both', IMAGE, 8080));
+  const op = await startOperator(t, ns);
+  const failed = await eventually(async () => {
+    const ms = await getMs(client, ns, 'both');
+    return ms.status?.phase === 'Failed' ? ms : undefined;
+  }, { what: 'phase Failed', timeoutMs: 30_000 });
+  assert.equal(failed.status?.reason, 'ApplyRejected');
+  assert.match(failed.status?.message ?? '', /spec\.selector/);
+  await sleep(1_000);
+  const after = (await getService(client, ns, 'both'))!;
+  assert.equal(after.metadata.resourceVersion, svc.metadata.resourceVersion, 'the Service was not adopted nor changed');
+  assert.deepEqual(after.spec?.selector, legacy);
+  assert.equal(after.metadata.ownerReferences, undefined);
+  assert.ok(!op.events.some((e) => e.reason === 'Adopted'), 'nothing was adopted');
+});
+
 test('a CR recreated with the same name never modifies the old children', { timeout: 180_000 }, async (t) => {
   const { client, ns } = await setup(t);
   await client.create(MicroserviceKind, microservice(ns, 'again', IMAGE, 8080));

@@ -44,7 +44,7 @@ export function ownershipOfChild(child: KubeObject | undefined, ms: Microservice
   if (!ref) return { ownership: handoverTo === ms.metadata.name ? 'handover' : 'unowned', controller: null, handoverTo };
   const controller = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid };
   if (ref.uid === ms.metadata.uid && ref.apiVersion.startsWith(`${MICROSERVICE_GROUP}/`) && ref.kind === MICROSERVICE_KIND) return { ownership: 'controlled', controller, handoverTo };
-  if (ref.kind === MICROSERVICE_KIND && ref.name === ms.metadata.name) return { ownership: 'previous-owner', controller, handoverTo };
+  if (ref.apiVersion.startsWith(`${MICROSERVICE_GROUP}/`) && ref.kind === MICROSERVICE_KIND && ref.name === ms.metadata.name) return { ownership: 'previous-owner', controller, handoverTo };
   return { ownership: 'foreign', controller, handoverTo };
 }
 

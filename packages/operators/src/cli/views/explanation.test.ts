@@ -144,6 +144,7 @@ test('ownership: foreign controller, earlier Microservice of the same name, hand
   assert.equal(ownershipOfChild(ref('ms-uid'), ms).ownership, 'controlled');
   assert.equal(ownershipOfChild(ref('older-uid'), ms).ownership, 'previous-owner');
   assert.equal(ownershipOfChild(ref('x', 'ReplicaSet', 'apps/v1'), ms).ownership, 'foreign');
+  assert.equal(ownershipOfChild(ref('older-uid', 'Microservice', 'legacy.example.com/v1'), ms).ownership, 'foreign', 'a Microservice of another API group');
   assert.equal(ownershipOfChild({ metadata: { annotations: { [HANDOVER_ANNOTATION]: 'todo-api' } } }, ms).ownership, 'handover');
   assert.equal(ownershipOfChild({ metadata: { annotations: { [HANDOVER_ANNOTATION]: 'other' } } }, ms).ownership, 'unowned');
   assert.equal(ownershipOfChild(undefined, ms).ownership, 'missing');

@@ -46,6 +46,7 @@ import {
   ApiError,
   ownershipOf,
   controllerOf,
+  refersToKind,
 } from '@converge/runtime';
 import type {
   Clock,
@@ -222,7 +223,7 @@ export class MicroserviceReconciler {
       const what = `${child.kind.kind} ${request.key}`;
       if (ownership === 'foreign') {
         const ref = controllerOf(child.current);
-        if (ref?.kind === MicroserviceKind.kind && ref.name === request.name && ref.uid !== ms.metadata.uid) {
+        if (ref && refersToKind(ref, MicroserviceKind) && ref.name === request.name && ref.uid !== ms.metadata.uid) {
           throw new TemporaryError('WaitingForGarbageCollection', `${what} belongs to a deleted Microservice of the same name; waiting for it to be collected`, { retryAfterMs: 1000 });
         }
         return this.#fail(ms, Reason.OwnershipConflict, `${what} exists and is controlled by ${ref?.kind ?? 'another object'} ${ref?.name ?? ''}; it will not be modified`, log, signal);
@@ -259,6 +260,21 @@ export class MicroserviceReconciler {
       writes.push({ child, fingerprint, adopting, before: child.current });
     }
 
+    // An adoption changes an object that was someone else's: it is sent only with every other write
+    // this reconcile needs, and only once a server-side dry run of each was accepted, so that a
+    // refusal leaves both children as they were (nothing half-applied).
+    if (writes.some((w) => w.adopting)) {
+      if (refusals.length === 0) {
+        const trials = await Promise.allSettled(writes.map((w) => this.#write(w.child, signal, true)));
+        for (const [i, trial] of trials.entries()) {
+          if (trial.status === 'fulfilled') continue;
+          if (!isInvalid(trial.reason)) throw trial.reason;
+          refusals.push(this.#refusal(request, writes[i]!, trial.reason as ApiError));
+        }
+      }
+      if (refusals.length > 0) return this.#fail(ms, Reason.ApplyRejected, refusals.join('; '), log, signal);
+    }
+
     // A missing child is created only for an owner the API server still has (see #mustConfirmOwner).
     const creating = writes.some((w) => !w.before);
     if (creating && this.#mustConfirmOwner(ms, request.key)) await this.#confirmLive(ms, signal);
@@ -283,10 +299,7 @@ export class MicroserviceReconciler {
           failure ??= { err, write: w };
           continue;
         }
-        const message = rejectionMessage(err as ApiError, child.kind.kind, request.name, w.before !== undefined, w.adopting, this.#refusalRetryMs);
-        const retry = !refusedInPlace(err as ApiError, w.before !== undefined);
-        this.#refused.set(refusalKey(request.key, child.kind), { fingerprint: w.fingerprint, message, at: this.#d.clock.monotonic(), retry });
-        refusals.push(message);
+        refusals.push(this.#refusal(request, w, err as ApiError));
         continue;
       }
       child.current = outcome.value;
@@ -296,6 +309,12 @@ export class MicroserviceReconciler {
       applied.push(`${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
       actions.add(action);
     }
+    // One Event for what this reconcile wrote (not one per child): Events are API writes too. Also
+    // when the other child's write failed: what was written is not written again, nor told again.
+    if (applied.length > 0) {
+      const reason = [Reason.Adopted, Reason.Created, Reason.Updated].find((r) => actions.has(r)) ?? Reason.Updated;
+      this.#d.events.normal(ms, reason, 'Apply', applied.join('; '));
+    }
     // A transient failure is retried (with the refusals kept: they are not sent again); otherwise
     // a refusal waits for a change.
     if (failure !== undefined) {
@@ -303,11 +322,6 @@ export class MicroserviceReconciler {
       throw failure.err;
     }
     if (refusals.length > 0) return this.#fail(ms, Reason.ApplyRejected, refusals.join('; '), log, signal);
-    // One Event for what this reconcile wrote (not one per child): Events are API writes too.
-    if (applied.length > 0) {
-      const reason = [Reason.Adopted, Reason.Created, Reason.Updated].find((r) => actions.has(r)) ?? Reason.Updated;
-      this.#d.events.normal(ms, reason, 'Apply', applied.join('; '));
-    }
 
     const deployment = children[0]!.current as Deployment;
     const slices = this.#d.endpointSlices.byIndex(SERVICE_NAME_INDEX, `${request.namespace}/${request.name}`);
@@ -353,8 +367,8 @@ export class MicroserviceReconciler {
    * cache was read, and the next attempt re-checks ownership) or updates it in place (PUT with
    * the resourceVersion read: a Conflict re-reads and retries). Never delete-and-recreate.
    */
-  async #write(child: Child, signal: AbortSignal): Promise<Deployment | Service> {
-    const opts = { fieldManager: MICROSERVICE_FIELD_MANAGER, signal };
+  async #write(child: Child, signal: AbortSignal, dryRun = false): Promise<Deployment | Service> {
+    const opts = { fieldManager: MICROSERVICE_FIELD_MANAGER, signal, ...(dryRun ? { dryRun } : {}) };
     if (child.kind === DeploymentKind) {
       return child.current
         ? this.#d.client.replace(DeploymentKind, this.#updateBody(child) as Deployment, opts)
@@ -378,7 +392,7 @@ export class MicroserviceReconciler {
    * when that is news. The write is retried with backoff by the caller's throw. A status write
    * that fails is left to the retry, except a finding that the owner is gone.
    */
-  async #applyFailed(ms: Microservice, err: unknown, write: { before: unknown; adopting: boolean; child: Child }, name: string, log: Logger, signal: AbortSignal): Promise<void> {
+  async #applyFailed(ms: Microservice, err: unknown, write: Write, name: string, log: Logger, signal: AbortSignal): Promise<void> {
     if (!tellsApplyFailure(err) || signal.aborted) return;
     const verb = write.before === undefined ? 'create' : write.adopting ? 'adopt (update)' : 'update';
     const said = err.message.length > 1_000 ? `${err.message.slice(0, 1_000)}…` : err.message;
@@ -399,6 +413,14 @@ export class MicroserviceReconciler {
     } catch (statusErr) {
       if (statusErr instanceof OwnerGone) throw statusErr;
     }
+  }
+
+  /** Remembers a write the API server refused as invalid (see #refused); returns its explanation. */
+  #refusal(request: Request, w: Write, err: ApiError): string {
+    const message = rejectionMessage(err, w.child.kind.kind, request.name, w.before !== undefined, w.adopting, this.#refusalRetryMs);
+    const retry = !refusedInPlace(err, w.before !== undefined);
+    this.#refused.set(refusalKey(request.key, w.child.kind), { fingerprint: w.fingerprint, message, at: this.#d.clock.monotonic(), retry });
+    return message;
   }
 
   /** Reports a failure that waits for a spec change: status `Failed`, a Warning Event, no retry. */
