@@ -38,6 +38,19 @@ test('ProgressDeadlineExceeded is a stall', () => {
   assert.equal(a.state, 'Stalled');
 });
 
+test('pods the API server refuses to create (ReplicaFailure) are named in the rollout message; still InProgress, as kstatus reads it', () => {
+  const d = dep({ stamp: '1', updated: 0, available: 0, current: 0 });
+  const message = 'pods "a-1" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true';
+  d.status!.conditions = [{ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message }];
+  const a = assessRollout(d, 1, 0);
+  assert.equal(a.state, 'InProgress');
+  assert.match(a.message, /rolling out: 0\/2 updated, 0\/2 available; pods cannot be created: pods "a-1" is forbidden: violates PodSecurity/);
+  d.status!.conditions = [{ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'x'.repeat(5_000) }];
+  assert.ok(assessRollout(d, 1, 0).message.length < 700, 'a long message is cut');
+  d.status!.conditions = [{ type: 'ReplicaFailure', status: 'False', reason: 'FailedCreate', message }];
+  assert.doesNotMatch(assessRollout(d, 1, 0).message, /cannot be created/, 'only while the condition is True');
+});
+
 test('zero replicas: Ready (ScaledToZero) once the controller observed the spec and no pod is left', () => {
   const zero = (extra: Parameters<typeof dep>[0] = {}) => dep({ stamp: '1', replicas: 0, updated: 0, available: 0, current: 0, ...extra });
   const a = assessRollout(zero(), 1, 0);

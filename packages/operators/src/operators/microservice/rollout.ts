@@ -81,10 +81,15 @@ export function assessRollout(deployment: Deployment, crGeneration: number, read
     (status.replicas ?? 0) === desired &&
     (status.unavailableReplicas ?? 0) === 0;
   if (!complete) {
+    // Pods the API server refuses to create (Pod Security, a quota, a webhook): the controller
+    // keeps trying until the deadline; its ReplicaFailure condition says why, in the API server's
+    // words. kstatus reads it as InProgress too.
+    const failure = status.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True');
+    const refused = failure ? `; pods cannot be created: ${clip(failure.message || failure.reason || 'ReplicaFailure', 500)}` : '';
     return {
       state: 'InProgress',
       message:
-        `rolling out: ${summary.updatedReplicas}/${desired} updated, ${summary.availableReplicas}/${desired} available` +
+        `rolling out: ${summary.updatedReplicas}/${desired} updated, ${summary.availableReplicas}/${desired} available${refused}` +
         (deadline === undefined ? '' : `; RolloutStalled after ${deadline} s without progress (progressDeadlineSeconds)`),
       summary,
     };
@@ -122,4 +127,9 @@ export function countEndpoints(slices: readonly EndpointSlice[]): { ready: numbe
   }
   for (const id of ready) notReady.delete(id);
   return { ready: ready.size, notReady: notReady.size };
+}
+
+/** `text`, cut to `max` characters (a message quoted from the API server can be long). */
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
