@@ -15,7 +15,7 @@ const IMAGE = 'ghcr.io/yrw9281/it30-todo-api:0.1.0';
 
 test('pods refused at creation (Pod Security "restricted") show in the Ready message while the rollout waits', { timeout: 120_000 }, async (t) => {
   const { client, ns } = await setup(t);
-  await client.patch(NamespaceKind, { name: ns }, { type: 'merge', body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } });
+  await client.patch(NamespaceKind, { namespace: '', name: ns }, { type: 'merge', body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } });
   await client.create(MicroserviceKind, microservice(ns, 'locked', IMAGE, 8080));
   await startOperator(t, ns, { statusProgressIntervalMs: 1_000 });
   const ms = await eventually(async () => {

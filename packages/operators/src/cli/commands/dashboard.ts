@@ -7,6 +7,8 @@
  * non-loopback listen without a token), 2 usage error (a `--listen` that is not host:port included).
  * @module
  */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { createLogger, loadKubeConfig } from '@converge/runtime';
 import type { KubeConfig } from '@converge/runtime';
 import { DEFAULT_LISTEN, ListenError, parseListen, startDashboard } from '../../dashboard/index.ts';
@@ -43,11 +45,19 @@ export function clusterNameFromContext(context: string): string {
   return cleaned || 'cluster';
 }
 
-/** `NAME=PATH` or a bare `PATH` (whose name is then decided by its context). */
+/**
+ * `NAME=PATH` or a bare `PATH` (whose name is then decided by its context). A leading `~/` is
+ * the user's home: a shell expands `~` only at the start of a word or after the `=` of a
+ * variable assignment, and `prod-eu=~/.kube/eu.yaml` is neither (`prod-eu` is no variable name).
+ */
 export function parseClusterFlag(text: string): { name: string | undefined; path: string } {
   const i = text.indexOf('=');
-  if (i > 0 && NAME.test(text.slice(0, i))) return { name: text.slice(0, i), path: text.slice(i + 1) };
-  return { name: undefined, path: text };
+  if (i > 0 && NAME.test(text.slice(0, i))) return { name: text.slice(0, i), path: expandHome(text.slice(i + 1)) };
+  return { name: undefined, path: expandHome(text) };
+}
+
+function expandHome(path: string): string {
+  return path === '~' || path.startsWith('~/') ? join(homedir(), path.slice(2)) : path;
 }
 
 function clusterSpec(name: string | undefined, kubeConfig: KubeConfig): ClusterSpec {
