@@ -164,19 +164,24 @@ export class KubeClient {
    * Every page of a list, as one consistent snapshot: the items and the list's resourceVersion.
    * When a continue token expires mid-way (410), the rest is not paged: one list of everything,
    * with the client's request timeout, as client-go's pager does. Each page has its own
-   * timeout; a page that times out is asked for again in smaller pages (see `ListAllOptions`).
+   * timeout; a page whose answer was still arriving when it timed out is asked for again in
+   * smaller pages (see `ListAllOptions`); one with no answer at all, once.
    */
   async listAll<T extends KubeObject>(kind: ResourceKind<T>, opts: ListAllOptions = {}): Promise<{ items: T[]; resourceVersion: string }> {
     const { pageSize, pageTimeoutMs, ...listOpts } = opts;
     let limit = Math.max(1, pageSize ?? 500);
     const items: T[] = [];
     let token: string | undefined;
+    /** A page with no answer at all is asked for smaller once: a server that never answers fails in two timeouts, not five. */
+    let unanswered = 0;
     for (;;) {
       let page: ObjectList<T>;
       try {
         page = await this.list(kind, { ...listOpts, limit, ...(token ? { continue: token } : {}), ...(pageTimeoutMs ? { timeoutMs: pageTimeoutMs } : {}) });
       } catch (err) {
-        if (err instanceof ApiError && err.reason === 'Timeout' && err.code === 0 && limit > 1 && !opts.signal?.aborted) {
+        const slowAnswer = err instanceof ApiError && TIMED_OUT_READING.has(err);
+        const noAnswer = err instanceof ApiError && err.reason === 'Timeout' && err.code === 0 && !slowAnswer;
+        if ((slowAnswer || (noAnswer && unanswered++ < 1)) && limit > 1 && !opts.signal?.aborted) {
           limit = Math.max(1, Math.floor(limit / 4));
           continue; // the same page again, smaller
         }
@@ -395,6 +400,7 @@ export class KubeClient {
     else outer?.addEventListener('abort', onOuterAbort, { once: true });
     const signal = deadline.signal;
     const started = performance.now();
+    const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
     let code = 0;
     try {
       await this.#bucket?.take(signal);
@@ -412,9 +418,27 @@ export class KubeClient {
       code = res.statusCode ?? 0;
       const body = await readBody(res);
       if (code >= 300) throw apiErrorFromResponse(code, body, headerValue(res.headers['retry-after']));
+      if (typeof body === 'string') {
+        // A web page or a proxy's text where JSON belongs: not an API server (a wrong server URL,
+        // a sign-in page in front of it). Never read as an empty answer.
+        const snippet = body.length > 200 ? `${body.slice(0, 200)}…` : body;
+        throw new ApiError({ reason: 'ServerError', code, message: `${this.server} did not answer as a Kubernetes API server (${code} ${headerValue(res.headers['content-type']) ?? 'no content type'}): ${snippet}` });
+      }
       return { code, body };
     } catch (err) {
-      throw toApiError(err, outer, signal);
+      const failure = toApiError(err, outer, signal);
+      if (failure instanceof ApiError && failure.reason === 'Timeout' && failure.code === 0 && failure.cause === err && !(err instanceof ApiError)) {
+        // Which timeout it was: the answer began and was still arriving, or no answer came at all.
+        const timedOut = new ApiError({
+          reason: 'Timeout',
+          code: 0,
+          message: code > 0 ? `the answer of ${this.server} was still arriving after ${timeoutMs} ms` : `no answer from ${this.server} within ${timeoutMs} ms`,
+          cause: err,
+        });
+        if (code > 0) TIMED_OUT_READING.add(timedOut);
+        throw timedOut;
+      }
+      throw failure;
     } finally {
       clearTimeout(timer);
       outer?.removeEventListener('abort', onOuterAbort);
@@ -471,6 +495,9 @@ async function readBody(res: IncomingMessage): Promise<unknown> {
     return text;
   }
 }
+
+/** Timeouts of requests whose answer had begun (headers came, the body was still arriving). */
+const TIMED_OUT_READING = new WeakSet<ApiError>();
 
 /** `deadline` is the request's own signal, aborted by its deadline timer (or by `callerSignal`, checked first). */
 function toApiError(err: unknown, callerSignal?: AbortSignal, deadline?: AbortSignal): unknown {

@@ -1,0 +1,56 @@
+/**
+ * What the client makes of answers no API server gives: no answer at all (a server behind a
+ * partition that accepts connections and never replies), and a 2xx that is not JSON (a proxy's
+ * or a web server's page). Each is an `ApiError` that says what happened and where, within the
+ * client's timeout; never `[]`, never a JavaScript TypeError.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '../kubeconfig/index.ts';
+import { ConfigMapKind } from '../objects/index.ts';
+import { KubeClient } from './client.ts';
+import { ApiError } from './errors.ts';
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function clientFor(server: string, timeoutMs: number): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ clusters: [{ name: 'c', server }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  return new KubeClient({ kubeConfig: kc, timeoutMs });
+}
+
+test('a server that never answers: listAll fails within one timeout (no smaller pages asked of it), naming the server', async (t) => {
+  const server = createServer(() => {}); // accepts, never answers
+  const url = await listen(server);
+  t.after(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  const client = clientFor(url, 200);
+  t.after(() => client.close());
+  const started = performance.now();
+  const err = await client.listAll(ConfigMapKind, { namespace: 'ns' }).then(() => undefined, (e: unknown) => e);
+  const took = performance.now() - started;
+  assert.ok(err instanceof ApiError && err.reason === 'Timeout', String(err));
+  assert.ok(took < 600, `failed after ${Math.round(took)} ms (timeout 200 ms)`);
+  assert.match(err.message, new RegExp(`no answer from ${url.replace(/[.]/g, '\\.')} within 200 ms`));
+});
+
+test('a 2xx answer that is not JSON is an error that says so, never an empty list', async (t) => {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<html><body>Sign in to continue</body></html>');
+  });
+  const url = await listen(server);
+  t.after(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  const client = clientFor(url, 2_000);
+  t.after(() => client.close());
+  for (const call of [() => client.list(ConfigMapKind, { namespace: 'ns' }), () => client.listAll(ConfigMapKind, { namespace: 'ns' }), () => client.get(ConfigMapKind, { namespace: 'ns', name: 'a' })]) {
+    const err = await call().then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof ApiError, `rejected with an ApiError, not ${String(err)}`);
+    assert.match(err.message, /did not answer as a Kubernetes API server \(200 text\/html\): <html><body>Sign in/);
+  }
+});
