@@ -70,3 +70,25 @@ test('loadOperatorConfig names the file in every error', async () => {
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a provider.vendor.caFile that cannot be read, or holds no certificate, is a problem of the file, found before anything starts', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'converge-config-'));
+  try {
+    const file = join(dir, 'cfg.yaml');
+    const problemsOf = async (caFile: string) => {
+      await writeFile(file, `provider:\n  vendor: { caFile: ${JSON.stringify(caFile)} }\n`);
+      const err = await loadOperatorConfig(file).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof OperatorConfigError, `an OperatorConfigError for ${caFile}, not ${String(err)}`);
+      return err.problems;
+    };
+    assert.match((await problemsOf(join(dir, 'missing.pem')))[0]!, /^provider\.vendor\.caFile: cannot read .*missing\.pem \(ENOENT\)/);
+    assert.match((await problemsOf(dir))[0]!, /^provider\.vendor\.caFile: cannot read .* \(EISDIR\)/);
+    await writeFile(join(dir, 'garbage.pem'), 'not a certificate');
+    assert.match((await problemsOf(join(dir, 'garbage.pem')))[0]!, /^provider\.vendor\.caFile: .*garbage\.pem holds no PEM certificate/);
+    await writeFile(join(dir, 'ca.pem'), '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    await writeFile(file, `provider:\n  vendor: { caFile: ${JSON.stringify(join(dir, 'ca.pem'))} }\n`);
+    await loadOperatorConfig(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -118,7 +118,27 @@ export async function loadOperatorConfig(path: string): Promise<OperatorConfig> 
   } catch (err) {
     throw new OperatorConfigError(path, [`not YAML or JSON: ${(err as Error).message}`]);
   }
-  return parseOperatorConfig(raw, path);
+  const config = parseOperatorConfig(raw, path);
+  const problems = await fileProblems(raw);
+  if (problems.length) throw new OperatorConfigError(path, problems);
+  return config;
+}
+
+/**
+ * The files a valid configuration names, checked where they are read: this machine. Run after
+ * the shape checks (a file path of the wrong type is reported there); a configuration given as an
+ * object (`parseOperatorConfig`) names files its caller checks.
+ */
+async function fileProblems(raw: unknown): Promise<string[]> {
+  const caFile = isMapping(raw) && isMapping(raw.provider) && isMapping(raw.provider.vendor) ? raw.provider.vendor.caFile : undefined;
+  if (typeof caFile !== 'string' || caFile === '') return [];
+  let pem: string;
+  try {
+    pem = await readFile(caFile, 'utf8');
+  } catch (err) {
+    return [`provider.vendor.caFile: cannot read ${caFile} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`];
+  }
+  return pem.includes('-----BEGIN CERTIFICATE-----') ? [] : [`provider.vendor.caFile: ${caFile} holds no PEM certificate`];
 }
 
 function isMapping(v: unknown): v is Record<string, unknown> {
