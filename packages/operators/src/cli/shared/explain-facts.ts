@@ -52,11 +52,24 @@ export async function gatherMicroserviceFacts(reader: ObjectReader, namespace: s
   ]);
   const uids = [microservice, deployment, service].filter((o): o is NonNullable<typeof o> => o !== undefined).map((o: KubeObject) => o.metadata.uid ?? '');
   const selector = deployment?.spec?.selector?.matchLabels;
+  let podsUnreadable: string | undefined;
   const [events, pods] = await Promise.all([
     reader.eventsRegarding(namespace, uids),
-    selector && Object.keys(selector).length > 0 && reader.podsMatching ? reader.podsMatching(namespace, selector, POD_SAMPLE) : undefined,
+    selector && Object.keys(selector).length > 0 && reader.podsMatching
+      ? reader.podsMatching(namespace, selector, POD_SAMPLE).catch((err: unknown) => {
+        // A sample that helps, not a requirement: a reader may not be allowed to list pods.
+        if (!(err instanceof ApiError) || err.code !== 403) throw err;
+        podsUnreadable = err.message;
+        return undefined;
+      })
+      : undefined,
   ]);
-  return { microservice, deployment, service, endpointSlices, events, ...(pods ? { pods } : {}), defaults: options.defaults, defaultsSource: options.defaultsSource };
+  return {
+    microservice, deployment, service, endpointSlices, events,
+    ...(pods ? { pods } : {}),
+    ...(podsUnreadable ? { podsUnreadable } : {}),
+    defaults: options.defaults, defaultsSource: options.defaultsSource,
+  };
 }
 
 export async function gatherProviderFacts(reader: ObjectReader, namespace: string, name: string): Promise<ProviderFacts | undefined> {

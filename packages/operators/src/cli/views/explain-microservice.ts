@@ -27,6 +27,8 @@ export interface MicroserviceFacts {
   events: readonly KubeEvent[];
   /** Pods of the Deployment (a sample), when the reader can list them: they say why a rollout waits. */
   pods?: readonly Pod[];
+  /** Why the pods could not be read (the reader may not list them: 403), when it could not. */
+  podsUnreadable?: string;
   defaults: PlatformDefaults;
   /** Where `defaults` came from, e.g. `built-in platform defaults` or `--config ops.yaml`. */
   defaultsSource: string;
@@ -173,6 +175,7 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
     // The cause, in the pods' words: what the Deployment's counts cannot say.
     const pods = facts.pods && podProblems(facts.pods);
     if (pods) findings.push({ severity: assessed.state === 'Stalled' ? 'error' : 'warning', message: `pods: ${describePodProblems(pods)}` });
+    if (facts.podsUnreadable) findings.push({ severity: 'info', message: `pods not read: ${facts.podsUnreadable}; what they say about the rollout is missing here` });
   }
 
   const childrenOk = children.every((c) => c.ownership === 'controlled' && c.differences.length === 0);
