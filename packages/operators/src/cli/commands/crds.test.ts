@@ -59,3 +59,17 @@ test('converge crds --help, and usage errors on stderr with exit code 2', async 
 test('the light command lists the same files as the CRD list', () => {
   assert.deepEqual([...CRD_FILE_NAMES], CRD_FILES.map((f) => f.path.replace('deploy/crds/', '')));
 });
+
+test('crds --apply says what failed when kubectl cannot reach the cluster or is missing, never that the API server refused it', async () => {
+  const missingConfig = capture();
+  missingConfig.env = { ...process.env, KUBECONFIG: '' };
+  assert.equal(await run(['--apply', '--kubeconfig', '/nonexistent/converge-kubeconfig.yaml'], missingConfig), 1);
+  assert.doesNotMatch(missingConfig.err, /refused/);
+  assert.match(missingConfig.err, /^converge crds: kubectl could not read the cluster \(exit \d+\); nothing was applied:\n.*converge-kubeconfig\.yaml/s);
+
+  const noKubectl = capture();
+  noKubectl.env = { ...process.env, PATH: '/nonexistent-converge-path' };
+  assert.equal(await run(['--apply'], noKubectl), 1);
+  assert.doesNotMatch(noKubectl.err, /refused/);
+  assert.match(noKubectl.err, /kubectl is not on PATH: --apply runs it\. Install kubectl, or print the CRDs \(converge crds\) and apply them yourself/);
+});

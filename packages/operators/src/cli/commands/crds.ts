@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseCommandArgs } from '../shared/command-args.ts';
-import { applyServerSide, connectionFlags, processIO, runKubectl } from '../shared/kubectl.ts';
+import { applyServerSide, connectionFlags, kubectlFailure, processIO, runKubectl } from '../shared/kubectl.ts';
 import type { CommandIO } from '../shared/kubectl.ts';
 import { assetDir } from '../shared/package-assets.ts';
 
@@ -34,12 +34,18 @@ Options:
  * control plane) keeps its URL and CA. Applying the Service form over a URL would leave both in
  * `clientConfig`, which the API server refuses ("exactly one of url or service is required").
  */
-async function keepingLocalWebhooks(yaml: string, values: { kubeconfig?: string; context?: string }, io: CommandIO): Promise<string> {
+async function keepingLocalWebhooks(yaml: string, values: { kubeconfig?: string; context?: string }, io: CommandIO): Promise<string | undefined> {
   const { CRD_FILES, renderCrdFile } = await import('../shared/crd-files.ts');
   const files: string[] = [];
   for (const file of CRD_FILES) {
     const live = await runKubectl([...connectionFlags(values), 'get', 'crd', file.crd.metadata.name, '-o', 'json', '--ignore-not-found'], { env: io.env });
-    const conversion = live.code === 0 && live.stdout.trim() ? (JSON.parse(live.stdout) as { spec?: { conversion?: { webhook?: { clientConfig?: { url?: string } } } } }).spec?.conversion : undefined;
+    if (live.code !== 0) {
+      // The first contact with the cluster: what fails here is kubectl or the connection, not a refusal.
+      const text = kubectlFailure('crds', live);
+      io.stderr(`converge crds: ${text.endsWith('\n') ? text : `${text}\n`}`);
+      return undefined;
+    }
+    const conversion = live.stdout.trim() ? (JSON.parse(live.stdout) as { spec?: { conversion?: { webhook?: { clientConfig?: { url?: string } } } } }).spec?.conversion : undefined;
     if (!conversion?.webhook?.clientConfig?.url) {
       files.push(renderCrdFile(file));
       continue;
@@ -61,9 +67,10 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
     return 0;
   }
   const { CRD_FILES, renderAllCrds } = await import('../shared/crd-files.ts');
-  if (!(await applyServerSide('crds', await keepingLocalWebhooks(renderAllCrds(), values, io), values, io))) return 1;
+  const crds = await keepingLocalWebhooks(renderAllCrds(), values, io);
+  if (crds === undefined || !(await applyServerSide('crds', crds, values, io))) return 1;
   const names = CRD_FILES.map((f) => `crd/${f.crd.metadata.name}`);
-  const established = await runKubectl([...connectionFlags(values), 'wait', '--for=condition=Established', '--timeout=60s', ...names], { env: io.env });
+  const established = await runKubectl([...connectionFlags(values, { requestTimeout: false }), 'wait', '--for=condition=Established', '--timeout=60s', ...names], { env: io.env });
   io.stdout(established.stdout);
   if (established.code !== 0) {
     io.stderr(`converge crds: the CRDs did not become established:\n${established.stderr}`);

@@ -159,7 +159,7 @@ test('--apply reports kubectl failures on stderr with exit code 1', { skip }, as
   io.env = { ...process.env, KUBECONFIG: '/nonexistent/kubeconfig' };
   const code = await run(['--apply', '--kubeconfig', '/nonexistent/kubeconfig'], io);
   assert.equal(code, 1);
-  assert.match(io.err, /could not check the cluster before applying \(exit \d+\); nothing was applied/);
+  assert.match(io.err, /kubectl could not read the cluster \(exit \d+\); nothing was applied/);
 });
 
 test('the shipped operator configuration is valid and matches the built-in defaults', async () => {

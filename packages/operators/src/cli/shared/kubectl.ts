@@ -52,12 +52,27 @@ export interface ConnectionValues {
   context?: string | undefined;
 }
 
-/** kubectl's global connection flags from ours. */
-export function connectionFlags(values: ConnectionValues): string[] {
+/**
+ * kubectl's global connection flags from ours, and a bound on each request (an API server that
+ * never answers); `kubectl wait` gets none (it bounds itself with `--timeout`, and its watch must
+ * not be cut by a request timeout).
+ */
+export function connectionFlags(values: ConnectionValues, options: { requestTimeout?: boolean } = {}): string[] {
   return [
     ...(values.kubeconfig ? [`--kubeconfig=${values.kubeconfig}`] : []),
     ...(values.context ? [`--context=${values.context}`] : []),
+    ...(options.requestTimeout === false ? [] : ['--request-timeout=30s']),
   ];
+}
+
+/**
+ * Why a kubectl run that was to read the cluster failed, for `converge <command>: …`: kubectl
+ * missing (127) says what to do instead; anything else quotes kubectl (a kubeconfig that does not
+ * exist, a context, a connection refused or timed out).
+ */
+export function kubectlFailure(command: string, result: KubectlResult): string {
+  if (result.code === 127) return `kubectl is not on PATH: --apply runs it. Install kubectl, or print the ${command === 'crds' ? 'CRDs' : 'manifests'} (converge ${command}) and apply them yourself`;
+  return `kubectl could not read the cluster (exit ${result.code}); nothing was applied:\n${result.stderr}`;
 }
 
 const APPLY_ARGS = ['apply', '--server-side', '--field-manager=converge', '--force-conflicts', '-f', '-'];
@@ -96,7 +111,7 @@ export async function applyServerSide(command: string, yaml: string, values: Con
   const existing = new Set<string>();
   if (asked.length > 0) {
     const got = await runKubectl([...connectionFlags(values), 'get', 'namespaces', ...asked, '--ignore-not-found', '-o', 'name'], { env: io.env });
-    if (got.code !== 0) return fail(`kubectl could not check the cluster before applying (exit ${got.code}); nothing was applied:\n${got.stderr}`);
+    if (got.code !== 0) return fail(kubectlFailure(command, got));
     for (const line of got.stdout.split('\n')) if (line.startsWith('namespace/')) existing.add(line.slice('namespace/'.length));
   }
   const missing = used.filter((ns) => !existing.has(ns) && !created.has(ns)).sort();
