@@ -45,3 +45,20 @@ test('a provider refused by the vendor after a timeout no longer counts as waiti
   await waitFor(env.client, env.ns, 'refused', (d) => ready(d)?.reason === 'VendorRejected', 'VendorRejected', 60_000);
   await eventually(async () => (await waiting()) === 0, { timeoutMs: 5_000, what: 'no object waiting for the vendor once it answered with a refusal' });
 });
+
+test('a first create held back because its key cannot be stored for the late-create sweep says so in the status, and sends nothing', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t, { ...FAST, faults: { split: 0 } });
+  assert.ok(env.proxy, 'runs through the fault proxy (CONVERGE_TEST_FAULTS=0 turns it off)');
+  // The ledger's ConfigMaps cannot be written: the API server (behind the proxy) answers 500.
+  const stops = [
+    env.proxy.inject({ match: { method: 'POST', path: new RegExp(`/namespaces/${env.ns}/configmaps$`) }, answer: { status: 500 } }),
+    env.proxy.inject({ match: { method: 'PUT', path: new RegExp(`/namespaces/${env.ns}/configmaps/converge-late-creates`) }, answer: { status: 500 } }),
+  ];
+  t.after(() => stops.forEach((s) => s()));
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'unrecorded', env.sim.baseUrl));
+  const held = await waitFor(env.client, env.ns, 'unrecorded', (d) => ready(d)?.reason === 'EnsureFailed', 'EnsureFailed', 20_000);
+  assert.match(ready(held)?.message ?? '', /cannot be stored for the late-create sweep yet, so no create is sent/);
+  assert.equal(env.sim.instances().length, 0, 'no create sent');
+  stops.forEach((s) => s());
+  await waitFor(env.client, env.ns, 'unrecorded', isReady, 'Ready once the ledger can be written', 60_000);
+});

@@ -59,7 +59,7 @@ export function explainProvider(facts: ProviderFacts): Explanation {
   if (providerID) {
     findings.push({ severity: 'ok', message: `vendor instance ${providerID}${instanceEndpoint ? ` at ${instanceEndpoint}` : ''}` });
   } else if (createRequestedAt) {
-    findings.push({ severity: 'warning', message: `a create was sent to ${instanceEndpoint ?? p.spec?.endpoint} at ${createRequestedAt}, no instance recorded yet: deletion asks the vendor before the finalizer goes` });
+    findings.push({ severity: 'warning', message: `a create may have been sent to ${instanceEndpoint ?? p.spec?.endpoint} at ${createRequestedAt} (recorded before sending), no instance recorded yet: deletion asks the vendor before the finalizer goes` });
   } else if (!deleting) {
     findings.push({ severity: 'warning', message: 'no vendor instance recorded yet (status.providerID is empty); no create was sent' });
   } else {

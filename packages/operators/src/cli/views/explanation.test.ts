@@ -215,7 +215,7 @@ test('a provider with a create sent but no instance recorded, and one with the a
   const sent = explainProvider({ provider: provider({ observedGeneration: 1, instanceEndpoint: 'https://vendor.example', createRequestedAt: '2026-01-01T00:00:00.123Z', conditions: [cond('Ready', 'False', 'EnsureFailed', 1, 'timeout')] }), credentials: { secretExists: true, keyPresent: true }, events: [] });
   assert.equal(sent.provider!.instanceEndpoint, 'https://vendor.example');
   assert.equal(sent.provider!.createRequestedAt, '2026-01-01T00:00:00.123Z');
-  assert.ok(sent.findings.some((f) => f.message.startsWith('a create was sent to https://vendor.example at 2026-01-01T00:00:00.123Z')));
+  assert.ok(sent.findings.some((f) => f.message.startsWith('a create may have been sent to https://vendor.example at 2026-01-01T00:00:00.123Z')));
   assert.match(renderExplanationText(sent, { now }), /instance lives at https:\/\/vendor\.example, last create requested 2026-01-01T00:00:00\.123Z/);
   const p = provider({ observedGeneration: 1, providerID: 'inst-1', instanceEndpoint: 'https://vendor.example', conditions: [cond('Ready', 'True', 'ProviderReady', 1, 'healthy')] });
   p.metadata.annotations = { 'dhp.example.com/abandon-instance': 'inst-1' };

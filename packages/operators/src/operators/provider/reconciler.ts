@@ -68,6 +68,9 @@ import type { LateCreateSweep } from './late-creates.ts';
 import { defaultProviderConfig } from './provider-config.ts';
 import { KeyHolds } from './key-holds.ts';
 
+/** A first create held back: its key could not be stored for the late-create sweep. */
+const LATE_CREATE_NOT_RECORDED = 'LateCreateNotRecorded';
+
 /** What the reconciler uses; the deletion path's share (`DeletionDeps`) is documented in `deletion.ts`. */
 export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates' | 'recovery'> {
   /** Told which CRs wait on an unreachable vendor endpoint (`vendor-recovery.ts`), and which no longer do. */
@@ -190,6 +193,11 @@ export class ProviderReconciler {
     try {
       instance = await this.#ensure(guarded, vendor, token, request, signal, seen?.instance);
     } catch (err) {
+      if (err instanceof TemporaryError && err.reason === LATE_CREATE_NOT_RECORDED && !signal.aborted) {
+        // Held back before anything was sent: the status says why, or it would say nothing at all.
+        await this.#status(guarded, 'False', Reason.EnsureFailed, `${err.message}; retrying with backoff`, signal);
+        throw err;
+      }
       if (!isVendorError(err)) throw err; // the intent write (a conflict, a deletion), an abort
       return this.#vendorFailed(guarded, request, asVendorFailure(err), 'ensure', signal);
     }
@@ -381,7 +389,7 @@ export class ProviderReconciler {
     } catch (err) {
       if (signal.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      throw new TemporaryError('LateCreateNotRecorded', `the key of the first create cannot be stored for the late-create sweep yet, so no create is sent: ${message}`);
+      throw new TemporaryError(LATE_CREATE_NOT_RECORDED, `the key of the first create cannot be stored for the late-create sweep yet, so no create is sent: ${message}`);
     }
   }
 
