@@ -104,6 +104,18 @@ test('account suspended → AccountSuspended, Ready False with that reason and t
   assert.ok(!env.logs.some((l) => l.includes(env.token)), 'the token never appears in a log line');
 });
 
+test('a provider created while its account is suspended (the create refused with 403) carries AccountSuspended=True too, and recovers on resume', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t, FAST);
+  env.sim.suspendAccount(undefined, 'invoice 2025-02 unpaid');
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'born-suspended', env.sim.baseUrl));
+  const suspended = await waitFor(env.client, env.ns, 'born-suspended', (d) => ready(d)?.reason === 'AccountSuspended' && cond(d, 'AccountSuspended')?.status === 'True', 'Ready AccountSuspended and AccountSuspended=True', 30_000);
+  assert.equal(suspended.status?.limitedBy, 'AccountSuspended');
+  assert.match(cond(suspended, 'AccountSuspended')?.message ?? '', /suspended/i);
+  env.sim.resumeAccount();
+  const back = await waitFor(env.client, env.ns, 'born-suspended', isReady, 'Ready once resumed', 60_000);
+  assert.equal(cond(back, 'AccountSuspended')?.status, 'False');
+});
+
 test('throttling → RateLimited (Ready stays True) → clears; the vendor\'s health message shows in Ready', { timeout: 120_000 }, async (t) => {
   const env = await setupProviders(t, FAST);
   const { id } = await readyOne(env, 'rate');

@@ -48,7 +48,7 @@
  */
 import { TemporaryError, PermanentError, setCondition, patchStatus, addFinalizer, hasFinalizer, toRfc3339 } from '@converge/runtime';
 import type { Request, Result, Store } from '@converge/runtime';
-import { DigitalHumanProviderKind, PROVIDER_FINALIZER, PROVIDER_FIELD_MANAGER, DEFAULT_CREDENTIALS_KEY, ProviderReason as Reason } from './api/schema-free.ts';
+import { DigitalHumanProviderKind, PROVIDER_FINALIZER, PROVIDER_FIELD_MANAGER, DEFAULT_CREDENTIALS_KEY, ProviderReason as Reason, ProviderConditionType as QuotaCondition, QuotaReason } from './api/schema-free.ts';
 import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/schema-free.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
@@ -409,12 +409,16 @@ export class ProviderReconciler {
       // retry interval (the vendor may change its mind: a plan upgraded, a region enabled; #waitsForChange).
       const field = failure.field ? ` (the vendor names ${failure.field === 'region' ? 'spec.region, which is immutable: create a new DigitalHumanProvider' : failure.field})` : '';
       const message = `the vendor refused the ${step}: ${failure.message}${field}; sent again when the spec changes, and every ${Math.round(this.#rejectedRetryMs / 1000)} s while it does not (the vendor may accept it later)`;
-      await this.#status(dhp, 'False', Reason.VendorRejected, message, signal, providerID, true);
+      await this.#status(dhp, 'False', Reason.VendorRejected, message, signal, providerID, { permanent: true });
       throw new PermanentError(Reason.VendorRejected, message);
     }
     if (failure.kind === 'AccountSuspended') {
-      // Retried with backoff, and at once when the account watch sees the account resumed.
-      await this.#status(dhp, 'False', Reason.AccountSuspended, `the vendor refused the ${step}: ${failure.message}`, signal, providerID);
+      // Retried with backoff, and at once when the account watch sees the account resumed. The
+      // account's own condition says it too: no observation (which sets it) may have come yet.
+      const why = `the vendor refused the ${step}: ${failure.message}`;
+      await this.#status(dhp, 'False', Reason.AccountSuspended, why, signal, providerID, {
+        conditions: [{ type: QuotaCondition.AccountSuspended, status: 'True', reason: QuotaReason.Suspended, message: why }],
+      });
       throw new TemporaryError(Reason.AccountSuspended, failure.message);
     }
     await this.#status(dhp, 'False', Reason.EnsureFailed, `${step} failed: ${failure.message}; retrying with backoff`, signal, providerID);
@@ -424,9 +428,18 @@ export class ProviderReconciler {
   /**
    * Writes the Ready condition (with Reconciling and Stalled, `conditions.ts`), providerID and
    * observedGeneration when they changed, to the very version read. `permanent`: a failure that
-   * waits for a change (Stalled).
+   * waits for a change (Stalled); `conditions`: others this finding sets too.
    */
-  async #status(dhp: DigitalHumanProvider, ready: ReadyStatus, reason: string, message: string, signal: AbortSignal, providerID?: string, permanent = false): Promise<void> {
+  async #status(
+    dhp: DigitalHumanProvider,
+    ready: ReadyStatus,
+    reason: string,
+    message: string,
+    signal: AbortSignal,
+    providerID?: string,
+    options: { permanent?: boolean; conditions?: { type: string; status: 'True' | 'False'; reason: string; message: string }[] } = {},
+  ): Promise<void> {
+    const permanent = options.permanent ?? false;
     const latest = this.#latest(dhp);
     const generation = latest.metadata.generation ?? 0;
     const id = providerID ?? latest.status?.providerID;
@@ -441,7 +454,7 @@ export class ProviderReconciler {
       ...(id ? { providerID: id } : {}),
       // An instance without a recorded endpoint (written by an earlier version) lives at the spec's.
       ...(id && !latest.status?.instanceEndpoint ? { instanceEndpoint: latest.spec.endpoint } : {}),
-      conditions: providerConditions(ready, reason, message, permanent).reduce(
+      conditions: [...providerConditions(ready, reason, message, permanent), ...(options.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message] as const)].reduce(
         (conditions, [type, status, why, text]) => setCondition(conditions, { type, status, reason: why, message: text, observedGeneration: generation }, now),
         latest.status?.conditions,
       ),
