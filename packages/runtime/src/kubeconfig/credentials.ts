@@ -67,7 +67,7 @@ export class Credentials {
   constructor(kc: KubeConfig, options: CredentialsOptions = {}) {
     const where = kc.source || 'the kubeconfig';
     const contextName = kc.getCurrentContext();
-    if (!contextName) throw new KubeConfigError(`${where} has no current context (set current-context, or pick one with --context)`);
+    if (!contextName) throw new KubeConfigError(`${where} has no current context (choose one: kubectl config use-context <name>; commands that take --context accept one)`);
     const context = kc.getContextObject(contextName);
     if (!context) throw new KubeConfigError(`${where}: the current context "${contextName}" is not defined`);
     const cluster = kc.getCluster(context.cluster);
