@@ -295,6 +295,13 @@ function bindAddress(text: string): boolean {
 }
 
 /** `host:port`, `:port` or `[ipv6]:port`, as `dashboard --listen` takes it. */
+/** Whether a `host:port` that `listenAddress` accepts is on loopback (the dev dashboard's rule). */
+function loopbackListen(text: string): boolean {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(text.trim())!;
+  const host = (m[1] ?? m[2] ?? '').toLowerCase();
+  return host === 'localhost' || host === '::1' || host === '0:0:0:0:0:0:0:1' || (isIP(host) === 4 && host.startsWith('127.')) || /^::ffff:127\./.test(host);
+}
+
 function listenAddress(text: string): boolean {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(text.trim());
   return m !== null && Number(m[3]) <= 65535 && (m[1] === undefined || isIP(m[1]) === 6);
@@ -419,12 +426,15 @@ const SPECS: Spec[] = [
       'no-ui': { type: 'boolean' }, 'no-samples': { type: 'boolean' }, namespace: { type: 'string' }, 'kubeconfig-out': { type: 'string' }, 'log-file': { type: 'string' },
       'log-level': { type: 'string' }, dashboard: { type: 'string' }, 'exit-when-ready': { type: 'boolean' }, timeout: { type: 'string' },
     },
-    good: { namespace: namespaceValue, 'log-level': fc.constantFrom(...LOG_LEVELS), timeout: fc.constantFrom('1', '0.5', '600', '1e-9', '9999999999', '2147484'), dashboard: fc.constantFrom('off', '127.0.0.1:0') },
+    good: { namespace: namespaceValue, 'log-level': fc.constantFrom(...LOG_LEVELS), timeout: fc.constantFrom('1', '0.5', '600', '1e-9', '9999999999', '2147484'), dashboard: fc.constantFrom('off', '127.0.0.1:0', '0.0.0.0:0', 'nowhere') },
     check: (v) => {
       const timeout = Number(str(v.timeout) ?? '600');
       if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 2_147_483.647) return 'usage'; // "at most 2147483 (24 days)"
       if (v['exit-when-ready'] && v['no-samples']) return 'usage';
       if (!logLevel(v['log-level'])) return 'usage';
+      if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(str(v.namespace) ?? 'default')) return 'usage';
+      const dashboard = str(v.dashboard) ?? '127.0.0.1:7070';
+      if (dashboard !== 'off' && !(listenAddress(dashboard) && loopbackListen(dashboard))) return 'usage';
       return 'valid';
     },
     longRunning: () => true,

@@ -54,7 +54,7 @@ import type { DevInfo } from '../dev/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { LOG_LEVEL_CHOICES, logLevelError } from '../shared/log-level.ts';
 import { assetDir } from '../shared/package-assets.ts';
-import { DEFAULT_LISTEN, startDashboard } from '../../dashboard/index.ts';
+import { DEFAULT_LISTEN, ListenError, parseListen, startDashboard } from '../../dashboard/index.ts';
 import type { RunningDashboard } from '../../dashboard/index.ts';
 
 const DEV_DIR = join(process.cwd(), '.converge', 'dev');
@@ -123,6 +123,25 @@ export async function run(argv: string[]): Promise<number> {
   if (badLevel) {
     process.stderr.write(badLevel);
     return 2;
+  }
+  // Checked before a control plane is started for them (a minute, on a cold build cache).
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(values.namespace)) {
+    process.stderr.write(`converge dev: --namespace must be a DNS label (lowercase letters, digits and '-', at most 63), got ${JSON.stringify(values.namespace)}\n`);
+    return 2;
+  }
+  if (values.dashboard !== 'off') {
+    let loopback: boolean;
+    try {
+      loopback = parseListen(values.dashboard).loopback;
+    } catch (err) {
+      if (!(err instanceof ListenError)) throw err;
+      process.stderr.write(`converge dev: --dashboard must be host:port or "off" (e.g. ${DEFAULT_LISTEN}), got ${JSON.stringify(values.dashboard)}\n`);
+      return 2;
+    }
+    if (!loopback) {
+      process.stderr.write(`converge dev: --dashboard must be a loopback address (the local dashboard has no token), got ${JSON.stringify(values.dashboard)}\n`);
+      return 2;
+    }
   }
   return new DevSession({
     ui: !values['no-ui'] && process.stdout.isTTY === true,
