@@ -63,9 +63,13 @@ async function main(argv: string[]): Promise<number> {
   }
   // `run` lives in a pod: take SIGTERM as a graceful stop from now on, also while it loads.
   if (command === 'run' || command === 'migrate-storage' || command === 'dashboard') stopSignal();
+  running = command;
   const module = (await import(`./commands/${command}.ts`)) as { run(argv: string[]): Promise<number> };
   return module.run(rest);
 }
+
+/** The command running, for the line of an error no command reported itself. */
+let running = '';
 
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code !== 'EPIPE') process.stderr.write(`converge: cannot write the output: ${err.message}\n`);
@@ -79,7 +83,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`converge: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`converge${running ? ` ${running}` : ''}: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;
   },
 );
