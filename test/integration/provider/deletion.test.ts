@@ -125,7 +125,10 @@ test('many late creates of one account are matched against one listing of it, an
   await eventually(() => created.every((c) => instancesOf(env.sim, c).length === 0), { what: 'every late instance deleted', timeoutMs: 30_000 });
   const listed = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'due keys matched against one listing of the account');
   assert.ok(listed.some((l) => (l.keys as number) > 3), `the due keys shared a listing: ${JSON.stringify(listed)}`);
-  const lines = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === LATE_INSTANCE_DELETED_LOG);
+  // The simulator sees each delete before the operator gets its answer and logs it: wait for the lines.
+  const deletedLines = () => env.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === LATE_INSTANCE_DELETED_LOG);
+  await eventually(() => new Set(deletedLines().map((l) => l.name)).size >= names.length, { what: 'a deletion log line for every provider', timeoutMs: 10_000 }).catch(() => undefined);
+  const lines = deletedLines();
   assert.deepEqual([...new Set(lines.map((l) => l.name))].sort(), names, 'every provider had its late instance deleted');
   assert.equal(lines.length, env.sim.stats().creates, 'every instance created was deleted by the sweep');
 });
@@ -151,7 +154,10 @@ test('a provider removed past its finalizer while its create is at the vendor (k
   assert.equal(env.sim.stats().creates, 0, 'the provider was gone before the vendor applied the create (the case under test)');
   await eventually(() => env.sim.stats().creates >= 1, { what: 'the create applied', timeoutMs: 10_000 });
   await eventually(() => instancesOf(env.sim, requested).length === 0, { what: 'the instance of the removed provider deleted', timeoutMs: 30_000 });
-  const lines = env.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+  // The simulator sees the delete before the operator gets its answer and logs it: wait for the line.
+  const parsed = () => env.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+  await eventually(() => parsed().some((l) => l.msg === LATE_INSTANCE_DELETED_LOG && l.name === 'raced'), { what: 'the sweep\'s deletion log line', timeoutMs: 10_000 }).catch(() => undefined);
+  const lines = parsed();
   assert.ok(lines.some((l) => String(l.msg).includes('kubernetes#77988') && l.idempotencyKey === requested.metadata.uid), 'the log says what happened');
   assert.ok(lines.some((l) => l.msg === LATE_INSTANCE_DELETED_LOG && l.name === 'raced'), 'the sweep deleted it');
 });
