@@ -71,7 +71,13 @@ export interface RequestMatch {
 export interface InjectRule {
   match: RequestMatch;
   /** Answer in the API server's place. */
-  answer?: { status: 404 | 410 | 429 | 500 | 504; retryAfterSeconds?: number; asWatchEvent?: boolean };
+  /**
+   * `continueInStatus`: a 410 for a continued list page carries a continue token in its Status,
+   * as kube-apiserver's for a token compacted away (`handleCompactedErrorForPaging`: go on from
+   * the same key, inconsistently); the proxy gives the request's own token, which goes on from
+   * the same key too.
+   */
+  answer?: { status: 404 | 410 | 429 | 500 | 504; retryAfterSeconds?: number; asWatchEvent?: boolean; continueInStatus?: boolean };
   /** Forward, but send the response body at this rate. */
   bytesPerSecond?: number;
   /** How many matching requests this rule takes (default: all). */
@@ -235,7 +241,8 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
       500: { reason: 'InternalError', message: 'Internal error occurred: injected by the fault proxy' },
       504: { reason: 'Timeout', message: `Timeout: Too large resource version: ${rv}, current: 1 (injected)`, details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 } },
     }[rule.status];
-    const body = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: rule.status, ...status };
+    const token = rule.continueInStatus ? url.searchParams.get('continue') : null;
+    const body = { kind: 'Status', apiVersion: 'v1', metadata: token ? { continue: token } : {}, status: 'Failure', code: rule.status, ...status };
     stats.injected[String(rule.status)] = (stats.injected[String(rule.status)] ?? 0) + 1;
     if (watch && rule.asWatchEvent) {
       res.writeHead(200, { 'content-type': 'application/json' });

@@ -33,10 +33,14 @@ import {
   defineCustomResource,
   defineKind,
   installCustomResourceDefinitions,
+  KubeClient,
+  loadKubeConfig,
   migrateStorage,
 } from '@converge/runtime';
-import type { CustomResourceDefinitionV1, KubeClient, KubeObject } from '@converge/runtime';
+import type { CustomResourceDefinitionV1, KubeObject } from '@converge/runtime';
 import { eventually, testClient, testNamespace } from '../../support/operator-harness.ts';
+import { kubeconfigPath } from '../../support/operator-harness.ts';
+import { startFaultProxy } from '../../support/fault-proxy.ts';
 import { patiently, storedApiVersions, storedVersions } from '../../support/crd-storage.ts';
 
 /** Every object of the namespace as etcd stores it: name → apiVersion. */
@@ -153,6 +157,26 @@ test('the storage version moved between a stopped run and its resumption: the re
   assert.deepEqual(await storedVersions(client, s.kinds.crd), ['v2']);
   assert.equal(rest.resumed, false, 'the recorded run belonged to the CRD as it was');
   assert.equal(rest.seen, 30, 'every object seen in the fresh pass');
+});
+
+test('a continue token that expired between pages goes on with the token the API server puts in its 410: the pass does not start over', { timeout: 180_000 }, async (t) => {
+  const client = testClient();
+  t.after(() => client.close());
+  const s = await crdWithObjectsStoredAsV1(t, client);
+  // kube-apiserver answers a token compacted away with 410 and a token to go on with, from the
+  // same key (`handleCompactedErrorForPaging`). A pass slower than the compaction interval meets
+  // it on every page after the first; starting over then never finishes.
+  const proxy = await startFaultProxy({ kubeconfigPath: kubeconfigPath(), faults: { split: 0 } });
+  t.after(() => proxy.close());
+  proxy.inject({ match: { method: 'GET', path: new RegExp(`/apis/${s.group.replace(/\./g, '\\.')}/v\\d+/crates$`), continued: true }, answer: { status: 410, continueInStatus: true }, times: 2 });
+  const through = new KubeClient({ kubeConfig: loadKubeConfig(proxy.kubeconfigPath), qps: 0 });
+  t.after(() => through.close());
+  const outcome = await patiently(() => migrateStorage(through, s.kinds.crd, { pageSize: 10 }));
+  assert.equal(outcome.complete, true);
+  assert.equal(proxy.stats().injected['410'], 2, 'both expired tokens met');
+  assert.equal(outcome.seen, 30, 'every object read once: the pass went on from where it was');
+  assert.deepEqual(await s.notStoredAsV2(), [], 'every object stored as v2');
+  assert.deepEqual(await storedVersions(client, s.kinds.crd), ['v2']);
 });
 
 test('a migration started the moment the storage version changed writes nothing in the old version', { timeout: 300_000 }, async (t) => {

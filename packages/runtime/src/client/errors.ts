@@ -41,6 +41,12 @@ export interface ApiStatus {
   reason?: string;
   code?: number;
   details?: { name?: string; kind?: string; causes?: FieldCause[]; retryAfterSeconds?: number };
+  /**
+   * `continue`: with a 410 for a list page whose continue token was compacted away, a token to go
+   * on with from the same key, at the latest version (the rest of the list is then not consistent
+   * with its first pages).
+   */
+  metadata?: { continue?: string };
 }
 
 export class ApiError extends Error {
@@ -152,6 +158,8 @@ function statusOf(body: unknown): ApiStatus | undefined {
   if (typeof b.message === 'string') out.message = b.message;
   if (typeof b.reason === 'string') out.reason = b.reason;
   if (Number.isInteger(b.code)) out.code = b.code as number;
+  const meta = b.metadata as Record<string, unknown> | null | undefined;
+  if (typeof meta === 'object' && meta !== null && typeof meta.continue === 'string' && meta.continue) out.metadata = { continue: meta.continue };
   if (typeof b.details === 'object' && b.details !== null) {
     const d = b.details as Record<string, unknown>;
     const details: NonNullable<ApiStatus['details']> = {};

@@ -204,7 +204,13 @@ export async function migrateStorage(client: KubeClient, name: string, options: 
       page = await patiently(() => client.list(kind, { limit: options.pageSize ?? 100, ...(state.continue ? { continue: state.continue } : {}), ...(options.signal ? { signal: options.signal } : {}) }), options.signal);
     } catch (err) {
       if (!(isGone(err) && state.continue)) throw err;
-      delete state.continue; // the token expired: list again from the start (idempotent)
+      // The token was compacted away: go on from the same key with the one the API server gives,
+      // as kube-storage-version-migrator does (what was created since is stored as `storage`
+      // already); without one, list again from the start (idempotent, but a pass slower than the
+      // compaction interval would then never end).
+      const next = (err as ApiError).status?.metadata?.continue;
+      if (next) state.continue = next;
+      else delete state.continue;
       continue;
     }
     for (const item of page.items) {
