@@ -121,6 +121,7 @@ export class ClusterSource {
       lastSync: last > 0 ? new Date(last).toISOString() : null,
       error: judged.error,
       warnings: judged.warnings,
+      unreadableKinds: judged.unreadable,
     };
   }
 

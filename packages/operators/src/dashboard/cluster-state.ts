@@ -15,7 +15,10 @@
  *   the answer's reason, never by words in an error's text (a message that happens to hold "403"
  *   or "not found" says nothing about the kind).
  * The cluster is `connecting` until every watch has listed once, `unreachable` while any watch is
- * down for a reason other than a warning, else `reachable`.
+ * down for a reason other than a warning, or while every kind is refused and none ever listed
+ * (an identity with no access at all: a ClusterRole without its binding), else `reachable`.
+ * `unreadable` names the kinds refused now: what the dashboard shows of them is what it last saw
+ * (a provider of such a kind is not offered as usable).
  * @module
  */
 import type { WatchHealth } from '@converge/runtime';
@@ -31,6 +34,8 @@ export interface ClusterJudgement {
   state: ClusterState;
   error: string | null;
   warnings: string[];
+  /** Kinds whose watch the API server refuses now (`NotFound`, `Forbidden`), sorted. */
+  unreadable: string[];
 }
 
 const KIND_REASONS = new Set(['NotFound', 'Forbidden']);
@@ -48,8 +53,10 @@ function watchId(h: WatchHealth): string {
  */
 export function judgeCluster(health: readonly WatchHealth[], memory: Map<string, WatchMemory>, now: number, stableMs = STABLE_WATCH_MS): ClusterJudgement {
   const warnings: string[] = [];
+  const unreadable = new Set<string>();
   let error: string | null = null;
   let synced = true;
+  let anyListed = false;
   for (const h of health) {
     const id = watchId(h);
     const m = memory.get(id);
@@ -58,18 +65,25 @@ export function judgeCluster(health: readonly WatchHealth[], memory: Map<string,
     memory.set(id, { restarts: h.restarts, stableSince });
     const stable = stableSince !== null && now - stableSince >= stableMs;
     const kindError = h.lastErrorReason !== undefined && KIND_REASONS.has(h.lastErrorReason);
+    if (h.synced) anyListed = true;
     if (!h.synced) {
-      if (kindError) warnings.push(`${h.kind}: ${h.lastError}`);
-      else synced = false;
+      if (kindError) {
+        warnings.push(`${h.kind}: ${h.lastError}`);
+        unreadable.add(h.kind);
+      } else synced = false;
       if (!kindError && h.consecutiveFailures >= 2) error ??= `${h.kind}: ${h.lastError ?? 'watch failing'}`;
       continue;
     }
     const down = h.consecutiveFailures >= 2 && !stable;
     if (!down) continue;
-    if (kindError) warnings.push(`${h.kind}: ${h.lastError}`);
-    else error ??= `${h.kind}: ${h.lastError ?? 'watch failing'}`;
+    if (kindError) {
+      warnings.push(`${h.kind}: ${h.lastError}`);
+      unreadable.add(h.kind);
+    } else error ??= `${h.kind}: ${h.lastError ?? 'watch failing'}`;
   }
   warnings.sort();
-  if (error) return { state: 'unreachable', error, warnings };
-  return { state: synced ? 'reachable' : 'connecting', error: null, warnings };
+  const refused = [...unreadable].sort();
+  if (!error && synced && !anyListed && health.length > 0 && refused.length > 0) error = `no kind could be read: ${warnings[0]}`;
+  if (error) return { state: 'unreachable', error, warnings, unreadable: refused };
+  return { state: synced ? 'reachable' : 'connecting', error: null, warnings, unreadable: refused };
 }

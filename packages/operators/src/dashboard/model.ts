@@ -59,7 +59,7 @@ export class DashboardModel {
     if (before && same(before, view)) return;
     this.#clusters.set(view.name, view);
     this.#emit({ type: 'cluster', cluster: view });
-    if (before?.reachable !== view.reachable) {
+    if (before?.reachable !== view.reachable || providersReadable(before) !== providersReadable(view)) {
       for (const [key, e] of this.#entries) {
         if (e.item.cluster === view.name && e.item.kind === 'DigitalHumanProvider') this.#put(key, 'DigitalHumanProvider', view.name, e.object);
       }
@@ -101,7 +101,7 @@ export class DashboardModel {
     const seenAt = this.#seenUnconverged.get(key) ?? this.#now().toISOString();
     const item: Item = kind === 'Microservice'
       ? microserviceItem(cluster, object as Microservice, seenAt)
-      : providerItem(cluster, object as DigitalHumanProvider, this.#clusters.get(cluster)?.reachable ?? false, seenAt);
+      : providerItem(cluster, object as DigitalHumanProvider, providersReadable(this.#clusters.get(cluster)), seenAt);
     if (item.converged) this.#seenUnconverged.delete(key);
     else this.#seenUnconverged.set(key, seenAt);
     const previous = this.#entries.get(key);
@@ -139,4 +139,9 @@ export class DashboardModel {
   get size(): number {
     return this.#entries.size;
   }
+}
+
+/** Whether the cluster's providers are seen now: reachable, and their kind not refused (a row of a refused kind is what was last seen). */
+function providersReadable(view: ClusterView | undefined): boolean {
+  return view !== undefined && view.reachable && !(view.unreadableKinds ?? []).includes('DigitalHumanProvider');
 }

@@ -10,7 +10,7 @@ import type { WatchMemory } from './cluster-state.ts';
 import { isLoopbackHost, parseListen, tokenFor, ListenError } from './listen.ts';
 import { checkAccess, tokensEqual, TOKEN_COOKIE } from './security.ts';
 import { conditionTransitions, appendTimeline } from './timeline.ts';
-import { microserviceItem, providerItem, quotaOf, unconvergedSince } from './items.ts';
+import { itemKey, microserviceItem, providerItem, quotaOf, unconvergedSince } from './items.ts';
 import { DashboardModel } from './model.ts';
 import { objectDetail } from './detail.ts';
 import type { ClusterSource } from './cluster-source.ts';
@@ -41,6 +41,19 @@ test('a missing CRD or forbidden kind is a warning, not an unreachable cluster',
   const j = judgeCluster([h({}), h({ kind: 'DigitalHumanProvider', synced: false, state: 'backoff', consecutiveFailures: 4, lastError: 'the server could not find the requested resource', lastErrorReason: 'NotFound' })], new Map(), 0);
   assert.equal(j.state, 'reachable');
   assert.deepEqual(j.warnings, ['DigitalHumanProvider: the server could not find the requested resource']);
+});
+
+test('a kind refused after it listed is named unreadable; a cluster where every kind is refused and none ever listed is not reachable', () => {
+  const forbidden = { state: 'backoff' as const, consecutiveFailures: 3, restarts: 3, healthy: false, lastError: 'digitalhumanproviders.dhp.example.com is forbidden', lastErrorReason: 'Forbidden' };
+  const later = judgeCluster([h({}), h({ kind: 'DigitalHumanProvider', ...forbidden })], new Map(), 0);
+  assert.equal(later.state, 'reachable', 'the other kinds still show');
+  assert.deepEqual(later.unreadable, ['DigitalHumanProvider']);
+  const never = judgeCluster([h({ synced: false, ...forbidden }), h({ kind: 'DigitalHumanProvider', synced: false, ...forbidden })], new Map(), 0);
+  assert.equal(never.state, 'unreachable', 'nothing could ever be read: the identity has no access (a ClusterRole without its binding)');
+  assert.match(never.error ?? '', /no kind could be read: .*forbidden/);
+  assert.deepEqual(never.unreadable, ['DigitalHumanProvider', 'Microservice']);
+  const healthy = judgeCluster([h({}), h({ kind: 'DigitalHumanProvider' })], new Map(), 0);
+  assert.deepEqual(healthy.unreadable, []);
 });
 
 test('a failure is a kind warning by what the API server answered, not by words in its text', () => {
@@ -177,6 +190,22 @@ test('quota: read from status.usage and status.limitedBy as the operator writes 
   assert.equal(exhausted.converged, true);
   assert.equal(exhausted.usable, false, 'no quota left: not usable');
   assert.equal(providerItem('c', p({ observedGeneration: 1, providerID: 'x', conditions: [cond('Ready', 'True', 'ProviderReady')] }), false, 'seen').usable, false, 'unreachable cluster: not usable');
+});
+
+test('a provider whose kind the dashboard can no longer read (RBAC revoked, CRD gone) is not offered as usable', () => {
+  const model = new DashboardModel({ now: () => new Date('2026-03-01T00:00:00Z') });
+  const view = (unreadableKinds: string[]) => ({ name: 'c', server: 's', state: 'reachable' as const, reachable: true, syncedAt: null, lastSync: null, error: null, warnings: [], unreadableKinds });
+  model.setCluster(view([]));
+  const p = { metadata: { name: 'p', namespace: 'ns', uid: 'u', generation: 1, finalizers: ['dhp.example.com/provider-cleanup'] }, spec: { region: 'eu' }, status: { observedGeneration: 1, providerID: 'x', conditions: [cond('Ready', 'True', 'ProviderReady')] } } as unknown as DigitalHumanProvider;
+  model.upsert('c', 'DigitalHumanProvider', p);
+  const usable = () => (model.get(itemKey('DigitalHumanProvider', 'c', 'ns', 'p'))!.item as { usable: boolean }).usable;
+  assert.equal(usable(), true);
+  model.setCluster(view(['Deployment']));
+  assert.equal(usable(), true, 'another kind refused: providers are still seen');
+  model.setCluster(view(['DigitalHumanProvider']));
+  assert.equal(usable(), false, 'what is shown is what was last seen: not offered to the upstream');
+  model.setCluster(view([]));
+  assert.equal(usable(), true);
 });
 
 test('the model emits only real changes, and re-emits providers when their cluster becomes unreachable', () => {

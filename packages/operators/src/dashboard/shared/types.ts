@@ -80,6 +80,11 @@ export interface ClusterView {
   error: string | null;
   /** Things that are wrong but do not make the cluster unreachable (e.g. a CRD that is not installed). */
   warnings: string[];
+  /**
+   * Kinds the API server refuses to this dashboard now (`Forbidden`, `NotFound`): their rows are
+   * what was last seen, and a provider of such a kind is not usable. Absent in older answers.
+   */
+  unreadableKinds?: string[];
 }
 
 /** One condition transition the dashboard saw (since it started). */
