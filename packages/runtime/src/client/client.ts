@@ -392,7 +392,8 @@ export class KubeClient {
     // a timer alive for the whole timeout after the request is done (≈ 1,000 of them at once on a
     // cold start of 500 Microservices, issue 17), and the caller's signal would hold a listener.
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new Error('request timed out')), init.timeoutMs ?? this.#timeoutMs);
+    const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
+    const timer = setTimeout(() => deadline.abort(new Error('request timed out')), timeoutMs);
     timer.unref?.();
     const outer = init.signal;
     const onOuterAbort = () => deadline.abort(outer?.reason);
@@ -400,7 +401,6 @@ export class KubeClient {
     else outer?.addEventListener('abort', onOuterAbort, { once: true });
     const signal = deadline.signal;
     const started = performance.now();
-    const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
     let code = 0;
     try {
       await this.#bucket?.take(signal);
@@ -426,19 +426,7 @@ export class KubeClient {
       }
       return { code, body };
     } catch (err) {
-      const failure = toApiError(err, outer, signal);
-      if (failure instanceof ApiError && failure.reason === 'Timeout' && failure.code === 0 && failure.cause === err && !(err instanceof ApiError)) {
-        // Which timeout it was: the answer began and was still arriving, or no answer came at all.
-        const timedOut = new ApiError({
-          reason: 'Timeout',
-          code: 0,
-          message: code > 0 ? `the answer of ${this.server} was still arriving after ${timeoutMs} ms` : `no answer from ${this.server} within ${timeoutMs} ms`,
-          cause: err,
-        });
-        if (code > 0) TIMED_OUT_READING.add(timedOut);
-        throw timedOut;
-      }
-      throw failure;
+      throw toApiError(err, outer, signal, { server: this.server, timeoutMs, answered: code > 0 });
     } finally {
       clearTimeout(timer);
       outer?.removeEventListener('abort', onOuterAbort);
@@ -499,11 +487,21 @@ async function readBody(res: IncomingMessage): Promise<unknown> {
 /** Timeouts of requests whose answer had begun (headers came, the body was still arriving). */
 const TIMED_OUT_READING = new WeakSet<ApiError>();
 
-/** `deadline` is the request's own signal, aborted by its deadline timer (or by `callerSignal`, checked first). */
-function toApiError(err: unknown, callerSignal?: AbortSignal, deadline?: AbortSignal): unknown {
+/**
+ * `deadline` is the request's own signal, aborted by its deadline timer (or by `callerSignal`,
+ * checked first); `timeout` says which timeout it was: the answer had begun (headers came, the
+ * body was still arriving) or no answer came at all.
+ */
+function toApiError(err: unknown, callerSignal?: AbortSignal, deadline?: AbortSignal, timeout?: { server: string; timeoutMs: number; answered: boolean }): unknown {
   if (err instanceof ApiError) return err;
   if (callerSignal?.aborted) return callerSignal.reason ?? err;
-  if (deadline?.aborted) return new ApiError({ reason: 'Timeout', code: 0, message: 'request timed out', cause: err });
+  if (deadline?.aborted) {
+    if (!timeout) return new ApiError({ reason: 'Timeout', code: 0, message: 'request timed out', cause: err });
+    const { server, timeoutMs, answered } = timeout;
+    const timedOut = new ApiError({ reason: 'Timeout', code: 0, message: answered ? `the answer of ${server} was still arriving after ${timeoutMs} ms` : `no answer from ${server} within ${timeoutMs} ms`, cause: err });
+    if (answered) TIMED_OUT_READING.add(timedOut);
+    return timedOut;
+  }
   // No credentials to send (an exec plugin failed, a token file is unreadable): nothing was sent.
   if (err instanceof KubeConfigError) return new ApiError({ reason: 'Unauthorized', code: 0, message: `no credentials: ${err.message}`, cause: err });
   const message = err instanceof Error ? err.message : String(err);

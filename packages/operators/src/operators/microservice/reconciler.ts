@@ -14,7 +14,8 @@
  * 4. Ownership, for both children *before* touching either: a child controlled by someone else
  *    → `Failed`/`OwnershipConflict` (but a child of an older CR of the same name is only waited
  *    for: garbage collection is removing it); an unowned child is adopted only when it carries
- *    the handover annotation naming this CR.
+ *    the handover annotation naming this CR, and only with every other write this reconcile
+ *    needs, once a server-side dry run of each was accepted (nothing half-adopted).
  * 5. Each child whose live state does not already contain the desired state is written, both
  *    children concurrently: created when missing (for a Microservice applied before, after one
  *    live read confirming the owner still exists; for a new one, the status write that follows
@@ -22,7 +23,9 @@
  *    updated in place with the resourceVersion that was read (ADR 0003). A write the
  *    API server refuses as invalid (422: an immutable field, a value it rejects) is a permanent
  *    failure, `Failed`/`ApplyRejected` naming the fields and what to do, and is not sent again
- *    until the Microservice or that child changes.
+ *    until the Microservice or that child changes (`apply-rejection.ts`). One refused or failed in
+ *    a way retrying may outlive (a quota, a permission, a webhook) is retried with backoff and told
+ *    as `ApplyFailed` (`apply-failure.ts`).
  * 6. Status: `ResourcesApplied` plus Ready/Progressing/Reconciling/Stalled for this generation
  *    (`conditions.ts`; what kstatus reads), written only when it differs, and only to the same
  *    UID and resourceVersion that was read, with other writers' condition types kept
@@ -42,7 +45,6 @@ import {
   TemporaryError,
   isNotFound,
   isInvalid,
-  isNamespaceTerminating,
   ApiError,
   ownershipOf,
   controllerOf,
@@ -76,6 +78,7 @@ import type { PlatformDefaults } from './platform-defaults.ts';
 import { containsDesired, differencesForLog } from './contains.ts';
 import { assessRollout, countEndpoints } from './rollout.ts';
 import { acceptedConditions, applyFailedConditions, failedConditions, rolloutConditions } from './conditions.ts';
+import { applyFailureMessage, tellsApplyFailure } from './apply-failure.ts';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
 import { GoneOwners } from './gone-owners.ts';
 import { MicroserviceStatusWriter, OwnerGone } from './status-writer.ts';
@@ -394,9 +397,7 @@ export class MicroserviceReconciler {
    */
   async #applyFailed(ms: Microservice, err: unknown, write: Write, name: string, log: Logger, signal: AbortSignal): Promise<void> {
     if (!tellsApplyFailure(err) || signal.aborted) return;
-    const verb = write.before === undefined ? 'create' : write.adopting ? 'adopt (update)' : 'update';
-    const said = err.message.length > 1_000 ? `${err.message.slice(0, 1_000)}…` : err.message;
-    const message = `could not ${verb} ${write.child.kind.kind} ${name}: ${said}; retried with backoff`;
+    const message = applyFailureMessage(err, write.child.kind.kind, name, write.before !== undefined, write.adopting);
     const { managedResources, rollout } = ms.status ?? {};
     const own: OwnStatus = {
       phase: MicroservicePhase.Accepted,
@@ -450,19 +451,6 @@ export class MicroserviceReconciler {
     }
   }
 
-}
-
-/**
- * Whether a failed child write is one the status should explain: an answer of the API server
- * that retrying may outlive (403 — a quota, a permission, a webhook's denial —, 401, 400, 5xx).
- * Not a conflict, an AlreadyExists or a NotFound (the cache is behind: retried at once), a 429
- * (the API server asks for less, not for a status write), a terminating namespace, nor a failure
- * with no answer (a status write would fail the same way).
- */
-function tellsApplyFailure(err: unknown): err is ApiError {
-  if (!(err instanceof ApiError) || err.code <= 0) return false;
-  if (isNamespaceTerminating(err)) return false;
-  return ['Forbidden', 'Unauthorized', 'BadRequest', 'ServerError', 'Timeout'].includes(err.reason);
 }
 
 /** How often a refused write the cluster may lift (an admission policy) is sent again unchanged. */
