@@ -54,7 +54,7 @@ test('converge run exits 1 with a clear message when its caches cannot sync', { 
   t.after(() => replica.kill('SIGKILL'));
   const exit = await Promise.race([replica.exited, new Promise((r) => setTimeout(() => r('still running after 60 s'), 60_000).unref())]);
   assert.equal(exit, 1, `exit ${String(exit)}`);
-  const message = replica.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('converge: caches did not sync'));
+  const message = replica.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('converge run: caches did not sync'));
   assert.ok(message, `no exit message; last lines ${JSON.stringify(replica.lines.slice(-3))}`);
   assert.match(String(message.msg), /waiting for Microservice in .*forbidden/i);
 });
