@@ -5,16 +5,16 @@
  * through the CRD's schema (int32 limits, `date-time` times, bounded texts). A figure the client
  * accepts but the schema refuses would make every status write of that provider fail: its
  * health, quota and account state would stop reaching the platform. So random observations of
- * what the client lets through are turned into the status as the reconciler composes it
- * (`usageStatus`, the conditions, `providerConditions`) and dry-run patched onto a real object.
+ * what the client lets through are turned into the status the operator writes
+ * (`observedStatus`, the status writer's own composition) and dry-run patched onto a real object.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ApiError, setCondition, toRfc3339, type Condition } from '@converge/runtime';
-import { DigitalHumanProviderKind, type DigitalHumanProviderStatus } from '../../../packages/operators/src/operators/provider/index.ts';
-import { providerConditions } from '../../../packages/operators/src/operators/provider/conditions.ts';
-import { usageStatus, type InstanceObservation } from '../../../packages/operators/src/operators/provider/usage-status.ts';
+import { ApiError } from '@converge/runtime';
+import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
+import { observedStatus } from '../../../packages/operators/src/operators/provider/status-writer.ts';
+import type { InstanceObservation } from '../../../packages/operators/src/operators/provider/usage-status.ts';
 import { readLimits, readUsage, vendorText } from '../../../packages/operators/src/operators/provider/vendor/index.ts';
 import { ensureCrds } from '../../support/crds.ts';
 import { testClient, testNamespace } from '../../support/operator-harness.ts';
@@ -54,22 +54,7 @@ test('every status the reconciler composes from an observation the vendor client
   await fc.assert(
     fc.asyncProperty(observation, async (obs) => {
       const now = Date.UTC(2026, 11, 5, 12);
-      const computed = usageStatus(obs, { quotaPercent: 80, sustainedThrottlingMs: 300_000 }, undefined, now);
-      // As the reconciler's #observed composes it.
-      const kstatus = providerConditions(computed.ready.status, computed.ready.reason, computed.ready.message).slice(1).map(([type, status, reason, message]) => ({ type, status, reason, message }));
-      let conditions: Condition[] | undefined;
-      for (const c of [computed.ready, ...computed.conditions, ...kstatus]) conditions = setCondition(conditions, { ...c, observedGeneration: 1 }, toRfc3339(new Date(now)));
-      const status: DigitalHumanProviderStatus = {
-        observedGeneration: 1,
-        providerID: obs.instanceId,
-        instanceEndpoint: created.spec.endpoint,
-        conditions: conditions!,
-        usage: { ...computed.usage, observedAt: new Date(now).toISOString() },
-        limits: computed.limits,
-        usable: computed.ready.status === 'True',
-        ...(computed.limitedBy ? { limitedBy: computed.limitedBy } : {}),
-        ...(computed.recommendation ? { recommendation: computed.recommendation } : {}),
-      };
+      const { status } = observedStatus({ ...created, metadata: { ...created.metadata, generation: 1 }, status: undefined }, obs, now, now, { quotaPercent: 80, sustainedThrottlingMs: 300_000 });
       try {
         await client.patch(DigitalHumanProviderKind, { namespace: ns, name: 'p' }, { type: 'merge', body: { status } }, { subresource: 'status', dryRun: true });
       } catch (err) {

@@ -46,6 +46,7 @@ import type { Abandonment } from './abandonment.ts';
 import { credentialsMessage } from './credentials.ts';
 import type { LateCreateSweep } from './late-creates.ts';
 import { entryFor } from './late-create-ledger.ts';
+import type { ProviderFinding } from './status-writer.ts';
 
 /** What a deletion uses of the operator (part of the reconciler's dependencies). */
 export interface DeletionDeps {
@@ -80,7 +81,7 @@ export interface DeletionHost {
    * The reconciler's status writer: Ready (with Reconciling and Stalled), providerID and
    * observedGeneration, to the very version read.
    */
-  status(dhp: DigitalHumanProvider, ready: 'False', reason: string, message: string, signal: AbortSignal, providerID?: string): Promise<void>;
+  status(dhp: DigitalHumanProvider, finding: ProviderFinding & { ready: 'False' }, signal: AbortSignal, log?: Request['log']): Promise<void>;
   /** The token of the Secret the CR names; else the last one this process saw for that Secret. */
   token(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<string | undefined>;
 }
@@ -129,7 +130,7 @@ export class ProviderDeletion {
     const giveUp = `; to give the instance up without cleanup: ${abandonCommand(dhp)}`;
     if (!token) {
       if (!mayExist) return this.#nothingToClean(dhp, request, signal, 'no credentials, and no create was ever sent');
-      await this.#host.status(dhp, 'False', Reason.DeletionBlocked, `${credentialsMessage(dhp)}; the vendor instance${known ? ` ${known}` : ''} at ${endpoint} cannot be deleted without it${giveUp}`, signal, known);
+      await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message: `${credentialsMessage(dhp)}; the vendor instance${known ? ` ${known}` : ''} at ${endpoint} cannot be deleted without it${giveUp}`, providerID: known }, signal, request.log);
       throw new TemporaryError(Reason.DeletionBlocked, 'credentials missing for deletion');
     }
     const vendor = this.#d.vendors.forEndpoint(endpoint, token);
@@ -142,7 +143,7 @@ export class ProviderDeletion {
       if (!mayExist) return this.#nothingToClean(dhp, request, signal, `the vendor did not confirm (${failure.message}), but no create was ever sent`);
       // No answer: wait for the endpoint to answer again (see vendor-recovery.ts).
       if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(endpoint, request.key);
-      await this.#host.status(dhp, 'False', Reason.DeletionBlocked, `cannot confirm that the vendor instance${known ? ` ${known}` : ''} at ${endpoint} is gone yet: ${failure.message}; retrying${giveUp}`, signal, known);
+      await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message: `cannot confirm that the vendor instance${known ? ` ${known}` : ''} at ${endpoint} is gone yet: ${failure.message}; retrying${giveUp}`, providerID: known }, signal, request.log);
       throw new TemporaryError(Reason.DeletionBlocked, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
     }
     // A create sent a moment ago may not show in a lookup yet: look once more after it settled.
@@ -152,7 +153,7 @@ export class ProviderDeletion {
     if (sinceRequest < settleMs) {
       const waitMs = Math.max(1, Math.ceil(settleMs - sinceRequest));
       const again = new Date(Date.parse(requestedAt!) + settleMs).toISOString();
-      await this.#host.status(dhp, 'False', Reason.DeletionBlocked, `no instance found at ${endpoint}, but a create was sent there at ${requestedAt} and may still be in progress; looking again at ${again} before releasing the finalizer${giveUp}`, signal, known);
+      await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message: `no instance found at ${endpoint}, but a create was sent there at ${requestedAt} and may still be in progress; looking again at ${again} before releasing the finalizer${giveUp}`, providerID: known }, signal, request.log);
       return { requeueAfterMs: waitMs };
     }
     await this.#recordReleasedKey(dhp, endpoint, token, request, signal, giveUp);
@@ -177,7 +178,7 @@ export class ProviderDeletion {
       if (signal.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
       request.log.warn({ err: message }, 'cannot record the idempotency key for the late-create sweep; the finalizer stays');
-      await this.#host.status(dhp, 'False', Reason.DeletionBlocked, `no instance found at ${endpoint}, but the key cannot be recorded for the late-create sweep (${message}); the finalizer stays until it can${giveUp}`, signal, dhp.status?.providerID);
+      await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message: `no instance found at ${endpoint}, but the key cannot be recorded for the late-create sweep (${message}); the finalizer stays until it can${giveUp}`, providerID: dhp.status?.providerID }, signal, request.log);
       throw new TemporaryError(Reason.DeletionBlocked, `cannot record the released key: ${message}`);
     }
     request.log.info({ idempotencyKey: entry.uid, until: entry.until }, 'idempotency key recorded for the late-create sweep');

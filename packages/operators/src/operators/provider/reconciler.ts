@@ -10,9 +10,8 @@
  * - **Limits**: only the fields `spec.limits` sets, only when the vendor's differ; a difference
  *   without a spec change is drift, repaired with a Warning Event.
  * - **The write bound**: a state change is written at once, usage figures alone at most every
- *   `usageRefreshMs` (`usage-status.ts`): measured from the figures' `observedAt` (which survives
- *   restarts) and from this process's last write of that provider (exact, as the figures are read
- *   a little before they are written); a provider whose vendor figures do not move costs no write.
+ *   `usageRefreshMs`; a provider whose vendor figures do not move costs no write. Every status
+ *   write, and what it says, is `status-writer.ts`'s.
  * - **Retries**: a transient vendor failure is `EnsureFailed`, retried with backoff; input the
  *   vendor refuses (4xx) is `VendorRejected` and is sent again when the spec changes, or after
  *   `rejectedRetryMs` (10 minutes) unchanged, as the vendor may accept it later (a plan upgraded, a
@@ -46,10 +45,10 @@
  * operator creates a replacement and says so in a Warning Event naming the old instance.
  * @module
  */
-import { TemporaryError, PermanentError, setCondition, patchStatus, addFinalizer, hasFinalizer, toRfc3339 } from '@converge/runtime';
+import { TemporaryError, PermanentError, addFinalizer, hasFinalizer } from '@converge/runtime';
 import type { Request, Result, Store } from '@converge/runtime';
-import { DigitalHumanProviderKind, PROVIDER_FINALIZER, PROVIDER_FIELD_MANAGER, DEFAULT_CREDENTIALS_KEY, ProviderReason as Reason, ProviderConditionType as QuotaCondition, QuotaReason } from './api/schema-free.ts';
-import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/schema-free.ts';
+import { DigitalHumanProviderKind, PROVIDER_FINALIZER, DEFAULT_CREDENTIALS_KEY, ProviderReason as Reason, ProviderConditionType as QuotaCondition, QuotaReason } from './api/schema-free.ts';
+import type { DigitalHumanProvider } from './api/schema-free.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
 import { isNoAnswer, isVendorError } from './vendor/index.ts';
@@ -61,8 +60,9 @@ import type { AccountWatches } from './account-watches.ts';
 import type { VendorRecovery } from './vendor-recovery.ts';
 import type { VendorAccount } from './vendor/index.ts';
 import { planLimits } from './limits-plan.ts';
-import { nextTransitionInMs, planStatusWrite, usageStatus, type InstanceObservation, type RecommendationPolicy } from './usage-status.ts';
-import { providerConditions } from './conditions.ts';
+import type { InstanceObservation, RecommendationPolicy } from './usage-status.ts';
+import { ProviderStatusWriter } from './status-writer.ts';
+import type { ProviderFinding } from './status-writer.ts';
 import { entryFor } from './late-create-ledger.ts';
 import type { LateCreateSweep } from './late-creates.ts';
 import { defaultProviderConfig } from './provider-config.ts';
@@ -96,8 +96,6 @@ export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates'
   recommendation?: RecommendationPolicy;
 }
 
-type ReadyStatus = 'True' | 'False' | 'Unknown';
-
 export class ProviderReconciler {
   readonly #d: ProviderReconcilerDeps;
   /** The Secret (namespace and name) each provider's token was last read from, to release it when that changes. */
@@ -110,13 +108,8 @@ export class ProviderReconciler {
   readonly #rejectedSince = new Map<string, number>();
   /** `deps.rejectedRetryMs`, or the configuration's default. */
   readonly #rejectedRetryMs: number;
-  /** When this process last wrote each provider's status from an observation (monotonic ms), for the write bound. */
-  readonly #lastWrites = new Map<string, number>();
-  /**
-   * The logger of the reconcile in progress, per key, for the status writer's debug line. Safe:
-   * the work queue never runs two reconciles of one key at once.
-   */
-  readonly #logs = new Map<string, Request['log']>();
+  /** Every status write (`status-writer.ts`). */
+  readonly #writer: ProviderStatusWriter;
 
   /** The deletion path (`deletion.ts`): it shares the status writer and the token reader. */
   readonly #deletion: ProviderDeletion;
@@ -127,19 +120,18 @@ export class ProviderReconciler {
     this.#d = deps;
     this.#rejectedRetryMs = deps.rejectedRetryMs ?? defaultProviderConfig.rejectedRetryMs;
     this.#holds = new KeyHolds(deps.watches, deps.recovery);
+    this.#writer = new ProviderStatusWriter(deps);
     this.#deletion = new ProviderDeletion({ ...deps, recovery: { blocked: (endpoint, key) => this.#holds.blocked(endpoint, key) } }, {
-      status: (dhp, ready, reason, message, signal, providerID) => this.#status(dhp, ready, reason, message, signal, providerID),
+      status: (dhp, finding, signal, log) => this.#writer.finding(dhp, finding, signal, log),
       // A Secret deleted before its provider (a namespace going): its last token, for the cleanup.
       token: async (dhp, signal) => (await this.#token(dhp, signal)) ?? this.#lastToken(dhp),
     });
   }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
-    this.#logs.set(request.key, request.log);
     try {
       return await this.#reconcile(request, signal);
     } finally {
-      this.#logs.delete(request.key);
       this.#holds.end(request.key);
     }
   }
@@ -149,7 +141,7 @@ export class ProviderReconciler {
     const dhp = this.#d.providers.get(request.key);
     this.#d.lateCreates?.notice(request.key, dhp?.metadata.uid);
     if (!dhp) {
-      this.#lastWrites.delete(request.key);
+      this.#writer.forget(request.key);
       log.debug('DigitalHumanProvider not in the cache (deleted): nothing to do');
       this.#forgetSecret(request.key);
       this.#rejectedSince.delete(request.key);
@@ -173,14 +165,14 @@ export class ProviderReconciler {
     const ref = dhp.spec.credentials.secretRef;
     log.debug(`credentials ${token ? 'read from' : 'missing in'} Secret ${ref.name} key ${ref.key ?? DEFAULT_CREDENTIALS_KEY}`);
     if (!token) {
-      await this.#status(guarded, 'False', Reason.CredentialsMissing, credentialsMessage(dhp), signal);
+      await this.#status(guarded, { ready: 'False', reason: Reason.CredentialsMissing, message: credentialsMessage(dhp) }, request, signal);
       return {}; // the Secret watch brings it back here when the Secret appears
     }
     const recorded = guarded.status?.instanceEndpoint;
     if (recorded !== undefined && recorded !== guarded.spec.endpoint) {
       // The CRD refuses this edit; only a cluster whose CRD lacks the rule gets here.
       const message = `spec.endpoint is ${guarded.spec.endpoint}, but the vendor instance${guarded.status?.providerID ? ` ${guarded.status.providerID}` : ''} lives at ${recorded}: nothing is created at the new endpoint. Set spec.endpoint back to ${recorded}, or delete this DigitalHumanProvider (its instance is deleted there) and create a new one`;
-      await this.#status(guarded, 'False', Reason.EndpointChanged, message, signal);
+      await this.#status(guarded, { ready: 'False', reason: Reason.EndpointChanged, message }, request, signal);
       throw new PermanentError(Reason.EndpointChanged, message);
     }
     if (this.#waitsForChange(guarded, request.key)) return {};
@@ -195,7 +187,7 @@ export class ProviderReconciler {
     } catch (err) {
       if (err instanceof TemporaryError && err.reason === LATE_CREATE_NOT_RECORDED && !signal.aborted) {
         // Held back before anything was sent: the status says why, or it would say nothing at all.
-        await this.#status(guarded, 'False', Reason.EnsureFailed, `${err.message}; retrying with backoff`, signal);
+        await this.#status(guarded, { ready: 'False', reason: Reason.EnsureFailed, message: `${err.message}; retrying with backoff` }, request, signal);
         throw err;
       }
       if (!isVendorError(err)) throw err; // the intent write (a conflict, a deletion), an abort
@@ -226,7 +218,7 @@ export class ProviderReconciler {
       pending = 'spec.limits are applied once the account is resumed';
       if (observation.account.state !== 'suspended') observation = { ...observation, account: { ...observation.account, state: 'suspended', reason: 'Suspended', message: failure.message } };
     }
-    return this.#observed(guarded, observation, observedAt, request, signal, pending);
+    return this.#writer.observed(guarded, observation, observedAt, request, signal, pending);
   }
 
   /** How old the account watch's snapshot may be and still stand in for vendor calls. */
@@ -279,53 +271,6 @@ export class ProviderReconciler {
   }
 
   /**
-   * Writes what was observed — conditions, usage, limits, limitedBy, usable, recommendation —
-   * within the write bound (`planStatusWrite`): a state change at once, figures alone at most
-   * every `usageRefreshMs`.
-   */
-  async #observed(dhp: DigitalHumanProvider, obs: InstanceObservation, observedAt: number, request: Request, signal: AbortSignal, pending?: string): Promise<Result> {
-    const latest = this.#latest(dhp);
-    const generation = latest.metadata.generation ?? 0;
-    const nowMs = this.#d.clock.now();
-    const now = toRfc3339(new Date(nowMs));
-    const policy = this.#d.recommendation ?? { quotaPercent: 80, sustainedThrottlingMs: 300_000 };
-    const computed = usageStatus(obs, policy, latest.status?.conditions, nowMs);
-    let conditions = latest.status?.conditions;
-    const ready = pending && computed.ready.status === 'False' ? { ...computed.ready, message: `${computed.ready.message}; ${pending}` } : computed.ready;
-    // Reconciling and Stalled (what kstatus reads) follow Ready, as `#status` writes them.
-    const kstatus = providerConditions(ready.status, ready.reason, ready.message).slice(1).map(([type, status, reason, message]) => ({ type, status, reason, message }));
-    for (const c of [ready, ...computed.conditions, ...kstatus]) conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now);
-    const { limitedBy: _l, recommendation: _r, ...rest } = latest.status ?? {};
-    const status: DigitalHumanProviderStatus = {
-      ...rest,
-      observedGeneration: generation,
-      providerID: obs.instanceId,
-      ...(!latest.status?.instanceEndpoint ? { instanceEndpoint: latest.spec.endpoint } : {}),
-      conditions: conditions!,
-      usage: { ...computed.usage, observedAt: new Date(observedAt).toISOString() },
-      limits: computed.limits,
-      usable: ready.status === 'True',
-      ...(computed.limitedBy ? { limitedBy: computed.limitedBy } : {}),
-      ...(computed.recommendation ? { recommendation: computed.recommendation } : {}),
-    };
-    const lastWrite = this.#lastWrites.get(request.key);
-    const sinceLastWrite = lastWrite === undefined ? Number.POSITIVE_INFINITY : this.#d.clock.monotonic() - lastWrite;
-    const plan = planStatusWrite(latest.status, status, nowMs, this.#d.usageRefreshMs ?? 30_000, sinceLastWrite);
-    if (plan.write) {
-      this.#d.faultPoint?.('provider:before-status');
-      await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
-      this.#lastWrites.set(request.key, this.#d.clock.monotonic());
-      request.log.debug({ ready: `${ready.status}/${ready.reason}`, limitedBy: computed.limitedBy ?? null }, 'status written');
-    } else if (plan.requeueAfterMs !== undefined) {
-      request.log.debug({ requeueAfterMs: plan.requeueAfterMs }, 'usage figures changed; written within the refresh bound');
-    } else {
-      request.log.debug({ ready: `${ready.status}/${ready.reason}` }, 'status unchanged; not written');
-    }
-    const next = [plan.write ? undefined : plan.requeueAfterMs, nextTransitionInMs(computed, policy, conditions, nowMs)].filter((ms): ms is number => ms !== undefined);
-    return next.length ? { requeueAfterMs: Math.min(...next) } : {};
-  }
-
-  /**
    * Finds the instance by providerID, else by idempotency key; creates it only when neither finds
    * it. `seen` is the instance as the account watch just listed it (no lookup needed then).
    */
@@ -341,7 +286,7 @@ export class ProviderReconciler {
     }
     if (!instance) {
       request.log.debug(known ? `vendor instance ${known} not found, nor one with the idempotency key; creating` : 'no vendor instance with the idempotency key; creating');
-      const requestedAt = await this.#recordCreateRequest(dhp, signal);
+      const requestedAt = await this.#writer.createRequested(dhp, signal);
       if (!known) await this.#recordBeforeFirstCreate(dhp, token, requestedAt, signal);
       this.#d.faultPoint?.('provider:before-create');
       instance = await vendor.createInstance({ region: dhp.spec.region, ...(dhp.spec.displayName ? { displayName: dhp.spec.displayName } : {}) }, key, signal);
@@ -359,21 +304,6 @@ export class ProviderReconciler {
       this.#d.events.normal(dhp, Reason.Updated, 'UpdateInstance', `displayName of ${instance.id} updated`);
     }
     return instance;
-  }
-
-  /**
-   * Records, before a create request is sent, where an instance may appear from now on. The write
-   * is conditional on the version read, so a CR deleted or edited meanwhile gets no create.
-   * Returns the time written (`status.createRequestedAt`).
-   */
-  async #recordCreateRequest(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<string> {
-    const latest = this.#latest(dhp);
-    // Milliseconds: the settle wait of a deletion is measured from it.
-    const requestedAt = new Date(this.#d.clock.now()).toISOString();
-    const status: DigitalHumanProviderStatus = { ...latest.status, instanceEndpoint: dhp.spec.endpoint, createRequestedAt: requestedAt };
-    const written = await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
-    if (written?.metadata.deletionTimestamp) throw new TemporaryError('Superseded', 'the object is being deleted; no create', { retryAfterMs: 0 });
-    return requestedAt;
   }
 
   /**
@@ -401,7 +331,7 @@ export class ProviderReconciler {
   async #vendorFailed(dhp: DigitalHumanProvider, request: Request, failure: VendorFailure, step: string, signal: AbortSignal, providerID?: string): Promise<Result> {
     this.#blockedOnVendor(dhp, request, failure);
     if (failure.kind === 'Unauthorized') {
-      await this.#status(dhp, 'False', Reason.Unauthorized, `the vendor rejected the token from Secret ${dhp.spec.credentials.secretRef.name}`, signal, providerID);
+      await this.#status(dhp, { ready: 'False', reason: Reason.Unauthorized, message: `the vendor rejected the token from Secret ${dhp.spec.credentials.secretRef.name}`, providerID }, request, signal);
       throw new PermanentError(Reason.Unauthorized, 'vendor rejected the credentials'); // the Secret watch retries on change
     }
     if (failure.kind === 'Invalid') {
@@ -409,68 +339,26 @@ export class ProviderReconciler {
       // retry interval (the vendor may change its mind: a plan upgraded, a region enabled; #waitsForChange).
       const field = failure.field ? ` (the vendor names ${failure.field === 'region' ? 'spec.region, which is immutable: create a new DigitalHumanProvider' : failure.field})` : '';
       const message = `the vendor refused the ${step}: ${failure.message}${field}; sent again when the spec changes, and every ${Math.round(this.#rejectedRetryMs / 1000)} s while it does not (the vendor may accept it later)`;
-      await this.#status(dhp, 'False', Reason.VendorRejected, message, signal, providerID, { permanent: true });
+      await this.#status(dhp, { ready: 'False', reason: Reason.VendorRejected, message, providerID, permanent: true }, request, signal);
       throw new PermanentError(Reason.VendorRejected, message);
     }
     if (failure.kind === 'AccountSuspended') {
       // Retried with backoff, and at once when the account watch sees the account resumed. The
       // account's own condition says it too: no observation (which sets it) may have come yet.
       const why = `the vendor refused the ${step}: ${failure.message}`;
-      await this.#status(dhp, 'False', Reason.AccountSuspended, why, signal, providerID, {
-        conditions: [{ type: QuotaCondition.AccountSuspended, status: 'True', reason: QuotaReason.Suspended, message: why }],
-      });
+      await this.#status(dhp, {
+        ready: 'False', reason: Reason.AccountSuspended, message: why, providerID,
+        conditions: [[QuotaCondition.AccountSuspended, 'True', QuotaReason.Suspended, why]],
+      }, request, signal);
       throw new TemporaryError(Reason.AccountSuspended, failure.message);
     }
-    await this.#status(dhp, 'False', Reason.EnsureFailed, `${step} failed: ${failure.message}; retrying with backoff`, signal, providerID);
+    await this.#status(dhp, { ready: 'False', reason: Reason.EnsureFailed, message: `${step} failed: ${failure.message}; retrying with backoff`, providerID }, request, signal);
     throw new TemporaryError(Reason.EnsureFailed, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
   }
 
-  /**
-   * Writes the Ready condition (with Reconciling and Stalled, `conditions.ts`), providerID and
-   * observedGeneration when they changed, to the very version read. `permanent`: a failure that
-   * waits for a change (Stalled); `conditions`: others this finding sets too.
-   */
-  async #status(
-    dhp: DigitalHumanProvider,
-    ready: ReadyStatus,
-    reason: string,
-    message: string,
-    signal: AbortSignal,
-    providerID?: string,
-    options: { permanent?: boolean; conditions?: { type: string; status: 'True' | 'False'; reason: string; message: string }[] } = {},
-  ): Promise<void> {
-    const permanent = options.permanent ?? false;
-    const latest = this.#latest(dhp);
-    const generation = latest.metadata.generation ?? 0;
-    const id = providerID ?? latest.status?.providerID;
-    // Not usable while Ready is not True; what limits it is Ready's reason.
-    const { limitedBy: _l, usable: _u, ...rest } = latest.status ?? {};
-    const now = toRfc3339(new Date(this.#d.clock.now()));
-    const status: DigitalHumanProviderStatus = {
-      ...rest,
-      ...(ready === 'False' ? { limitedBy: reason } : {}),
-      usable: ready === 'True',
-      observedGeneration: generation,
-      ...(id ? { providerID: id } : {}),
-      // An instance without a recorded endpoint (written by an earlier version) lives at the spec's.
-      ...(id && !latest.status?.instanceEndpoint ? { instanceEndpoint: latest.spec.endpoint } : {}),
-      conditions: [...providerConditions(ready, reason, message, permanent), ...(options.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message] as const)].reduce(
-        (conditions, [type, status, why, text]) => setCondition(conditions, { type, status, reason: why, message: text, observedGeneration: generation }, now),
-        latest.status?.conditions,
-      ),
-    };
-    this.#d.faultPoint?.('provider:before-status');
-    const written = await patchStatus(this.#d.client, DigitalHumanProviderKind, latest, status, { fieldManager: PROVIDER_FIELD_MANAGER, signal });
-    this.#logs.get(`${latest.metadata.namespace}/${latest.metadata.name}`)?.debug({ ready: `${ready}/${reason}` }, written ? 'status written' : 'status unchanged; not written');
-  }
-
-  /** The cached version of `dhp`, when it is still the same object at the same generation. */
-  #latest(dhp: DigitalHumanProvider): DigitalHumanProvider {
-    const latest = this.#d.providers.get({ namespace: dhp.metadata.namespace ?? '', name: dhp.metadata.name ?? '' });
-    if (!latest || latest.metadata.uid !== dhp.metadata.uid || latest.metadata.generation !== dhp.metadata.generation) {
-      throw new TemporaryError('Superseded', 'the object changed while it was reconciled; looking again', { retryAfterMs: 0 });
-    }
-    return latest;
+  /** Writes what this reconcile found (`status-writer.ts`). */
+  #status(dhp: DigitalHumanProvider, finding: ProviderFinding, request: Request, signal: AbortSignal): Promise<void> {
+    return this.#writer.finding(dhp, finding, signal, request.log);
   }
 
   async #token(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<string | undefined> {
