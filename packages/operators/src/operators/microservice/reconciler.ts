@@ -17,13 +17,14 @@
  *    the handover annotation naming this CR, and only with every other write this reconcile
  *    needs, once a server-side dry run of each was accepted (nothing half-adopted).
  * 5. Each child whose live state does not already contain the desired state is written, both
- *    children concurrently: created when missing (for a Microservice applied before, after one
- *    live read confirming the owner still exists; for a new one, the status write that follows
- *    confirms it, and deletes what was created if the owner is gone: `#mustConfirmOwner`), else
- *    updated in place with the resourceVersion that was read (ADR 0003). A write the
- *    API server refuses as invalid (422: an immutable field, a value it rejects) is a permanent
- *    failure, `Failed`/`ApplyRejected` naming the fields and what to do, and is not sent again
- *    until the Microservice or that child changes (`apply-rejection.ts`). One refused or failed in
+ *    children concurrently (`child-writes.ts`): created when missing (for a Microservice applied
+ *    before, after one live read confirming the owner still exists; for a new one, the status
+ *    write that follows confirms it, and deletes what was created if the owner is gone:
+ *    `#mustConfirmOwner`), else updated in place with the resourceVersion that was read (ADR
+ *    0003). A write the API server refuses as invalid (422: an immutable field, a value it
+ *    rejects) is a permanent failure, `Failed`/`ApplyRejected` naming the fields and what to do
+ *    (`apply-rejection.ts`), and is not sent again until the Microservice or that child changes
+ *    (`child-writes.ts`). One refused or failed in
  *    a way retrying may outlive (a quota, a permission, a webhook) is retried with backoff and told
  *    as `ApplyFailed` (`apply-failure.ts`).
  * 6. Status: `ResourcesApplied` plus Ready/Progressing/Reconciling/Stalled for this generation
@@ -44,8 +45,6 @@ import {
   PermanentError,
   TemporaryError,
   isNotFound,
-  isInvalid,
-  ApiError,
   ownershipOf,
   controllerOf,
   refersToKind,
@@ -58,7 +57,6 @@ import type {
   EventSink,
   Request,
   Result,
-  ResourceKind,
   Service,
   Store,
 } from '@converge/runtime';
@@ -67,7 +65,6 @@ import {
   MicroservicePhase,
   MicroserviceReason as Reason,
   HANDOVER_ANNOTATION,
-  MICROSERVICE_FIELD_MANAGER,
   checkMicroserviceSpec,
   isValidMicroserviceName,
 } from './api/schema-free.ts';
@@ -75,14 +72,13 @@ import type { Microservice } from './api/schema-free.ts';
 import { renderDesiredState, InvalidSpecError } from './desired-state.ts';
 import type { DesiredState } from './desired-state.ts';
 import type { PlatformDefaults } from './platform-defaults.ts';
-import { containsDesired, differencesForLog } from './contains.ts';
 import { assessRollout, countEndpoints } from './rollout.ts';
 import { acceptedConditions, applyFailedConditions, failedConditions, rolloutConditions } from './conditions.ts';
 import { applyFailureMessage, tellsApplyFailure } from './apply-failure.ts';
-import { deploymentUpdate, serviceUpdate } from './update-body.ts';
 import { GoneOwners } from './gone-owners.ts';
 import { MicroserviceStatusWriter, OwnerGone } from './status-writer.ts';
-import { refusedInPlace, rejectionMessage } from './apply-rejection.ts';
+import { ChildWrites } from './child-writes.ts';
+import type { Child, ChildWrite } from './child-writes.ts';
 import { isProgressOnly } from './progress-only.ts';
 import type { OwnStatus } from './progress-only.ts';
 
@@ -106,23 +102,11 @@ export interface MicroserviceReconcilerDeps {
   faultPoint?: (name: string) => void | Promise<void>;
 }
 
-type Child = { kind: ResourceKind<Deployment> | ResourceKind<Service>; current: Deployment | Service | undefined; desired: Deployment | Service };
-/** A child write this reconcile sends: what it is, whether it adopts, and the child as read. */
-type Write = { child: Child; fingerprint: string; adopting: boolean; before: Deployment | Service | undefined };
 
 export class MicroserviceReconciler {
   readonly #d: MicroserviceReconcilerDeps;
-  /**
-   * Writes the API server refused as invalid (422), per Microservice key and child kind: what was
-   * refused (the Microservice generation, the child's UID and its version: `childVersion`), the
-   * explanation, and when. The same write is not sent again until one of them changes (a spec edit
-   * of the Microservice or of the child, the child deleted), or, unless the child cannot change in
-   * place (`refusedInPlace`), until `refusalRetryMs` passed: an admission policy answers 422 too,
-   * and the cluster can lift it without any of them changing. A restart sends it once more. In
-   * memory only: it saves refused requests, it decides nothing the status does not already say.
-   */
-  readonly #refused = new Map<string, { fingerprint: string; message: string; at: number; retry: boolean }>();
-  readonly #refusalRetryMs: number;
+  /** The children's writes, and the refused ones held back (`child-writes.ts`). */
+  readonly #writes: ChildWrites;
   /** Microservices the API server answered for as gone while the cache still shows them. */
   readonly #gone: GoneOwners;
   readonly #status: MicroserviceStatusWriter;
@@ -133,7 +117,7 @@ export class MicroserviceReconciler {
     this.#d = deps;
     this.#status = new MicroserviceStatusWriter(deps);
     this.#gone = new GoneOwners(deps.clock);
-    this.#refusalRetryMs = deps.refusalRetryMs ?? REFUSAL_RETRY_MS;
+    this.#writes = new ChildWrites(deps);
   }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
@@ -154,7 +138,7 @@ export class MicroserviceReconciler {
     const log = request.log;
     let ms = this.#d.microservices.get(request.key);
     if (!ms || ms.metadata.deletionTimestamp) {
-      for (const kind of CHILD_KINDS) this.#refused.delete(refusalKey(request.key, kind));
+      this.#writes.forget(request.key);
       this.#status.forget(request.key);
       this.#gone.forget(request.key);
       log.debug(ms ? 'Microservice is being deleted; garbage collection removes its children: nothing to do' : 'Microservice not in the cache (deleted): nothing to do');
@@ -238,43 +222,13 @@ export class MicroserviceReconciler {
     }
 
     // Decide every write before sending any: the children are written concurrently.
-    const writes: Write[] = [];
-    const refusals: string[] = [];
-    for (const child of children) {
-      // Converged when the update we would send changes nothing: the same function that builds
-      // the write decides whether one is needed, so they can never disagree (e.g. about other
-      // writers' ownerReferences or labels, which the update keeps).
-      const adopting = adopt.includes(child);
-      if (child.current && !adopting && containsDesired(child.current, this.#updateBody(child))) {
-        log.debug(`${child.kind.kind} matches the desired state; not written`);
-        continue;
-      }
-      // A write the API server refused as invalid is not sent again unchanged (see #refused).
-      const fingerprint = `${ms.metadata.uid}/${generation}/${child.kind.kind}/${child.current?.metadata.uid ?? '-'}/${childVersion(child.current)}`;
-      const refused = this.#refused.get(refusalKey(request.key, child.kind));
-      if (refused?.fingerprint === fingerprint && !(refused.retry && this.#d.clock.monotonic() - refused.at >= this.#refusalRetryMs)) {
-        log.debug(`${child.kind.kind} not sent again: the API server refused the same write before`);
-        refusals.push(refused.message);
-        continue;
-      }
-      if (!child.current) log.debug(`${child.kind.kind} ${request.name} is missing; creating`);
-      else if (adopting) log.debug(`${child.kind.kind} ${request.name} carries ${HANDOVER_ANNOTATION}=${request.name}; adopting`);
-      else log.debug(differencesForLog(child.current, this.#updateBody(child)), `${child.kind.kind} differs from the desired state; updating`);
-      writes.push({ child, fingerprint, adopting, before: child.current });
-    }
+    const { writes, refusals } = this.#writes.plan(ms, request.key, children, adopt, log);
 
     // An adoption changes an object that was someone else's: it is sent only with every other write
     // this reconcile needs, and only once a server-side dry run of each was accepted, so that a
     // refusal leaves both children as they were (nothing half-applied).
     if (writes.some((w) => w.adopting)) {
-      if (refusals.length === 0) {
-        const trials = await Promise.allSettled(writes.map((w) => this.#write(w.child, signal, true)));
-        for (const [i, trial] of trials.entries()) {
-          if (trial.status === 'fulfilled') continue;
-          if (!isInvalid(trial.reason)) throw trial.reason;
-          refusals.push(this.#refusal(request, writes[i]!, trial.reason as ApiError));
-        }
-      }
+      if (refusals.length === 0) refusals.push(...(await this.#writes.dryRun(writes, request.key, request.name, signal)));
       if (refusals.length > 0) return this.#fail(ms, Reason.ApplyRejected, refusals.join('; '), log, signal);
     }
 
@@ -282,47 +236,19 @@ export class MicroserviceReconciler {
     const creating = writes.some((w) => !w.before);
     if (creating && this.#mustConfirmOwner(ms, request.key)) await this.#confirmLive(ms, signal);
 
-    const outcomes = await Promise.allSettled(writes.map(async (w) => {
-      const kind = w.child.kind.kind.toLowerCase();
-      await this.#d.faultPoint?.(`microservice:before-apply-${kind}`);
-      const written = await this.#write(w.child, signal);
-      await this.#d.faultPoint?.(`microservice:after-apply-${kind}`);
-      return written;
-    }));
-
-    const applied: string[] = [];
-    const actions = new Set<string>();
-    let failure: { err: unknown; write: (typeof writes)[number] } | undefined;
-    for (const [i, w] of writes.entries()) {
-      const outcome = outcomes[i]!;
-      const { child } = w;
-      if (outcome.status === 'rejected') {
-        const err = outcome.reason;
-        if (!isInvalid(err)) {
-          failure ??= { err, write: w };
-          continue;
-        }
-        refusals.push(this.#refusal(request, w, err as ApiError));
-        continue;
-      }
-      child.current = outcome.value;
-      this.#refused.delete(refusalKey(request.key, child.kind));
-      const action = w.adopting ? Reason.Adopted : w.before ? Reason.Updated : Reason.Created;
-      log.info({ child: child.kind.kind, action, ...(w.before && !w.adopting ? { differences: differencesForLog(w.before, this.#updateBody({ ...child, current: w.before })).differences } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
-      applied.push(`${child.kind.kind} ${request.name} ${action.toLowerCase()}`);
-      actions.add(action);
-    }
+    const sent = await this.#writes.send(writes, request.key, request.name, signal, log);
+    refusals.push(...sent.refusals);
     // One Event for what this reconcile wrote (not one per child): Events are API writes too. Also
     // when the other child's write failed: what was written is not written again, nor told again.
-    if (applied.length > 0) {
-      const reason = [Reason.Adopted, Reason.Created, Reason.Updated].find((r) => actions.has(r)) ?? Reason.Updated;
-      this.#d.events.normal(ms, reason, 'Apply', applied.join('; '));
+    if (sent.applied.length > 0) {
+      const reason = [Reason.Adopted, Reason.Created, Reason.Updated].find((r) => sent.actions.has(r)) ?? Reason.Updated;
+      this.#d.events.normal(ms, reason, 'Apply', sent.applied.join('; '));
     }
     // A transient failure is retried (with the refusals kept: they are not sent again); otherwise
     // a refusal waits for a change.
-    if (failure !== undefined) {
-      await this.#applyFailed(ms, failure.err, failure.write, request.name, log, signal);
-      throw failure.err;
+    if (sent.failure !== undefined) {
+      await this.#applyFailed(ms, sent.failure.err, sent.failure.write, request.name, log, signal);
+      throw sent.failure.err;
     }
     if (refusals.length > 0) return this.#fail(ms, Reason.ApplyRejected, refusals.join('; '), log, signal);
 
@@ -366,36 +292,12 @@ export class MicroserviceReconciler {
   }
 
   /**
-   * Creates a missing child (POST: fails with AlreadyExists if someone else created it since the
-   * cache was read, and the next attempt re-checks ownership) or updates it in place (PUT with
-   * the resourceVersion read: a Conflict re-reads and retries). Never delete-and-recreate.
-   */
-  async #write(child: Child, signal: AbortSignal, dryRun = false): Promise<Deployment | Service> {
-    const opts = { fieldManager: MICROSERVICE_FIELD_MANAGER, signal, ...(dryRun ? { dryRun } : {}) };
-    if (child.kind === DeploymentKind) {
-      return child.current
-        ? this.#d.client.replace(DeploymentKind, this.#updateBody(child) as Deployment, opts)
-        : this.#d.client.create(DeploymentKind, child.desired as Deployment, opts);
-    }
-    return child.current
-      ? this.#d.client.replace(ServiceKind, this.#updateBody(child) as Service, opts)
-      : this.#d.client.create(ServiceKind, child.desired as Service, opts);
-  }
-
-  /** The in-place update of an existing child (see `update-body.ts`). */
-  #updateBody(child: Child): Deployment | Service {
-    return child.kind === DeploymentKind
-      ? deploymentUpdate(child.current as Deployment, child.desired as Deployment)
-      : serviceUpdate(child.current as Service, child.desired as Service);
-  }
-
-  /**
    * Says in the status that a child write failed in a way retrying may outlive (`tellsApplyFailure`):
    * phase `Accepted`, `ApplyFailed` with the object and the API server's words, a Warning Event
    * when that is news. The write is retried with backoff by the caller's throw. A status write
    * that fails is left to the retry, except a finding that the owner is gone.
    */
-  async #applyFailed(ms: Microservice, err: unknown, write: Write, name: string, log: Logger, signal: AbortSignal): Promise<void> {
+  async #applyFailed(ms: Microservice, err: unknown, write: ChildWrite, name: string, log: Logger, signal: AbortSignal): Promise<void> {
     if (!tellsApplyFailure(err) || signal.aborted) return;
     const message = applyFailureMessage(err, write.child.kind.kind, name, write.before !== undefined, write.adopting);
     const { managedResources, rollout } = ms.status ?? {};
@@ -414,14 +316,6 @@ export class MicroserviceReconciler {
     } catch (statusErr) {
       if (statusErr instanceof OwnerGone) throw statusErr;
     }
-  }
-
-  /** Remembers a write the API server refused as invalid (see #refused); returns its explanation. */
-  #refusal(request: Request, w: Write, err: ApiError): string {
-    const message = rejectionMessage(err, w.child.kind.kind, request.name, w.before !== undefined, w.adopting, this.#refusalRetryMs);
-    const retry = !refusedInPlace(err, w.before !== undefined);
-    this.#refused.set(refusalKey(request.key, w.child.kind), { fingerprint: w.fingerprint, message, at: this.#d.clock.monotonic(), retry });
-    return message;
   }
 
   /** Reports a failure that waits for a spec change: status `Failed`, a Warning Event, no retry. */
@@ -453,31 +347,9 @@ export class MicroserviceReconciler {
 
 }
 
-/** How often a refused write the cluster may lift (an admission policy) is sent again unchanged. */
-const REFUSAL_RETRY_MS = 10 * 60_000;
-
-/** The kinds of a Microservice's children. */
-const CHILD_KINDS: readonly ResourceKind[] = [DeploymentKind, ServiceKind];
-
-/** The #refused key of one child kind of one Microservice. */
-function refusalKey(key: string, kind: ResourceKind): string {
-  return `${key}#${kind.kind}`;
-}
-
 /** EndpointSlices indexed by `namespace/service-name`. */
 export const SERVICE_NAME_INDEX = 'service-name';
 export function endpointSliceServiceIndex(slice: EndpointSlice): string[] {
   const service = slice.metadata.labels?.['kubernetes.io/service-name'];
   return service ? [`${slice.metadata.namespace ?? ''}/${service}`] : [];
-}
-
-/**
- * The version of a child that decides whether a refused write is worth sending again: a
- * Deployment's `metadata.generation`, which moves with its spec and not with its status (the
- * controller-manager updates that many times, and a new status makes the same write no more
- * acceptable); the resourceVersion of a kind without one (a Service).
- */
-function childVersion(child: Deployment | Service | undefined): string {
-  if (!child) return '-';
-  return child.metadata.generation !== undefined ? `g${child.metadata.generation}` : `rv${child.metadata.resourceVersion ?? '-'}`;
 }
