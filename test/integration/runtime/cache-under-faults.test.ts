@@ -6,6 +6,7 @@
  * - item 3: 504 "Too large resource version" on every watch from an old version (an etcd
  *   restore, as the API server sees it) relists and catches up;
  * - item 8: watches the proxy closes at once back off instead of spinning at the client's QPS;
+ *   so does an answer asking to retry after 0 seconds;
  * - item 9: a list page that cannot arrive within its timeout is asked for in smaller pages, and
  *   a declared page size is honoured; a list whose continue tokens keep expiring finishes with
  *   one unpaged list, and a list answered 410 backs off instead of being asked again at once;
@@ -127,6 +128,26 @@ test('a 429 with Retry-After is retried after what the server asked, not after a
     return h.state === 'backoff' && /too many requests/.test(h.lastError ?? '') ? h.retryInMs : undefined;
   }, { timeoutMs: 30_000, intervalMs: 20, what: 'the backoff after the 429' });
   assert.ok(waited <= 1_200, `retry after ${waited} ms (the server asked for 1 s; the grown backoff would be ≈ 4–8 s)`);
+});
+
+test('a Retry-After of 0 (a proxy in front of the API server may send one) backs off; it does not reconnect at once', async (t) => {
+  const ns = await testNamespace(t, direct, 'faults-retry-zero');
+  const w = startCache(throughProxy(), ns);
+  t.after(w.stop);
+  await w.cache.waitForSync();
+  await eventually(() => proxy.stats().openWatches >= 1, { what: 'the cache watching' });
+  const busy = proxy.inject({ match: { path: new RegExp(`/namespaces/${ns}/configmaps$`) }, answer: { status: 429, retryAfterSeconds: 0 } });
+  t.after(busy);
+  proxy.closeWatches();
+  const before = proxy.stats().requests;
+  await sleep(2_000);
+  busy();
+  const requests = proxy.stats().requests - before;
+  const health = w.cache.health()[0]!;
+  t.diagnostic(`${requests} requests in 2 s answered 429 with Retry-After: 0; failures ${health.consecutiveFailures}`);
+  assert.ok(requests <= 15, `${requests} requests in 2 s: reconnected without waiting`);
+  await direct.create(ConfigMapKind, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name: 'after' } });
+  await eventually(() => (w.cache.health()[0]!.healthy && w.cache.store(ConfigMapKind).get({ namespace: ns, name: 'after' }) ? true : undefined), { timeoutMs: 30_000, what: 'the watch back once the proxy answers again' });
 });
 
 test('item 9: a list page too slow for its timeout is asked for in smaller pages; a declared page size is honoured', async (t) => {

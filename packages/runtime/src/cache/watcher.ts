@@ -264,9 +264,13 @@ export class Watcher<T extends KubeObject> {
         else delete this.#health.lastErrorReason;
         if (this.#health.consecutiveFailures >= (this.#opts.unhealthyAfterFailures ?? 3)) this.#health.healthy = false;
         this.#opts.onRestart?.('error');
-        const retryAfter = err instanceof ApiError ? err.retryAfterMs : undefined;
+        // What the server asked for is honoured over a backoff grown by earlier failures, but never
+        // below the first step: a Retry-After of 0 (a proxy in front of the API server may send
+        // one) would reconnect at once, for as long as it is answered so (the controller's own
+        // retries treat 0 the same way).
+        const retryAfter = err instanceof ApiError && err.retryAfterMs !== undefined && err.retryAfterMs > 0 ? err.retryAfterMs : undefined;
         const delay = retryAfter !== undefined
-          ? Math.min(retryAfter, this.#opts.backoff?.maxMs ?? 30_000) * (1 + Math.random() * 0.2)
+          ? Math.min(Math.max(retryAfter, this.#opts.backoff?.initialMs ?? 250), this.#opts.backoff?.maxMs ?? 30_000) * (1 + Math.random() * 0.2)
           : this.#backoffMs(this.#health.consecutiveFailures, notServed ? (this.#opts.notServedBackoff ?? { initialMs: 250, maxMs: 2_000 }) : this.#opts.backoff);
         this.#opts.log?.warn({ ...where, err: this.#health.lastError, retryInMs: Math.round(delay) }, notServed ? 'kind not served by the API server; retrying' : 'watch failed; reconnecting');
         this.#health.state = 'backoff';
