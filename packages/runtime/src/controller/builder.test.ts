@@ -67,4 +67,40 @@ describe('ControllerBuilder', () => {
     m.cache.informer(ConfigMapKind).noteWrite(configMap(3));
     assert.equal(c.queue.len(), 0, 'nothing queued after the stop');
   });
+
+  it('an update wakes the primaries of the old version as well as the new: a relabelled object, a child handed to another owner or orphaned', async () => {
+    const m = new Manager({ kubeConfig: unreachableKubeConfig(await closedPort()), log });
+    const reconciled = new Set<string>();
+    const c = m.controller('cm')
+      .for(ConfigMapKind)
+      .owns(DeploymentKind)
+      .watches(DeploymentKind, (d) => (d.metadata.labels?.bundle ? [{ namespace: 'ns', name: d.metadata.labels.bundle }] : []))
+      .withOptions({ resyncPeriodMs: 0 })
+      .complete(async (req) => void reconciled.add(req.key));
+    const stop = new AbortController();
+    const running = c.start(stop.signal);
+    const deployments = m.cache.informer(DeploymentKind);
+    const settle = async (want: string[]) => {
+      for (let i = 0; i < 100 && !want.every((k) => reconciled.has(k)); i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 30));
+      const got = [...reconciled].sort();
+      reconciled.clear();
+      return got;
+    };
+    const d = ownedDeployment(1); // controlled by pr-1
+    deployments.noteWrite({ ...d, metadata: { ...d.metadata, labels: { bundle: 'a' } } });
+    assert.deepEqual(await settle(['ns/a', 'ns/pr-1']), ['ns/a', 'ns/pr-1']);
+
+    deployments.noteWrite({ ...d, metadata: { ...d.metadata, resourceVersion: '6001', labels: { bundle: 'b' } } });
+    assert.deepEqual(await settle(['ns/a', 'ns/b']), ['ns/a', 'ns/b', 'ns/pr-1'], 'relabelled a → b: a drops it, b takes it');
+
+    const other = { ...d.metadata.ownerReferences![0]!, name: 'pr-2', uid: 'u2' };
+    deployments.noteWrite({ ...d, metadata: { ...d.metadata, resourceVersion: '6002', labels: { bundle: 'b' }, ownerReferences: [other] } });
+    assert.deepEqual(await settle(['ns/pr-1', 'ns/pr-2']), ['ns/b', 'ns/pr-1', 'ns/pr-2'], 'handed from pr-1 to pr-2: both owners look');
+
+    deployments.noteWrite({ ...d, metadata: { ...d.metadata, resourceVersion: '6003', labels: { bundle: 'b' }, ownerReferences: [] } });
+    assert.deepEqual(await settle(['ns/pr-2']), ['ns/b', 'ns/pr-2'], 'orphaned: its last owner looks');
+    stop.abort();
+    await running;
+  });
 });

@@ -11,7 +11,9 @@
  *
  * Every kind named here is declared on the manager's shared cache (one watch per kind, however
  * many controllers use it). `owns` maps a child's change to its controller owner's key, matched
- * by the owner's API group and kind; `watches` maps with any function. The handlers are
+ * by the owner's API group and kind; `watches` maps with any function. An update is mapped from
+ * both its versions, so a primary an object was moved away from (relabelled, orphaned, handed
+ * to another owner) is woken too; a delete is mapped from the last version seen. The handlers are
  * connected while the controller runs (as controller-runtime starts its sources with the
  * controller): the cache of a standby replica fills, its queues do not; on taking over, each
  * informer replays what it holds, so every cached object is reconciled.
@@ -101,9 +103,13 @@ export class ControllerBuilder {
       informer.addHandler((c) => {
         const primary = this.#primary;
         if (!primary || !passes(c, options.predicates)) return;
-        const ref = controllerOf(c.object);
-        if (!ref || !refersToKind(ref, primary)) return;
-        enqueue(formatKey({ namespace: primary.namespaced ? (c.object.metadata.namespace ?? '') : '', name: ref.name }));
+        const ownerKey = (obj: T): string | undefined => {
+          const ref = controllerOf(obj);
+          return ref && refersToKind(ref, primary) ? formatKey({ namespace: primary.namespaced ? (obj.metadata.namespace ?? '') : '', name: ref.name }) : undefined;
+        };
+        // The owner before an update too: a child orphaned or handed to another owner is news to
+        // the one it left (controller-runtime's EnqueueRequestForOwner maps both versions).
+        for (const key of new Set([ownerKey(c.object), c.oldObject && ownerKey(c.oldObject)])) if (key !== undefined) enqueue(key);
       }),
     );
     return this;
@@ -120,7 +126,11 @@ export class ControllerBuilder {
     this.#wirings.push((enqueue) =>
       informer.addHandler((c) => {
         if (!passes(c, options.predicates)) return;
-        for (const k of map(c.object)) enqueue(typeof k === 'string' ? k : formatKey(k));
+        // Both versions of an update are mapped: an object relabelled or renamed away from a
+        // primary is news to that primary (controller-runtime's EnqueueRequestsFromMapFunc).
+        const keys = new Set<string>();
+        for (const obj of c.oldObject ? [c.object, c.oldObject] : [c.object]) for (const k of map(obj)) keys.add(typeof k === 'string' ? k : formatKey(k));
+        for (const key of keys) enqueue(key);
       }),
     );
     return this;
