@@ -18,6 +18,12 @@ test('generationChanged passes adds, deletes and generation bumps only', () => {
   );
 });
 
+test('generationChanged on a kind the API server gives no generation (ConfigMap, Secret, Service) passes every new version: it cannot tell spec edits from others', () => {
+  const before = obj({ resourceVersion: '1' });
+  assert.equal(generationChanged({ type: 'update', object: obj({ resourceVersion: '2' }), oldObject: before }), true, 'a data change of a ConfigMap');
+  assert.equal(generationChanged({ type: 'update', object: before, oldObject: before }), false, 'a resync of the same version');
+});
+
 test('labels, annotations and resourceVersion predicates', () => {
   const a = obj({ labels: { x: '1' }, annotations: { y: '1' }, resourceVersion: '1' });
   const sameButRv = obj({ labels: { x: '1' }, annotations: { y: '1' }, resourceVersion: '2' });

@@ -17,9 +17,17 @@ const onUpdate =
   (c) =>
     c.type !== 'update' || !c.oldObject || changed(c.oldObject, c.object);
 
-/** Passes updates whose `metadata.generation` changed (spec edits, deletion start), or that start deletion. */
-export const generationChanged: Predicate = onUpdate(
-  (a, b) => a.metadata.generation !== b.metadata.generation || a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp,
+/**
+ * Passes updates whose `metadata.generation` changed (spec edits), or that start deletion. A kind
+ * the API server gives no generation (ConfigMap, Secret, Service, Namespace) has no way to tell a
+ * spec edit from any other change, so every new version of it passes (`resourceVersionChanged`).
+ * controller-runtime's GenerationChangedPredicate drops them all instead, which makes an owned
+ * Service's drift or a watched ConfigMap's new data wait for the periodic check.
+ */
+export const generationChanged: Predicate = onUpdate((a, b) =>
+  a.metadata.generation === undefined && b.metadata.generation === undefined
+    ? a.metadata.resourceVersion !== b.metadata.resourceVersion
+    : a.metadata.generation !== b.metadata.generation || a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp,
 );
 
 /** Passes updates whose labels changed. */
