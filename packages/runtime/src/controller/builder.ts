@@ -69,6 +69,7 @@ export class ControllerBuilder {
   #primary: ResourceKind | undefined;
   readonly #wirings: Wiring[] = [];
   #options: ControllerOptions = {};
+  #publishTracker: (() => void) | undefined;
 
   constructor(host: ControllerHost, name: string) {
     this.#host = host;
@@ -81,12 +82,16 @@ export class ControllerBuilder {
     this.#primary = kind;
     const informer = this.#host.cache.informer(kind);
     if (options.convergence !== false) {
-      const tracker = new ConvergenceTracker({ clock: this.#host.clock, ...(options.convergence ? { predicate: options.convergence } : {}) });
-      informer.addHandler((c) => {
-        if (c.type === 'delete') tracker.forget(formatKey(keyOf(c.object)));
-        else tracker.observe(c.object);
-      });
-      this.#host.trackConvergence(this.#name, tracker);
+      const convergence = options.convergence;
+      // Published once the controller is registered (a builder never completed tracks nothing).
+      this.#publishTracker = () => {
+        const tracker = new ConvergenceTracker({ clock: this.#host.clock, ...(convergence ? { predicate: convergence } : {}) });
+        informer.addHandler((c) => {
+          if (c.type === 'delete') tracker.forget(formatKey(keyOf(c.object)));
+          else tracker.observe(c.object);
+        });
+        this.#host.trackConvergence(this.#name, tracker);
+      };
     }
     this.#wirings.push((enqueue) =>
       informer.addHandler((c) => {
@@ -159,6 +164,7 @@ export class ControllerBuilder {
       { ...this.#host.controllerDefaults, ...this.#options },
     );
     this.#host.addController(controller);
+    this.#publishTracker?.();
     return controller;
   }
 }

@@ -377,3 +377,14 @@ describe('Manager: work-stopped hooks', () => {
     assert.deepEqual(seen, [false]);
   });
 });
+
+describe('Manager: controller names', () => {
+  it('a second controller of the same name is refused, however the two were built (their metrics, queue depth and convergence would merge)', async () => {
+    const m = new Manager({ kubeConfig: unreachableKubeConfig(await closedPort()), log });
+    const first = m.controller('dup');
+    const second = m.controller('dup');
+    first.for(ConfigMapKind).complete(async () => ({}));
+    assert.throws(() => second.for(ConfigMapKind).complete(async () => ({})), /controller dup already exists/);
+    assert.throws(() => m.controller('dup'), /controller dup already exists/);
+  });
+});

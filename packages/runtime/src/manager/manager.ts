@@ -222,6 +222,8 @@ export class Manager implements ControllerHost {
   /** Called by the controller builder. */
   addController(controller: Controller): void {
     if (this.#started) throw new Error('cannot add a controller after start');
+    // Checked again here: two builders of one name may both have been started before either completed.
+    if (this.#controllers.some((c) => c.name === controller.name)) throw new Error(`controller ${controller.name} already exists`);
     this.#controllers.push(controller);
   }
 
