@@ -82,9 +82,12 @@ export class Cache {
 
   /**
    * Declares that this kind is cached and returns its informer (the same one for every caller).
-   * Later declarations may add indexes; asking for another selector or transform than the first
-   * declaration throws (one watch per kind serves everyone, so they must agree). After `start`, a
-   * new declaration starts its watch at once.
+   * Later declarations may add indexes; one that names no selector or transform (a controller's
+   * `for`, `owns`, `watches`) takes the kind as first declared, selectors included; one that names
+   * other selectors or another transform than the first declaration throws (one watch per kind
+   * serves everyone, so they must agree): declare a restricted kind before anything uses it, as
+   * controller-runtime configures its cache before the controllers. After `start`, a new
+   * declaration starts its watch at once.
    */
   informer(kind: ResourceKind, options: MetadataDeclareOptions): Informer<PartialObjectMetadata>;
   informer<T extends KubeObject>(kind: ResourceKind<T>, options?: DeclareOptions<T>): Informer<T>;
@@ -95,8 +98,11 @@ export class Cache {
     if (informer) {
       const first = this.#declared.get(id)!;
       const transform = 'transform' in options ? options.transform : undefined;
-      if ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || (transform && (transform as unknown) !== first.transform)) {
-        throw new Error(`${kind.kind} is already cached with other selectors or transform; one watch per kind serves every controller`);
+      const asDeclared = options.labelSelector === undefined && options.fieldSelector === undefined && transform === undefined;
+      if (!asDeclared && ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || (transform && (transform as unknown) !== first.transform))) {
+        throw new Error(
+          `${kind.kind} is already cached with other selectors or transform; one watch per kind serves every controller: declare it with its selectors before anything else uses the kind (before the controllers that watch it are built)`,
+        );
       }
       if (options.indexes) informer.addIndexes(options.indexes as Record<string, IndexFunc<T>>);
     } else {

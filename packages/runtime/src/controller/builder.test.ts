@@ -103,4 +103,16 @@ describe('ControllerBuilder', () => {
     stop.abort();
     await running;
   });
+
+  it('a kind cached with a selector before the controller is built is watched as cached; declaring the selector after is refused with what to do', async () => {
+    const m = new Manager({ kubeConfig: unreachableKubeConfig(await closedPort()), log });
+    const labelled = m.cache.informer(DeploymentKind, { labelSelector: 'example.com/bundle' });
+    m.controller('cm')
+      .for(ConfigMapKind)
+      .owns(DeploymentKind)
+      .watches(DeploymentKind, () => [])
+      .complete(async () => ({}));
+    assert.equal(m.cache.informer(DeploymentKind), labelled, 'one informer, with its selector');
+    assert.throws(() => m.cache.informer(ConfigMapKind, { labelSelector: 'x=y' }), /ConfigMap is already cached with other selectors.*declare it with its selectors before/);
+  });
 });
