@@ -14,7 +14,7 @@ export const OperatorConfigFileSchema = Type.Object(
     microservice: Type.Optional(
       Type.Object(
         {
-          resyncPeriodSeconds: Type.Optional(Seconds(86_400)),
+          resyncPeriodSeconds: Type.Optional(Type.Number({ minimum: 1, maximum: 86_400 })),
           maxConcurrentReconciles: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
           statusProgressIntervalSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3_600 })),
           defaults: Type.Optional(Type.Unknown()),

@@ -26,9 +26,16 @@ test('problems in different sections are reported together, with paths from the 
     'client.qps: expected number to be greater or equal to 0',
     'microservice.defaults.replicas: expected integer to be greater or equal to 0',
     'microservice.defaults.resources.requests.cpu: "lots" is not a quantity such as 25m, 0.5 or 128Mi',
-    'microservice.resyncPeriodSeconds: expected number to be greater than 0',
+    'microservice.resyncPeriodSeconds: expected number to be greater or equal to 1',
     'micrservice: unexpected property (did you mean "microservice"?)',
     'provider.vendor.timeoutSecond: unexpected property (did you mean "timeoutSeconds"?)',
+  ]);
+});
+
+test('a periodic check shorter than a second is refused: it would run each object\'s reconcile (and vendor reads) about every millisecond', () => {
+  assert.deepEqual(problemsOf({ microservice: { resyncPeriodSeconds: 0.000001 }, provider: { healthIntervalSeconds: 0.000001 } }), [
+    'microservice.resyncPeriodSeconds: expected number to be greater or equal to 1',
+    'provider.healthIntervalSeconds: expected number to be greater or equal to 1',
   ]);
 });
 

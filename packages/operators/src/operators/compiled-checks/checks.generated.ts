@@ -31,7 +31,7 @@ export const compiledChecks: Record<string, (value: unknown) => boolean> = {
     return function check(value) {
       return (
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
-        (value['microservice'] !== undefined ? ((typeof value['microservice'] === 'object' && value['microservice'] !== null && !Array.isArray(value['microservice'])) && (value['microservice']['resyncPeriodSeconds'] !== undefined ? (Number.isFinite(value['microservice']['resyncPeriodSeconds']) && value['microservice']['resyncPeriodSeconds'] > 0 && value['microservice']['resyncPeriodSeconds'] <= 86400) : true) && (value['microservice']['maxConcurrentReconciles'] !== undefined ? (Number.isInteger(value['microservice']['maxConcurrentReconciles']) && value['microservice']['maxConcurrentReconciles'] <= 64 && value['microservice']['maxConcurrentReconciles'] >= 1) : true) && (value['microservice']['statusProgressIntervalSeconds'] !== undefined ? (Number.isFinite(value['microservice']['statusProgressIntervalSeconds']) && value['microservice']['statusProgressIntervalSeconds'] <= 3600 && value['microservice']['statusProgressIntervalSeconds'] >= 0) : true) && (value['microservice']['defaults'] !== undefined ? (true) : true) && Object.getOwnPropertyNames(value['microservice']).every(key => ['resyncPeriodSeconds', 'maxConcurrentReconciles', 'statusProgressIntervalSeconds', 'defaults'].includes(key))) : true) &&
+        (value['microservice'] !== undefined ? ((typeof value['microservice'] === 'object' && value['microservice'] !== null && !Array.isArray(value['microservice'])) && (value['microservice']['resyncPeriodSeconds'] !== undefined ? (Number.isFinite(value['microservice']['resyncPeriodSeconds']) && value['microservice']['resyncPeriodSeconds'] <= 86400 && value['microservice']['resyncPeriodSeconds'] >= 1) : true) && (value['microservice']['maxConcurrentReconciles'] !== undefined ? (Number.isInteger(value['microservice']['maxConcurrentReconciles']) && value['microservice']['maxConcurrentReconciles'] <= 64 && value['microservice']['maxConcurrentReconciles'] >= 1) : true) && (value['microservice']['statusProgressIntervalSeconds'] !== undefined ? (Number.isFinite(value['microservice']['statusProgressIntervalSeconds']) && value['microservice']['statusProgressIntervalSeconds'] <= 3600 && value['microservice']['statusProgressIntervalSeconds'] >= 0) : true) && (value['microservice']['defaults'] !== undefined ? (true) : true) && Object.getOwnPropertyNames(value['microservice']).every(key => ['resyncPeriodSeconds', 'maxConcurrentReconciles', 'statusProgressIntervalSeconds', 'defaults'].includes(key))) : true) &&
         (value['provider'] !== undefined ? (true) : true) &&
         (value['client'] !== undefined ? ((typeof value['client'] === 'object' && value['client'] !== null && !Array.isArray(value['client'])) && (value['client']['qps'] !== undefined ? (Number.isFinite(value['client']['qps']) && value['client']['qps'] >= 0) : true) && (value['client']['burst'] !== undefined ? (Number.isInteger(value['client']['burst']) && value['client']['burst'] >= 1) : true) && Object.getOwnPropertyNames(value['client']).every(key => ['qps', 'burst'].includes(key))) : true) &&
         (value['shutdownGraceSeconds'] !== undefined ? (Number.isFinite(value['shutdownGraceSeconds']) && value['shutdownGraceSeconds'] > 0 && value['shutdownGraceSeconds'] <= 3600) : true) &&
@@ -68,7 +68,7 @@ export const compiledChecks: Record<string, (value: unknown) => boolean> = {
     return function check(value) {
       return (
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
-        (value['healthIntervalSeconds'] !== undefined ? (Number.isFinite(value['healthIntervalSeconds']) && value['healthIntervalSeconds'] > 0 && value['healthIntervalSeconds'] <= 86400) : true) &&
+        (value['healthIntervalSeconds'] !== undefined ? (Number.isFinite(value['healthIntervalSeconds']) && value['healthIntervalSeconds'] <= 86400 && value['healthIntervalSeconds'] >= 1) : true) &&
         (value['maxConcurrentReconciles'] !== undefined ? (Number.isInteger(value['maxConcurrentReconciles']) && value['maxConcurrentReconciles'] <= 64 && value['maxConcurrentReconciles'] >= 1) : true) &&
         (value['maxRetryDelaySeconds'] !== undefined ? (Number.isFinite(value['maxRetryDelaySeconds']) && value['maxRetryDelaySeconds'] <= 3600 && value['maxRetryDelaySeconds'] >= 0.01) : true) &&
         (value['recoveryProbeSeconds'] !== undefined ? (Number.isFinite(value['recoveryProbeSeconds']) && value['recoveryProbeSeconds'] <= 3600 && value['recoveryProbeSeconds'] >= 0) : true) &&
@@ -268,7 +268,7 @@ export const compiledSchemas: Record<string, () => unknown> = {
           "resyncPeriodSeconds": {
             [Symbol.for("TypeBox.Kind")]: "Number",
             [Symbol.for("TypeBox.Optional")]: "Optional",
-            "exclusiveMinimum": 0,
+            "minimum": 1,
             "maximum": 86400,
             "type": "number",
           },
@@ -440,7 +440,7 @@ export const compiledSchemas: Record<string, () => unknown> = {
       "healthIntervalSeconds": {
         [Symbol.for("TypeBox.Kind")]: "Number",
         [Symbol.for("TypeBox.Optional")]: "Optional",
-        "exclusiveMinimum": 0,
+        "minimum": 1,
         "maximum": 86400,
         "type": "number",
       },

@@ -9,7 +9,7 @@ import { Type } from '@sinclair/typebox';
 
 export const ProviderConfigSchema = Type.Object(
   {
-    healthIntervalSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400 })),
+    healthIntervalSeconds: Type.Optional(Type.Number({ minimum: 1, maximum: 86_400 })),
     maxConcurrentReconciles: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
     maxRetryDelaySeconds: Type.Optional(Type.Number({ minimum: 0.01, maximum: 3_600 })),
     recoveryProbeSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3_600 })),
