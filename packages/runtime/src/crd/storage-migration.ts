@@ -38,6 +38,8 @@ import { CustomResourceDefinitionKind, defineKind } from '../objects/index.ts';
 import type { KubeObject } from '../objects/index.ts';
 import type { KubeClient } from '../client/index.ts';
 import { ApiError, isConflict, isGone, isNotFound } from '../client/index.ts';
+import { systemClock } from '../clock/index.ts';
+import type { Clock } from '../clock/index.ts';
 
 export const STORAGE_MIGRATION_ANNOTATION = 'converge.dev/storage-migration';
 
@@ -97,16 +99,20 @@ interface CrdShape {
 
 /**
  * Runs `fn` again while the API server answers 429 (it does, "storage is (re)initializing", for a
- * while after a CRD changes), waiting its Retry-After (default 1 s), at most about a minute.
+ * while after a CRD changes), waiting its Retry-After (default 1 s, at least 250 ms), for at most
+ * about a minute; an abort ends the wait at once. Exported for its tests.
+ * @internal
  */
-async function patiently<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
+export async function patiently<T>(fn: () => Promise<T>, signal?: AbortSignal, clock: Clock = systemClock): Promise<T> {
+  const giveUpAt = clock.monotonic() + 60_000;
+  for (;;) {
     try {
       return await fn();
     } catch (err) {
-      if (!(err instanceof ApiError && err.reason === 'TooManyRequests') || attempt >= 60) throw err;
-      await new Promise((resolve) => setTimeout(resolve, err.retryAfterMs ?? 1_000));
-      signal?.throwIfAborted();
+      if (!(err instanceof ApiError && err.reason === 'TooManyRequests')) throw err;
+      const waitMs = Math.max(250, err.retryAfterMs ?? 1_000);
+      if (clock.monotonic() + waitMs > giveUpAt) throw err;
+      await clock.sleep(waitMs, signal);
     }
   }
 }
