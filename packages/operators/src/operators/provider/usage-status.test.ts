@@ -81,6 +81,14 @@ test('80 % of the quota used → ScaleRecommended QuotaNearlyUsed with a recomme
   assert.deepEqual(byType(usageStatus(obs({ usage: { callsToday: 799 } }), policy, undefined, NOW)).ScaleRecommended, ['False', 'WithinLimits']);
 });
 
+test('figures read "in the future" (written before the wall clock stepped back, or by a replica whose clock ran ahead) do not hold new figures back for the skew', () => {
+  const current: StatusLike = { observedGeneration: 1, providerID: 'i', usable: true, usage: { observedAt: new Date(NOW + 3_600_000).toISOString(), callsToday: 5 } as never };
+  const figures = { ...current, usage: { observedAt: new Date(NOW).toISOString(), callsToday: 9 } as never };
+  assert.deepEqual(planStatusWrite(current, figures, NOW, 30_000), { write: true }, 'never written by this process: the age is unknown');
+  assert.deepEqual(planStatusWrite(current, figures, NOW, 30_000, 10_000), { write: false, requeueAfterMs: 20_000 }, 'written here 10 s ago: that decides');
+  assert.deepEqual(planStatusWrite(current, figures, NOW, 30_000, 600_000), { write: true });
+});
+
 test('the write bound: a state change at once, figures alone once they are refreshMs old, nothing when only observedAt moved', () => {
   const cond = (type: string, status: string, reason: string) => ({ type, status, reason, observedGeneration: 1 });
   const current: StatusLike = { observedGeneration: 1, providerID: 'i', usable: true, conditions: [cond('Ready', 'True', 'ProviderReady'), cond('QuotaExhausted', 'False', 'QuotaAvailable')], usage: { observedAt: new Date(NOW - 10_000).toISOString(), callsToday: 5 } as never };

@@ -198,7 +198,9 @@ export function planStatusWrite(current: StatusLike | undefined, desired: Status
   if (isDeepStrictEqual(withoutObservedAt(current ?? {}), withoutObservedAt(desired))) return { write: false };
   if (!isDeepStrictEqual(stateKey(current), stateKey(desired))) return { write: true };
   const at = current?.usage?.observedAt ? Date.parse(current.usage.observedAt) : Number.NaN;
-  const age = Math.min(Number.isFinite(at) ? nowMs - at : Number.POSITIVE_INFINITY, sinceLastWriteMs);
+  // A time of reading after now (a wall clock stepped back, a replica whose clock ran ahead) says
+  // nothing about the age: this process's own last write decides, or the figures are written.
+  const age = Math.min(Number.isFinite(at) && at <= nowMs ? nowMs - at : Number.POSITIVE_INFINITY, sinceLastWriteMs);
   return age >= refreshMs ? { write: true } : { write: false, requeueAfterMs: Math.max(1, Math.ceil(refreshMs - age)) };
 }
 
