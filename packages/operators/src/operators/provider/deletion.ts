@@ -89,6 +89,8 @@ export interface DeletionHost {
 export class ProviderDeletion {
   readonly #d: DeletionDeps;
   readonly #host: DeletionHost;
+  /** When (monotonic) this process first saw each deleting provider's create request, by key. */
+  readonly #settling = new Map<string, { uid: string; requestedAt: string; at: number }>();
 
   constructor(deps: DeletionDeps, host: DeletionHost) {
     this.#d = deps;
@@ -147,19 +149,43 @@ export class ProviderDeletion {
       throw new TemporaryError(Reason.DeletionBlocked, failure.message, failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs });
     }
     // A create sent a moment ago may not show in a lookup yet: look once more after it settled.
-    const settleMs = this.#d.createSettleMs ?? 20_000;
-    // Wall clock on purpose: the request may have been sent by another process (before a crash).
-    const sinceRequest = requestedAt === undefined ? Infinity : this.#d.clock.now() - Date.parse(requestedAt);
-    if (sinceRequest < settleMs) {
-      const waitMs = Math.max(1, Math.ceil(settleMs - sinceRequest));
-      const again = new Date(Date.parse(requestedAt!) + settleMs).toISOString();
+    const waitMs = this.#settleWaitMs(dhp, requestedAt);
+    if (waitMs > 0) {
+      const again = new Date(this.#d.clock.now() + waitMs).toISOString();
       await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message: `no instance found at ${endpoint}, but a create was sent there at ${requestedAt} and may still be in progress; looking again at ${again} before releasing the finalizer${giveUp}`, providerID: known }, signal, request.log);
       return { requeueAfterMs: waitMs };
     }
+    this.#settling.delete(request.key);
     await this.#recordReleasedKey(dhp, endpoint, token, request, signal, giveUp);
     // Said at info because no other line would tell this release from the others.
     if (!deletedAny) request.log.info({ idempotencyKey: dhp.metadata.uid, endpoint, createRequestedAt: requestedAt }, 'no vendor instance found by ID or key; releasing the finalizer');
     return this.#release(dhp, request, signal);
+  }
+
+  /**
+   * How long a deletion still waits for a create requested at `requestedAt` to show (0: no more).
+   * The wall clock on purpose: the request may have been sent by another process (before a
+   * crash). But never longer than the settle time from this process's first sight of that request
+   * (monotonic): a time "in the future" (the writer's clock ahead, ours stepped back) was written
+   * before the create was sent, so the create was sent before that first sight.
+   */
+  #settleWaitMs(dhp: DigitalHumanProvider, requestedAt: string | undefined): number {
+    if (requestedAt === undefined) return 0;
+    const key = `${dhp.metadata.namespace}/${dhp.metadata.name}`;
+    const settleMs = this.#d.createSettleMs ?? 20_000;
+    const now = this.#d.clock.monotonic();
+    const known = this.#settling.get(key);
+    const seen = known && known.uid === dhp.metadata.uid && known.requestedAt === requestedAt ? known : { uid: dhp.metadata.uid ?? '', requestedAt, at: now };
+    this.#settling.set(key, seen);
+    const byWallClock = settleMs - (this.#d.clock.now() - Date.parse(requestedAt));
+    const byFirstSight = seen.at + settleMs - now;
+    const waitMs = Math.ceil(Math.min(Number.isNaN(byWallClock) ? 0 : byWallClock, byFirstSight));
+    return waitMs > 0 ? waitMs : 0;
+  }
+
+  /** The provider `key` is gone: what its deletion remembered is dropped. */
+  forget(key: string): void {
+    this.#settling.delete(key);
   }
 
   /**

@@ -142,6 +142,7 @@ export class ProviderReconciler {
     this.#d.lateCreates?.notice(request.key, dhp?.metadata.uid);
     if (!dhp) {
       this.#writer.forget(request.key);
+      this.#deletion.forget(request.key);
       log.debug('DigitalHumanProvider not in the cache (deleted): nothing to do');
       this.#forgetSecret(request.key);
       this.#rejectedSince.delete(request.key);

@@ -1,0 +1,57 @@
+/**
+ * The deletion's wait for a create that may still be in flight, measured against clocks that
+ * disagree: `status.createRequestedAt` is a wall-clock time, possibly written by another process.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '@converge/runtime';
+import type { KubeClient, Request } from '@converge/runtime';
+import { ProviderDeletion } from './deletion.ts';
+import { PROVIDER_FINALIZER } from './api/schema-free.ts';
+import type { DigitalHumanProvider } from './api/schema-free.ts';
+import type { VendorApis } from './vendor-api.ts';
+
+const NOW = Date.parse('2026-12-06T12:00:00Z');
+const log = { info() {}, debug() {}, warn() {} };
+
+function setup(createRequestedAt: string) {
+  const clock = new FakeClock(NOW);
+  const vendor = { findByIdempotencyKey: async () => undefined, getInstance: async () => undefined, deleteInstance: async () => false };
+  const blocked: string[] = [];
+  const released: string[] = [];
+  const client = { patch: async (_kind: unknown, key: { name: string }) => { released.push(key.name); return { metadata: { name: key.name, finalizers: [] } }; } } as unknown as KubeClient;
+  const deletion = new ProviderDeletion(
+    { client, vendors: { forEndpoint: () => vendor } as unknown as VendorApis, events: { normal() {}, warning() {} } as never, clock, createSettleMs: 20_000 },
+    { status: async (_dhp, finding) => void blocked.push(finding.message), token: async () => 'token' },
+  );
+  const dhp = {
+    apiVersion: 'dhp.example.com/v1',
+    kind: 'DigitalHumanProvider',
+    metadata: { name: 'p', namespace: 'ns', uid: 'u1', resourceVersion: '7', finalizers: [PROVIDER_FINALIZER], deletionTimestamp: '2026-12-06T12:00:00Z' },
+    spec: { endpoint: 'https://vendor.example', region: 'eu', credentials: { secretRef: { name: 's' } } },
+    status: { instanceEndpoint: 'https://vendor.example', createRequestedAt },
+  } as unknown as DigitalHumanProvider;
+  const request = { key: 'ns/p', namespace: 'ns', name: 'p', log } as unknown as Request;
+  const run = () => deletion.delete(dhp, request, new AbortController().signal);
+  return { clock, blocked, released, run };
+}
+
+test('a create requested "an hour from now" (another clock, or ours stepped back) holds the finalizer for the settle time, not for the skew', async () => {
+  const s = setup(new Date(NOW + 3_600_000).toISOString());
+  const first = await s.run();
+  assert.ok((first.requeueAfterMs ?? Infinity) <= 20_000, `looked at again in ${first.requeueAfterMs} ms`);
+  assert.equal(s.released.length, 0, 'not released at once: the create may be in flight');
+  await s.clock.advanceAsync(20_000);
+  await s.run();
+  assert.deepEqual(s.released, ['p'], 'released once the settle time passed on this process\'s own clock');
+});
+
+test('a create requested a moment ago waits what is left of the settle time', async () => {
+  const s = setup(new Date(NOW - 15_000).toISOString());
+  const first = await s.run();
+  assert.equal(first.requeueAfterMs, 5_000);
+  assert.match(s.blocked[0] ?? '', /may still be in progress/);
+  await s.clock.advanceAsync(5_000);
+  await s.run();
+  assert.deepEqual(s.released, ['p']);
+});
