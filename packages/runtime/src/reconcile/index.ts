@@ -10,10 +10,12 @@
  *   is scheduled;
  * - resolves `requeueAfter(ms)`: success, look again after `ms`;
  * - resolves `{ requeue: true }`: look again soon, with the key's backoff;
- * - throws `PermanentError`: bad input; no retry until the object changes (its next watch event);
+ * - throws `PermanentError`: bad input; not retried with backoff: looked at again when the object
+ *   changes (its next watch event) and at its periodic check (`resyncPeriodMs`), as after a success;
  * - throws `TemporaryError`: retried after its own delay (`retryAfterMs` > 0), or with the key's
  *   backoff (no delay, or 0: "soon" is rate limited, never a tight loop);
- * - throws an `ApiError` with reason `Conflict`: re-read and retried at once, logged quietly;
+ * - throws an `ApiError` with reason `Conflict`: retried soon with the key's backoff (its first
+ *   steps are milliseconds), reading the cache again, logged at debug;
  * - throws the API server's refusal to create in a namespace that is being deleted
  *   (`isNamespaceTerminating`): done, logged at debug; the object's deletion follows;
  * - throws anything else: retried with per-key exponential backoff (5 ms … 1000 s).
@@ -53,7 +55,8 @@ export const requeueAfter = (ms: number): Result => ({ requeueAfterMs: ms });
 
 /**
  * The object's input cannot work as it is (invalid spec, ownership conflict). The controller
- * does not retry; the object's next change triggers a new attempt. `reason` is a stable,
+ * does not retry it with backoff; the object's next change triggers a new attempt, and so does
+ * its periodic check (something outside the object may have changed). `reason` is a stable,
  * CamelCase code suitable for a status condition.
  */
 export class PermanentError extends Error {

@@ -1,6 +1,6 @@
 /**
- * The Microservice operator: a team gives `image` and `port` in a `Microservice`
- * (`platform.example.io/v1alpha1`); the operator owns a Deployment and a Service with the
+ * The Microservice operator: a team gives an image and a port (`spec.container`) in a
+ * `Microservice` (`platform.example.io/v1`; `v1alpha1` still served, deprecated); the operator owns a Deployment and a Service with the
  * platform's defaults, repairs drift and deletions through its watches, and reports in status
  * whether *this* generation is applied, rolled out and ready — or why it failed.
  *

@@ -1,7 +1,8 @@
 /**
- * The DigitalHumanProvider operator: each `DigitalHumanProvider` (`dhp.example.com/v1alpha1`)
- * owns one instance in a vendor's HTTP API — created idempotently, its health reflected in a
- * `Ready` condition, cleaned up through the `dhp.example.com/provider-cleanup` finalizer.
+ * The DigitalHumanProvider operator: each `DigitalHumanProvider` (`dhp.example.com/v1`;
+ * `v1alpha1` still served, deprecated) owns one instance in a vendor's HTTP API — created
+ * idempotently, its health reflected in a `Ready` condition, cleaned up through the
+ * `dhp.example.com/provider-cleanup` finalizer.
  *
  * `registerProviderOperator(manager, options)` (`register.ts`; the operator process imports it
  * alone, without the schemas this index re-exports) declares its watches (the CRs, and Secrets by
