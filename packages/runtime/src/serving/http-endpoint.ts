@@ -20,7 +20,7 @@ export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => v
 /** Binding the server's address failed (the port is taken, the host is not local, no permission). */
 export class ListenError extends Error {
   override readonly name = 'ListenError';
-  /** Which server: `metrics` or `probe`. */
+  /** Which server: `metrics`, `probe` or `webhook`. */
   readonly server: string;
   /** The bind address as configured. */
   readonly address: string;

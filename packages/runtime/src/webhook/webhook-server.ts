@@ -32,7 +32,7 @@ import type { Logger } from 'pino';
 import type { Counter, Histogram } from 'prom-client';
 import { loadPromClient } from '../metrics/index.ts';
 import type { Registry } from 'prom-client';
-import { parseBindAddress, requestTargetUrl } from '../serving/index.ts';
+import { ListenError, parseBindAddress, requestTargetUrl } from '../serving/index.ts';
 import type { CertificateSource, ServingCertificate } from './certificates.ts';
 import type { ConversionRegistry } from './conversion.ts';
 
@@ -170,9 +170,11 @@ export class WebhookServer {
         this.#opts.certificates.recheck?.();
       });
       await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
+        // As the metrics and probe servers say it: which server, which address, what to do.
+        const refused = (cause: unknown) => reject(new ListenError('webhook', this.#opts.bindAddress ?? ':9443', cause));
+        server.once('error', refused);
         server.listen(bind.port, bind.host, () => {
-          server.off('error', reject);
+          server.off('error', refused);
           resolve();
         });
       });

@@ -135,7 +135,7 @@ export async function run(argv: string[]): Promise<number> {
 /** The flag that fixes a failed server, for the error line. */
 function hintFor(cause: unknown): string {
   if (!(cause instanceof ListenError)) return '';
-  const flag = cause.server === 'metrics' ? '--metrics-bind-address' : cause.server === 'probe' ? '--health-probe-bind-address' : undefined;
+  const flag = ({ metrics: '--metrics-bind-address', probe: '--health-probe-bind-address', webhook: '--webhook-bind-address' } as Record<string, string | undefined>)[cause.server];
   return flag ? `; choose another address with ${flag} (or 0 to disable it)` : '';
 }
 
