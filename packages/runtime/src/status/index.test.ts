@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mergePatchFrom } from './index.ts';
+import { mergePatchFrom, patchStatus } from './index.ts';
+import type { Condition, KubeObject, ResourceKind } from '../objects/index.ts';
+import type { KubeClient } from '../client/index.ts';
 
 test('mergePatchFrom sends only the difference, null for removals, arrays whole', () => {
   const from = { phase: 'Accepted', observedGeneration: 1, managed: { deployment: 'a', service: 'a' }, conditions: [{ type: 'A' }] };
@@ -9,3 +11,16 @@ test('mergePatchFrom sends only the difference, null for removals, arrays whole'
   assert.deepEqual(mergePatchFrom({ a: { b: 1, c: 2 } }, { a: { b: 1, c: 3 } }), { a: { c: 3 } });
   assert.deepEqual(mergePatchFrom(to, to), {});
 });
+
+// Typed at the call site: the status is checked against the object's own status type, so a
+// status written inline (not first assigned to a typed variable) compiles, and a wrong one does not.
+interface Tenant extends KubeObject {
+  status?: { observedGeneration?: number; phase?: 'Ready' | 'Failed'; conditions?: Condition[] };
+}
+declare const TenantKind: ResourceKind<Tenant>;
+export async function typedAtTheCallSite(client: KubeClient, t: Tenant, conditions: Condition[]): Promise<void> {
+  await patchStatus(client, TenantKind, t, { ...t.status, observedGeneration: t.metadata.generation ?? 0, conditions });
+  await patchStatus(client, TenantKind, t, { phase: 'Ready' });
+  // @ts-expect-error a phase the status type does not have
+  await patchStatus(client, TenantKind, t, { phase: 'Running' });
+}

@@ -18,17 +18,16 @@ import type { KubeObject, ResourceKind } from '../objects/index.ts';
 import { keyOf } from '../objects/index.ts';
 import type { KubeClient } from '../client/index.ts';
 
-type WithStatus<S> = KubeObject & { status?: S };
-
 /**
  * Writes `status` when it differs from `current.status`; resolves with the updated object, or
- * `undefined` when no write was needed.
+ * `undefined` when no write was needed. `status` is checked against the object's own status type
+ * (so it may be written inline, `{ ...obj.status, observedGeneration }`).
  */
-export async function patchStatus<S extends object, T extends WithStatus<S>>(
+export async function patchStatus<T extends KubeObject & { status?: object }>(
   client: KubeClient,
   kind: ResourceKind<T>,
   current: T,
-  status: S,
+  status: NonNullable<T['status']>,
   options: { fieldManager?: string; signal?: AbortSignal } = {},
 ): Promise<T | undefined> {
   const before = (current.status ?? {}) as Record<string, unknown>;
