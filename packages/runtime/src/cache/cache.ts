@@ -37,6 +37,12 @@ export interface CacheOptions {
 export interface DeclareOptions<T extends KubeObject> {
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * Watch this kind in these namespaces instead of the cache's (`CacheOptions.namespaces`, the
+   * manager's namespace mode): an operator limited to its teams' namespaces that reads its own
+   * settings where it runs. Ignored for cluster-scoped kinds.
+   */
+  namespaces?: string[];
   indexes?: Record<string, IndexFunc<T>>;
   /**
    * Keep only part of each object (what a reader needs), to bound memory. Objects it returns are
@@ -98,8 +104,9 @@ export class Cache {
     if (informer) {
       const first = this.#declared.get(id)!;
       const transform = 'transform' in options ? options.transform : undefined;
-      const asDeclared = options.labelSelector === undefined && options.fieldSelector === undefined && transform === undefined;
-      if (!asDeclared && ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || (transform && (transform as unknown) !== first.transform))) {
+      const asDeclared = options.labelSelector === undefined && options.fieldSelector === undefined && transform === undefined && options.namespaces === undefined;
+      const sameNamespaces = (options.namespaces ?? []).join(',') === (first.namespaces ?? []).join(',');
+      if (!asDeclared && ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || !sameNamespaces || (transform && (transform as unknown) !== first.transform))) {
         throw new Error(
           `${kind.kind} is already cached with other selectors or transform; one watch per kind serves every controller: declare it with its selectors before anything else uses the kind (before the controllers that watch it are built)`,
         );

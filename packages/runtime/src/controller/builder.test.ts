@@ -115,4 +115,16 @@ describe('ControllerBuilder', () => {
     assert.equal(m.cache.informer(DeploymentKind), labelled, 'one informer, with its selector');
     assert.throws(() => m.cache.informer(ConfigMapKind, { labelSelector: 'x=y' }), /ConfigMap is already cached with other selectors.*declare it with its selectors before/);
   });
+
+  it('in namespace mode, a kind may be cached from namespaces of its own (an operator reading its settings from where it runs)', async () => {
+    const m = new Manager({ kubeConfig: unreachableKubeConfig(await closedPort()), log, namespaces: ['team-a'] });
+    const settings = m.cache.informer(ConfigMapKind, { namespaces: ['operator-system'] });
+    settings.noteWrite({ ...configMap(1), metadata: { ...configMap(1).metadata, namespace: 'operator-system', name: 'settings' } });
+    settings.noteWrite({ ...configMap(2), metadata: { ...configMap(2).metadata, namespace: 'team-a', name: 'other' } });
+    assert.deepEqual(m.cache.store(ConfigMapKind).list().map((c) => `${c.metadata.namespace}/${c.metadata.name}`), ['operator-system/settings']);
+    assert.equal(m.cache.informer(DeploymentKind).store.list().length, 0);
+    m.cache.informer(DeploymentKind).noteWrite({ ...ownedDeployment(1), metadata: { ...ownedDeployment(1).metadata, namespace: 'team-a' } });
+    assert.equal(m.cache.store(DeploymentKind).list().length, 1, 'other kinds keep the manager\'s namespaces');
+    assert.throws(() => m.cache.informer(ConfigMapKind, { namespaces: ['team-a'] }), /already cached with other/);
+  });
 });
