@@ -284,3 +284,31 @@ test('reconcile IDs: 12 hex characters, distinct across many pool refills', () =
   assert.ok(ids.every((id) => /^[0-9a-f]{12}$/.test(id)), 'every ID is 12 lowercase hex characters');
   assert.equal(new Set(ids).size, ids.length, 'no ID repeats');
 });
+
+test('a permanent failure is warned about once, not at every periodic check while it lasts; a new one, or the same after a success, is warned again', async () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const debugLog = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const clock = new FakeClock(1_000_000);
+  let outcome: 'bad' | 'worse' | 'ok' = 'bad';
+  const controller = new Controller(
+    { name: 'perm', log: debugLog, clock, reconciler: { reconcile: async () => { if (outcome !== 'ok') throw new PermanentError('InvalidSpec', outcome); } } },
+    { resyncPeriodMs: 10_000, resyncJitter: 0, shutdownGraceMs: 1_000 },
+  );
+  const stop = new AbortController();
+  const running = controller.start(stop.signal);
+  const warnings = () => lines.filter((l) => l.level === 40 && l.msg === 'reconcile failed permanently; waiting for a change').map((l) => l.err);
+  controller.enqueue('ns/a');
+  await tick();
+  for (let i = 0; i < 6; i++) { await clock.advanceAsync(10_000); await tick(); }
+  assert.deepEqual(warnings(), ['bad'], 'seven reconciles, one warning');
+  assert.equal(lines.filter((l) => l.level === 20 && l.msg === 'reconcile failed permanently; waiting for a change (as before)').length, 6);
+  outcome = 'worse';
+  await clock.advanceAsync(10_000); await tick();
+  outcome = 'ok';
+  await clock.advanceAsync(10_000); await tick();
+  outcome = 'worse';
+  await clock.advanceAsync(10_000); await tick();
+  assert.deepEqual(warnings(), ['bad', 'worse', 'worse']);
+  stop.abort();
+  await running;
+});

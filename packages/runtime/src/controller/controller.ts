@@ -59,6 +59,8 @@ export class Controller {
   readonly #deps: ControllerDeps;
   readonly #opts: Required<Omit<ControllerOptions, 'rateLimiter'>>;
   readonly #clock: Clock;
+  /** The permanent failure last warned about, per key, until the key's next success. */
+  readonly #toldPermanent = new Map<string, string>();
   #started = false;
 
   constructor(deps: ControllerDeps, options: ControllerOptions = {}) {
@@ -190,6 +192,7 @@ export class Controller {
   }
 
   #onSuccess(key: string, result: Result): ReconcileOutcome {
+    this.#toldPermanent.delete(key);
     if (result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
       this.queue.forget(key);
       this.queue.addAfter(key, result.requeueAfterMs);
@@ -213,7 +216,14 @@ export class Controller {
       // Bad input: wait for the object to change. The periodic check still looks now and then.
       this.queue.forget(key);
       this.#schedulePeriodicCheck(key);
-      log.warn({ reason: err.reason, err: err.message }, 'reconcile failed permanently; waiting for a change');
+      // Warned once per failure: the periodic check meets the same one again until the input changes.
+      const told = `${err.reason}\n${err.message}`;
+      if (this.#toldPermanent.get(key) === told) {
+        log.debug({ reason: err.reason, err: err.message }, 'reconcile failed permanently; waiting for a change (as before)');
+      } else {
+        this.#toldPermanent.set(key, told);
+        log.warn({ reason: err.reason, err: err.message }, 'reconcile failed permanently; waiting for a change');
+      }
       return 'error';
     }
     if (isNamespaceTerminating(err)) {
