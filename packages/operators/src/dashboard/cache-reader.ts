@@ -15,8 +15,13 @@ import { REGARDING_UID_INDEX, SERVICE_SLICES_INDEX } from './cluster-source.ts';
 
 export const SECRETS_NOT_READ = 'the dashboard does not read Secrets (see the Ready condition)';
 
-export function cacheReader(cache: Cache): ObjectReader {
+/**
+ * `unreadable` names the kinds the cluster source finds refused now (`ClusterView.unreadableKinds`)
+ * with its warning for each: the explanation then says it cannot tell, instead of "missing".
+ */
+export function cacheReader(cache: Cache, unreadable: (kind: string) => string | undefined = () => undefined): ObjectReader {
   return {
+    unreadable: (kind) => unreadable(kind.kind),
     get: async (kind, namespace, name) => cache.store(kind).get({ namespace, name }),
     listLabelled: async (kind, namespace, label, value) => {
       if (kind.plural === EndpointSliceKind.plural && kind.group === EndpointSliceKind.group && label === 'kubernetes.io/service-name') {

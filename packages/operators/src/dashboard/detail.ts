@@ -20,7 +20,12 @@ import type { ItemKind, ObjectDetail } from './shared/types.ts';
 export async function objectDetail(model: DashboardModel, source: ClusterSource, kind: ItemKind, namespace: string, name: string): Promise<ObjectDetail | undefined> {
   const entry = model.get(itemKey(kind, source.name, namespace, name));
   if (!entry) return undefined;
-  const reader = cacheReader(source.cache);
+  const view = source.view();
+  const reader = cacheReader(source.cache, (kind) => {
+    if (!(view.unreadableKinds ?? []).includes(kind)) return undefined;
+    const warning = view.warnings.find((w) => w.startsWith(`${kind}: `));
+    return `the dashboard cannot read ${kind}s now${warning ? ` (${warning.slice(kind.length + 2)})` : ''}`;
+  });
   const explanation = kind === 'Microservice'
     ? await gatherMicroserviceFacts(reader, namespace, name, { defaults: defaultPlatformDefaults, defaultsSource: 'built-in platform defaults' }).then((f) => f && explainMicroservice(f))
     : await gatherProviderFacts(reader, namespace, name).then((f) => f && explainProvider(f));

@@ -171,6 +171,7 @@ test('detail: a field the live child lacks is a difference whose actual is null 
         byIndex: () => [],
       }),
     },
+    view: () => ({ unreadableKinds: [], warnings: [] }),
   } as unknown as ClusterSource;
   const model = new DashboardModel({ now: () => new Date('2026-03-01T00:00:00Z') });
   model.upsert('c', 'Microservice', web);
@@ -179,6 +180,22 @@ test('detail: a field the live child lacks is a difference whose actual is null 
   const dep = answer.explanation.microservice!.children[0]!;
   assert.equal(dep.ownership, 'controlled');
   assert.deepEqual(dep.differences, [{ path: 'metadata.labels["app.kubernetes.io/managed-by"]', expected: 'converge', actual: null }]);
+});
+
+test('detail: a child of a kind the dashboard cannot read now is not said to be missing (nor to be created): the explanation says it cannot tell', async () => {
+  const web = ms(cond('Ready', 'True', 'Available'));
+  const source = {
+    name: 'c',
+    cache: { store: (kind: { kind: string }) => ({ get: ({ name }: { name: string }) => (kind.kind === 'Microservice' && name === 'web' ? web : undefined), list: () => [], byIndex: () => [] }) },
+    view: () => ({ unreadableKinds: ['Deployment'], warnings: ['Deployment: deployments.apps is forbidden: User "dash" cannot list resource "deployments"'] }),
+  } as unknown as ClusterSource;
+  const model = new DashboardModel({ now: () => new Date('2026-03-01T00:00:00Z') });
+  model.upsert('c', 'Microservice', web);
+  const answer = (await objectDetail(model, source, 'Microservice', 'ns', 'web'))!;
+  const messages = answer.explanation.findings.map((f) => f.message);
+  assert.ok(!messages.some((m) => /^Deployment web does not exist/.test(m)), messages.join('\n'));
+  assert.ok(messages.some((m) => /^Deployment web: not known here: .*cannot list resource "deployments"/.test(m)), messages.join('\n'));
+  assert.ok(messages.some((m) => /^Service web does not exist/.test(m)), 'a readable kind that is missing still is');
 });
 
 test('quota: read from status.usage and status.limitedBy as the operator writes them, null otherwise', () => {

@@ -257,6 +257,7 @@ function sourceOf(name: string, objects: readonly KubeObject[]): ClusterSource {
           : [],
       }),
     },
+    view: () => ({ unreadableKinds: [], warnings: [] }),
   } as unknown as ClusterSource;
 }
 

@@ -29,6 +29,11 @@ export interface ObjectReader {
   eventsRegarding(namespace: string, uids: readonly string[]): Promise<KubeEvent[]>;
   /** Whether the Secret and its key exist; never the values. */
   secretPresence(namespace: string, name: string, key: string): Promise<SecretPresence>;
+  /**
+   * Why this reader cannot read `kind` now (its watch refused: RBAC revoked, a CRD gone), if it
+   * cannot: what it holds of that kind is what it last saw, and an object missing may exist.
+   */
+  unreadable?(kind: ResourceKind): string | undefined;
   /** Up to `limit` pods of a namespace matching all of `labels`; a reader without pods leaves it out. */
   podsMatching?(namespace: string, labels: Readonly<Record<string, string>>, limit: number): Promise<Pod[]>;
 }
@@ -64,8 +69,14 @@ export async function gatherMicroserviceFacts(reader: ObjectReader, namespace: s
       })
       : undefined,
   ]);
+  const unreadable = Object.fromEntries(
+    ([['Deployment', DeploymentKind], ['Service', ServiceKind], ['EndpointSlice', EndpointSliceKind]] as const)
+      .map(([k, kind]) => [k, reader.unreadable?.(kind)] as const)
+      .filter((e): e is readonly ['Deployment' | 'Service' | 'EndpointSlice', string] => e[1] !== undefined),
+  );
   return {
     microservice, deployment, service, endpointSlices, events,
+    ...(Object.keys(unreadable).length > 0 ? { unreadable } : {}),
     ...(pods ? { pods } : {}),
     ...(podsUnreadable ? { podsUnreadable } : {}),
     defaults: options.defaults, defaultsSource: options.defaultsSource,

@@ -29,6 +29,8 @@ export interface MicroserviceFacts {
   pods?: readonly Pod[];
   /** Why the pods could not be read (the reader may not list them: 403), when it could not. */
   podsUnreadable?: string;
+  /** Kinds the reader cannot read now, and why: what it holds of them is what it last saw. */
+  unreadable?: Partial<Record<'Deployment' | 'Service' | 'EndpointSlice', string>>;
   defaults: PlatformDefaults;
   /** Where `defaults` came from, e.g. `built-in platform defaults` or `--config ops.yaml`. */
   defaultsSource: string;
@@ -129,6 +131,12 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
     };
     children.push(child);
     const what = `${kind} ${child.name}`;
+    const unknown = facts.unreadable?.[kind];
+    if (unknown && !current) {
+      findings.push({ severity: 'warning', message: `${what}: not known here: ${unknown}; whether it exists cannot be told` });
+      continue;
+    }
+    if (unknown) findings.push({ severity: 'info', message: `${what} as last seen: ${unknown}` });
     switch (own.ownership) {
       case 'missing':
         if (!deleting && desired) findings.push({ severity: 'error', message: `${what} does not exist; the operator creates it` });
@@ -169,6 +177,7 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
   }
 
   const endpoints = countEndpoints(facts.endpointSlices);
+  if (facts.unreadable?.EndpointSlice) findings.push({ severity: 'info', message: `endpoints as last seen: ${facts.unreadable.EndpointSlice}` });
   const assessed = facts.deployment ? assessRollout(facts.deployment, generation, endpoints.ready) : null;
   if (assessed && children[0]!.ownership === 'controlled' && assessed.state !== 'Available' && assessed.state !== 'ScaledToZero') {
     findings.push({ severity: assessed.state === 'Stalled' ? 'error' : 'warning', message: `live rollout: ${assessed.message}` });
