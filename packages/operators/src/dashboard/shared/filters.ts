@@ -149,7 +149,7 @@ function byIdentity(a: Item, b: Item): number {
   return compareText(a.cluster, b.cluster) || compareText(a.namespace, b.namespace) || compareText(a.name, b.name) || compareText(a.kind, b.kind);
 }
 
-function compareBy(key: SortKey, a: Item, b: Item): number {
+function compareBy(key: SortKey, a: Item, b: Item, time: (t: string | null) => number = timeMs): number {
   switch (key) {
     case 'cluster':
       return compareText(a.cluster, b.cluster);
@@ -163,9 +163,9 @@ function compareBy(key: SortKey, a: Item, b: Item): number {
       return compareText(a.why ?? '', b.why ?? '');
     case 'age':
       // Oldest first when ascending by age means largest age first; keep "ascending = youngest first".
-      return timeMs(b.createdAt) - timeMs(a.createdAt);
+      return time(b.createdAt) - time(a.createdAt);
     case 'unconverged':
-      return timeMs(a.unconvergedSince) - timeMs(b.unconvergedSince);
+      return time(a.unconvergedSince) - time(b.unconvergedSince);
     case 'region':
       return compareText(a.kind === 'DigitalHumanProvider' ? a.region : '', b.kind === 'DigitalHumanProvider' ? b.region : '');
     case 'phase':
@@ -182,5 +182,12 @@ function compareBy(key: SortKey, a: Item, b: Item): number {
 /** Sorted copy; ties are broken by cluster, namespace, name, so the order is total and stable. */
 export function sortItems<T extends Item>(items: readonly T[], sort: Sort): T[] {
   const sign = sort.descending ? -1 : 1;
-  return [...items].sort((a, b) => sign * compareBy(sort.key, a, b) || byIdentity(a, b));
+  // Each time parsed once per sort, not at each comparison (the page sorts every frame).
+  const parsed = new Map<string | null, number>();
+  const time = (t: string | null): number => {
+    let ms = parsed.get(t);
+    if (ms === undefined) parsed.set(t, (ms = timeMs(t)));
+    return ms;
+  };
+  return [...items].sort((a, b) => sign * compareBy(sort.key, a, b, time) || byIdentity(a, b));
 }

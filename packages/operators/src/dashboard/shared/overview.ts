@@ -37,10 +37,11 @@ export function buildOverview(items: Iterable<Item>, clusters: readonly string[]
       });
     }
   }
-  const ms = (t: string) => Date.parse(t) || 0;
-  unconverged.sort((a, b) => ms(a.unconvergedSince) - ms(b.unconvergedSince) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // Each time parsed once (not at each comparison: this runs for every frame of the page).
+  const since = unconverged.map((u) => ({ u, at: Date.parse(u.unconvergedSince) || 0 }));
+  since.sort((a, b) => a.at - b.at || (a.u.key < b.u.key ? -1 : a.u.key > b.u.key ? 1 : 0));
   return {
     clusters: [...names].sort().flatMap((cluster) => KINDS.map((kind) => ({ cluster, kind, counts: { ...cellOf(cluster, kind) } }))),
-    longestUnconverged: unconverged.slice(0, limit),
+    longestUnconverged: since.slice(0, limit).map(({ u }) => u),
   };
 }

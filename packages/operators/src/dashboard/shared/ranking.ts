@@ -31,14 +31,14 @@ function quotaScore(p: ProviderItem): number {
 
 const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Negative when `a` is the better pick. */
-export function compareProviders(a: ProviderItem, b: ProviderItem): number {
+/** Negative when `a` is the better pick. `readySince` reads criterion 5 (a sort passes one that parses each time once). */
+export function compareProviders(a: ProviderItem, b: ProviderItem, readySince: (p: ProviderItem) => number = readySinceMs): number {
   return (
     Number(b.usable) - Number(a.usable) ||
     Number(a.ready?.reason === DEGRADED) - Number(b.ready?.reason === DEGRADED) ||
     Number(a.limitingReason !== null) - Number(b.limitingReason !== null) ||
     quotaScore(b) - quotaScore(a) ||
-    readySinceMs(a) - readySinceMs(b) ||
+    readySince(a) - readySince(b) ||
     text(a.cluster, b.cluster) ||
     text(a.namespace, b.namespace) ||
     text(a.name, b.name)
@@ -47,5 +47,6 @@ export function compareProviders(a: ProviderItem, b: ProviderItem): number {
 
 /** The providers best first, each with its 1-based `rank` in this list. Does not mutate its input. */
 export function rankProviders(providers: readonly ProviderItem[]): ProviderItem[] {
-  return [...providers].sort(compareProviders).map((p, i) => ({ ...p, rank: i + 1 }));
+  const since = new Map(providers.map((p) => [p, readySinceMs(p)]));
+  return [...providers].sort((a, b) => compareProviders(a, b, (p) => since.get(p)!)).map((p, i) => ({ ...p, rank: i + 1 }));
 }
