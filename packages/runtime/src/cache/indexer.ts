@@ -72,6 +72,13 @@ export class Indexer<T extends KubeObject> {
     return [...this.#objects.keys()];
   }
 
+  /** How many objects `byIndex` would return, without copying them out. */
+  countByIndex(index: string, value: string): number {
+    const idx = this.#indexes.get(index)?.byValue;
+    if (!idx) throw new Error(`no index named ${index}`);
+    return idx.get(value)?.size ?? 0;
+  }
+
   byIndex(index: string, value: string): T[] {
     const idx = this.#indexes.get(index)?.byValue;
     if (!idx) throw new Error(`no index named ${index}`);

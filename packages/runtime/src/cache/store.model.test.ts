@@ -231,6 +231,7 @@ function run(ops: Op[], perNamespace: boolean): void {
         const want = [...stored].filter(([, o]) => fn(o).includes(value)).map(([k]) => k).sort();
         const got = writer.byIndex(name, value).map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
         if (JSON.stringify(want) !== JSON.stringify(got)) fail(`index ${name}=${value} answers [${got.join(' ')}], the stored objects giving that value are [${want.join(' ')}]`);
+        if (writer.countByIndex(name, value) !== want.length) fail(`index ${name}=${value} counts ${writer.countByIndex(name, value)}, the stored objects giving that value are ${want.length}`);
       }
     }
   };

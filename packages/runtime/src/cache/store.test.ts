@@ -77,6 +77,8 @@ test('indexes can be added later and cover what is already stored', () => {
   assert.throws(() => s.addIndex('team', () => []), /already exists/);
   s.apply('ADDED', obj('b', '2', { labels: { team: 'x' } }));
   assert.equal(s.byIndex('team', 'x').length, 2);
+  assert.equal(s.readOnly().countByIndex('team', 'x'), 2, 'counted without copying them out (is a Secret still named by any provider?)');
+  assert.equal(s.countByIndex('team', 'y'), 0);
 });
 
 // The cases below are the shortest counterexamples the model test (store.model.test.ts) found

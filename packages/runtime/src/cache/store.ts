@@ -58,6 +58,8 @@ export interface Store<T extends KubeObject> {
   list(namespace?: string): T[];
   /** Objects whose index function returned `value` (see `CONTROLLER_UID_INDEX`, `NAMESPACE_INDEX`). */
   byIndex(index: string, value: string): T[];
+  /** How many objects `byIndex(index, value)` would return, in constant time. */
+  countByIndex(index: string, value: string): number;
   keys(): string[];
   readonly size: number;
 }
@@ -148,9 +150,10 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     const get = this.get.bind(this);
     const list = this.list.bind(this);
     const byIndex = this.byIndex.bind(this);
+    const countByIndex = this.countByIndex.bind(this);
     const keys = this.keys.bind(this);
     const self = this;
-    return Object.freeze({ get, list, byIndex, keys, get size() { return self.size; } });
+    return Object.freeze({ get, list, byIndex, countByIndex, keys, get size() { return self.size; } });
   }
 
   get size(): number {
@@ -168,6 +171,10 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
 
   byIndex(index: string, value: string): T[] {
     return this.#memory.byIndex(index, value);
+  }
+
+  countByIndex(index: string, value: string): number {
+    return this.#memory.countByIndex(index, value);
   }
 
   keys(): string[] {

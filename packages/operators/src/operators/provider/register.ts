@@ -73,7 +73,7 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
   const credentials = new CredentialsReader({
     client: manager.client,
     secrets,
-    referenced: (namespace, name) => providers.byIndex(SECRET_REF_INDEX, `${namespace}/${name}`).length > 0,
+    referenced: (namespace, name) => providers.countByIndex(SECRET_REF_INDEX, `${namespace}/${name}`) > 0,
   });
   const lateCreates = new LateCreateSweep({
     client: manager.client,
