@@ -248,7 +248,10 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       this.#memory.set(key, obj);
       changes.push(old ? { type: 'update', object: obj, oldObject: old } : { type: 'add', object: obj });
     }
-    for (const [key, old] of [...this.#memory.entries()]) {
+    // What this scope held: one namespace's objects through its index (a relist of one namespace
+    // costs what that namespace holds, not what every namespace does), or everything.
+    const held: [string, T][] = namespace === undefined ? [...this.#memory.entries()] : this.#memory.byIndex(NAMESPACE_INDEX, namespace).map((o) => [keyOf(o), o]);
+    for (const [key, old] of held) {
       if (!this.#inScope(old, namespace) || newerThanList(key)) continue;
       const item = listed.get(key);
       // Listed (and set above), unless this process deleted that very UID since the list was taken.
