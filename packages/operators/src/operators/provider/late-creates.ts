@@ -136,6 +136,8 @@ export class LateCreateSweep implements Runnable {
    */
   readonly #beforeCreate = new Map<string, Set<string>>();
   #wake: AbortController = new AbortController();
+  /** When (monotonic) the loop's sleep ends, unless woken; -Infinity while it is not asleep. */
+  #sleepsUntil = Number.NEGATIVE_INFINITY;
 
   constructor(options: LateCreateSweepOptions) {
     this.#o = options;
@@ -162,8 +164,11 @@ export class LateCreateSweep implements Runnable {
       throw err;
     }
     const dates = this.#datesOf(entry);
-    this.#track({ entry, ...dates, token, schedule: firstLook(this.#o.clock.monotonic(), this.#o.settleMs, dates.untilAt) });
-    this.#wake.abort();
+    const schedule = firstLook(this.#o.clock.monotonic(), this.#o.settleMs, dates.untilAt);
+    this.#track({ entry, ...dates, token, schedule });
+    // The loop is woken only when this look comes before the one it sleeps for: a wake costs a
+    // pass over every tracked entry, and during a mass deletion records come by the thousand.
+    if (schedule.dueAt < this.#sleepsUntil) this.#wake.abort();
   }
 
   /**
@@ -212,13 +217,16 @@ export class LateCreateSweep implements Runnable {
     while (!signal.aborted) {
       await this.#lookDue(signal);
       if (this.#done.size) await this.#forgetDone(signal);
-      const next = Math.min(...[...this.#tracked.values()].map((t) => t.schedule.dueAt));
+      let next = Number.POSITIVE_INFINITY;
+      for (const t of this.#tracked.values()) next = Math.min(next, t.schedule.dueAt);
       let waitMs = Number.isFinite(next) ? Math.max(10, next - this.#o.clock.monotonic()) : 3_600_000;
       // Finished entries whose removal failed are removed again within the longest gap between
       // looks: with no entry left to look at, the idle wait would keep them in the ledger an hour.
       if (this.#done.size) waitMs = Math.min(waitMs, this.#maxGapMs());
       this.#wake = new AbortController();
+      this.#sleepsUntil = this.#o.clock.monotonic() + waitMs;
       await this.#o.clock.sleep(waitMs, AbortSignal.any([signal, this.#wake.signal])).catch(() => undefined);
+      this.#sleepsUntil = Number.NEGATIVE_INFINITY;
     }
   }
 
