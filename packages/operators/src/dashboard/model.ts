@@ -30,6 +30,8 @@ function same(a: unknown, b: unknown): boolean {
 export class DashboardModel {
   readonly #clusters = new Map<string, ClusterView>();
   readonly #entries = new Map<string, Entry>();
+  /** The keys of each cluster's providers: re-judged together when the cluster's reachability changes. */
+  readonly #providersOf = new Map<string, Set<string>>();
   readonly #timelines = new Map<string, TimelineEntry[]>();
   readonly #seenUnconverged = new Map<string, string>();
   readonly #listeners = new Set<ModelListener>();
@@ -60,9 +62,7 @@ export class DashboardModel {
     this.#clusters.set(view.name, view);
     this.#emit({ type: 'cluster', cluster: view });
     if (before?.reachable !== view.reachable || providersReadable(before) !== providersReadable(view)) {
-      for (const [key, e] of this.#entries) {
-        if (e.item.cluster === view.name && e.item.kind === 'DigitalHumanProvider') this.#put(key, 'DigitalHumanProvider', view.name, e.object);
-      }
+      for (const key of [...(this.#providersOf.get(view.name) ?? [])]) this.#put(key, 'DigitalHumanProvider', view.name, this.#entries.get(key)!.object);
     }
   }
 
@@ -86,7 +86,11 @@ export class DashboardModel {
       seenAt,
       object.metadata.generation ?? 0,
     );
-    if (!sameObject) this.#timelines.delete(key);
+    if (!sameObject) {
+      // Another object under this name (recreated; a relist reports it as an update): nothing of its predecessor's.
+      this.#timelines.delete(key);
+      this.#seenUnconverged.delete(key);
+    }
     if (transitions.length) appendTimeline(this.#timelines.get(key) ?? this.#newTimeline(key), transitions);
     this.#put(key, kind, cluster, object);
   }
@@ -106,6 +110,7 @@ export class DashboardModel {
     else this.#seenUnconverged.set(key, seenAt);
     const previous = this.#entries.get(key);
     this.#entries.set(key, { item, object });
+    if (kind === 'DigitalHumanProvider' && !previous) this.#providersOf.set(cluster, (this.#providersOf.get(cluster) ?? new Set()).add(key));
     if (previous && same(previous.item, item)) return;
     this.#emit({ type: 'upsert', item });
   }
@@ -114,6 +119,7 @@ export class DashboardModel {
   remove(cluster: string, kind: ItemKind, object: KubeObject): void {
     const key = itemKey(kind, cluster, object.metadata.namespace ?? '', object.metadata.name ?? '');
     if (!this.#entries.delete(key)) return;
+    this.#providersOf.get(cluster)?.delete(key);
     this.#timelines.delete(key);
     this.#seenUnconverged.delete(key);
     this.#emit({ type: 'delete', key, cluster, kind });

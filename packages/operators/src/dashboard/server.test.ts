@@ -198,6 +198,18 @@ test('detail: a child of a kind the dashboard cannot read now is not said to be 
   assert.ok(messages.some((m) => /^Service web does not exist/.test(m)), 'a readable kind that is missing still is');
 });
 
+test('model: an object recreated under its name (a relist reports it as an update) is unconverged since it was seen, not since its predecessor was', () => {
+  let now = new Date('2026-03-01T00:00:00Z');
+  const model = new DashboardModel({ now: () => now });
+  // Ready=True, but for an older generation: the dashboard can only say since when it saw that.
+  const stale = (uid: string) => ({ ...ms(cond('Ready', 'True', 'Available')), metadata: { ...ms(null).metadata, uid, generation: 2 } }) as Microservice;
+  model.upsert('c', 'Microservice', stale('u1'));
+  assert.equal(model.items()[0]!.unconvergedSince, '2026-03-01T00:00:00.000Z');
+  now = new Date('2026-03-01T01:00:00Z');
+  model.upsert('c', 'Microservice', stale('u2'));
+  assert.equal(model.items()[0]!.unconvergedSince, '2026-03-01T01:00:00.000Z');
+});
+
 test('quota: read from status.usage and status.limitedBy as the operator writes them, null otherwise', () => {
   const p = (status: Record<string, unknown>) => ({ metadata: { name: 'p', namespace: 'ns', generation: 1, finalizers: ['dhp.example.com/provider-cleanup'] }, spec: { region: 'eu' }, status } as unknown as DigitalHumanProvider);
   assert.deepEqual(quotaOf(p({})), { quota: null, limitingReason: null });
