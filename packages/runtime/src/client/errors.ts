@@ -79,7 +79,7 @@ export class ApiError extends Error {
 
   /** True for failures that may succeed when retried unchanged. */
   get transient(): boolean {
-    return TRANSIENT.has(this.reason);
+    return TRANSIENT.has(this.reason) && !isFieldManagerConflict(this);
   }
 }
 
@@ -193,6 +193,15 @@ export function parseRetryAfter(header: string | null | undefined, nowMs: number
 export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.reason === 'NotFound';
 export const isAlreadyExists = (e: unknown): boolean => e instanceof ApiError && e.reason === 'AlreadyExists';
 export const isConflict = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Conflict';
+
+/**
+ * A Server-Side Apply refused because another field manager owns a field it sets (409 with the
+ * cause `FieldManagerConflict`). Unlike an optimistic-lock conflict, reading again does not help:
+ * the same apply is refused the same way until it gives the field up, forces, or the other
+ * manager lets go.
+ */
+export const isFieldManagerConflict = (e: unknown): boolean =>
+  e instanceof ApiError && e.reason === 'Conflict' && e.causes.some((c) => c.reason === 'FieldManagerConflict');
 export const isInvalid = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Invalid';
 export const isGone = (e: unknown): boolean => e instanceof ApiError && e.reason === 'Gone';
 export const isResourceVersionTooLarge = (e: unknown): boolean => e instanceof ApiError && e.reason === 'ResourceVersionTooLarge';

@@ -22,6 +22,6 @@ export type {
   DeleteOptions,
   JsonPatchOperation,
 } from './options.ts';
-export { ApiError, apiErrorFromResponse, parseRetryAfter, MAX_RETRY_AFTER_MS, isNotFound, isAlreadyExists, isConflict, isInvalid, isGone, isForbidden, isNamespaceTerminating, isResourceVersionTooLarge } from './errors.ts';
+export { ApiError, apiErrorFromResponse, parseRetryAfter, MAX_RETRY_AFTER_MS, isNotFound, isAlreadyExists, isConflict, isFieldManagerConflict, isInvalid, isGone, isForbidden, isNamespaceTerminating, isResourceVersionTooLarge } from './errors.ts';
 export type { ApiErrorReason, FieldCause, ApiStatus } from './errors.ts';
 

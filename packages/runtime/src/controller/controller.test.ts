@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { FakeClock } from '../clock/index.ts';
 import { PermanentError, TemporaryError } from '../reconcile/index.ts';
 import type { Request, Result } from '../reconcile/index.ts';
-import { ApiError, apiErrorFromResponse } from '../client/index.ts';
+import { ApiError, apiErrorFromResponse, isFieldManagerConflict } from '../client/index.ts';
 import { Controller, LeadershipLostError, newReconcileId } from './controller.ts';
 
 const log = pino({ level: 'silent' });
@@ -311,4 +311,29 @@ test('a permanent failure is warned about once, not at every periodic check whil
   assert.deepEqual(warnings(), ['bad', 'worse', 'worse']);
   stop.abort();
   await running;
+});
+
+test('a Server-Side Apply conflict with another field manager is a failure, not an optimistic-lock conflict: warned, counted as an error, backed off', async () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const debugLog = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const clock = new FakeClock(1_000_000);
+  const owned = apiErrorFromResponse(409, {
+    kind: 'Status', status: 'Failure', reason: 'Conflict', code: 409,
+    message: 'Apply failed with 1 conflict: conflict with "hpa-controller": .spec.replicas',
+    details: { causes: [{ reason: 'FieldManagerConflict', message: 'conflict with "hpa-controller"', field: '.spec.replicas' }] },
+  });
+  assert.equal(isFieldManagerConflict(owned), true);
+  assert.equal(owned.transient, false, 'the same apply is refused the same way');
+  const controller = new Controller(
+    { name: 'ssa', log: debugLog, clock, reconciler: { reconcile: async () => { throw owned; } } },
+    { resyncPeriodMs: 0, shutdownGraceMs: 1_000 },
+  );
+  const stop = new AbortController();
+  const running = controller.start(stop.signal);
+  controller.enqueue('ns/a');
+  await tick();
+  stop.abort();
+  await running;
+  assert.ok(!lines.some((l) => l.msg === 'conflict; re-reading and retrying'), 'not taken for a stale read');
+  assert.ok(lines.some((l) => (l.level as number) >= 40 && JSON.stringify(l).includes("hpa-controller")), 'a warning names the other manager');
 });

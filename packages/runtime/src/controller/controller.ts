@@ -11,7 +11,7 @@ import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import { WorkQueue, defaultControllerRateLimiter } from '../queue/index.ts';
 import type { RateLimiter } from '../queue/index.ts';
-import { ApiError, isNamespaceTerminating } from '../client/index.ts';
+import { ApiError, isFieldManagerConflict, isNamespaceTerminating } from '../client/index.ts';
 import type { RuntimeMetrics, ReconcileOutcome } from '../metrics/index.ts';
 import { PermanentError, TemporaryError } from '../reconcile/index.ts';
 import { withReconcileSpan } from '../tracing/index.ts';
@@ -233,7 +233,10 @@ export class Controller {
       log.debug({ err: (err as Error).message }, 'the namespace is being terminated; nothing more to do');
       return 'success';
     }
-    if (err instanceof ApiError && err.reason === 'Conflict') {
+    // An optimistic-lock conflict: the cache was behind, the next read is newer. (A Server-Side
+    // Apply conflict with another field manager is not one: reading again changes nothing, so it
+    // is a failure like any other, warned about and counted.)
+    if (err instanceof ApiError && err.reason === 'Conflict' && !isFieldManagerConflict(err)) {
       log.debug({ err: err.message }, 'conflict; re-reading and retrying');
       this.queue.addRateLimited(key);
       return 'requeue';

@@ -15,7 +15,9 @@
  * - throws `TemporaryError`: retried after its own delay (`retryAfterMs` > 0), or with the key's
  *   backoff (no delay, or 0: "soon" is rate limited, never a tight loop);
  * - throws an `ApiError` with reason `Conflict`: retried soon with the key's backoff (its first
- *   steps are milliseconds), reading the cache again, logged at debug;
+ *   steps are milliseconds), reading the cache again, logged at debug; but a Server-Side Apply
+ *   conflict with another field manager (`isFieldManagerConflict`) is a failure like any other
+ *   below (reading again cannot help);
  * - throws the API server's refusal to create in a namespace that is being deleted
  *   (`isNamespaceTerminating`): done, logged at debug; the object's deletion follows;
  * - throws anything else: retried with per-key exponential backoff (5 ms … 1000 s).
