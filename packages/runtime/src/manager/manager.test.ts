@@ -225,6 +225,38 @@ describe('Manager: readiness', () => {
   });
 });
 
+describe('Manager: checks other teams add', () => {
+  it('a ready check that throws fails itself only: the built-in checks, and /readyz?exclude= of it, stay as they are', async () => {
+    const m = await manager({ healthProbeBindAddress: '127.0.0.1:0' });
+    m.addReadyCheck('vendor-api', () => { throw new Error('vendor token missing'); });
+    const checks = m.readyChecks();
+    assert.deepEqual(checks.map((c) => [c.name, c.ok]), [['caches-synced', true], ['watches-healthy', true], ['vendor-api', false]]);
+    assert.match(checks[2]!.detail ?? '', /vendor token missing/);
+    const stop = new AbortController();
+    const running = m.start(stop.signal);
+    try {
+      const [probe] = await m.serverAddresses();
+      const excluded = await fetch(`http://${probe}/readyz?verbose&exclude=vendor-api`);
+      const body = await excluded.text();
+      assert.doesNotMatch(body, /vendor token missing/, body);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it('a check name the probe server would refuse is refused whether or not a probe server runs, and leaves nothing behind', async () => {
+    for (const m of [await manager(), await manager({ healthProbeBindAddress: '127.0.0.1:0' })]) {
+      assert.throws(() => m.addReadyCheck('webhookReady', () => ({ ok: true })), /lower-case/);
+      assert.deepEqual(m.readyChecks().map((c) => c.name), ['caches-synced', 'watches-healthy']);
+      m.addReadyCheck('webhook-ready', () => ({ ok: true }));
+      assert.throws(() => m.addHealthCheck('Vendor', () => ({ ok: true })), /lower-case/);
+      m.addHealthCheck('vendor-loop', () => ({ ok: true }));
+      assert.throws(() => m.addHealthCheck('vendor-loop', () => ({ ok: true })), /already/);
+    }
+  });
+});
+
 describe('readyChecksFor', () => {
   const h = (extra: Partial<WatchHealth>): WatchHealth => ({
     kind: 'Pod', namespace: '', state: 'watching', synced: true, healthy: true, lastProgressAt: 0, lastProgressAgeMs: 0, restarts: 0, relists: 1, consecutiveFailures: 0, ...extra,

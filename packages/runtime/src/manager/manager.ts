@@ -47,11 +47,11 @@ import { RuntimeMetrics } from '../metrics/index.ts';
 import { Controller, ControllerBuilder, LeadershipLostError } from '../controller/index.ts';
 import type { ControllerHost, ControllerOptions } from '../controller/index.ts';
 import type { ConvergenceTracker } from '../convergence/index.ts';
-import { DebugQueryError, createMetricsServer, createProbeServer } from '../serving/index.ts';
+import { DebugQueryError, assertCheckName, createMetricsServer, createProbeServer } from '../serving/index.ts';
 import type { EndpointServer, ProbeServer } from '../serving/index.ts';
 import { apiCallObserver } from '../tracing/index.ts';
 import { createLogger } from '../logging/index.ts';
-import { describeWatch, readyChecksFor, type ReadyCheck } from './readiness.ts';
+import { describeWatch, readyChecksFor, runCheck, type ReadyCheck } from './readiness.ts';
 import { DrainTimeoutError, RunnableFailedError } from './lifecycle-errors.ts';
 
 /**
@@ -134,6 +134,7 @@ export class Manager implements ControllerHost {
   #runSeq = 0;
   readonly #cacheSyncTimeoutMs: number;
   readonly #extraReadyChecks = new Map<string, () => { ok: boolean; detail?: string }>();
+  readonly #extraHealthChecks = new Set<string>();
   readonly #workStoppedHooks: ((leading: boolean) => Promise<void>)[] = [];
   #probe: ProbeServer | undefined;
   #started = false;
@@ -174,7 +175,8 @@ export class Manager implements ControllerHost {
     if (options.healthProbeBindAddress && options.healthProbeBindAddress !== '0') {
       const checks = Object.fromEntries(
         ['caches-synced', 'watches-healthy'].map((name) => [name, () => {
-          const check = this.readyChecks().find((c) => c.name === name)!;
+          // The built-in checks alone: an added check that throws must not fail these.
+          const check = readyChecksFor(this.cache.health()).find((c) => c.name === name)!;
           return { ok: check.ok, ...(check.detail ? { message: check.detail } : {}) };
         }]),
       );
@@ -251,21 +253,39 @@ export class Manager implements ControllerHost {
 
   /**
    * Adds a readiness check (shown by `/readyz` and `readyChecks()`), e.g. a webhook server that
-   * must listen before the replica takes traffic. `check` must be cheap and synchronous.
+   * must listen before the replica takes traffic. `check` must be cheap and synchronous; one that
+   * throws fails itself (the built-in checks are not affected). Names: lower-case alphanumerics
+   * and '-', refused here whether or not a probe server runs.
    */
   addReadyCheck(name: string, check: () => { ok: boolean; detail?: string }): void {
+    assertCheckName(name); // as the probe server would, whether or not one runs
     if (this.#extraReadyChecks.has(name) || name === 'caches-synced' || name === 'watches-healthy') throw new Error(`ready check ${name} already exists`);
-    this.#extraReadyChecks.set(name, check);
     this.#probe?.addReadyCheck(name, () => {
-      const { ok, detail } = check();
+      const { ok, detail } = runCheck(check);
       return { ok, ...(detail ? { message: detail } : {}) };
     });
+    this.#extraReadyChecks.set(name, check);
+  }
+
+  /**
+   * Adds a liveness check (`/healthz`, besides the built-in `eventloop`): failing it gets the
+   * process restarted by the kubelet, so it should fail only for what a restart cures. Names as
+   * for `addReadyCheck`. Without a probe server it is kept for nothing but its name.
+   */
+  addHealthCheck(name: string, check: () => { ok: boolean; detail?: string }): void {
+    assertCheckName(name);
+    if (this.#extraHealthChecks.has(name) || name === 'eventloop') throw new Error(`health check ${name} already exists`);
+    this.#probe?.addHealthCheck(name, () => {
+      const { ok, detail } = runCheck(check);
+      return { ok, ...(detail ? { message: detail } : {}) };
+    });
+    this.#extraHealthChecks.add(name);
   }
 
   /** Readiness: caches synced, every watch healthy (one that never listed is not), and the added checks. */
   readyChecks(): ReadyCheck[] {
     const extra = [...this.#extraReadyChecks].map(([name, check]) => {
-      const { ok, detail } = check();
+      const { ok, detail } = runCheck(check);
       return { name, ok, ...(detail ? { detail } : {}) };
     });
     return [...readyChecksFor(this.cache.health()), ...extra];

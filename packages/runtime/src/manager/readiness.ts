@@ -7,6 +7,8 @@
  *   has nothing healthy to report and fails the check with its last error; so does one that is
  *   still listing, and one that has failed repeatedly since (`healthy: false`). A single
  *   transient failure of a synced watch does not flip it (the watcher's own threshold).
+ * - Checks added by the operator (`Manager.addReadyCheck`) are run through `runCheck`: one that
+ *   throws fails itself, with its error as the detail, and nothing else.
  * @module
  */
 import type { WatchHealth } from '../cache/index.ts';
@@ -35,4 +37,13 @@ function whyUnhealthy(h: WatchHealth): string {
 
 export function describeWatch(h: WatchHealth): string {
   return h.namespace ? `${h.kind} in ${h.namespace}` : h.kind;
+}
+
+/** An added check's answer; one that throws fails, with its error as the detail. */
+export function runCheck(check: () => { ok: boolean; detail?: string }): { ok: boolean; detail?: string } {
+  try {
+    return check();
+  } catch (err) {
+    return { ok: false, detail: `the check threw: ${err instanceof Error ? err.message : String(err)}` };
+  }
 }

@@ -26,7 +26,7 @@
  * timeout is what catches that; the event-loop check catches a loop that answers between blocks.
  * @module
  */
-export { createProbeServer, runChecks } from './probe-server.ts';
+export { assertCheckName, createProbeServer, runChecks } from './probe-server.ts';
 export type { ProbeServer, ProbeServerOptions, HealthCheck, CheckOutcome, CheckReport } from './probe-server.ts';
 export { createMetricsServer, DebugQueryError } from './metrics-server.ts';
 export type { MetricsServer, MetricsServerOptions, DebugProvider } from './metrics-server.ts';

@@ -44,13 +44,18 @@ export interface CheckReport {
 
 const NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
 
+/** Throws the RangeError a probe server gives a check name it refuses (lower-case alphanumerics and '-'). */
+export function assertCheckName(name: string): void {
+  if (!NAME.test(name)) throw new RangeError(`check name ${JSON.stringify(name)} must be lower-case alphanumerics and '-'`);
+}
+
 export function createProbeServer(options: ProbeServerOptions): ProbeServer {
   const timeoutMs = options.checkTimeoutMs ?? 5_000;
   const monitor = new EventLoopMonitor(options.eventLoop);
   const live = new Map<string, HealthCheck>();
   const ready = new Map<string, HealthCheck>();
   const add = (set: Map<string, HealthCheck>, name: string, check: HealthCheck): void => {
-    if (!NAME.test(name)) throw new RangeError(`check name ${JSON.stringify(name)} must be lower-case alphanumerics and '-'`);
+    assertCheckName(name);
     if (set.has(name)) throw new Error(`check ${name} is already registered`);
     set.set(name, check);
   };
