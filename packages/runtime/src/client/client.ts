@@ -30,6 +30,7 @@ import type { KubeObject, ObjectList, ResourceKind, ObjectKey, PartialObjectMeta
 import { formatKey, isPartial, keyOf, toPartialObjectMetadata } from '../objects/index.ts';
 import { TokenBucket } from '../rate-limit/index.ts';
 import { ApiError, apiErrorFromResponse, apiErrorFromWatchEvent } from './errors.ts';
+import { resourceOfPath } from './path-resource.ts';
 import { LineFramer } from './line-framer.ts';
 import { deleteOutcome } from './delete-outcome.ts';
 import { Transport, readText } from './transport.ts';
@@ -329,7 +330,7 @@ export class KubeClient {
       ...(opts.query ? { query: opts.query } : {}),
       ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body), contentType: opts.contentType ?? 'application/json' }),
       signal: opts.signal,
-    }, method.toLowerCase(), path);
+    }, method.toLowerCase(), resourceOfPath(path));
     return res.body as R;
   }
 
