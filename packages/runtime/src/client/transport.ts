@@ -73,7 +73,7 @@ export class Transport {
     const auth = await credentials.headers();
     const tls = credentials.protocol === 'https:' ? await credentials.tls() : undefined;
     const agent = await this.#agentFor(tls);
-    const headers: Record<string, string> = { ...req.headers, ...auth };
+    const headers: Record<string, string | string[]> = { ...req.headers, ...auth };
     if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
     const target = this.#target;
     const { signal } = req;
@@ -102,7 +102,7 @@ export class Transport {
       });
       r.end(req.body);
     });
-    if (res.statusCode === 401 && credentials.dynamic) credentials.invalidate({ authorization: auth.authorization, tlsId: tls?.id });
+    if (res.statusCode === 401 && credentials.dynamic) credentials.invalidate({ authorization: auth.authorization as string | undefined, tlsId: tls?.id });
     return res;
   }
 

@@ -283,7 +283,7 @@ async function runTokenFile(initial: FileState, withFallback: boolean, coarse: b
       // (clock, invalidations) at the moment they were made, and a read started by one of them
       // may see any state the file passes through until the end.
       const counter = { n: 0 };
-      const calls: Array<Promise<Settled<Record<string, string>>>> = [];
+      const calls: Array<Promise<Settled<Record<string, string | string[]>>>> = [];
       const lines: string[] = [];
       for (const item of items) {
         switch (item.t) {
@@ -327,7 +327,7 @@ async function runTokenFile(initial: FileState, withFallback: boolean, coarse: b
           for (const t of [...TOKENS, FALLBACK]) if (msg.includes(t)) fail(`step ${i}: the error quotes a token: ${msg}`);
           continue;
         }
-        const auth = r.value.authorization;
+        const auth = r.value.authorization as string | undefined;
         const token = auth?.replace(/^Bearer /, '');
         if (token === undefined || auth !== `Bearer ${token}`) fail(`step ${i}: no bearer token: ${JSON.stringify(r.value)}`);
         if (!before.has(token) && !contents.has(token!)) {
@@ -394,7 +394,7 @@ async function runTokenFile(initial: FileState, withFallback: boolean, coarse: b
       states = [...next.values()];
       for (const r of results) {
         if (!r.ok) continue;
-        const t = r.value.authorization!.slice('Bearer '.length);
+        const t = (r.value.authorization as string).slice('Bearer '.length);
         if (t !== FALLBACK) everRead = true;
         const at = sent.indexOf(t);
         if (at >= 0) sent.splice(at, 1);
@@ -537,7 +537,7 @@ async function runExec(apiVersion: string, steps: ExecStep[]): Promise<void> {
       }
       const items = step.t === 'batch' ? step.items : [step];
       const counter = { n: 0 };
-      type Call = { kind: 'headers' | 'tls'; expect: ExecCred | 'run'; at: number; p: Promise<Settled<Record<string, string> | TlsMaterial>> };
+      type Call = { kind: 'headers' | 'tls'; expect: ExecCred | 'run'; at: number; p: Promise<Settled<Record<string, string | string[]> | TlsMaterial>> };
       const calls: Call[] = [];
       let running = false;
       const lines: string[] = [];
@@ -552,7 +552,7 @@ async function runExec(apiVersion: string, steps: ExecStep[]): Promise<void> {
               if (!running) runs++;
               running = true;
             }
-            calls.push({ kind: item.t, expect, at: wall, p: track<Record<string, string> | TlsMaterial>(item.t === 'headers' ? c.headers() : c.tls(), counter) });
+            calls.push({ kind: item.t, expect, at: wall, p: track<Record<string, string | string[]> | TlsMaterial>(item.t === 'headers' ? c.headers() : c.tls(), counter) });
             lines.push(`  ${item.t}() at ${wall - WALL0}: ${expect === 'run' ? 'run' : `cached ${show(expect)}`}`);
             break;
           }
@@ -579,7 +579,7 @@ async function runExec(apiVersion: string, steps: ExecStep[]): Promise<void> {
       const produced = running && output !== 'fail' ? output : undefined;
       if (produced) cached = produced;
       if (produced && produced.exp !== Infinity) lastExp = produced.exp;
-      const describeResult = (r: Settled<Record<string, string> | TlsMaterial>) =>
+      const describeResult = (r: Settled<Record<string, string | string[]> | TlsMaterial>) =>
         r.ok ? ('id' in r.value ? `tls ${r.value.id} ${r.value.cert ?? ''}` : (r.value.authorization ?? '{}')) : `rejected: ${(r.error as Error).message}`;
       trace.push(`step ${i}${step.t === 'batch' ? ' (batch)' : ''}:`, ...lines, `  answers: ${settled.map(describeResult).join(' | ')}`, `  cached now ${show(cached)}`);
 
@@ -599,7 +599,7 @@ async function runExec(apiVersion: string, steps: ExecStep[]): Promise<void> {
         }
         if (!r.ok) fail(`step ${i}: ${call.kind}() rejected: ${(r.error as Error).message}`);
         if (call.expect !== 'run' && !(call.at < cred.exp)) fail(`step ${i}: model error: an expired credential from the cache`);
-        const value = (r as { value: Record<string, string> | TlsMaterial }).value;
+        const value = (r as { value: Record<string, string | string[]> | TlsMaterial }).value;
         if (call.kind === 'headers') {
           const want = cred.token ? { authorization: `Bearer ${cred.token}` } : {};
           assert.deepEqual(value, want, `step ${i}: headers() sent ${JSON.stringify(value)}, expected ${show(cred)}\n--- trace ---\n${trace.join('\n')}`);

@@ -60,6 +60,19 @@ describe('static credentials', () => {
     assert.deepEqual(await new Credentials(config({})).headers(), {});
   });
 
+  it('impersonation as kubectl sends it: the user, each group, the UID and each extra value; groups, UID or extra without a user refused', async () => {
+    const headers = await new Credentials(config({ token: 'abc', impersonateUser: 'deploy-bot', impersonateGroups: ['platform-admins', 'system:authenticated'], impersonateUid: '1234', impersonateExtra: { scopes: ['view', 'development'], 'acme.com/project': ['x y'] } })).headers();
+    assert.deepEqual(headers, {
+      authorization: 'Bearer abc',
+      'impersonate-user': 'deploy-bot',
+      'impersonate-group': ['platform-admins', 'system:authenticated'],
+      'impersonate-uid': '1234',
+      'impersonate-extra-scopes': ['view', 'development'],
+      'impersonate-extra-acme.com%2Fproject': ['x y'],
+    });
+    assert.throws(() => new Credentials(config({ token: 'abc', impersonateGroups: ['platform-admins'] })), /impersonat.*groups.*without.*user|without impersonating a user/);
+  });
+
   it('a token file wins over a token, which stays the fallback while the file cannot be read (client-go)', async () => {
     const d = dir();
     const file = join(d, 'token');

@@ -58,7 +58,7 @@ export class Credentials {
   /** True when headers or TLS material can change between requests (token file, exec plugin). */
   readonly dynamic: boolean;
   readonly #staticTls: TlsMaterial;
-  readonly #staticHeaders: Record<string, string>;
+  readonly #staticHeaders: Record<string, string | string[]>;
   readonly #tokenFile: TokenFile | undefined;
   readonly #exec: ExecCredentialPlugin | undefined;
   #execTls: TlsMaterial | undefined;
@@ -91,8 +91,7 @@ export class Credentials {
     this.protocol = url.protocol;
     this.proxyUrl = cluster.proxyUrl;
     this.#staticTls = { id: 'static', ...tlsFromKubeconfig(cluster, user, where) };
-    this.#staticHeaders = {};
-    if (user.impersonateUser) this.#staticHeaders['impersonate-user'] = user.impersonateUser;
+    this.#staticHeaders = impersonationHeaders(user, where);
     if (user.token && (user.username || user.password)) {
       throw new KubeConfigError(`${where}: user "${user.name}" has both a token and a username/password: only one authentication method is allowed (as kubectl)`);
     }
@@ -105,7 +104,7 @@ export class Credentials {
   }
 
   /** Authentication (and impersonation) headers for the next request. */
-  async headers(): Promise<Record<string, string>> {
+  async headers(): Promise<Record<string, string | string[]>> {
     if (this.#tokenFile) return { ...this.#staticHeaders, authorization: `Bearer ${await this.#tokenFile.read()}` };
     if (this.#exec) {
       const cred = await this.#exec.get();
@@ -232,4 +231,36 @@ class TokenFile {
       throw new KubeConfigError(`cannot read token file ${this.#path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
   }
+}
+
+/**
+ * The impersonation headers of `user`, as client-go sends them: the user, one `Impersonate-Group`
+ * per group, the UID, and one `Impersonate-Extra-<key>` per extra value (the key escaped to a
+ * header name, as client-go's headerKeyEscape). Groups, UID or extra without a user are refused,
+ * as client-go refuses them.
+ */
+function impersonationHeaders(user: KubeConfigUser, where: string): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  const asUser = user.impersonateUser;
+  if (!asUser) {
+    if (user.impersonateGroups?.length || user.impersonateUid || Object.keys(user.impersonateExtra ?? {}).length) {
+      throw new KubeConfigError(`${where}: user "${user.name}" sets as-groups, as-uid or as-user-extra without impersonating a user (as): kubectl refuses that too`);
+    }
+    return headers;
+  }
+  headers['impersonate-user'] = asUser;
+  if (user.impersonateGroups?.length) headers['impersonate-group'] = [...user.impersonateGroups];
+  if (user.impersonateUid) headers['impersonate-uid'] = user.impersonateUid;
+  for (const [key, values] of Object.entries(user.impersonateExtra ?? {})) if (values.length) headers[`impersonate-extra-${headerKeyEscape(key)}`] = [...values];
+  return headers;
+}
+
+/** A header name from any key: bytes outside an HTTP token (and `%`) percent-encoded, as client-go's headerKeyEscape. */
+function headerKeyEscape(key: string): string {
+  let out = '';
+  for (const byte of Buffer.from(key, 'utf8')) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9!#$&'*+\-.^_`|~]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
 }

@@ -62,6 +62,12 @@ export interface KubeConfigUser {
   authProvider?: { name: string; config?: Record<string, string> };
   /** `as`: impersonate this user. */
   impersonateUser?: string;
+  /** `as-groups`: …in these groups (only with `as`). */
+  impersonateGroups?: string[];
+  /** `as-uid`: …with this UID (only with `as`). */
+  impersonateUid?: string;
+  /** `as-user-extra`: …with these extra fields (only with `as`). */
+  impersonateExtra?: Record<string, string[]>;
 }
 
 export interface KubeConfigContext {
@@ -241,8 +247,9 @@ export function fromKubeconfigDocument(doc: unknown, baseDir: string, source = '
     const at = `users[${name}].user`;
     const exec = fields.mapping(body, 'exec', at);
     const provider = fields.mapping(body, 'auth-provider', at);
-    str(body, 'as-uid', at);
-    fields.strings(body, 'as-groups', at);
+    const groups = fields.strings(body, 'as-groups', at);
+    const extraDoc = fields.mapping(body, 'as-user-extra', at);
+    const extra = extraDoc ? Object.fromEntries(Object.keys(extraDoc).map((k) => [k, fields.strings(extraDoc, k, `${at}.as-user-extra`) ?? []])) : undefined;
     return {
       name,
       ...opt('token', str(body, 'token', at)),
@@ -254,6 +261,9 @@ export function fromKubeconfigDocument(doc: unknown, baseDir: string, source = '
       ...opt('username', str(body, 'username', at)),
       ...opt('password', str(body, 'password', at)),
       ...opt('impersonateUser', str(body, 'as', at)),
+      ...opt('impersonateGroups', groups?.length ? groups : undefined),
+      ...opt('impersonateUid', str(body, 'as-uid', at)),
+      ...opt('impersonateExtra', extra && Object.keys(extra).length ? extra : undefined),
       ...opt('exec', exec ? execFrom(exec, baseDir, fields, `${at}.exec`) : undefined),
       ...opt('authProvider', provider ? authProviderFrom(provider, fields, `${at}.auth-provider`) : undefined),
     };
@@ -377,6 +387,9 @@ export function toKubeconfigDocument(kc: KubeConfigOptions): Doc {
         ...opt('username', u.username),
         ...opt('password', u.password),
         ...opt('as', u.impersonateUser),
+        ...opt('as-groups', u.impersonateGroups),
+        ...opt('as-uid', u.impersonateUid),
+        ...opt('as-user-extra', u.impersonateExtra),
         ...opt('exec', u.exec),
         ...opt('auth-provider', u.authProvider),
       },

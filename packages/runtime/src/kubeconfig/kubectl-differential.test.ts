@@ -173,7 +173,8 @@ const userBodyArb = withFileOrData(fc.record(
     username: wordArb,
     password: wordArb,
     as: fc.constantFrom('system:admin', 'jane@example.com'),
-    'as-groups': fc.constant(['system:masters']),
+    'as-groups': fc.constantFrom(['system:masters'], ['platform-admins', 'system:authenticated']),
+    'as-uid': fc.constantFrom('1234', 'u-42'),
     exec: execArb,
     'auth-provider': fc.record({ name: fc.constantFrom('oidc', 'gcp'), config: fc.dictionary(fc.constantFrom('client-id', 'idp-issuer-url'), fc.constantFrom('x', 'https://issuer')) }),
     extensions: fc.array(extensionNoise, { maxLength: 1 }),
@@ -496,6 +497,8 @@ function expectedUser(name: string, u: Raw, paths: string[]): KubeConfigUser {
     username: str(u.username),
     password: str(u.password),
     impersonateUser: str(u.as),
+    impersonateGroups: (u['as-groups'] as string[] | undefined)?.length ? (u['as-groups'] as string[]) : undefined,
+    impersonateUid: str(u['as-uid']),
     exec: exec
       ? defined({
           command: (exec.command as string).includes('/') ? path(exec.command)! : (exec.command as string),
