@@ -101,8 +101,20 @@ test('invalid definitions fail at definition time', () => {
   for (const bad of ['spec.x', '.spec.items[0]', '.metadata.name', '.spec..x']) {
     assert.throws(() => defineCustomResource({ ...base, versions: [{ ...v, selectableFields: [bad] }] }), /selectable field .* must be a simple path/, bad);
   }
-  const selectable = defineCustomResource({ ...base, versions: [{ ...v, selectableFields: ['.spec.size', '.status.ready'] }] });
+  const Selectable = Type.Object({ spec: Type.Object({ size: Type.Integer(), region: Type.String(), limits: Type.Object({ a: Type.Integer() }), tags: Type.Array(Type.String()) }), status: Type.Optional(Type.Object({ ready: Type.Optional(Type.Boolean()) })) });
+  const selectable = defineCustomResource({ ...base, versions: [{ ...v, schema: Selectable, selectableFields: ['.spec.size', '.status.ready'] }] });
   assert.deepEqual(selectable.crd.spec.versions[0]!.selectableFields, [{ jsonPath: '.spec.size' }, { jsonPath: '.status.ready' }]);
+  // What kube-apiserver refuses: a path the schema does not have, a field that is not a string, boolean or integer, a path twice, more than 8.
+  const refused: [string[], RegExp][] = [
+    [['.spec.regoin'], /\.spec\.regoin: the schema has no such field/],
+    [['.spec.limits'], /\.spec\.limits: .*string, boolean or integer/],
+    [['.spec.tags'], /\.spec\.tags: .*string, boolean or integer/],
+    [['.spec.size', '.spec.size'], /\.spec\.size is listed twice/],
+    [['.spec.size', '.spec.region', '.status.ready', '.spec.limits.a', '.spec.size2', '.a', '.b', '.c', '.d'], /at most 8 selectable fields/],
+  ];
+  for (const [fields, why] of refused) {
+    assert.throws(() => defineCustomResource({ ...base, versions: [{ ...v, schema: Selectable, selectableFields: fields }] }), why, fields.join(' '));
+  }
   assert.throws(
     () => defineCustomResource({ ...base, versions: [{ ...v, schema: Type.Object({ spec: Type.Object({ a: Type.Union([Type.String(), Type.Boolean()]) }) }) }] }),
     /widgets\.widgets\.example\.com v1: \.spec\.a: unions/,

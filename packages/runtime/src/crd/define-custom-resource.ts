@@ -141,7 +141,7 @@ export function defineCustomResource<S extends TObject>(input: CustomResourceInp
 
   const namespaced = input.scope === 'Namespaced';
   const kinds: Record<string, ResourceKind> = {};
-  for (const v of input.versions) kinds[v.name] = defineKind({ group, version: v.name, kind, plural, namespaced });
+  for (const v of input.versions) kinds[v.name] = defineKind({ group, version: v.name, kind, plural, namespaced, statusSubresource: v.subresources?.status === true });
   const first = input.versions[0];
   return Object.freeze({
     kind: kinds[first.name] as ResourceKind<CustomResourceOf<S>>,
@@ -167,9 +167,21 @@ function versionFor(v: CustomResourceVersionInput, where: string): CustomResourc
     out.additionalPrinterColumns = v.printerColumns.map((c) => ({ ...c }));
   }
   if (v.selectableFields?.length) {
+    // As kube-apiserver validates them: at most 8, each once, each a path the schema has to a
+    // string, boolean or integer field.
+    if (v.selectableFields.length > 8) throw new Error(`${where} ${v.name}: at most 8 selectable fields (the API server refuses more); ${v.selectableFields.length} given`);
+    const seen = new Set<string>();
     for (const path of v.selectableFields) {
       if (!/^(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(path) || path.startsWith('.metadata.')) {
         throw new Error(`${where}: selectable field ${path} must be a simple path like .spec.region (no array notation, not into metadata)`);
+      }
+      if (seen.has(path)) throw new Error(`${where} ${v.name}: selectable field ${path} is listed twice`);
+      seen.add(path);
+      let at: JSONSchemaProps | undefined = out.schema.openAPIV3Schema;
+      for (const name of path.slice(1).split('.')) at = at?.properties?.[name];
+      if (!at) throw new Error(`${where} ${v.name}: selectable field ${path}: the schema has no such field`);
+      if (at.type !== 'string' && at.type !== 'boolean' && at.type !== 'integer') {
+        throw new Error(`${where} ${v.name}: selectable field ${path}: a selectable field must be a string, boolean or integer (this one is ${at.type ?? 'untyped'})`);
       }
     }
     out.selectableFields = v.selectableFields.map((jsonPath) => ({ jsonPath }));

@@ -14,6 +14,12 @@ export interface ResourceKind<T extends KubeObject = KubeObject> {
   readonly namespaced: boolean;
   /** `group/version`, or just `version` for the core group. */
   readonly apiVersion: string;
+  /**
+   * `false` when the kind is known to have no status subresource (a CRD defined without one by
+   * `defineCustomResource`): status is then part of the object, and `patchStatus` refuses it.
+   * Absent when unknown (built-in kinds, kinds defined by hand).
+   */
+  readonly statusSubresource?: boolean;
   /** Type carrier only; never set at run time. */
   readonly __object?: T;
 }
@@ -24,6 +30,7 @@ export function defineKind<T extends KubeObject>(spec: {
   kind: string;
   plural: string;
   namespaced: boolean;
+  statusSubresource?: boolean;
 }): ResourceKind<T> {
   const apiVersion = spec.group === '' ? spec.version : `${spec.group}/${spec.version}`;
   return Object.freeze({ ...spec, apiVersion });

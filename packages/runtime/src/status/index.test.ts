@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Type } from '@sinclair/typebox';
 import { mergePatchFrom, patchStatus } from './index.ts';
+import { defineCustomResource } from '../crd/index.ts';
 import type { Condition, KubeObject, ResourceKind } from '../objects/index.ts';
 import type { KubeClient } from '../client/index.ts';
 
@@ -24,3 +26,13 @@ export async function typedAtTheCallSite(client: KubeClient, t: Tenant, conditio
   // @ts-expect-error a phase the status type does not have
   await patchStatus(client, TenantKind, t, { phase: 'Running' });
 }
+
+test('a status write to a kind whose CRD has no status subresource is refused before any request, saying so (the API server would answer 404, read as "the object is gone")', async () => {
+  const { kind } = defineCustomResource({
+    group: 'db.example.com', kind: 'Database', plural: 'databases', scope: 'Namespaced',
+    versions: [{ name: 'v1', served: true, storage: true, schema: Type.Object({ spec: Type.Object({}), status: Type.Optional(Type.Object({ phase: Type.Optional(Type.String()) })) }) }],
+  });
+  const client = { patch: async () => assert.fail('no request is sent') } as unknown as KubeClient;
+  const orders = { apiVersion: 'db.example.com/v1', kind: 'Database', metadata: { namespace: 'ns', name: 'orders', uid: 'u', resourceVersion: '1' }, spec: {} };
+  await assert.rejects(patchStatus(client, kind, orders, { phase: 'Ready' }), /Database has no status subresource.*subresources: \{ status: true \}/);
+});

@@ -30,6 +30,10 @@ export async function patchStatus<T extends KubeObject & { status?: object }>(
   status: NonNullable<T['status']>,
   options: { fieldManager?: string; signal?: AbortSignal } = {},
 ): Promise<T | undefined> {
+  if (kind.statusSubresource === false) {
+    // The API server would answer 404 for /status, which reads as "the object is gone".
+    throw new Error(`${kind.kind} has no status subresource: its CRD must enable it (defineCustomResource version option subresources: { status: true }) for patchStatus to write status`);
+  }
   const before = (current.status ?? {}) as Record<string, unknown>;
   if (isDeepStrictEqual(before, status)) return undefined; // converged: no JSON round trip
   const wanted = asMergeable(status) as Record<string, unknown>;

@@ -12,10 +12,10 @@ import { MICROSERVICE_GROUP, MICROSERVICE_KIND, MICROSERVICE_PLURAL, MICROSERVIC
 
 /** `microservices.platform.example.io/v1` (the hub), typed as `Microservice`. */
 export const MicroserviceKind: ResourceKind<Microservice> = defineKind<Microservice>({
-  group: MICROSERVICE_GROUP, version: MICROSERVICE_VERSION, kind: MICROSERVICE_KIND, plural: MICROSERVICE_PLURAL, namespaced: true,
+  group: MICROSERVICE_GROUP, version: MICROSERVICE_VERSION, kind: MICROSERVICE_KIND, plural: MICROSERVICE_PLURAL, namespaced: true, statusSubresource: true,
 });
 
 /** `microservices.platform.example.io/v1alpha1` (deprecated; converted by the webhook). */
 export const MicroserviceV1alpha1Kind: ResourceKind<MicroserviceV1alpha1> = defineKind<MicroserviceV1alpha1>({
-  group: MICROSERVICE_GROUP, version: 'v1alpha1', kind: MICROSERVICE_KIND, plural: MICROSERVICE_PLURAL, namespaced: true,
+  group: MICROSERVICE_GROUP, version: 'v1alpha1', kind: MICROSERVICE_KIND, plural: MICROSERVICE_PLURAL, namespaced: true, statusSubresource: true,
 });

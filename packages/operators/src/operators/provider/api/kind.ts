@@ -12,10 +12,10 @@ import { PROVIDER_GROUP, PROVIDER_KIND, PROVIDER_PLURAL, PROVIDER_VERSION } from
 
 /** `digitalhumanproviders.dhp.example.com/v1` (the hub), typed as `DigitalHumanProvider`. */
 export const DigitalHumanProviderKind: ResourceKind<DigitalHumanProvider> = defineKind<DigitalHumanProvider>({
-  group: PROVIDER_GROUP, version: PROVIDER_VERSION, kind: PROVIDER_KIND, plural: PROVIDER_PLURAL, namespaced: true,
+  group: PROVIDER_GROUP, version: PROVIDER_VERSION, kind: PROVIDER_KIND, plural: PROVIDER_PLURAL, namespaced: true, statusSubresource: true,
 });
 
 /** `digitalhumanproviders.dhp.example.com/v1alpha1` (deprecated; converted by the webhook). */
 export const DigitalHumanProviderV1alpha1Kind: ResourceKind<DigitalHumanProviderV1alpha1> = defineKind<DigitalHumanProviderV1alpha1>({
-  group: PROVIDER_GROUP, version: 'v1alpha1', kind: PROVIDER_KIND, plural: PROVIDER_PLURAL, namespaced: true,
+  group: PROVIDER_GROUP, version: 'v1alpha1', kind: PROVIDER_KIND, plural: PROVIDER_PLURAL, namespaced: true, statusSubresource: true,
 });
