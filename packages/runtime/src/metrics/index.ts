@@ -47,6 +47,16 @@ export interface QueueProbe {
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** An event recorder's counts, as `RuntimeMetrics.eventRecorder` reads them. */
+export interface EventRecorderStats {
+  created: number;
+  seriesUpdates: number;
+  deduplicated: number;
+  dropped: number;
+  failed: number;
+  gaveWay?: number;
+}
+
 export class RuntimeMetrics {
   readonly registry: Registry;
   readonly #reconcileTotal: Counter<'controller' | 'result'>;
@@ -66,6 +76,7 @@ export class RuntimeMetrics {
   readonly #queues = new Map<string, QueueProbe>();
   readonly #unconverged = new Map<string, () => number>();
   #cacheHealth: (() => WatchHealth[]) | undefined;
+  readonly #eventRecorders: (() => EventRecorderStats)[] = [];
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
     const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
@@ -177,14 +188,31 @@ export class RuntimeMetrics {
   /**
    * An event recorder's counts as `converge_events_total{outcome}` (created, series_update,
    * deduplicated, dropped, failed), and `converge_events_gave_way_total` (writes that waited for
-   * queued reconciles), read from `stats` at scrape time.
+   * queued reconciles), read from `stats` at scrape time. Several recorders (two operators on one
+   * manager) are counted together.
    */
-  eventRecorder(stats: () => { created: number; seriesUpdates: number; deduplicated: number; dropped: number; failed: number; gaveWay?: number }): void {
+  eventRecorder(stats: () => EventRecorderStats): void {
+    this.#eventRecorders.push(stats);
+    if (this.#eventRecorders.length > 1) return; // registered once; every recorder is summed at scrape time
+    const recorders = this.#eventRecorders;
+    const total = (): EventRecorderStats => {
+      const sum = { created: 0, seriesUpdates: 0, deduplicated: 0, dropped: 0, failed: 0, gaveWay: 0 };
+      for (const read of recorders) {
+        const r = read();
+        sum.created += r.created;
+        sum.seriesUpdates += r.seriesUpdates;
+        sum.deduplicated += r.deduplicated;
+        sum.dropped += r.dropped;
+        sum.failed += r.failed;
+        sum.gaveWay += r.gaveWay ?? 0;
+      }
+      return sum;
+    };
     const { Counter } = loadPromClient();
     new Counter({
       name: 'converge_events_total', help: 'Kubernetes Events recorded, by outcome (dropped: over the recorder\'s own budget or queue)', labelNames: ['outcome'], registers: [this.registry],
       collect() {
-        const s = stats();
+        const s = total();
         this.reset();
         this.inc({ outcome: 'created' }, s.created);
         this.inc({ outcome: 'series_update' }, s.seriesUpdates);
@@ -197,7 +225,7 @@ export class RuntimeMetrics {
       name: 'converge_events_gave_way_total', help: 'Event writes that waited for queued reconciles before they were sent (a Warning at most 30 s, a Normal event at most 5 min by default)', registers: [this.registry],
       collect() {
         this.reset();
-        this.inc(stats().gaveWay ?? 0);
+        this.inc(total().gaveWay ?? 0);
       },
     });
   }

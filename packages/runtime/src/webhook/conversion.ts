@@ -10,11 +10,12 @@
  * - objects are converted in order, each to `desiredAPIVersion`; an object already in that
  *   version is returned untouched; the response echoes the request's `uid`;
  * - the result is all or nothing: if one object cannot be converted (unknown kind or version, a
- *   converter that throws, a converter that changed the object's identity), the response is a
- *   `Failure` whose message names the object and the reason, and no object is returned. Nothing
- *   here throws out of `review()`;
+ *   converter that throws), the response is a `Failure` whose message names the object and the
+ *   reason, and no object is returned. Nothing here throws out of `review()`;
  * - metadata other than labels and annotations is carried over from the input (the API server
- *   refuses any other change), so a converter only ever decides `spec`, `status` and annotations.
+ *   refuses any other change): a converter that changes the object's name, UID or any other such
+ *   field has that change undone, not refused, so a converter only ever decides `spec`, `status`,
+ *   labels and annotations.
  * Assumptions: converters are pure and deterministic (they run on every read of a non-hub
  * version, for lists once per item) and lossless in both directions, keeping fields the other
  * version cannot express in an annotation (see the operators' `api/conversion.ts`).
