@@ -6,7 +6,7 @@
  * Exit codes: 0 shown, 1 the API server could not be read, 2 usage error.
  * @module
  */
-import { KubeClient } from '@converge/runtime';
+import { ApiError, KubeClient, isForbidden } from '@converge/runtime';
 import { kubeConfigFrom } from '../shared/kubeconfig-flag.ts';
 import { namespaceFrom } from '../shared/namespace-flag.ts';
 import { readStatus } from '../shared/status-reader.ts';
@@ -95,7 +95,8 @@ export async function run(argv: string[]): Promise<number> {
 /**
  * Polls every second until SIGINT/SIGTERM. On a terminal with a table, the screen is redrawn
  * whenever the text changes (ages included); otherwise the state is printed again only when
- * the document changes. Read errors are reported on stderr and polling goes on.
+ * the document changes. Read errors are reported on stderr and polling goes on, except a refusal
+ * of the credentials (401) or of the permission (403), which ends the command (exit 1).
  */
 async function watch(client: KubeClient, namespace: string | null, output: Output, render: (doc: StatusDocument) => string): Promise<number> {
   const abort = new AbortController();
@@ -128,6 +129,8 @@ async function watch(client: KubeClient, namespace: string | null, output: Outpu
         lastDoc = docText;
       } catch (err) {
         if (abort.signal.aborted) break;
+        // Refused credentials or permission: no retry changes that (as `kubectl get --watch`).
+        if (isForbidden(err) || (err instanceof ApiError && err.reason === 'Unauthorized')) throw err;
         const message = (err as Error).message;
         if (message !== lastError) process.stderr.write(`converge status: ${message} (retrying)\n`);
         lastError = message;
