@@ -2,10 +2,11 @@
  * `converge init <dir>`: a new operator project on `@converge/runtime`, the way Kubebuilder's
  * `init` + `create api` start one: a TypeBox schema for one kind (CRD and types from it), a
  * reconciler that converges a sample, the wiring, a test on a real local control plane, and a
- * README with the two commands. Refuses a non-empty directory; writes nothing on bad input.
+ * README with the two commands. Refuses a file or a non-empty directory; writes nothing on bad
+ * input, and the project whole or not at all (staged beside the target, then renamed into place).
  * @module
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { assetDir } from '../shared/package-assets.ts';
@@ -46,6 +47,10 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
     return 2;
   }
   const dir = resolve(target);
+  if (existsSync(dir) && !statSync(dir).isDirectory()) {
+    io.stderr(`converge init: ${dir} is a file, not a directory; choose a new directory\n`);
+    return 1;
+  }
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     io.stderr(`converge init: ${dir} exists and is not empty; choose a new directory\n`);
     return 1;
@@ -68,11 +73,29 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
     }
     throw err;
   }
-  for (const [rel, content] of files) {
-    const path = join(dir, rel);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, content);
+  // Written whole or not at all: into a staging directory beside the target, renamed into place.
+  const staging = `${dir}.converge-init-${process.pid}`;
+  try {
+    for (const [rel, content] of files) {
+      const path = join(staging, rel);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, content);
+    }
+    if (existsSync(dir)) rmdirSync(dir); // empty (checked above)
+    renameSync(staging, dir);
+  } catch (err) {
+    rmSync(staging, { recursive: true, force: true });
+    const e = err as NodeJS.ErrnoException;
+    const where = e.path ? ` ${e.path.startsWith(staging) ? dir + e.path.slice(staging.length) : e.path}` : '';
+    io.stderr(`converge init: cannot write${where}: ${describeFsError(e)}; nothing written\n`);
+    return 1;
   }
   io.stdout(`created ${files.size} files in ${dir}\n\nNext:\n  cd ${target}\n  npm install\n  npm test     # the operator's tests on a local control plane\n  npm start    # the operator, its CRD and a sample on a local control plane\n`);
   return 0;
+}
+
+/** A file system error in words, with its code: `permission denied (EACCES)`. */
+function describeFsError(e: NodeJS.ErrnoException): string {
+  const words: Record<string, string> = { EACCES: 'permission denied', EPERM: 'not permitted', ENOTDIR: 'a part of the path is a file, not a directory', ENOSPC: 'no space left on the device', EROFS: 'a read-only file system', EEXIST: 'it exists already' };
+  return e.code ? `${words[e.code] ?? e.message} (${e.code})` : e.message;
 }
