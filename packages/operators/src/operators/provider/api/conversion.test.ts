@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Value } from '@sinclair/typebox/value';
 import { ConversionRegistry } from '@converge/runtime';
-import { V1_FIELDS_ANNOTATION, providerConversion } from './conversion.ts';
-import { ProviderSpecSchema } from './v1.ts';
+import { LIMIT_BOUNDS, V1_FIELDS_ANNOTATION, providerConversion } from './conversion.ts';
+import { ProviderLimitsSchema, ProviderSpecSchema } from './v1.ts';
 import type { DigitalHumanProvider } from './v1.ts';
 import { ProviderV1alpha1SpecSchema } from './v1alpha1.ts';
 import type { DigitalHumanProviderV1alpha1 } from './v1alpha1.ts';
@@ -71,4 +71,24 @@ test('credentials move between credentialsSecretRef and credentials.secretRef; l
   const down = registry.convert(v1, V1ALPHA1) as DigitalHumanProviderV1alpha1;
   assert.deepEqual(down.spec, { endpoint: 'https://v.example', region: 'r', credentialsSecretRef: { name: 's', key: 'token' } });
   assert.equal(down.metadata.annotations?.[V1_FIELDS_ANNOTATION], '{"limits":{"dailyQuota":1000}}');
+});
+
+test('limits written by hand into the annotation of a v1alpha1 write reach v1 only as v1 admits them (the API server checks a v1alpha1 write against v1alpha1\'s schema, which has no limits)', () => {
+  const v1alpha1 = (stash: string): DigitalHumanProviderV1alpha1 => ({
+    apiVersion: V1ALPHA1, kind: 'DigitalHumanProvider', metadata: { name: 'p', namespace: 'n', uid: 'u', annotations: { [V1_FIELDS_ANNOTATION]: stash } },
+    spec: { endpoint: 'https://v.example', region: 'r', credentialsSecretRef: { name: 's' } },
+  });
+  const up = (stash: string) => (registry.convert(v1alpha1(stash), V1) as DigitalHumanProvider).spec.limits;
+  assert.deepEqual(up('{"limits":{"dailyQuota":1000,"maxConcurrency":4}}'), { dailyQuota: 1000, maxConcurrency: 4 });
+  assert.deepEqual(up('{"limits":{"dailyQuota":-5,"maxConcurrency":4}}'), { maxConcurrency: 4 }, 'below v1\'s minimum: left as the vendor has it');
+  assert.deepEqual(up('{"limits":{"dailyQuota":1.5,"requestsPerMinute":"600","maxConcurrency":20000,"extra":1}}'), {}, 'nothing v1 admits: no limit set');
+  assert.ok(Value.Check(ProviderSpecSchema, (registry.convert(v1alpha1('{"limits":{"dailyQuota":-5}}'), V1) as DigitalHumanProvider).spec));
+});
+
+test('the bounds the conversion admits limits by are v1\'s schema\'s', () => {
+  for (const [field, bounds] of Object.entries(LIMIT_BOUNDS)) {
+    const schema = ProviderLimitsSchema.properties[field as keyof typeof LIMIT_BOUNDS];
+    assert.deepEqual(bounds, { min: schema.minimum, max: schema.maximum }, field);
+  }
+  assert.deepEqual(Object.keys(LIMIT_BOUNDS).sort(), Object.keys(ProviderLimitsSchema.properties).sort());
 });

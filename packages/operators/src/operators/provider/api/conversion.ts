@@ -18,15 +18,38 @@ function otherAnnotations(annotations: Record<string, string> | undefined): Reco
   return Object.keys(rest).length ? rest : undefined;
 }
 
+/**
+ * v1's bounds of each limit (`ProviderLimitsSchema`; kept here by hand so that the operator
+ * process, which converts, does not load the schemas: ADR 0035). The conversion test checks them
+ * against the schema.
+ */
+export const LIMIT_BOUNDS: Readonly<Record<keyof ProviderLimits, { min: number; max: number }>> = {
+  maxConcurrency: { min: 1, max: 10_000 },
+  requestsPerMinute: { min: 1, max: 1_000_000 },
+  dailyQuota: { min: 1, max: 1_000_000_000 },
+};
+
+/**
+ * The limits an annotation carries, as v1 admits them. A v1alpha1 write is checked against
+ * v1alpha1's schema, which has no limits: a hand-written annotation would otherwise put values
+ * into v1 that v1's own schema refuses. A limit v1 would refuse is left out (left as the vendor
+ * has it); unknown fields are dropped.
+ */
 function readLimits(value: string | undefined): ProviderLimits | undefined {
   if (!value) return undefined;
+  let limits: unknown;
   try {
-    const parsed = JSON.parse(value) as { limits?: unknown };
-    const limits = parsed?.limits;
-    return limits && typeof limits === 'object' && !Array.isArray(limits) ? (limits as ProviderLimits) : undefined;
+    limits = (JSON.parse(value) as { limits?: unknown } | null)?.limits;
   } catch {
     return undefined;
   }
+  if (!limits || typeof limits !== 'object' || Array.isArray(limits)) return undefined;
+  const admitted: ProviderLimits = {};
+  for (const [field, { min, max }] of Object.entries(LIMIT_BOUNDS) as [keyof ProviderLimits, { min: number; max: number }][]) {
+    const v = (limits as Record<string, unknown>)[field];
+    if (Number.isInteger(v) && (v as number) >= min && (v as number) <= max) admitted[field] = v as number;
+  }
+  return admitted;
 }
 
 export function providerToV1(obj: DigitalHumanProviderV1alpha1): DigitalHumanProvider {
