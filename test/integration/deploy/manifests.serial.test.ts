@@ -106,7 +106,9 @@ test('a user who may write only part of the install: the dry run refuses it and 
   // The user may read and write namespaces and ConfigMaps, nothing else: the ConfigMap of the
   // install would go through, every other object would be refused.
   assert.ok([200, 201, 409].includes((await cluster.request('POST', '/api/v1/namespaces', { metadata: { name: 'converge-system' } })).status));
-  await cluster.request('DELETE', '/api/v1/namespaces/converge-system/configmaps/converge-config');
+  // The operator's configuration of an earlier install (named by a hash of its content).
+  const earlier = (await cluster.request('GET', '/api/v1/namespaces/converge-system/configmaps')).body as { items?: { metadata: { name: string } }[] };
+  for (const cm of earlier.items ?? []) if (cm.metadata.name.startsWith('converge-config-')) await cluster.request('DELETE', `/api/v1/namespaces/converge-system/configmaps/${cm.metadata.name}`);
   assert.equal((await cluster.request('POST', `/api/v1/namespaces/${home}/serviceaccounts`, { metadata: { name: 'installer' } })).status, 201);
   assert.equal((await cluster.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
     metadata: { name: role },

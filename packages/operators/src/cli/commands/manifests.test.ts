@@ -5,6 +5,7 @@ import { parseAllDocuments } from 'yaml';
 import { DEPLOY_DIR, renderManifests, run } from './manifests.ts';
 import { runKubectl, type CommandIO } from '../shared/kubectl.ts';
 import { ledgerShardNames } from '../../operators/provider/late-create-ledger-shards.ts';
+import { defaultOperatorConfig } from '../../operators/operator-config.ts';
 
 const hasKubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
 const skip = hasKubectl ? false : 'kubectl is not on PATH';
@@ -59,7 +60,19 @@ function checkOperatorDeployment(objs: Obj[]): Obj {
   );
   assert.ok(container.args.includes('--webhook-bind-address=:9443') && container.args.includes('--webhook-inject-ca'), 'self-managed webhook certificates by default');
   // The conversion webhook's Service, and the exact permissions its self-managed CA needs.
-  assert.equal(find(objs, 'Service', 'converge-webhook', 'converge-system').spec.ports[0].targetPort, 'webhook');
+  const webhook = find(objs, 'Service', 'converge-webhook', 'converge-system');
+  assert.equal(webhook.spec.ports[0].targetPort, 'webhook');
+  // A replica is Ready only once its caches synced, and the first list of a new build may need a
+  // conversion (objects still stored as v1alpha1 after an upgrade): not-ready replicas serve it.
+  assert.equal(webhook.spec.publishNotReadyAddresses, true);
+  // The kubelet waits for the operator's own stop: the grace period of in-flight reconciles, 10 s
+  // to abort, 2 s of Events, the Lease's release.
+  assert.ok(pod.terminationGracePeriodSeconds >= defaultOperatorConfig.shutdownGraceMs / 1000 + 10 + 2 + 3, `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds}`);
+  // The configuration is read once, at start: its ConfigMap is named by its content, so a change
+  // rolls the pods (two replicas never run two configurations).
+  const volume = pod.volumes.find((v: { name: string }) => v.name === 'config');
+  assert.match(volume.configMap.name, /^converge-config-[a-z0-9]{10}$/);
+  find(objs, 'ConfigMap', volume.configMap.name, 'converge-system');
   assert.deepEqual(find(objs, 'Role', 'converge-webhook', 'converge-system').rules, [
     { apiGroups: [''], resources: ['secrets'], resourceNames: ['converge-webhook-ca'], verbs: ['get', 'update'] },
   ]);
@@ -166,8 +179,7 @@ test('the shipped operator configuration is valid and matches the built-in defau
   const { readFile } = await import('node:fs/promises');
   const { parse } = await import('yaml');
   const { parseOperatorConfig, defaultOperatorConfig } = await import('../../operators/operator-config.ts');
-  const configMap = parse(await readFile(`${DEPLOY_DIR}base/config.yaml`, 'utf8')) as { data: Record<string, string> };
-  const config = parseOperatorConfig(parse(configMap.data['config.yaml']!), 'deploy/base/config.yaml');
+  const config = parseOperatorConfig(parse(await readFile(`${DEPLOY_DIR}base/operator-config.yaml`, 'utf8')), 'deploy/base/operator-config.yaml');
   assert.deepEqual(config.microservice, defaultOperatorConfig.microservice);
 });
 
