@@ -33,6 +33,7 @@ export function loadPromClient(): PromClient {
 import type { ClientObserver } from '../client/index.ts';
 import type { QueueMetrics } from '../queue/index.ts';
 import type { WatchHealth } from '../cache/index.ts';
+import type { EventRecorderStats } from '../events/index.ts';
 
 export type ReconcileOutcome = 'success' | 'error' | 'requeue' | 'requeue_after';
 export const RECONCILE_OUTCOMES: readonly ReconcileOutcome[] = ['success', 'error', 'requeue', 'requeue_after'];
@@ -47,15 +48,8 @@ export interface QueueProbe {
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-/** An event recorder's counts, as `RuntimeMetrics.eventRecorder` reads them. */
-export interface EventRecorderStats {
-  created: number;
-  seriesUpdates: number;
-  deduplicated: number;
-  dropped: number;
-  failed: number;
-  gaveWay?: number;
-}
+/** An event recorder's counts, as `RuntimeMetrics.eventRecorder` reads them (`gaveWay` may be absent). */
+type RecorderCounts = Omit<EventRecorderStats, 'gaveWay'> & { gaveWay?: number };
 
 export class RuntimeMetrics {
   readonly registry: Registry;
@@ -76,7 +70,7 @@ export class RuntimeMetrics {
   readonly #queues = new Map<string, QueueProbe>();
   readonly #unconverged = new Map<string, () => number>();
   #cacheHealth: (() => WatchHealth[]) | undefined;
-  readonly #eventRecorders: (() => EventRecorderStats)[] = [];
+  readonly #eventRecorders: (() => RecorderCounts)[] = [];
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
     const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
@@ -191,11 +185,11 @@ export class RuntimeMetrics {
    * queued reconciles), read from `stats` at scrape time. Several recorders (two operators on one
    * manager) are counted together.
    */
-  eventRecorder(stats: () => EventRecorderStats): void {
+  eventRecorder(stats: () => RecorderCounts): void {
     this.#eventRecorders.push(stats);
     if (this.#eventRecorders.length > 1) return; // registered once; every recorder is summed at scrape time
     const recorders = this.#eventRecorders;
-    const total = (): EventRecorderStats => {
+    const total = (): RecorderCounts => {
       const sum = { created: 0, seriesUpdates: 0, deduplicated: 0, dropped: 0, failed: 0, gaveWay: 0 };
       for (const read of recorders) {
         const r = read();
