@@ -114,7 +114,10 @@ export class ControllerBuilder {
         };
         // The owner before an update too: a child orphaned or handed to another owner is news to
         // the one it left (controller-runtime's EnqueueRequestForOwner maps both versions).
-        for (const key of new Set([ownerKey(c.object), c.oldObject && ownerKey(c.oldObject)])) if (key !== undefined) enqueue(key);
+        const now = ownerKey(c.object);
+        const before = c.oldObject && ownerKey(c.oldObject);
+        if (now !== undefined) enqueue(now);
+        if (before !== undefined && before !== now) enqueue(before);
       }),
     );
     return this;
