@@ -52,7 +52,7 @@ function checkOperatorDeployment(objs: Obj[]): Obj {
   assert.equal(container.securityContext.readOnlyRootFilesystem, true);
   assert.deepEqual(container.securityContext.capabilities, { drop: ['ALL'] });
   assert.ok(container.args.includes('run') && container.args.includes('--leader-elect'));
-  assert.deepEqual(container.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
+  assert.deepEqual(container.readinessProbe.httpGet, { path: '/readyz?exclude=caches-synced&exclude=watches-healthy', port: 'health' });
   assert.deepEqual(container.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
   assert.deepEqual(
     container.ports.map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]),
@@ -62,9 +62,10 @@ function checkOperatorDeployment(objs: Obj[]): Obj {
   // The conversion webhook's Service, and the exact permissions its self-managed CA needs.
   const webhook = find(objs, 'Service', 'converge-webhook', 'converge-system');
   assert.equal(webhook.spec.ports[0].targetPort, 'webhook');
-  // A replica is Ready only once its caches synced, and the first list of a new build may need a
-  // conversion (objects still stored as v1alpha1 after an upgrade): not-ready replicas serve it.
-  assert.equal(webhook.spec.publishNotReadyAddresses, true);
+  // A replica's readiness is its webhook's (the only traffic it takes), not its caches': the first
+  // list of a new build may itself need a conversion (objects still stored as v1alpha1 after an
+  // upgrade). And the Service sends nothing to a replica not listening yet.
+  assert.equal(webhook.spec.publishNotReadyAddresses, undefined);
   // The kubelet waits for the operator's own stop: the grace period of in-flight reconciles, 10 s
   // to abort, 2 s of Events, the Lease's release.
   assert.ok(pod.terminationGracePeriodSeconds >= defaultOperatorConfig.shutdownGraceMs / 1000 + 10 + 2 + 3, `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds}`);
