@@ -89,7 +89,8 @@ export class Cache {
   /**
    * Declares that this kind is cached and returns its informer (the same one for every caller).
    * Later declarations may add indexes; one that names no selector or transform (a controller's
-   * `for`, `owns`, `watches`) takes the kind as first declared, selectors included; one that names
+   * `for`, `owns`, `watches`) takes the kind as first declared, selectors included (but not other
+   * namespaces than its own: `DeclareOptions.namespaces` must agree); one that names
    * other selectors or another transform than the first declaration throws (one watch per kind
    * serves everyone, so they must agree): declare a restricted kind before anything uses it, as
    * controller-runtime configures its cache before the controllers. After `start`, a new
@@ -104,9 +105,11 @@ export class Cache {
     if (informer) {
       const first = this.#declared.get(id)!;
       const transform = 'transform' in options ? options.transform : undefined;
-      const asDeclared = options.labelSelector === undefined && options.fieldSelector === undefined && transform === undefined && options.namespaces === undefined;
+      // Selectors and transform may be left to the first declaration; namespaces may not: a
+      // declaration without them wants the cache's, and a narrower watch would hide its objects.
+      const asDeclared = options.labelSelector === undefined && options.fieldSelector === undefined && transform === undefined;
       const sameNamespaces = (options.namespaces ?? []).join(',') === (first.namespaces ?? []).join(',');
-      if (!asDeclared && ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || !sameNamespaces || (transform && (transform as unknown) !== first.transform))) {
+      if (!sameNamespaces || (!asDeclared && ((options.labelSelector ?? '') !== (first.labelSelector ?? '') || (options.fieldSelector ?? '') !== (first.fieldSelector ?? '') || (transform && (transform as unknown) !== first.transform)))) {
         throw new Error(
           `${kind.kind} is already cached with other selectors or transform; one watch per kind serves every controller: declare it with its selectors before anything else uses the kind (before the controllers that watch it are built)`,
         );

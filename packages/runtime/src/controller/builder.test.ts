@@ -126,5 +126,8 @@ describe('ControllerBuilder', () => {
     m.cache.informer(DeploymentKind).noteWrite({ ...ownedDeployment(1), metadata: { ...ownedDeployment(1).metadata, namespace: 'team-a' } });
     assert.equal(m.cache.store(DeploymentKind).list().length, 1, 'other kinds keep the manager\'s namespaces');
     assert.throws(() => m.cache.informer(ConfigMapKind, { namespaces: ['team-a'] }), /already cached with other/);
+    // A controller's declaration (no namespaces: the manager's) must not get the narrower watch:
+    // its children in team-a would never be seen, its own writes dropped.
+    assert.throws(() => m.controller('cm').for(ConfigMapKind), /already cached with other/);
   });
 });
