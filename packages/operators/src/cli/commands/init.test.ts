@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from './init.ts';
@@ -45,4 +45,17 @@ test('a new project is written whole: into a directory that did not exist, or an
     assert.ok(existsSync(join(target, 'package.json')));
   }
   assert.deepEqual(readdirSync(dir).sort(), ['empty', 'fresh'], 'no staging directory left');
+});
+
+test('an existing empty target (a mount point, the shell\'s working directory with `init .`) is filled in place, not replaced', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-init-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const target = join(dir, 'here');
+  mkdirSync(target);
+  const inode = statSync(target).ino;
+  const { out, io: sink } = io();
+  assert.equal(await run([target], sink as never), 0, out.stderr);
+  assert.equal(statSync(target).ino, inode, 'the same directory');
+  assert.ok(existsSync(join(target, 'package.json')));
+  assert.ok(!readdirSync(target).some((e) => e.startsWith('.converge-init-')), 'no stage left');
 });

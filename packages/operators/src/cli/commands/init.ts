@@ -73,16 +73,22 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
     }
     throw err;
   }
-  // Written whole or not at all: into a staging directory beside the target, renamed into place.
-  const staging = `${dir}.converge-init-${process.pid}`;
+  // Written whole or not at all: into a staging directory, then moved into place — the whole stage
+  // renamed to a target that does not exist yet; into an existing (empty) target, which may be a
+  // mount point or the shell's working directory, each top-level entry moved out of a stage inside it.
+  const exists = existsSync(dir);
+  const staging = exists ? join(dir, `.converge-init-${process.pid}`) : `${dir}.converge-init-${process.pid}`;
   try {
     for (const [rel, content] of files) {
       const path = join(staging, rel);
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, content);
     }
-    if (existsSync(dir)) rmdirSync(dir); // empty (checked above)
-    renameSync(staging, dir);
+    if (!exists) renameSync(staging, dir);
+    else {
+      for (const entry of readdirSync(staging)) renameSync(join(staging, entry), join(dir, entry));
+      rmdirSync(staging);
+    }
   } catch (err) {
     rmSync(staging, { recursive: true, force: true });
     const e = err as NodeJS.ErrnoException;
