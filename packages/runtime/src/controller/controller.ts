@@ -59,7 +59,7 @@ export class Controller {
   readonly #deps: ControllerDeps;
   readonly #opts: Required<Omit<ControllerOptions, 'rateLimiter'>>;
   readonly #clock: Clock;
-  /** The permanent failure last warned about, per key, until the key's next success. */
+  /** The permanent failure last warned about, per key, until the key next succeeds or fails otherwise. */
   readonly #toldPermanent = new Map<string, string>();
   #started = false;
 
@@ -208,6 +208,7 @@ export class Controller {
   }
 
   #onError(key: string, err: unknown, log: Logger, signal: AbortSignal): ReconcileOutcome {
+    if (!(err instanceof PermanentError)) this.#toldPermanent.delete(key); // a permanent failure after this one is news again
     if (signal.aborted) {
       log.debug('reconcile aborted by shutdown');
       return 'error';

@@ -96,7 +96,8 @@ export async function run(argv: string[]): Promise<number> {
  * Polls every second until SIGINT/SIGTERM. On a terminal with a table, the screen is redrawn
  * whenever the text changes (ages included); otherwise the state is printed again only when
  * the document changes. Read errors are reported on stderr and polling goes on, except a refusal
- * of the credentials (401) or of the permission (403), which ends the command (exit 1).
+ * of the permission (403), or of the credentials (401) twice in a row, which ends the command
+ * (exit 1).
  */
 async function watch(client: KubeClient, namespace: string | null, output: Output, render: (doc: StatusDocument) => string): Promise<number> {
   const abort = new AbortController();
@@ -107,11 +108,13 @@ async function watch(client: KubeClient, namespace: string | null, output: Outpu
   let lastDoc = '';
   let lastText = '';
   let lastError = '';
+  let unauthorizedBefore = false;
   try {
     while (!abort.signal.aborted) {
       try {
         const doc = await readStatus(client, namespace, abort.signal);
         lastError = '';
+        unauthorizedBefore = false;
         const docText = JSON.stringify(doc);
         if (redraw) {
           const text = render(doc);
@@ -129,8 +132,13 @@ async function watch(client: KubeClient, namespace: string | null, output: Outpu
         lastDoc = docText;
       } catch (err) {
         if (abort.signal.aborted) break;
-        // Refused credentials or permission: no retry changes that (as `kubectl get --watch`).
-        if (isForbidden(err) || (err instanceof ApiError && err.reason === 'Unauthorized')) throw err;
+        // A refused permission: no retry changes that (as `kubectl get --watch`). Refused
+        // credentials twice in a row too (once may be a token just rotated: the next request takes
+        // fresh ones); a credential plugin that failed (no answer at all) is retried.
+        if (isForbidden(err)) throw err;
+        const refused = err instanceof ApiError && err.reason === 'Unauthorized' && err.code === 401;
+        if (refused && unauthorizedBefore) throw err;
+        unauthorizedBefore = refused;
         const message = (err as Error).message;
         if (message !== lastError) process.stderr.write(`converge status: ${message} (retrying)\n`);
         lastError = message;

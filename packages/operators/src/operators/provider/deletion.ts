@@ -155,11 +155,12 @@ export class ProviderDeletion {
       await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message: `no instance found at ${endpoint}, but a create was sent there at ${requestedAt} and may still be in progress; looking again at ${again} before releasing the finalizer${giveUp}`, providerID: known }, signal, request.log);
       return { requeueAfterMs: waitMs };
     }
-    this.#settling.delete(request.key);
     await this.#recordReleasedKey(dhp, endpoint, token, request, signal, giveUp);
     // Said at info because no other line would tell this release from the others.
     if (!deletedAny) request.log.info({ idempotencyKey: dhp.metadata.uid, endpoint, createRequestedAt: requestedAt }, 'no vendor instance found by ID or key; releasing the finalizer');
-    return this.#release(dhp, request, signal);
+    const released = await this.#release(dhp, request, signal);
+    this.#settling.delete(request.key); // kept until released: a failed release waits no settle time again
+    return released;
   }
 
   /**
