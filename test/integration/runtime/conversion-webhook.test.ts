@@ -119,8 +119,17 @@ test('conversion webhook on the real API server: stored as the hub, served as bo
   assert.equal(conversion?.webhook?.clientConfig.url, webhook.url);
   assert.equal(await injectCaBundle(client, { crds: [CRD], caPem: webhook.caPem, url: webhook.url }).then((w) => w.length), 0, 'the same CA again: no write');
 
-  await eventually(async () => (await client.create(V1, { metadata: { name: 'new', namespace: ns }, spec: { size: 7 } }).then(() => true, () => false)), { what: 'create through v1 with storage v2' });
-  await eventually(async () => (await stored(ns, 'new')) === `${GROUP}/v2`, { what: 'stored as v2' });
+  // The API server swaps a CRD's storage a moment after the CRD changed: a create that lands
+  // before the swap is stored as v1 for good. So: create, read etcd, and while it says v1, delete
+  // and create again (waiting for "stored as v2" without the delete never ends in that case).
+  await eventually(async () => {
+    if (!(await client.create(V1, { metadata: { name: 'new', namespace: ns }, spec: { size: 7 } }).then(() => true, () => false))) return false;
+    const version = await stored(ns, 'new');
+    if (version === `${GROUP}/v2`) return true;
+    await patiently(() => client.delete(V1, { namespace: ns, name: 'new' }));
+    await eventually(async () => (await stored(ns, 'new')) === 'missing', { what: 'the early create gone' });
+    return false;
+  }, { what: 'create through v1 stored as v2', timeoutMs: 60_000 });
   assert.deepEqual((await patiently(() => client.get(V2, { namespace: ns, name: 'new' }))).spec, { dimensions: { size: 7 } });
   assert.deepEqual((await patiently(() => client.get(V1, { namespace: ns, name: 'new' }))).spec, { size: 7 });
   const listedV2 = await patiently(() => client.list(V2, { namespace: ns }));
