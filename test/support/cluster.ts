@@ -205,9 +205,17 @@ async function makeCluster(parts: ClusterParts): Promise<TestCluster> {
 export async function namespaceGone(name: string, timeoutMs = 180_000): Promise<void> {
   const cluster = await testCluster();
   await cluster.request('DELETE', `/api/v1/namespaces/${name}`);
-  await waitFor(`namespace ${name} gone`, async () =>
-    (await cluster.request('GET', `/api/v1/namespaces/${name}`)).status === 404,
-  { timeoutMs, intervalMs: 250 });
+  try {
+    await waitFor(`namespace ${name} gone`, async () =>
+      (await cluster.request('GET', `/api/v1/namespaces/${name}`)).status === 404,
+    { timeoutMs, intervalMs: 250 });
+  } catch (err) {
+    // The namespace controller says in the namespace's conditions what holds the deletion up
+    // (content it could not list or delete, finalizers, discovery): put that in the failure.
+    const ns = (await cluster.request('GET', `/api/v1/namespaces/${name}`)).body as { status?: { conditions?: { type: string; status: string; message?: string }[] } };
+    const held = (ns.status?.conditions ?? []).filter((c) => c.status === 'True').map((c) => `${c.type}: ${c.message ?? ''}`);
+    throw new Error(`${(err as Error).message}${held.length ? `; the namespace controller says: ${held.join('; ')}` : ''}`, { cause: err });
+  }
 }
 
 /**

@@ -135,12 +135,16 @@ test('namespace mode, then cluster mode: least-privilege RBAC and a restricted o
   const kc = cluster.kubeconfigPath;
   const watched = await withNamespace(t, 'watched');
   const other = await withNamespace(t, 'other');
-  t.after(cleanUpInstall);
 
   // `converge manifests --apply` installs the published CRDs (conversion through the in-cluster Service).
   const admin = testClient();
   t.after(() => admin.close());
   await usePublishedCrds(t, admin);
+  // After hooks run in the order they were added: the suite's CRDs come back (conversions to the
+  // suite's webhook) before the install goes. Deleting converge-system while the CRDs named the
+  // converge-webhook Service there once hung for six minutes (this control plane has no
+  // kube-proxy: conversions sent to that Service never reach a webhook).
+  t.after(cleanUpInstall);
 
   // ---- namespace mode ----
   const io = capture();
