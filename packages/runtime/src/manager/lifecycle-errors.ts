@@ -40,3 +40,8 @@ export class DrainTimeoutError extends Error {
     this.stuck = stuck;
   }
 }
+
+/** The caches did not sync in time (`cacheSyncTimeoutMs`): the process should exit non-zero. */
+export class CacheSyncTimeoutError extends Error {
+  override readonly name = 'CacheSyncTimeoutError';
+}

@@ -41,18 +41,20 @@ import type { KubeConfig } from '../kubeconfig/index.ts';
 import { KubeClient } from '../client/index.ts';
 import type { KubeClientOptions } from '../client/index.ts';
 import { Cache } from '../cache/index.ts';
-import type { Clock, Timer } from '../clock/index.ts';
+import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import { RuntimeMetrics } from '../metrics/index.ts';
 import { Controller, ControllerBuilder, LeadershipLostError } from '../controller/index.ts';
 import type { ControllerHost, ControllerOptions } from '../controller/index.ts';
 import type { ConvergenceTracker } from '../convergence/index.ts';
-import { DebugQueryError, assertCheckName, createMetricsServer, createProbeServer } from '../serving/index.ts';
+import { DebugQueryError, createMetricsServer, createProbeServer } from '../serving/index.ts';
 import type { EndpointServer, ProbeServer } from '../serving/index.ts';
 import { apiCallObserver } from '../tracing/index.ts';
 import { createLogger } from '../logging/index.ts';
-import { describeWatch, readyChecksFor, runCheck, type ReadyCheck } from './readiness.ts';
-import { DrainTimeoutError, RunnableFailedError } from './lifecycle-errors.ts';
+import { describeWatch, type ReadyCheck } from './readiness.ts';
+import { ManagerChecks, type AddedCheck } from './checks.ts';
+import { drain } from './drain.ts';
+import { CacheSyncTimeoutError, RunnableFailedError, type DrainTimeoutError } from './lifecycle-errors.ts';
 
 /**
  * Anything the manager runs. `start` settles only once the runnable has stopped; rejecting
@@ -133,10 +135,8 @@ export class Manager implements ControllerHost {
   readonly #running = new Map<number, string>();
   #runSeq = 0;
   readonly #cacheSyncTimeoutMs: number;
-  readonly #extraReadyChecks = new Map<string, () => { ok: boolean; detail?: string }>();
-  readonly #extraHealthChecks = new Set<string>();
+  readonly #checks: ManagerChecks;
   readonly #workStoppedHooks: ((leading: boolean) => Promise<void>)[] = [];
-  #probe: ProbeServer | undefined;
   #started = false;
 
   constructor(options: ManagerOptions) {
@@ -159,6 +159,7 @@ export class Manager implements ControllerHost {
       onRelist: (kind) => this.metrics.watchRelisted(kind),
     });
     this.metrics.watchHealthFrom(() => this.cache.health());
+    this.#checks = new ManagerChecks(() => this.cache.health());
     this.#elector = options.elector;
     this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.controllerDefaults = { shutdownGraceMs: options.shutdownGraceMs ?? 30_000, ...options.controllerDefaults };
@@ -173,15 +174,8 @@ export class Manager implements ControllerHost {
       this.add({ name: 'metrics server', start: (s) => server.start(s) }, { needLeaderElection: false });
     }
     if (options.healthProbeBindAddress && options.healthProbeBindAddress !== '0') {
-      const checks = Object.fromEntries(
-        ['caches-synced', 'watches-healthy'].map((name) => [name, () => {
-          // The built-in checks alone: an added check that throws must not fail these.
-          const check = readyChecksFor(this.cache.health()).find((c) => c.name === name)!;
-          return { ok: check.ok, ...(check.detail ? { message: check.detail } : {}) };
-        }]),
-      );
-      const server = createProbeServer({ address: options.healthProbeBindAddress, checks });
-      this.#probe = server;
+      const server: ProbeServer = createProbeServer({ address: options.healthProbeBindAddress, checks: this.#checks.builtInProbeChecks() });
+      this.#checks.serveOn(server);
       this.#servers.push(server);
       this.add({ name: 'probe server', start: (s) => server.start(s) }, { needLeaderElection: false });
     }
@@ -257,14 +251,8 @@ export class Manager implements ControllerHost {
    * throws fails itself (the built-in checks are not affected). Names: lower-case alphanumerics
    * and '-', refused here whether or not a probe server runs.
    */
-  addReadyCheck(name: string, check: () => { ok: boolean; detail?: string }): void {
-    assertCheckName(name); // as the probe server would, whether or not one runs
-    if (this.#extraReadyChecks.has(name) || name === 'caches-synced' || name === 'watches-healthy') throw new Error(`ready check ${name} already exists`);
-    this.#probe?.addReadyCheck(name, () => {
-      const { ok, detail } = runCheck(check);
-      return { ok, ...(detail ? { message: detail } : {}) };
-    });
-    this.#extraReadyChecks.set(name, check);
+  addReadyCheck(name: string, check: AddedCheck): void {
+    this.#checks.addReady(name, check);
   }
 
   /**
@@ -272,23 +260,13 @@ export class Manager implements ControllerHost {
    * process restarted by the kubelet, so it should fail only for what a restart cures. Names as
    * for `addReadyCheck`. Without a probe server it is kept for nothing but its name.
    */
-  addHealthCheck(name: string, check: () => { ok: boolean; detail?: string }): void {
-    assertCheckName(name);
-    if (this.#extraHealthChecks.has(name) || name === 'eventloop') throw new Error(`health check ${name} already exists`);
-    this.#probe?.addHealthCheck(name, () => {
-      const { ok, detail } = runCheck(check);
-      return { ok, ...(detail ? { message: detail } : {}) };
-    });
-    this.#extraHealthChecks.add(name);
+  addHealthCheck(name: string, check: AddedCheck): void {
+    this.#checks.addHealth(name, check);
   }
 
   /** Readiness: caches synced, every watch healthy (one that never listed is not), and the added checks. */
   readyChecks(): ReadyCheck[] {
-    const extra = [...this.#extraReadyChecks].map(([name, check]) => {
-      const { ok, detail } = runCheck(check);
-      return { name, ok, ...(detail ? { detail } : {}) };
-    });
-    return [...readyChecksFor(this.cache.health()), ...extra];
+    return this.#checks.readyChecks();
   }
 
   get isLeader(): boolean {
@@ -350,7 +328,15 @@ export class Manager implements ControllerHost {
         if (workStop.signal.aborted) resolve();
         else workStop.signal.addEventListener('abort', () => resolve(), { once: true });
       });
-      stuck = await this.#drain(work, abortNow.signal, lost ? abortNow.signal.reason : undefined);
+      stuck = await drain(work, {
+        clock: this.clock,
+        log: this.log,
+        graceMs: Math.max(this.controllerDefaults.shutdownGraceMs ?? 30_000, ...this.#controllers.map((c) => c.shutdownGraceMs)),
+        abortTimeoutMs: this.#abortTimeoutMs,
+        abortNow: abortNow.signal,
+        cause: lost ? abortNow.signal.reason : undefined,
+        stillRunning: () => [...this.#controllers.flatMap((c) => c.inFlightKeys().map((key) => `${c.name}/${key}`)), ...this.#running.values()],
+      });
     } catch (err) {
       if (!signal.aborted) throw err;
     } finally {
@@ -393,42 +379,6 @@ export class Manager implements ControllerHost {
     }
   }
 
-  /**
-   * Waits for the leader-only work after it was told to stop: at most the longest grace period
-   * plus the abort timeout, or the abort timeout alone from the moment `abortNow` fires.
-   * Resolves `undefined` once the work returned, or the error describing what did not.
-   */
-  async #drain(work: Promise<unknown>, abortNow: AbortSignal, cause: unknown): Promise<DrainTimeoutError | undefined> {
-    const grace = Math.max(this.controllerDefaults.shutdownGraceMs ?? 30_000, ...this.#controllers.map((c) => c.shutdownGraceMs));
-    const started = this.clock.monotonic();
-    let deadline = Infinity;
-    let timer: Timer | undefined;
-    let expire!: () => void;
-    const expired = new Promise<'expired'>((resolve) => (expire = () => resolve('expired')));
-    const arm = (ms: number): void => {
-      const at = this.clock.monotonic() + ms;
-      if (at >= deadline) return;
-      deadline = at;
-      timer?.cancel();
-      timer = this.clock.setTimer(ms, expire);
-    };
-    arm(abortNow.aborted ? this.#abortTimeoutMs : grace + this.#abortTimeoutMs);
-    const onAbortNow = (): void => arm(this.#abortTimeoutMs);
-    abortNow.addEventListener('abort', onAbortNow, { once: true });
-    try {
-      const outcome = await Promise.race([work.then(() => 'done' as const), expired]);
-      if (outcome === 'done') return undefined;
-      const reconciling = this.#controllers.flatMap((c) => c.inFlightKeys().map((key) => `${c.name}/${key}`));
-      const others = [...this.#running.values()];
-      const err = new DrainTimeoutError(this.clock.monotonic() - started, [...reconciling, ...others], abortNow.aborted ? (cause ?? abortNow.reason) : undefined);
-      this.log.error({ stuck: err.stuck, boundMs: Math.round(this.clock.monotonic() - started) }, err.message);
-      return err;
-    } finally {
-      timer?.cancel();
-      abortNow.removeEventListener('abort', onAbortNow);
-    }
-  }
-
   /** Runs one runnable; a rejection before `signal` aborted aborts `failure` (the whole manager stops). */
   async #run(r: Runnable, signal: AbortSignal, failure: AbortController, leaderOnly = false): Promise<void> {
     const name = r.name ?? 'runnable';
@@ -447,11 +397,6 @@ export class Manager implements ControllerHost {
       this.#running.delete(id);
     }
   }
-}
-
-/** The caches did not sync in time (`cacheSyncTimeoutMs`): the process should exit non-zero. */
-export class CacheSyncTimeoutError extends Error {
-  override readonly name = 'CacheSyncTimeoutError';
 }
 
 /** `/debug/unconverged?limit=`: a whole number from 1 to 1000; 20 when absent. */
