@@ -46,7 +46,7 @@ export { createProbeServer, createMetricsServer, DebugQueryError, parseBindAddre
 export type { ProbeServer, MetricsServer, HealthCheck } from './serving/index.ts';
 export { ConvergenceTracker, defaultConvergencePredicate } from './convergence/index.ts';
 export type { ConvergencePredicate, UnconvergedEntry } from './convergence/index.ts';
-export { createLogger, redact, REDACTED } from './logging/index.ts';
+export { createLogger, redact, scrubCredentials, REDACTED } from './logging/index.ts';
 export type { LoggerOptions, LogLevel, Logger } from './logging/index.ts';
 export * from './webhook/index.ts';
 export { faultPointsFromEnv, parseFaultSpec } from './faults/index.ts';

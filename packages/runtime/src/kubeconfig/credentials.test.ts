@@ -270,6 +270,40 @@ describe('exec credential plugins', () => {
     assert.throws(() => new Credentials(config({ exec: { command: 'x', apiVersion: 'client.authentication.k8s.io/v1', interactiveMode: 'Always' } })), /needs a terminal/);
   });
 
+  it("a failing plugin's stderr is quoted without the credentials it may print (it reaches the dashboard)", async () => {
+    const d = dir();
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJTRUNSRVQifQ.c2lnbmF0dXJlLVNFQ1JFVA';
+    const run = 'QUtJQVNFQ1JFVEtFWS0wMTIzNDU2Nzg5YWJjZGVmZ2hp';
+    const stderr = [
+      'refresh failed: refresh_token=rt-SECRET-123 rejected',
+      'sent Authorization: Bearer SECRET-bearer-456',
+      '{"access_token": "SECRET-at-789", "password":"SECRET-pw", "expires_in": 3600}',
+      `client_secret: SECRET-cs token:SECRET-t id token ${jwt} key ${run}`,
+      'run `aws sso login --profile prod` and try again',
+    ].join('\n');
+    writeFileSync(join(d, 'stderr'), stderr);
+    const script = join(d, 'plugin.sh');
+    writeFileSync(script, `#!/bin/sh\ncat "${d}/stderr" >&2\nif [ -f "${d}/slow" ]; then sleep 5; fi\nexit 4\n`);
+    chmodSync(script, 0o755);
+    const exec: ExecConfig = { command: script, apiVersion: 'client.authentication.k8s.io/v1' };
+    const clean = (e: Error): boolean => {
+      for (const secret of ['SECRET', jwt, run]) assert.ok(!e.message.includes(secret), `${secret} in: ${e.message}`);
+      // What a person needs to see stays: what failed, the keys, the advice.
+      for (const kept of ['failed (exit 4)', 'refresh failed: refresh_token=', 'Authorization: Bearer', '"expires_in": 3600', 'run `aws sso login --profile prod` and try again']) {
+        assert.ok(e.message.includes(kept), `${kept} missing from: ${e.message}`);
+      }
+      return true;
+    };
+    await assert.rejects(new Credentials(config({ exec })).headers(), clean);
+    // The same when it is killed for taking too long.
+    writeFileSync(join(d, 'slow'), '');
+    await assert.rejects(new Credentials(config({ exec }), { exec: { timeoutMs: 300 } }).headers(), (e: Error) => {
+      assert.match(e.message, /did not finish within 300 ms/);
+      for (const secret of ['SECRET', jwt, run]) assert.ok(!e.message.includes(secret), `${secret} in: ${e.message}`);
+      return true;
+    });
+  });
+
   it('checks what the plugin printed', () => {
     const v1 = 'client.authentication.k8s.io/v1';
     const doc = (status: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ apiVersion: v1, kind: 'ExecCredential', status, ...extra });

@@ -5,11 +5,18 @@
  * answers 401 and the caller invalidates it).
  *
  * Guarantees: one run at a time (concurrent callers share it); the plugin gets no terminal
- * (stdin is closed, `interactive: false`); its stdout is never logged; its stderr (cut to 1 KiB)
- * is quoted in the error when it fails. A run is bounded by `timeoutMs` (default 60 s).
+ * (stdin is closed, `interactive: false`); its stdout is never logged; its stderr is quoted in
+ * the error when it fails, for a person to see why, with credentials taken out first
+ * (`scrubCredentials`: `refresh_token=…`, `Bearer …`, JWTs, long base64 runs) and then cut to its
+ * last 1 KiB. A run is bounded by `timeoutMs` (default 60 s).
+ *
+ * Caveats: the error travels (the client's `no credentials: …`, a watcher's `lastError`, the
+ * dashboard), and the scrubbing is a heuristic: a plugin that prints a credential in a shape it
+ * does not know (`the password is hunter2`) still leaks it.
  * @module
  */
 import { readFileSync } from 'node:fs';
+import { scrubCredentials } from '../logging/index.ts';
 import type { ExecConfig, KubeConfigCluster } from './kubeconfig.ts';
 import { KubeConfigError } from './kubeconfig.ts';
 
@@ -97,7 +104,8 @@ export class ExecCredentialPlugin {
       const child = execFile(exec.command, exec.args ?? [], { env, timeout: this.#timeoutMs, maxBuffer: 4 << 20, encoding: 'utf8' }, (err, out, errText) => {
         if (!err) return resolve(out);
         const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
-        const stderr = tail(String(errText ?? ''));
+        // Scrubbed before the cut, so that a cut between a key and its value cannot expose the value.
+        const stderr = tail(scrubCredentials(String(errText ?? '')));
         if (e.code === 'ENOENT') {
           return reject(new KubeConfigError(`exec credential plugin "${exec.command}" was not found${exec.installHint ? `: ${exec.installHint.trim()}` : ''}`));
         }

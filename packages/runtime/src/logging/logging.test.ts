@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { ApiError } from '../client/index.ts';
-import { createLogger, childLoggerFor, redact, serializeError, REDACTED } from './index.ts';
+import { createLogger, childLoggerFor, redact, scrubCredentials, serializeError, REDACTED } from './index.ts';
 
 const CANARY = 'canary-5f1c9e0b-do-not-log';
 
@@ -147,5 +148,42 @@ describe('redact', () => {
     }
     assert.equal(s, '[Truncated]');
     assert.equal(depth, 5);
+  });
+});
+
+describe('scrubCredentials', () => {
+  it('takes keyed values, bearer tokens, JWTs and long base64 runs out of text; keeps the rest', () => {
+    const cases: [string, string][] = [
+      ['refresh failed: refresh_token=rt-SECRET-123 rejected', 'refresh failed: refresh_token=[redacted] rejected'],
+      ['{"access_token": "a b", "expires_in": 3600}', '{"access_token": [redacted], "expires_in": 3600}'],
+      ["Password: 'hunter 2'; client-secret=xyz, AWS_SECRET_ACCESS_KEY=wJalr/K7MDENG", 'Password: [redacted]; client-secret=[redacted], AWS_SECRET_ACCESS_KEY=[redacted]'],
+      ['Authorization: Basic YTpi and later Bearer abc.def', 'Authorization: Basic [redacted] and later Bearer [redacted]'],
+      ['GET /cb?access_token=abc&state=1', 'GET /cb?access_token=[redacted]&state=1'],
+      ['id eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln ok', 'id [redacted] ok'],
+      ['key QUtJQVNFQ1JFVEtFWS0wMTIzNDU2Nzg5YWJjZGVm== ok', 'key [redacted] ok'],
+    ];
+    for (const [text, want] of cases) assert.equal(scrubCredentials(text), want);
+    // What a person needs stays: paths, object names, hashes, advice.
+    const plain = 'exec /usr/local/bin/gke-gcloud-auth-plugin: pod kube-system/coredns-5d78c9869d-abcde, sha 3f786850e387550fdab836ed7e6dc881de23001b; run `aws sso login`';
+    assert.equal(scrubCredentials(plain), plain);
+  });
+
+  it('property: a value after a credential key never survives, whatever surrounds it; linear on hostile input (fast-check)', () => {
+    const key = fc.constantFrom('token', 'refresh_token', 'ACCESS_TOKEN', 'id-token', 'client_secret', 'password', 'passwd', 'apiKey', 'x-api-key', 'aws_secret_access_key', 'clientKeyData', 'Authorization', 'session');
+    const sep = fc.constantFrom('=', ': ', ' = ', '":"', '": "', ':');
+    const value = fc.stringMatching(/^[A-Za-z0-9._~+/-]{1,40}$/).map((v) => `V4L-${v}`);
+    const around = fc.string({ maxLength: 20 }).map((s) => s.replace(/[\w.-]$/, ''));
+    fc.assert(
+      fc.property(around, key, sep, value, fc.string({ maxLength: 20 }), (before, k, s, v, after) => {
+        const text = `${before} ${k}${s}${s.endsWith('"') ? `${v}"` : v}${/^[\s,;"'&]/.test(after) ? after : ` ${after}`}`;
+        assert.ok(!scrubCredentials(text).includes(v), text);
+      }),
+      { numRuns: 300 },
+    );
+    for (const hostile of ['tokentoken'.repeat(100_000), ('token' + ' '.repeat(1000)).repeat(1000), 'password="'.repeat(100_000), 'eyJa.'.repeat(200_000)]) {
+      const started = performance.now();
+      scrubCredentials(hostile);
+      assert.ok(performance.now() - started < 2_000, `took ${Math.round(performance.now() - started)} ms`);
+    }
   });
 });

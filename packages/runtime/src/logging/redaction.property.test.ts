@@ -10,6 +10,9 @@
  *   proxied objects, Maps, behind symbol keys, as non-enumerable and as lying-Proxy properties;
  * - `data`/`binaryData`/`stringData` of Secrets (group v1 and custom), alone, in a `SecretList`
  *   (its items with and without their `kind`), in watch events;
+ * - the values of `env` lists of `{ name, value }` entries (an exec credential plugin's, a
+ *   container's), spelled `env`/`ENV`/`Env`, as arrays of plain, null-prototype or Map entries;
+ *   the names must stay;
  * - errors (Error, TypeError, ApiError, a subclass, AggregateError, DOMException, an Error from
  *   another realm): fields outside the safe shape (request/response/config/options with
  *   Authorization headers, bodies, `errors`), `cause` chains (errors, objects, cycles), field
@@ -42,9 +45,13 @@
  */
 import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import vm from 'node:vm';
 import fc from 'fast-check';
 import { ApiError } from '../client/index.ts';
+import { loadKubeConfig } from '../kubeconfig/index.ts';
 import { createLogger, childLoggerFor, redact, serializeError, REDACTED } from './index.ts';
 import type { Logger } from './index.ts';
 
@@ -80,6 +87,7 @@ const SECRET_WORDS: readonly (readonly string[])[] = [
   ['private', 'key'],
   ['client', 'key'],
   ['client', 'key', 'data'],
+  ['key', 'data'],
   ['client', 'certificate', 'data'],
   ['string', 'data'],
   ['credentials'],
@@ -128,19 +136,22 @@ const spellingArb = (words: readonly (readonly string[])[]): fc.Arbitrary<string
 const secretKeyArb = spellingArb(SECRET_WORDS);
 const stringDataKeyArb = spellingArb([['string', 'data']]);
 
+/** An `env` list's entries have their `value` hidden (the doc's promise for exec plugins and containers). */
+const isEnvKey = (key: string): boolean => key.replace(/[-_]/g, '').toLowerCase() === 'env';
+
 /** Keys pino drops from bindings; `toJSON` would turn its object into something else. */
 const NOT_HARMLESS_KEYS = new Set(['level', 'serializers', 'formatters', 'customLevels', 'toJSON']);
 const HARMLESS_KEYS = [
   'name', 'namespace', 'note', 'spec', 'status', 'items', 'value', 'labels', 'a-b', 'x_y', 'data', 'binaryData', 'kind',
   // near misses: not in the set, so they must stay visible
-  'tokens', 'tokenCount', 'token_ttl', 'passwordPolicy', 'authorizationMode', 'secretName', 'secretRef', 'keyData',
+  'tokens', 'tokenCount', 'token_ttl', 'passwordPolicy', 'authorizationMode', 'secretName', 'secretRef', 'keyFile', 'certData',
   'cookieName', 'secret', 'key', 'auth', 'client', 'apiKeys', 'credential',
   // keys that are special to JavaScript or JSON
   '__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', '', ' ', '0', 'Ünïcødé', '"quoted"', 'new\nline',
 ];
 const harmlessKeyArb = fc
   .oneof({ weight: 5, arbitrary: fc.constantFrom(...HARMLESS_KEYS) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) })
-  .filter((k) => !promisedSecretKey(k) && !NOT_HARMLESS_KEYS.has(k) && !k.includes('S3CR3T') && !k.includes('H4RML3SS'));
+  .filter((k) => !promisedSecretKey(k) && !isEnvKey(k) && !NOT_HARMLESS_KEYS.has(k) && !k.includes('S3CR3T') && !k.includes('H4RML3SS'));
 
 /** Fields `serializeError` copies (and `constructor`, its fallback for the type). */
 const ERROR_FIELDS = new Set(['name', 'message', 'stack', 'reason', 'code', 'causes', 'retryAfterMs', 'cause', 'constructor']);
@@ -187,6 +198,7 @@ type Node =
   | { t: 'secretKey'; key: string; holder: SecretHolder; value: Node; siblings: Entry[] }
   | { t: 'secret'; secret: SecretSpec }
   | { t: 'secretList'; items: SecretSpec[] }
+  | { t: 'envList'; key: 'env' | 'ENV' | 'Env'; entry: 'plain' | 'null' | 'map'; count: number; siblings: Entry[] }
   | { t: 'watchEvent'; type: 'ADDED' | 'MODIFIED' | 'DELETED'; secret: SecretSpec }
   | { t: 'error'; err: ErrSpec }
   | { t: 'deep'; levels: number; style: 'obj' | 'arr' | 'map' | 'mixed'; inner: Node }
@@ -283,6 +295,18 @@ const arbs = fc.letrec<{ node: Node; err: ErrSpec; secret: SecretSpec }>((tie) =
       { weight: 1, arbitrary: node(fc.record({ t: fc.constant('set'), items: fc.array(tie('node'), { maxLength: 2 }) })) },
       { weight: 2, arbitrary: node(fc.record({ t: fc.constant('secret'), secret: tie('secret') })) },
       { weight: 1, arbitrary: node(fc.record({ t: fc.constant('secretList'), items: fc.array(tie('secret'), { minLength: 1, maxLength: 2 }) })) },
+      {
+        weight: 1,
+        arbitrary: node(
+          fc.record({
+            t: fc.constant('envList'),
+            key: fc.constantFrom('env', 'ENV', 'Env'),
+            entry: fc.constantFrom('plain', 'null', 'map'),
+            count: fc.integer({ min: 1, max: 3 }),
+            siblings: entries(2),
+          }),
+        ),
+      },
       { weight: 1, arbitrary: node(fc.record({ t: fc.constant('watchEvent'), type: fc.constantFrom('ADDED', 'MODIFIED', 'DELETED'), secret: tie('secret') })) },
       { weight: 3, arbitrary: node(fc.record({ t: fc.constant('error'), err: tie('err') })) },
       {
@@ -553,6 +577,18 @@ function build(node: Node, env: Env, w: World): unknown {
       };
     case 'watchEvent':
       return { type: node.type, object: secretObject(node.secret, deeper(env), w) };
+    case 'envList': {
+      // An exec plugin's config: the command and the env names stay, the values never.
+      const list = Array.from({ length: node.count }, () => {
+        const entry: (readonly [string, unknown])[] = [
+          ['name', w.text(deeper(env, 3))],
+          ['value', w.text({ secret: true, depth: env.depth + 3, shown: false })],
+        ];
+        return node.entry === 'map' ? new Map(entry) : holder(node.entry, entry);
+      });
+      const siblings = node.siblings.map(([k, v]) => [k, build(v, deeper(env), w)] as const);
+      return holder('plain', [['command', w.text(deeper(env))], ...siblings, [node.key, list]]);
+    }
     case 'error':
       return buildError(node.err, env, w);
     case 'deep': {
@@ -1072,6 +1108,50 @@ describe('redaction: defects found by the property test', () => {
     assert.equal(out.sparse.length, sparse.length);
     assert.deepEqual([out.sparse[3], out.sparse[sparse.length - 1]], [{ token: REDACTED, keep: 'visible' }, { password: REDACTED }]);
     assert.ok(!text().includes(SECRET) && text().includes('visible'));
+  });
+
+  it("D10: a KubeConfig from the loader (client key, token, password, exec env) keeps no secret; servers, names and the command stay", () => {
+    const d = mkdtempSync(join(tmpdir(), 'converge-redaction-'));
+    const file = join(d, 'config');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'prod', cluster: { server: 'https://prod.example:6443' } }],
+        users: [
+          { name: 'cert-user', user: { 'client-certificate-data': 'Q0VSVA==', 'client-key-data': `${SECRET}key` } },
+          { name: 'token-user', user: { token: `${SECRET}token` } },
+          { name: 'basic-user', user: { username: 'alice', password: `${SECRET}password` } },
+          {
+            name: 'exec-user',
+            user: {
+              exec: {
+                apiVersion: 'client.authentication.k8s.io/v1',
+                command: 'aws-iam-authenticator',
+                args: ['token', '-i', 'prod'],
+                env: [
+                  { name: 'AWS_ACCESS_KEY_ID', value: `${SECRET}akid` },
+                  { name: 'AWS_SECRET_ACCESS_KEY', value: `${SECRET}sak` },
+                ],
+              },
+            },
+          },
+        ],
+        contexts: [{ name: 'prod', context: { cluster: 'prod', user: 'exec-user' } }],
+        'current-context': 'prod',
+      }),
+    );
+    const kubeConfig = loadKubeConfig(file);
+    const direct = JSON.stringify(redact({ kubeConfig }));
+    const { log, text } = capture();
+    log.info({ kubeConfig }, 'loaded');
+    for (const out of [direct, text()]) {
+      assert.ok(!out.includes(SECRET), out);
+      for (const kept of ['https://prod.example:6443', 'cert-user', 'token-user', 'alice', 'exec-user', 'aws-iam-authenticator', 'AWS_SECRET_ACCESS_KEY']) {
+        assert.ok(out.includes(kept), `${kept} is missing: ${out}`);
+      }
+    }
   });
 
   it('D8: pino reading err.message (no message given) or method (error first) of a hostile error does not throw', () => {

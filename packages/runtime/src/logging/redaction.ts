@@ -1,7 +1,8 @@
 /**
  * Removes secrets from anything about to be logged: values under secret-bearing keys at any
  * depth, the `data`/`stringData` of Secret objects (also the kind-less `items` of a `SecretList`, as
- * the API server sends them), and errors reduced to a safe shape.
+ * the API server sends them), the values of `env` lists of `{ name, value }` entries (an exec
+ * credential plugin's, a container's), and errors reduced to a safe shape.
  * @module
  */
 
@@ -32,6 +33,8 @@ const SECRET_KEYS = new Set([
   'privatekey',
   'clientkey',
   'clientkeydata',
+  // `KubeConfigUser.keyData`: the runtime's own name for `client-key-data`.
+  'keydata',
   'clientcertificatedata',
   'stringdata',
   'credentials',
@@ -57,9 +60,10 @@ function isSecretObject(value: Record<string, unknown>): boolean {
 
 /**
  * What the walk knows of a value from its container: the `items` of a `SecretList` (which the API
- * server sends without their kind) are Secrets.
+ * server sends without their kind) are Secrets; the entries of an `env` list are `{ name, value }`
+ * pairs whose value may be a credential (`AWS_SECRET_ACCESS_KEY`), whatever the name says.
  */
-type Known = 'secret' | 'secret-items' | undefined;
+type Known = 'secret' | 'secret-items' | 'env-list' | 'env-entry' | undefined;
 
 /**
  * Returns `value` with secrets replaced by `[REDACTED]`. Never mutates its input: objects are
@@ -86,6 +90,44 @@ export function describeError(err: unknown, fallback = 'unprintable error'): str
     return fallback;
   }
 }
+
+/**
+ * Credentials taken out of free text meant for a person (an exec plugin's stderr, a vendor's
+ * message), the rest kept as it is, so the text still says what went wrong. Replaced by
+ * `[redacted]`:
+ * - the value after a key naming a credential (one containing token, secret, password, passwd,
+ *   passphrase, api-key, access-key, private-key, client-key, key-data, credential,
+ *   authorization, cookie or session, any case, up to 64 characters), written `key=value`,
+ *   `key: value`, `"key": "value"` or `key='a b'`; a `Bearer`/`Basic` scheme before it is kept;
+ * - the word after `Bearer`;
+ * - JWTs (`eyJ….….…`), and runs of 32 or more base64/base64url characters mixing upper case,
+ *   lower case and digits (a key, a random token).
+ *
+ * Guarantees: never throws; linear in the length of `text` (no backtracking blow-up); what it
+ * returns is `text` where it found nothing.
+ * Caveats: a heuristic. A credential without a telling key or shape (`the password is hunter2`,
+ * 40 hex digits, a run without one of the three character classes) stays; so can one behind a
+ * key longer than 64 characters. Prefer never quoting untrusted text where it is not needed.
+ */
+export function scrubCredentials(text: string): string {
+  return text
+    .replace(KEYED_CREDENTIAL, (_m, key: string, scheme: string | undefined) => `${key}${scheme ?? ''}${SCRUBBED}`)
+    .replace(BEARER, `$1${SCRUBBED}`)
+    .replace(JWT, SCRUBBED)
+    .replace(LONG_RUN, (run) => (/[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9]/.test(run) ? SCRUBBED : run));
+}
+
+const SCRUBBED = '[redacted]';
+/**
+ * A key (a whole run of word characters, `.` and `-`, at most 64, one of which spells a
+ * credential: checked by a lookahead that cannot leave the run), its separator, an optional
+ * scheme, and the value: quoted (bounded, one line) or up to a space, comma, semicolon, quote or `&`.
+ */
+const KEYED_CREDENTIAL =
+  /(?<![\w.-])((?=[\w.-]{0,63}?(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?key|key[_-]?data|credential|authorization|cookie|session))[\w.-]{1,64}["']?\s*[=:]\s*)((?:bearer|basic)\s+)?(?:"[^"\n]{0,1024}"|'[^'\n]{0,1024}'|["']?[^\s,;"'&]+)/gi;
+const BEARER = /\b(bearer\s+)(?!\[redacted\])[^\s,;"']+/gi;
+const JWT = /\beyJ[\w-]{2,}\.[\w-]{2,}\.[\w-]*/g;
+const LONG_RUN = /[A-Za-z0-9+/_-]{32,}={0,2}/g;
 
 /** An Error of this realm or of another one (a `vm` context), which `instanceof` misses. */
 function isError(value: unknown): value is Error {
@@ -127,12 +169,12 @@ function walkObject(value: object, depth: number, ancestors: Set<object>, known:
       const indices = long ? Object.keys(value).map(Number).filter(Number.isInteger) : undefined;
       for (let n = 0; n < (indices?.length ?? value.length); n++) {
         const i = indices ? indices[n]! : n;
-        const v = walk(value[i], depth + 1, ancestors, known === 'secret-items' ? 'secret' : undefined);
+        const v = walk(value[i], depth + 1, ancestors, known === 'secret-items' ? 'secret' : known === 'env-list' ? 'env-entry' : undefined);
         if (v !== value[i]) (out ??= long ? Object.assign(new Array<unknown>(value.length), value) : value.slice())[i] = v;
       }
       return out ?? value;
     }
-    if (value instanceof Map) return walk(Object.fromEntries(value), depth, ancestors);
+    if (value instanceof Map) return walk(Object.fromEntries(value), depth, ancestors, known);
     const record = value as Record<string, unknown>;
     const secret = known === 'secret' || isSecretObject(record);
     const secretList = record.kind === 'SecretList';
@@ -141,8 +183,8 @@ function walkObject(value: object, depth: number, ancestors: Set<object>, known:
       const v = record[key];
       let next: unknown;
       if (v === undefined || v === null || v === '') next = v;
-      else if (isSecretKey(key) || (secret && (key === 'data' || key === 'binaryData'))) next = REDACTED;
-      else next = walk(v, depth + 1, ancestors, secretList && key === 'items' ? 'secret-items' : undefined);
+      else if (isSecretKey(key) || (secret && (key === 'data' || key === 'binaryData')) || (known === 'env-entry' && key === 'value')) next = REDACTED;
+      else next = walk(v, depth + 1, ancestors, secretList && key === 'items' ? 'secret-items' : normalizeKey(key) === 'env' ? 'env-list' : undefined);
       if (next !== v) (out ??= { ...record })[key] = next;
     }
     return out ?? value;
