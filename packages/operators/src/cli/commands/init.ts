@@ -4,6 +4,14 @@
  * reconciler that converges a sample, the wiring, a test on a real local control plane, and a
  * README with the two commands. Refuses a file or a non-empty directory; writes nothing on bad
  * input, and the project whole or not at all (staged beside the target, then renamed into place).
+ *
+ * Guarantees: when writing fails, what this run put there is removed again (its stage, the entries
+ * it had moved into an existing target, the missing parents of the target it created) and the
+ * message says which: `nothing written` only when nothing was put in place, `removed what it had
+ * written in <dir>, nothing is left` after a rollback, and the paths themselves when some cannot
+ * be removed.
+ * Caveats: a parent is removed only while empty (`rmdir`), so one that another process wrote into
+ * meanwhile is kept and named.
  * @module
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -33,7 +41,18 @@ function ownVersion(): string {
   return manifest.version;
 }
 
-export async function run(argv: string[], io: CommandIO = processIO): Promise<number> {
+/** The file system calls that put the project in place (a seam: tests make one of them fail). */
+export interface InitFs {
+  mkdirSync: typeof mkdirSync;
+  writeFileSync: typeof writeFileSync;
+  renameSync: typeof renameSync;
+  rmdirSync: typeof rmdirSync;
+  rmSync: typeof rmSync;
+}
+
+const nodeFs: InitFs = { mkdirSync, writeFileSync, renameSync, rmdirSync, rmSync };
+
+export async function run(argv: string[], io: CommandIO = processIO, fs: InitFs = nodeFs): Promise<number> {
   const parsed = parseCommandArgs('init', HELP, argv, {
     kind: { type: 'string', default: 'Widget' },
     group: { type: 'string', default: 'example.com' },
@@ -78,26 +97,65 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
   // mount point or the shell's working directory, each top-level entry moved out of a stage inside it.
   const exists = existsSync(dir);
   const staging = exists ? join(dir, `.converge-init-${process.pid}`) : `${dir}.converge-init-${process.pid}`;
+  /** What this run put in place, removed again if it fails: the first parent it created, the entries moved into `dir`. */
+  let createdParent: string | undefined;
+  const moved: string[] = [];
   try {
+    // The stage with the target's missing parents: mkdir returns the first directory it made, so
+    // that a failure can remove the parents again.
+    const first = fs.mkdirSync(staging, { recursive: true });
+    if (first !== undefined && first !== staging) createdParent = first;
     for (const [rel, content] of files) {
       const path = join(staging, rel);
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, content);
+      fs.mkdirSync(dirname(path), { recursive: true });
+      fs.writeFileSync(path, content);
     }
-    if (!exists) renameSync(staging, dir);
+    if (!exists) fs.renameSync(staging, dir);
     else {
-      for (const entry of readdirSync(staging)) renameSync(join(staging, entry), join(dir, entry));
-      rmdirSync(staging);
+      for (const entry of readdirSync(staging)) {
+        fs.renameSync(join(staging, entry), join(dir, entry));
+        moved.push(join(dir, entry));
+      }
+      fs.rmdirSync(staging);
     }
   } catch (err) {
-    rmSync(staging, { recursive: true, force: true });
     const e = err as NodeJS.ErrnoException;
     const where = e.path ? ` ${e.path.startsWith(staging) ? dir + e.path.slice(staging.length) : e.path}` : '';
-    io.stderr(`converge init: cannot write${where}: ${describeFsError(e)}; nothing written\n`);
+    const left = rollBack(fs, staging, moved, createdParent, dirname(staging));
+    const outcome =
+      left.length > 0 ? `could not remove what it had written: ${left.join(', ')} (remove ${left.length === 1 ? 'it' : 'them'} by hand)`
+      : moved.length > 0 || createdParent ? `removed what it had written in ${createdParent ?? dir}, nothing is left`
+      : 'nothing written';
+    io.stderr(`converge init: cannot write${where}: ${describeFsError(e)}; ${outcome}\n`);
     return 1;
   }
   io.stdout(`created ${files.size} files in ${dir}\n\nNext:\n  cd ${target}\n  npm install\n  npm test     # the operator's tests on a local control plane\n  npm start    # the operator, its CRD and a sample on a local control plane\n`);
   return 0;
+}
+
+/**
+ * Removes what a failed run put in place: the entries it moved into the target, its stage, and the
+ * parents it created (`createdParent` down to `deepest`, deepest first, each only while empty).
+ * Returns what could not be removed; never throws.
+ */
+function rollBack(fs: InitFs, staging: string, moved: readonly string[], createdParent: string | undefined, deepest: string): string[] {
+  const left: string[] = [];
+  const remove = (path: string, how: () => void) => {
+    try {
+      how();
+    } catch {
+      left.push(path);
+    }
+  };
+  for (const path of moved) remove(path, () => fs.rmSync(path, { recursive: true, force: true }));
+  remove(staging, () => fs.rmSync(staging, { recursive: true, force: true }));
+  if (createdParent) {
+    for (let p = deepest; ; p = dirname(p)) {
+      remove(p, () => fs.rmdirSync(p));
+      if (p === createdParent || dirname(p) === p) break;
+    }
+  }
+  return left;
 }
 
 /** A file system error in words, with its code: `permission denied (EACCES)`. */
