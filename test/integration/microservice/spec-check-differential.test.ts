@@ -34,7 +34,7 @@ const envValue = mostly(fc.string({ maxLength: 10 }), fc.constantFrom('😀'.rep
 const secretRef = fc.record(
   {
     name: mostly(fc.constantFrom('db', 'a.b'), fc.constantFrom('Db', '-x', 'x'.repeat(253), 'x'.repeat(254))),
-    key: mostly(fc.constantFrom('password', 'a.b', 'K_1'), fc.constantFrom('a/b', '')),
+    key: mostly(fc.constantFrom('password', 'a.b', 'K_1', '.a', 'a..b'), fc.constantFrom('a/b', '', '.', '..', '..a', 'k'.repeat(253), 'k'.repeat(254))),
     optional: fc.boolean(),
   },
   { requiredKeys: ['name', 'key'] },

@@ -91,3 +91,17 @@ test('checkMicroserviceSpec counts lengths in characters, as the API server does
   assert.match(checkMicroserviceSpec(spec('😀'.repeat(32_769))).join(), /env\.0\.value: Expected string length less or equal to 32768/);
   assert.match(checkMicroserviceSpec(spec('a'.repeat(32_769))).join(), /env\.0\.value/);
 });
+
+test('spec: a Secret key the API server refuses (`.`, `..`, starting with `..`) is refused by a CEL rule that says why', () => {
+  const key = container.properties!.env!.items!.properties!.valueFrom!.properties!.secretKeyRef!.properties!.key!;
+  assert.equal(key.pattern, '^[-._a-zA-Z0-9]+$');
+  assert.match(key['x-kubernetes-validations']?.[0]?.message ?? '', /must not be '\.' or '\.\.' or start with '\.\.'/);
+});
+
+test('checkMicroserviceSpec names a Secret key the API server refuses: `.`, `..` and anything starting with `..`', () => {
+  const spec = (k: string) => ({ container: { image: 'nginx', port: 80, env: [{ name: 'A', value: 'x' }, { name: 'S', valueFrom: { secretKeyRef: { name: 'db', key: k } } }] } });
+  for (const bad of ['.', '..', '..a']) {
+    assert.deepEqual(checkMicroserviceSpec(spec(bad)).filter((p) => p.startsWith('spec.container.env[1].valueFrom.secretKeyRef.key: ')).length, 1, bad);
+  }
+  for (const fine of ['.a', 'a..b', 'a.', '-', '_', 'a'.repeat(253)]) assert.deepEqual(checkMicroserviceSpec(spec(fine)), [], fine);
+});

@@ -12,6 +12,7 @@ import { countsCharacters, explainFailure, passes } from '../../compiled-checks/
 import type { EnvVar } from './v1.ts';
 import { PLATFORM_ENV_NAMES } from './constants.ts';
 import { isValidImageReference } from './image-reference.ts';
+import { SECRET_KEY_DOTS_MESSAGE, isDotSecretKey } from './secret-key.ts';
 
 /** Every problem of `spec` as `spec.<path>: what` lines; empty when valid. */
 export function checkMicroserviceSpec(spec: unknown): string[] {
@@ -33,6 +34,8 @@ export function checkMicroserviceSpec(spec: unknown): string[] {
       if (seen.has(e.name)) problems.push(`spec.container.env[${i}].name: ${e.name} appears twice`);
       seen.add(e.name);
       if ((e.value === undefined) === (e.valueFrom === undefined)) problems.push(`spec.container.env[${i}]: give exactly one of value and valueFrom`);
+      const key: unknown = e.valueFrom?.secretKeyRef?.key;
+      if (typeof key === 'string' && isDotSecretKey(key)) problems.push(`spec.container.env[${i}].valueFrom.secretKeyRef.key: ${SECRET_KEY_DOTS_MESSAGE}`);
     }
   }
   return problems;

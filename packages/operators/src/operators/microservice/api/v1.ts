@@ -4,7 +4,8 @@
  *
  * - `spec.container.image` and `spec.container.port` (were `spec.image`, `spec.port`);
  * - `spec.container.env` (v1 only): variables for the container, plain values or Secret keys;
- *   names the platform sets itself are refused by the API server;
+ *   names the platform sets itself, and Secret keys a Pod cannot name (`secret-key.ts`), are
+ *   refused by the API server;
  * - `spec.replicas` (v1 only): overrides the platform default.
  *
  * The status is the same in both versions (the operator writes it; older readers ignore what
@@ -21,6 +22,7 @@ import { celRule } from '@converge/runtime';
 import type { KubeObject } from '@converge/runtime';
 import { IMAGE_REFERENCE_MAX_LENGTH, IMAGE_REFERENCE_PATTERN } from './image-reference.ts';
 import { PLATFORM_ENV_NAMES } from './constants.ts';
+import { SECRET_KEY_DOTS_MESSAGE, SECRET_KEY_DOTS_RULE, SECRET_KEY_MAX_LENGTH, SECRET_KEY_PATTERN } from './secret-key.ts';
 import { MicroserviceStatusSchema } from './status.ts';
 import type { MicroserviceStatus } from './status.ts';
 
@@ -29,7 +31,13 @@ const NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
 export const SecretKeySelectorSchema = Type.Object(
   {
     name: Type.String({ description: 'Name of a Secret in the Microservice\'s namespace.', minLength: 1, maxLength: 253, pattern: NAME }),
-    key: Type.String({ description: 'Key in the Secret.', minLength: 1, maxLength: 253, pattern: '^[-._a-zA-Z0-9]+$' }),
+    key: Type.String({
+      description: 'Key in the Secret.',
+      minLength: 1,
+      maxLength: SECRET_KEY_MAX_LENGTH,
+      pattern: SECRET_KEY_PATTERN,
+      'x-kubernetes-validations': [celRule(SECRET_KEY_DOTS_RULE, SECRET_KEY_DOTS_MESSAGE)],
+    }),
     optional: Type.Optional(Type.Boolean({ description: 'Start the container even when the Secret or key is missing.' })),
   },
   { description: 'A key of a Secret; the kubelet reads it, the operator never does.' },
