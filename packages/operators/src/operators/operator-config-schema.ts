@@ -17,6 +17,7 @@ export const OperatorConfigFileSchema = Type.Object(
           resyncPeriodSeconds: Type.Optional(Type.Number({ minimum: 1, maximum: 86_400 })),
           maxConcurrentReconciles: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
           statusProgressIntervalSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3_600 })),
+          maxRetryDelaySeconds: Type.Optional(Type.Number({ minimum: 0.01, maximum: 3_600 })),
           defaults: Type.Optional(Type.Unknown()),
         },
         { additionalProperties: false },

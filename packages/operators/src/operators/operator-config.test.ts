@@ -64,6 +64,13 @@ test('a valid file, or none, has no problems and keeps the defaults it leaves ou
   assert.deepEqual(c.provider, { vendor: { caFile: '/ca.pem' } });
 });
 
+test('microservice.maxRetryDelaySeconds caps the backoff of a failing Microservice: 60 s by default, 0.01 s to an hour', () => {
+  assert.equal(defaultOperatorConfig.microservice.maxRetryDelayMs, 60_000);
+  assert.equal(parseOperatorConfig({ microservice: { maxRetryDelaySeconds: 120 } }).microservice.maxRetryDelayMs, 120_000);
+  assert.deepEqual(problemsOf({ microservice: { maxRetryDelaySeconds: 0 } }), ['microservice.maxRetryDelaySeconds: expected number to be greater or equal to 0.01']);
+  assert.deepEqual(problemsOf({ microservice: { maxRetryDelaySeconds: 3_601 } }), ['microservice.maxRetryDelaySeconds: expected number to be less or equal to 3600']);
+});
+
 test('loadOperatorConfig names the file in every error', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'converge-config-'));
   try {

@@ -8,6 +8,7 @@
  *   resyncPeriodSeconds: 10        # the periodic check (jittered ±10 %)
  *   maxConcurrentReconciles: 4
  *   statusProgressIntervalSeconds: 15  # progress-only status changes (rollout counts) at most this often
+ *   maxRetryDelaySeconds: 60       # cap of the per-object backoff after a failed reconcile (jittered)
  *   defaults:                      # platform defaults (see platform-defaults.ts)
  *     replicas: 2
  *     otlpEndpoint: http://otel-collector.observability.svc.cluster.local:4317
@@ -37,7 +38,7 @@ import type { PlatformDefaults } from './microservice/platform-defaults.ts';
 export type OperatorConfigFile = Static<typeof OperatorConfigFileSchema>;
 
 export interface OperatorConfig {
-  microservice: { resyncPeriodMs: number; maxConcurrentReconciles: number; statusProgressIntervalMs: number; defaults: PlatformDefaults };
+  microservice: { resyncPeriodMs: number; maxConcurrentReconciles: number; statusProgressIntervalMs: number; maxRetryDelayMs: number; defaults: PlatformDefaults };
   /** The provider operator's section, validated by that operator. */
   provider: unknown;
   client: { qps: number; burst: number };
@@ -46,7 +47,7 @@ export interface OperatorConfig {
 }
 
 export const defaultOperatorConfig: OperatorConfig = {
-  microservice: { resyncPeriodMs: 10_000, maxConcurrentReconciles: 4, statusProgressIntervalMs: 15_000, defaults: defaultPlatformDefaults },
+  microservice: { resyncPeriodMs: 10_000, maxConcurrentReconciles: 4, statusProgressIntervalMs: 15_000, maxRetryDelayMs: 60_000, defaults: defaultPlatformDefaults },
   provider: {},
   client: { qps: 0, burst: 100 },
   shutdownGraceMs: 30_000,
@@ -96,6 +97,7 @@ export function parseOperatorConfig(raw: unknown, source = 'config'): OperatorCo
       resyncPeriodMs: (file.microservice?.resyncPeriodSeconds ?? d.microservice.resyncPeriodMs / 1000) * 1000,
       maxConcurrentReconciles: file.microservice?.maxConcurrentReconciles ?? d.microservice.maxConcurrentReconciles,
       statusProgressIntervalMs: (file.microservice?.statusProgressIntervalSeconds ?? d.microservice.statusProgressIntervalMs / 1000) * 1000,
+      maxRetryDelayMs: (file.microservice?.maxRetryDelaySeconds ?? d.microservice.maxRetryDelayMs / 1000) * 1000,
       defaults: file.microservice?.defaults === undefined ? d.microservice.defaults : parsePlatformDefaults(file.microservice.defaults, `${source}.microservice.defaults`),
     },
     provider: file.provider ?? d.provider,

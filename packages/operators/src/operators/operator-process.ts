@@ -106,6 +106,7 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
       resyncPeriodMs: config.microservice.resyncPeriodMs,
       maxConcurrentReconciles: config.microservice.maxConcurrentReconciles,
       statusProgressIntervalMs: config.microservice.statusProgressIntervalMs,
+      maxRetryDelayMs: config.microservice.maxRetryDelayMs,
       faultPoint,
     });
   }

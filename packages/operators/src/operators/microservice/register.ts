@@ -4,7 +4,18 @@
  * process imports this module, not `index.ts`, so that it loads no schema (issue 17).
  * @module
  */
-import { DeploymentKind, ServiceKind, EndpointSliceKind, generationChanged, or, annotationsChanged, labelsChanged } from '@converge/runtime';
+import {
+  DeploymentKind,
+  ServiceKind,
+  EndpointSliceKind,
+  generationChanged,
+  or,
+  annotationsChanged,
+  labelsChanged,
+  maxOfRateLimiters,
+  exponentialBackoff,
+  bucketRateLimiter,
+} from '@converge/runtime';
 import type { Manager, Controller } from '@converge/runtime';
 import { MicroserviceKind } from './api/schema-free.ts';
 import { MicroserviceReconciler, SERVICE_NAME_INDEX, endpointSliceServiceIndex } from './reconciler.ts';
@@ -23,6 +34,12 @@ export interface MicroserviceOperatorOptions {
   statusProgressIntervalMs?: number;
   /** How often a refused write the cluster may lift (an admission policy's 422) is sent again (default 10 min). */
   refusalRetryMs?: number;
+  /**
+   * Longest wait before a failed reconcile is retried (default 60 s; the backoff starts at 5 ms,
+   * doubles, and is jittered below this). A write refused for a while (a ResourceQuota, a missing
+   * permission) and then allowed changes nothing the controller watches: only the retry finds out.
+   */
+  maxRetryDelayMs?: number;
   /** Test-only hook at named points (see `MicroserviceReconcilerDeps.faultPoint`). */
   faultPoint?: (name: string) => void | Promise<void>;
 }
@@ -60,6 +77,12 @@ export function registerMicroserviceOperator(manager: Manager, options: Microser
     .watches(DeploymentKind, sameName)
     .watches(ServiceKind, sameName)
     .watches(EndpointSliceKind, sliceToService)
-    .withOptions({ resyncPeriodMs: options.resyncPeriodMs ?? 10_000, maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4 })
+    .withOptions({
+      resyncPeriodMs: options.resyncPeriodMs ?? 10_000,
+      maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
+      // Capped: without it the runtime's default waits up to 1,000 s. Jittered: Microservices
+      // refused together (one quota, one RBAC gap) retry apart, each within the cap.
+      rateLimiter: maxOfRateLimiters(exponentialBackoff({ maxMs: options.maxRetryDelayMs ?? 60_000, jitter: 0.5 }), bucketRateLimiter({}, manager.clock)),
+    })
     .complete(reconciler);
 }
