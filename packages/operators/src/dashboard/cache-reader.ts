@@ -1,7 +1,8 @@
 /**
  * `converge explain`'s facts read from a cluster source's informer cache instead of the API
  * server (`ObjectReader`, see `cli/shared/explain-facts.ts`): same-named children from the
- * Deployment and Service stores, EndpointSlices and Events through indexes. Costs no request.
+ * Deployment and Service stores, EndpointSlices and Events through indexes (an Event counts only
+ * in the namespace asked for, whatever it regards). Costs no request.
  *
  * Secrets are not cached (the dashboard has no access to them): a provider's credentials are
  * reported as not checked, and its Ready condition (e.g. `CredentialsMissing`) says what the
@@ -29,9 +30,11 @@ export function cacheReader(cache: Cache, unreadable: (kind: string) => string |
       }
       return cache.store(kind).list(namespace).filter((o: KubeObject) => o.metadata.labels?.[label] === value);
     },
-    eventsRegarding: async (_namespace, uids) => {
+    // Only the Events in the object's namespace, as the CLI's reader: an Event may regard an object
+    // of another namespace, and whoever can write Events in that one must not write on this panel.
+    eventsRegarding: async (namespace, uids) => {
       const store = cache.store(EventKind);
-      return uids.filter(Boolean).flatMap((uid) => store.byIndex(REGARDING_UID_INDEX, uid));
+      return uids.filter(Boolean).flatMap((uid) => store.byIndex(REGARDING_UID_INDEX, uid).filter((e) => e.metadata.namespace === namespace));
     },
     secretPresence: async () => ({ secretExists: null, keyPresent: null, error: SECRETS_NOT_READ }),
   };

@@ -283,9 +283,9 @@ test('detail: a Microservice with its children, slices and Events, from the cach
   await fc.assert(
     fc.asyncProperty(microserviceWorldArb, clusterNameArb, async (w: MicroserviceWorld, cluster) => {
       const objects = [w.microservice, w.deployment, w.service, ...w.endpointSlices, ...w.events].filter((o): o is NonNullable<typeof o> => o !== undefined) as KubeObject[];
-      // What the cache would index for it: the Events regarding the object or its children.
+      // What the reader finds for it: the Events in its namespace regarding the object or its children.
       const uids = [w.microservice, w.deployment, w.service].filter((o) => o !== undefined).map((o) => o!.metadata.uid ?? '').filter(Boolean);
-      const events = uids.flatMap((uid) => w.events.filter((e) => e.regarding?.uid === uid));
+      const events = uids.flatMap((uid) => w.events.filter((e) => e.regarding?.uid === uid && e.metadata.namespace === w.microservice.metadata.namespace));
       await checkDetail('Microservice', w.microservice, objects, () =>
         explainMicroservice({ microservice: w.microservice, deployment: w.deployment, service: w.service, endpointSlices: w.endpointSlices, events, defaults: defaultPlatformDefaults, defaultsSource: 'built-in platform defaults' }), cluster);
     }),
@@ -297,7 +297,7 @@ test('detail: a DigitalHumanProvider with its Events, credentials never read (fa
   await fc.assert(
     fc.asyncProperty(providerWorldArb, clusterNameArb, async (w: ProviderWorld, cluster) => {
       const objects = [w.provider, ...w.events] as KubeObject[];
-      const events = w.events.filter((e) => e.regarding?.uid === w.provider.metadata.uid);
+      const events = w.events.filter((e) => e.regarding?.uid === w.provider.metadata.uid && e.metadata.namespace === w.provider.metadata.namespace);
       await checkDetail('DigitalHumanProvider', w.provider, objects, () =>
         explainProvider({ provider: w.provider, credentials: { secretExists: null, keyPresent: null, error: 'the dashboard does not read Secrets (see the Ready condition)' }, events }), cluster);
     }),

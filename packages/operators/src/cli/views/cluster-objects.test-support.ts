@@ -437,10 +437,16 @@ export function podsArb(ms: Microservice): fc.Arbitrary<Pod[] | undefined> {
   ), 4);
 }
 
-/** Events regarding `regarding`: events.k8s.io/v1 ones, and core Events as events.k8s.io serves them. */
-export function eventsArb(regarding: readonly { kind: string; name: string; uid: string }[]): fc.Arbitrary<KubeEvent[]> {
+/**
+ * Events regarding `regarding` (objects of `namespace`): events.k8s.io/v1 ones, and core Events as
+ * events.k8s.io serves them. Most sit in `namespace`; some in another one, as anyone allowed to
+ * create Events there may write them (they are not the object's: readers leave them out).
+ */
+export function eventsArb(namespace: string, regarding: readonly { kind: string; name: string; uid: string }[]): fc.Arbitrary<KubeEvent[]> {
+  const elsewhere = namespace === 'elsewhere' ? 'elsewhere-2' : 'elsewhere';
   const event = fc.record({
     core: fc.boolean(),
+    inAnotherNamespace: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
     on: fc.nat(),
     hostileRegarding: opt(fc.record({ kind: textArb, name: textArb })),
     eventTime: fc.oneof(looseDateArb, fc.constant(null)),
@@ -461,7 +467,7 @@ export function eventsArb(regarding: readonly { kind: string; name: string; uid:
       return clean({
         apiVersion: 'events.k8s.io/v1',
         kind: 'Event',
-        metadata: { name: `e${i}`, namespace: 'ns', ...(e.creationTimestamp ? { creationTimestamp: e.creationTimestamp } : {}) },
+        metadata: { name: `e${i}`, namespace: e.inAnotherNamespace ? elsewhere : namespace, ...(e.creationTimestamp ? { creationTimestamp: e.creationTimestamp } : {}) },
         eventTime: e.core ? null : e.eventTime,
         ...(e.core ? {} : e.series ? { series: e.series } : {}),
         ...(e.core ? { deprecatedCount: e.deprecatedCount ?? 1, deprecatedLastTimestamp: e.deprecatedLastTimestamp ?? null, deprecatedFirstTimestamp: e.deprecatedLastTimestamp ?? null, deprecatedSource: e.deprecatedSource ?? {} } : {}),
@@ -471,7 +477,7 @@ export function eventsArb(regarding: readonly { kind: string; name: string; uid:
         reason: e.reason,
         type: e.type,
         ...(e.note !== undefined ? { note: e.note } : {}),
-        regarding: { kind: r.kind, name: r.name, uid: 'uid' in r ? r.uid : 'hostile-uid', namespace: 'ns' },
+        regarding: { kind: r.kind, name: r.name, uid: 'uid' in r ? r.uid : 'hostile-uid', namespace },
       }) as unknown as KubeEvent;
     }),
   );
@@ -493,7 +499,7 @@ export const microserviceWorldArb: fc.Arbitrary<MicroserviceWorld> = microservic
     service: serviceArb(microservice),
     endpointSlices: endpointSlicesArb(microservice),
     pods: podsArb(microservice),
-    events: eventsArb([{ kind: MICROSERVICE_KIND, name: microservice.metadata.name!, uid: microservice.metadata.uid! }, { kind: 'Deployment', name: microservice.metadata.name!, uid: 'dep-uid' }]),
+    events: eventsArb(microservice.metadata.namespace!, [{ kind: MICROSERVICE_KIND, name: microservice.metadata.name!, uid: microservice.metadata.uid! }, { kind: 'Deployment', name: microservice.metadata.name!, uid: 'dep-uid' }]),
   }),
 );
 
@@ -511,7 +517,7 @@ export const providerWorldArb: fc.Arbitrary<ProviderWorld> = providerArb.chain((
       fc.record({ secretExists: fc.constant(false), keyPresent: fc.constant(null) }),
       fc.record({ secretExists: fc.constant(null), keyPresent: fc.constant(null), error: opt(textArb, 3) }, { requiredKeys: ['secretExists', 'keyPresent'] }),
     ).map(clean),
-    events: eventsArb([{ kind: PROVIDER_KIND, name: provider.metadata.name!, uid: provider.metadata.uid! }]),
+    events: eventsArb(provider.metadata.namespace!, [{ kind: PROVIDER_KIND, name: provider.metadata.name!, uid: provider.metadata.uid! }]),
   }),
 );
 
