@@ -74,7 +74,7 @@ export const providerSignals: Scenario = {
     let operator: Awaited<ReturnType<typeof startOperator>> | undefined;
     try {
       const ns = await session.createNamespace(SIGNALS_NAMESPACE);
-      for (const a of accounts) await session.client.create(SecretKind, { metadata: { name: a.id, namespace: ns }, stringData: { token: a.token } });
+      for (const a of accounts) await session.client.create(SecretKind, { metadata: { name: a.id, namespace: ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token: a.token } });
       const names = Array.from({ length: n }, (_, i) => `sig-${String(i).padStart(4, '0')}`);
       const accountOf = new Map(names.map((name, i) => [name, accounts[i % ACCOUNTS]!.id]));
       await pool(names, 16, async (name) => {

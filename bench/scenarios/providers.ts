@@ -38,7 +38,7 @@ export const providers: Scenario = {
     let operator: Awaited<ReturnType<typeof startOperator>> | undefined;
     try {
       const ns = await session.createNamespace(PROVIDERS_NAMESPACE);
-      await session.client.create(SecretKind, { metadata: { name: 'vendor-creds', namespace: ns }, stringData: { token } });
+      await session.client.create(SecretKind, { metadata: { name: 'vendor-creds', namespace: ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token } });
       const names = Array.from({ length: n }, (_, i) => `dhp-${String(i).padStart(4, '0')}`);
       await pool(names, 16, async (name) => {
         await session.client.create(DigitalHumanProviderKind, {

@@ -87,7 +87,7 @@ test('DigitalHumanProvider: Current when Ready, InProgress while the vendor is d
   env.sim.clearFaults();
   await untilKstatus('Current', () => env.client.get(DigitalHumanProviderKind, { namespace: env.ns, name: 'waiting' }), 'waiting Current after the outage', 90_000);
 
-  await env.client.create(SecretKind, { metadata: { name: 'wrong', namespace: env.ns }, stringData: { token: 'not-the-vendor-token' } });
+  await env.client.create(SecretKind, { metadata: { name: 'wrong', namespace: env.ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token: 'not-the-vendor-token' } });
   await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'refused', env.sim.baseUrl, { credentials: { secretRef: { name: 'wrong' } } }));
   // The operator may see the provider before the Secret reaches its cache: that first answer is
   // CredentialsMissing, also Failed (a Stalled reason), until the Secret's arrival re-reconciles it.

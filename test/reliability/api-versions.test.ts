@@ -135,7 +135,7 @@ test('API versions: upgrade from the previous build, rolling upgrade and rollbac
   // ---- 1. before the upgrade ----
   await replaceCrds(client, previous.crds);
   for (const ns of [APPS, BULK]) await client.create(NamespaceKind, { metadata: { name: ns } });
-  await client.create(SecretKind, { metadata: { name: 'creds', namespace: APPS }, stringData: { token } });
+  await client.create(SecretKind, { metadata: { name: 'creds', namespace: APPS, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token } });
   for (let i = 0; i < MS_COUNT; i++) await client.create(MicroserviceV1alpha1Kind, { metadata: { name: `ms-${i}`, namespace: APPS }, spec: { image: IMAGE, port: 8080 } });
   for (let i = 0; i < DHP_COUNT; i++) await client.create(DigitalHumanProviderV1alpha1Kind, { metadata: { name: `dhp-${i}`, namespace: APPS }, spec: { endpoint: sim.baseUrl, region: 'ap-northeast-1', credentialsSecretRef: { name: 'creds', key: 'token' } } });
   const bulkNames = Array.from({ length: BULK_COUNT }, (_, i) => `bulk-${i}`);
@@ -265,11 +265,13 @@ test('API versions: upgrade from the previous build, rolling upgrade and rollbac
       await sleep(100);
     }
   })();
-  const migrate = (args: string[]) => execFileP(process.execPath, [MAIN, 'migrate-storage', '--kubeconfig', cp.kubeconfigPath, '--qps', '100', ...args]).then((r) => ({ code: 0, out: `${r.stdout}${r.stderr}` }), (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: `${e.stdout}${e.stderr}` }));
+  const migrate = (args: string[]) => execFileP(process.execPath, [MAIN, 'migrate-storage', '--kubeconfig', cp.kubeconfigPath, '--qps', '100', ...args]).then((r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr, out: `${r.stdout}${r.stderr}` }), (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr, out: `${e.stdout}${e.stderr}` }));
   const migratedAt = performance.now();
   const first = await migrate(['--kind', 'microservices', '--max-pages', '3']);
   assert.equal(first.code, 1, first.out);
-  assert.match(first.out, /stopped early/);
+  // A failure (exit 1): said on stderr, like every other command's failures.
+  assert.match(first.stderr, /converge migrate-storage: .*stopped early/);
+  assert.doesNotMatch(first.stdout, /stopped early/);
   assert.deepEqual(await storedVersions(client, MS_CRD), ['v1', 'v1alpha1'], 'not pruned while incomplete');
   const rest = await migrate(['--kind', 'all']);
   churning = false;

@@ -32,7 +32,10 @@ test(`a corpus of ${corpus.length} malformed objects: each rejected readably or 
   const fig = reliabilityReport(t, 10, 'Bad input corpus');
   const cluster = await testCluster();
   const env = await reliabilityEnv(t, 'rel-bad', { resyncSeconds: 2, healthIntervalSeconds: 2 });
-  await env.client.create(SecretKind, { metadata: { name: 'wrong-creds', namespace: env.ns }, stringData: { token: `wrong-${env.token}` } });
+  await env.client.create(SecretKind, { metadata: { name: 'wrong-creds', namespace: env.ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token: `wrong-${env.token}` } });
+  // The right token, in a Secret that did not opt in to being sent, and one no header can carry.
+  await env.client.create(SecretKind, { metadata: { name: 'unlabelled-creds', namespace: env.ns }, stringData: { token: env.token } });
+  await env.client.create(SecretKind, { metadata: { name: 'wrapped-creds', namespace: env.ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token: `${env.token.slice(0, 8)}\n${env.token.slice(8)}` } });
   const operator = env.startReplica('operator');
   const churn = new Churn({ client: env.client, ns: env.ns, rng: random.seeded(10), endpoint: env.sim.baseUrl });
   await churn.createMicroservice('good');

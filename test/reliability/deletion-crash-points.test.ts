@@ -76,7 +76,7 @@ test('killed after the vendor create, Secret deleted before the CR: the deletion
   assert.equal(mine(env, uid).length, 1, 'still there: nothing was skipped');
 
   const restoredAt = Date.now();
-  await env.client.create(SecretKind, { metadata: { name: 'creds', namespace: env.ns }, stringData: { token: env.token } });
+  await env.client.create(SecretKind, { metadata: { name: 'creds', namespace: env.ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token: env.token } });
   await waitGone(env);
   fig.ms('Secret restored to deletion finished', Date.now() - restoredAt);
   fig.orphans('orphaned vendor instances', mine(env, uid).length);

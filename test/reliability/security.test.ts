@@ -272,7 +272,7 @@ test('a canary token never appears in logs, Events or status', { timeout: 180_00
   const fig = reliabilityReport(t, 11, 'Security: canary Secret never leaks');
   const env = await reliabilityEnv(t, 'rel-canary', { resyncSeconds: 2, healthIntervalSeconds: 1 });
   const wrongToken = `canary-wrong-${randomBytes(16).toString('hex')}`;
-  await env.client.create(SecretKind, { metadata: { name: 'wrong', namespace: env.ns }, stringData: { token: wrongToken } });
+  await env.client.create(SecretKind, { metadata: { name: 'wrong', namespace: env.ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token: wrongToken } });
   const op = env.startReplica('operator', { args: ['--log-level', 'debug'] });
   const churn = new Churn({ client: env.client, ns: env.ns, rng: random.seeded(12), endpoint: env.sim.baseUrl });
   await churn.createProvider('ok');

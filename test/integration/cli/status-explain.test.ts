@@ -225,7 +225,7 @@ test('explain a DigitalHumanProvider that no operator has seen: no status, Secre
   assert.equal(e.provider!.credentials.secretExists, false);
   assert.equal(e.provider!.finalizer.present, false);
 
-  await client.create(SecretKind, { metadata: { name: 'creds', namespace: ns }, stringData: { token: 'very-secret-value' } });
+  await client.create(SecretKind, { metadata: { name: 'creds', namespace: ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token: 'very-secret-value' } });
   const text = await converge('explain', 'digitalhumanprovider/studio', '-n', ns);
   const yaml = await converge('explain', 'dhp/studio', '-n', ns, '-o', 'yaml');
   e = await json<Explanation>('explain', 'dhp/studio', '-n', ns, '-o', 'json');

@@ -40,7 +40,7 @@ test('an operator process stopped at any moment of its start-up or first reconci
   const token = `quiet-${randomBytes(8).toString('hex')}`;
   const sim = await startVendorSimulator({ token });
   t.after(() => sim.stop());
-  await client.create(SecretKind, { metadata: { name: 'creds', namespace: ns }, stringData: { token } });
+  await client.create(SecretKind, { metadata: { name: 'creds', namespace: ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token } });
   for (let i = 0; i < 3; i++) await client.create(MicroserviceKind, { metadata: { name: `web-${i}`, namespace: ns }, spec: { container: { image: 'nginx:1.27', port: 8080 } } });
   for (let i = 0; i < 2; i++) await client.create(DigitalHumanProviderKind, provider(ns, `presenter-${i}`, sim.baseUrl));
   const caDir = mkdtempSync(join(tmpdir(), 'converge-quiet-ca-'));

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { SecretKind } from '@converge/runtime';
 import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
 import { eventually, sleep } from '../../support/operator-harness.ts';
-import { setupProviders, provider, waitFor, isReady } from './support.ts';
+import { setupProviders, provider, waitFor, isReady, ready, instancesOf } from './support.ts';
 
 test('Secrets by metadata only: unrelated data is never downloaded; the token costs one GET per Secret version', { timeout: 120_000 }, async (t) => {
   const env = await setupProviders(t, { healthIntervalSeconds: 1, faults: { split: 1, maxPieces: 3 } });
@@ -35,4 +35,24 @@ test('Secrets by metadata only: unrelated data is never downloaded; the token co
   await env.client.patch(SecretKind, { namespace: env.ns, name: 'creds' }, { type: 'merge', body: { metadata: { labels: { rotated: 'yes' } } } });
   await eventually(() => gets.length > before, { timeoutMs: 15_000, what: 'the changed Secret read again' });
   await waitFor(env.client, env.ns, 'creds-on-demand', isReady, 'still Ready');
+});
+
+test('a Secret must opt in with the vendor-credentials label: unlabelled, nothing is read or sent (CredentialsNotAllowed, Stalled); labelled, the provider goes on', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t, { faults: { split: 0 } });
+  let gets = 0; // no provider names the env's own Secret here: any GET of a Secret would be of this one
+  env.manager().client.observe({ onRequest: (r) => { if (r.verb === 'get' && r.resource === 'secrets') gets++; } });
+  const requests = () => Object.values(env.sim.stats().requests).reduce((a, b) => a + b, 0);
+  // The same valid token, in a Secret that did not opt in.
+  await env.client.create(SecretKind, { metadata: { name: 'plain', namespace: env.ns }, stringData: { token: env.token } });
+  const before = requests();
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'opt-in', env.sim.baseUrl, { credentials: { secretRef: { name: 'plain' } } }));
+  const refused = await waitFor(env.client, env.ns, 'opt-in', (d) => ready(d)?.reason === 'CredentialsNotAllowed', 'CredentialsNotAllowed');
+  assert.match(ready(refused)!.message ?? '', new RegExp(`kubectl -n ${env.ns} label secret plain dhp\\.example\\.com/vendor-credentials=true`));
+  assert.equal(refused.status?.conditions?.find((c) => c.type === 'Stalled')?.status, 'True');
+  assert.equal(gets, 0, 'the Secret\'s data was never fetched');
+  assert.equal(requests(), before, 'nothing reached the vendor');
+  assert.equal(instancesOf(env.sim, refused).length, 0);
+
+  await env.client.patch(SecretKind, { namespace: env.ns, name: 'plain' }, { type: 'merge', body: { metadata: { labels: { 'dhp.example.com/vendor-credentials': 'true' } } } });
+  await waitFor(env.client, env.ns, 'opt-in', isReady, 'Ready once the Secret is labelled');
 });

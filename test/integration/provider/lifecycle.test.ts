@@ -66,7 +66,7 @@ test('missing credentials wait for the Secret', { timeout: 120_000 }, async (t) 
   await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'nocreds', env.sim.baseUrl, { credentials: { secretRef: { name: 'later' } } }));
   await waitFor(env.client, env.ns, 'nocreds', (d) => ready(d)?.reason === 'CredentialsMissing', 'CredentialsMissing');
   const { SecretKind } = await import('@converge/runtime');
-  await env.client.create(SecretKind, { metadata: { name: 'later', namespace: env.ns }, stringData: { token: env.token } });
+  await env.client.create(SecretKind, { metadata: { name: 'later', namespace: env.ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token: env.token } });
   await waitFor(env.client, env.ns, 'nocreds', isReady, 'Ready once the Secret exists');
 });
 

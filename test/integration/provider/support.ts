@@ -50,7 +50,7 @@ export async function setupProviders(t: TestContext, options: SetupOptions = {})
   const token = `canary-${randomBytes(12).toString('hex')}`;
   const sim = await startVendorSimulator({ ...options.sim, token });
   t.after(() => sim.stop());
-  await client.create(SecretKind, { metadata: { name: 'creds', namespace: ns }, stringData: { token } });
+  await client.create(SecretKind, { metadata: { name: 'creds', namespace: ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token } });
   const logs: string[] = [];
   let manager: Manager | undefined;
   let stop = async () => {};

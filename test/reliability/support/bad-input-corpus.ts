@@ -102,6 +102,8 @@ export const corpus: CorpusEntry[] = [
 
   // ---- DigitalHumanProvider: rejected ----
   { id: 'dhp-http', kind: 'dhp', what: 'http:// endpoint', body: (c) => dhp('dhp-http', dhpSpec(c, { endpoint: 'http://vendor.example' })), expect: invalid(/spec\.endpoint.*https/) },
+  { id: 'dhp-endpoint-fragment', kind: 'dhp', what: 'endpoint with a fragment (would cut off the client\'s paths)', body: (c) => dhp('dhp-endpoint-fragment', dhpSpec(c, { endpoint: 'https://vendor.example/x#' })), expect: invalid(/spec\.endpoint.*base URL/) },
+  { id: 'dhp-endpoint-userinfo', kind: 'dhp', what: 'endpoint with user info', body: (c) => dhp('dhp-endpoint-userinfo', dhpSpec(c, { endpoint: 'https://user:pass@vendor.example' })), expect: invalid(/spec\.endpoint.*base URL/) },
   { id: 'dhp-endpoint-short', kind: 'dhp', what: 'endpoint "https://"', body: (c) => dhp('dhp-endpoint-short', dhpSpec(c, { endpoint: 'https://' })), expect: invalid(/spec\.endpoint/) },
   { id: 'dhp-endpoint-not-url', kind: 'dhp', what: 'endpoint with a space', body: (c) => dhp('dhp-endpoint-not-url', dhpSpec(c, { endpoint: 'https://exa mple' })), expect: invalid(/endpoint must be an absolute https:\/\/ URL/) },
   { id: 'dhp-endpoint-long', kind: 'dhp', what: 'endpoint of 3 000 characters', body: (c) => dhp('dhp-endpoint-long', dhpSpec(c, { endpoint: `https://${'a'.repeat(3_000)}.example` })), expect: invalid(/spec\.endpoint.*(Too long|at most)/) },
@@ -124,6 +126,8 @@ export const corpus: CorpusEntry[] = [
   // ---- DigitalHumanProvider: gets through, the operator must judge ----
   { id: 'dhp-no-secret', kind: 'dhp', what: 'names a Secret that does not exist', body: (c) => dhp('dhp-no-secret', dhpSpec(c, { credentialsSecretRef: { name: 'nope' } })), expect: { accept: { reason: 'CredentialsMissing' } } },
   { id: 'dhp-no-key', kind: 'dhp', what: 'names a key the Secret lacks', body: (c) => dhp('dhp-no-key', dhpSpec(c, { credentialsSecretRef: { name: 'creds', key: 'missing' } })), expect: { accept: { reason: 'CredentialsMissing' } } },
+  { id: 'dhp-unlabelled-secret', kind: 'dhp', what: 'names a Secret without the vendor-credentials label', body: (c) => dhp('dhp-unlabelled-secret', dhpSpec(c, { credentialsSecretRef: { name: 'unlabelled-creds' } })), expect: { accept: { reason: 'CredentialsNotAllowed' } } },
+  { id: 'dhp-wrapped-token', kind: 'dhp', what: 'a token with a line break in it', body: (c) => dhp('dhp-wrapped-token', dhpSpec(c, { credentialsSecretRef: { name: 'wrapped-creds' } })), expect: { accept: { reason: 'CredentialsInvalid' } } },
   { id: 'dhp-wrong-token', kind: 'dhp', what: 'a token the vendor rejects', body: (c) => dhp('dhp-wrong-token', dhpSpec(c, { credentialsSecretRef: { name: 'wrong-creds' } })), expect: { accept: { reason: 'Unauthorized' } } },
   // Issue 18 item 7: what the vendor would refuse is refused by the schema, in the vendor's terms.
   { id: 'dhp-vendor-region', kind: 'dhp', what: 'a region the vendor refuses (upper case)', body: (c) => dhp('dhp-vendor-region', dhpSpec(c, { region: 'Tokyo_1' })), expect: invalid(/spec\.region.*region must be lower-case letters, digits and dashes/) },

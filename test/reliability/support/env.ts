@@ -87,7 +87,7 @@ export async function reliabilityEnv(t: TestContext, prefix: string, settings: O
   const token = `canary-${randomBytes(16).toString('hex')}`;
   const sim = await startVendorSimulator({ token });
   t.after(() => sim.stop());
-  await client.create(SecretKind, { metadata: { name: 'creds', namespace: ns }, stringData: { token } });
+  await client.create(SecretKind, { metadata: { name: 'creds', namespace: ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token } });
 
   const dir = mkdtempSync(join(tmpdir(), `converge-rel-${prefix}-`));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

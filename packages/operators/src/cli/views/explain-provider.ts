@@ -7,14 +7,18 @@
 import type { Condition, KubeEvent } from '@converge/runtime';
 // The operator's modules one by one, not its index: `converge explain` loads only what it renders (issue 17, goal 5).
 import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
-import { ABANDON_ANNOTATION, DEFAULT_CREDENTIALS_KEY, PROVIDER_API_VERSION, PROVIDER_FINALIZER, PROVIDER_KIND } from '../../operators/provider/api/constants.ts';
+import { ABANDON_ANNOTATION, DEFAULT_CREDENTIALS_KEY, PROVIDER_API_VERSION, PROVIDER_FINALIZER, PROVIDER_KIND, VENDOR_CREDENTIALS_LABEL } from '../../operators/provider/api/constants.ts';
 import { LIMIT_NAMES, conditionsOf, explanation, generationFindings, objectHeader, readyFinding } from './explanation.ts';
 import type { Explanation, Finding } from './explanation.ts';
 
 export interface ProviderFacts {
   provider: DigitalHumanProvider;
-  /** Whether the credentials Secret and its key exist; `null` when they could not be read (`error` says why). Never the values. */
-  credentials: { secretExists: boolean | null; keyPresent: boolean | null; error?: string };
+  /**
+   * Whether the credentials Secret and its key exist, and whether the Secret carries the
+   * vendor-credentials label (absent: not known); `null` when they could not be read (`error`
+   * says why). Never the values.
+   */
+  credentials: { secretExists: boolean | null; keyPresent: boolean | null; labelled?: boolean; error?: string };
   events: readonly KubeEvent[];
 }
 
@@ -46,6 +50,8 @@ export function explainProvider(facts: ProviderFacts): Explanation {
     findings.push({ severity: 'error', message: `Secret ${secret} does not exist in namespace ${header.namespace} (CredentialsMissing); the operator retries when it appears` });
   } else if (creds.secretExists && creds.keyPresent === false) {
     findings.push({ severity: 'error', message: `Secret ${secret} has no key "${key}" (CredentialsMissing)` });
+  } else if (creds.secretExists && creds.labelled === false) {
+    findings.push({ severity: 'error', message: `Secret ${secret} is not labelled ${VENDOR_CREDENTIALS_LABEL}=true, so the operator does not read it (CredentialsNotAllowed): kubectl -n ${header.namespace} label secret ${secret} ${VENDOR_CREDENTIALS_LABEL}=true` });
   } else if (creds.secretExists === null) {
     findings.push({ severity: 'info', message: `could not check Secret ${secret}: ${creds.error ?? 'unknown error'}` });
   } else {
@@ -81,7 +87,7 @@ export function explainProvider(facts: ProviderFacts): Explanation {
       createRequestedAt,
       finalizer: { name: PROVIDER_FINALIZER, present: finalizer },
       deleting,
-      credentials: { secret, key, secretExists: creds.secretExists, keyPresent: creds.keyPresent, error: creds.error ?? null },
+      credentials: { secret, key, secretExists: creds.secretExists, keyPresent: creds.keyPresent, labelled: creds.labelled ?? null, error: creds.error ?? null },
       limits: { desired: { ...p.spec?.limits }, inForce: p.status?.limits ? { ...p.status.limits } : null },
       usage: p.status?.usage ?? null,
       limitedBy: p.status?.limitedBy ?? null,

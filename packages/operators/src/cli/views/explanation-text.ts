@@ -95,7 +95,7 @@ export function renderExplanationText(explanation: Explanation, options: { style
     add(`  instance lives at ${p.instanceEndpoint ?? '- (no create sent)'}${p.createRequestedAt ? `, last create requested ${p.createRequestedAt}` : ''}`);
     add(`  finalizer ${p.finalizer.name}: ${p.finalizer.present ? 'present' : 'absent'}${p.deleting ? ' (deleting)' : ''}`);
     const c = p.credentials;
-    const secretText = c.secretExists === null ? `unknown (${c.error ?? 'not checked'})` : c.secretExists ? (c.keyPresent ? `present, key "${c.key}" present` : `present, key "${c.key}" MISSING`) : 'MISSING';
+    const secretText = c.secretExists === null ? `unknown (${c.error ?? 'not checked'})` : c.secretExists ? (c.keyPresent ? `present, key "${c.key}" present${c.labelled === false ? ', NOT LABELLED for vendor use' : ''}` : `present, key "${c.key}" MISSING`) : 'MISSING';
     add(`  credentials Secret ${c.secret}: ${secretText}`);
     const lim = (l: Partial<Record<LimitName, number>> | null) => (l ? LIMIT_NAMES.filter((n) => l[n] !== undefined).map((n) => `${n} ${l[n]}`).join(', ') || 'none set' : '-');
     add(`  limits: spec ${lim(p.limits.desired)}; in force ${lim(p.limits.inForce)}`);

@@ -188,7 +188,7 @@ function provider(status?: DigitalHumanProvider['status'], extra: { finalizers?:
 test('a ready provider: finalizer, providerID, credentials present (never their value)', () => {
   const e = explainProvider({ provider: provider({ observedGeneration: 1, providerID: 'inst-1', conditions: [cond('Ready', 'True', 'ProviderReady', 1, 'healthy')] }), credentials: { secretExists: true, keyPresent: true }, events: [] });
   assert.equal(e.converged, true);
-  assert.deepEqual(e.provider!.credentials, { secret: 'creds', key: 'token', secretExists: true, keyPresent: true, error: null });
+  assert.deepEqual(e.provider!.credentials, { secret: 'creds', key: 'token', secretExists: true, keyPresent: true, labelled: null, error: null });
   assert.equal(e.provider!.finalizer.present, true);
   const text = renderExplanationText(e, { now });
   assert.match(text, /credentials Secret creds: present, key "token" present/);
@@ -348,4 +348,12 @@ test('a finding (or a status message) with line breaks continues indented under 
   // The same with colours: the continuation is indented whatever the style paints.
   const coloured = stripAnsi(renderExplanationText(e, { now, style: createStyle(true) })).split('\n');
   assert.deepEqual(coloured.slice(ready, ready + 4), lines.slice(ready, ready + 4));
+});
+
+test('explain: a Secret without the vendor-credentials label is named, with the command that labels it', () => {
+  const e = explainProvider({ provider: provider({ observedGeneration: 1, conditions: [cond('Ready', 'False', 'CredentialsNotAllowed', 1, 'not labelled')] }), credentials: { secretExists: true, keyPresent: true, labelled: false }, events: [] });
+  assert.equal(e.provider!.credentials.labelled, false);
+  const finding = e.findings.find((f) => f.message.includes('CredentialsNotAllowed') && f.message.includes('kubectl'));
+  assert.equal(finding?.severity, 'error');
+  assert.match(finding!.message, /kubectl -n \S+ label secret creds dhp\.example\.com\/vendor-credentials=true/);
 });

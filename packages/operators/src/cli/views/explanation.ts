@@ -33,7 +33,7 @@
  *   provider?: {                                       // kind DigitalHumanProvider
  *     spec: { endpoint, region, displayName|null, credentials: { secretRef: { name, key } } },
  *     providerID|null, instanceEndpoint|null, createRequestedAt|null, finalizer: { name, present }, deleting,
- *     credentials: { secret, key, secretExists: boolean|null, keyPresent: boolean|null, error|null },
+ *     credentials: { secret, key, secretExists: boolean|null, keyPresent: boolean|null, labelled: boolean|null, error|null },
  *     limits: { desired: { maxConcurrency?, requestsPerMinute?, dailyQuota? }, inForce: {…} | null },
  *     usage: { callsToday, dailyQuota, quotaRemaining, throttledRequests, throttleWindowSeconds, quotaResetAt, observedAt } | null,
  *     limitedBy|null, usable, recommendation|null } }
@@ -138,7 +138,8 @@ export interface ProviderExplanation {
   createRequestedAt: string | null;
   finalizer: { name: string; present: boolean };
   deleting: boolean;
-  credentials: { secret: string; key: string; secretExists: boolean | null; keyPresent: boolean | null; error: string | null };
+  /** `labelled`: whether the Secret carries `dhp.example.com/vendor-credentials=true` (null: not known). */
+  credentials: { secret: string; key: string; secretExists: boolean | null; keyPresent: boolean | null; labelled: boolean | null; error: string | null };
   /** spec.limits, and the limits in force at the vendor as last observed. */
   limits: { desired: Partial<Record<LimitName, number>>; inForce: Record<LimitName, number> | null };
   usage: NonNullable<DigitalHumanProvider['status']>['usage'] | null;

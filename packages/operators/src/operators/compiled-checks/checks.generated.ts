@@ -31,7 +31,7 @@ export const compiledChecks: Record<string, (value: unknown) => boolean> = {
     return function check(value) {
       return (
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
-        (value['microservice'] !== undefined ? ((typeof value['microservice'] === 'object' && value['microservice'] !== null && !Array.isArray(value['microservice'])) && (value['microservice']['resyncPeriodSeconds'] !== undefined ? (Number.isFinite(value['microservice']['resyncPeriodSeconds']) && value['microservice']['resyncPeriodSeconds'] <= 86400 && value['microservice']['resyncPeriodSeconds'] >= 1) : true) && (value['microservice']['maxConcurrentReconciles'] !== undefined ? (Number.isInteger(value['microservice']['maxConcurrentReconciles']) && value['microservice']['maxConcurrentReconciles'] <= 64 && value['microservice']['maxConcurrentReconciles'] >= 1) : true) && (value['microservice']['statusProgressIntervalSeconds'] !== undefined ? (Number.isFinite(value['microservice']['statusProgressIntervalSeconds']) && value['microservice']['statusProgressIntervalSeconds'] <= 3600 && value['microservice']['statusProgressIntervalSeconds'] >= 0) : true) && (value['microservice']['defaults'] !== undefined ? (true) : true) && Object.getOwnPropertyNames(value['microservice']).every(key => ['resyncPeriodSeconds', 'maxConcurrentReconciles', 'statusProgressIntervalSeconds', 'defaults'].includes(key))) : true) &&
+        (value['microservice'] !== undefined ? ((typeof value['microservice'] === 'object' && value['microservice'] !== null && !Array.isArray(value['microservice'])) && (value['microservice']['resyncPeriodSeconds'] !== undefined ? (Number.isFinite(value['microservice']['resyncPeriodSeconds']) && value['microservice']['resyncPeriodSeconds'] <= 86400 && value['microservice']['resyncPeriodSeconds'] >= 1) : true) && (value['microservice']['maxConcurrentReconciles'] !== undefined ? (Number.isInteger(value['microservice']['maxConcurrentReconciles']) && value['microservice']['maxConcurrentReconciles'] <= 64 && value['microservice']['maxConcurrentReconciles'] >= 1) : true) && (value['microservice']['statusProgressIntervalSeconds'] !== undefined ? (Number.isFinite(value['microservice']['statusProgressIntervalSeconds']) && value['microservice']['statusProgressIntervalSeconds'] <= 3600 && value['microservice']['statusProgressIntervalSeconds'] >= 0) : true) && (value['microservice']['maxRetryDelaySeconds'] !== undefined ? (Number.isFinite(value['microservice']['maxRetryDelaySeconds']) && value['microservice']['maxRetryDelaySeconds'] <= 3600 && value['microservice']['maxRetryDelaySeconds'] >= 0.01) : true) && (value['microservice']['defaults'] !== undefined ? (true) : true) && Object.getOwnPropertyNames(value['microservice']).every(key => ['resyncPeriodSeconds', 'maxConcurrentReconciles', 'statusProgressIntervalSeconds', 'maxRetryDelaySeconds', 'defaults'].includes(key))) : true) &&
         (value['provider'] !== undefined ? (true) : true) &&
         (value['client'] !== undefined ? ((typeof value['client'] === 'object' && value['client'] !== null && !Array.isArray(value['client'])) && (value['client']['qps'] !== undefined ? (Number.isFinite(value['client']['qps']) && value['client']['qps'] >= 0) : true) && (value['client']['burst'] !== undefined ? (Number.isInteger(value['client']['burst']) && value['client']['burst'] >= 1) : true) && Object.getOwnPropertyNames(value['client']).every(key => ['qps', 'burst'].includes(key))) : true) &&
         (value['shutdownGraceSeconds'] !== undefined ? (Number.isFinite(value['shutdownGraceSeconds']) && value['shutdownGraceSeconds'] > 0 && value['shutdownGraceSeconds'] <= 3600) : true) &&
@@ -226,6 +226,12 @@ export const compiledSchemas: Record<string, () => unknown> = {
                           "minLength": 1,
                           "maxLength": 253,
                           "pattern": "^[-._a-zA-Z0-9]+$",
+                          "x-kubernetes-validations": [
+                            {
+                              "rule": "self != '.' && !self.startsWith('..')",
+                              "message": "a Secret key must not be '.' or '..' or start with '..' (the API server refuses it in a Pod)",
+                            },
+                          ],
                           "type": "string",
                         },
                         "optional": {
@@ -283,6 +289,13 @@ export const compiledSchemas: Record<string, () => unknown> = {
             [Symbol.for("TypeBox.Kind")]: "Number",
             [Symbol.for("TypeBox.Optional")]: "Optional",
             "minimum": 0,
+            "maximum": 3600,
+            "type": "number",
+          },
+          "maxRetryDelaySeconds": {
+            [Symbol.for("TypeBox.Kind")]: "Number",
+            [Symbol.for("TypeBox.Optional")]: "Optional",
+            "minimum": 0.01,
             "maximum": 3600,
             "type": "number",
           },

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError, type KubeClient, type PartialObjectMetadata, type Secret, type Store } from '@converge/runtime';
 import { CredentialsReader } from './credentials.ts';
+import { VENDOR_CREDENTIALS_LABEL } from './api/constants.ts';
 
 function world() {
   const secrets = new Map<string, Secret>();
@@ -27,8 +28,11 @@ function world() {
     },
   } as unknown as Store<PartialObjectMetadata>;
   const reader = new CredentialsReader({ client, secrets: store, referenced: (ns, name) => referenced.has(`${ns}/${name}`) });
-  const put = (name: string, token: string, rv: string) =>
-    secrets.set(`ns/${name}`, { metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion: rv }, data: { token: Buffer.from(token).toString('base64') } });
+  const put = (name: string, token: string, rv: string, { labelled = true } = {}) =>
+    secrets.set(`ns/${name}`, {
+      metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion: rv, ...(labelled ? { labels: { [VENDOR_CREDENTIALS_LABEL]: 'true' } } : {}) },
+      data: { token: Buffer.from(token).toString('base64') },
+    });
   return { reader, secrets, referenced, put, gets: () => gets };
 }
 
@@ -78,4 +82,50 @@ test('a Secret released while another provider still names it stays; released by
   w.referenced.delete('ns/a');
   w.reader.release('ns', 'a');
   assert.equal(w.reader.size, 0);
+});
+
+test('a Secret without the vendor-credentials label is never read: no token, no GET, and the problem names the label to add', async () => {
+  const w = world();
+  w.referenced.add('ns/a');
+  w.put('a', 'one', '1', { labelled: false });
+  assert.equal(await w.reader.token('ns', 'a', 'token'), undefined);
+  assert.equal(w.gets(), 0, 'the Secret\'s data was not fetched');
+  const problem = w.reader.problem('ns', 'a', 'token');
+  assert.equal(problem.reason, 'CredentialsNotAllowed');
+  assert.match(problem.message, /kubectl -n ns label secret a dhp\.example\.com\/vendor-credentials=true/);
+});
+
+test('a label taken away after a token was read: no token, and no last one either (only a deleted Secret leaves its last token)', async () => {
+  const w = world();
+  w.referenced.add('ns/a');
+  w.put('a', 'one', '1');
+  assert.equal(await w.reader.token('ns', 'a', 'token'), 'one');
+  w.put('a', 'one', '2', { labelled: false });
+  assert.equal(await w.reader.token('ns', 'a', 'token'), undefined);
+  assert.equal(w.reader.lastKnown('ns', 'a', 'token'), undefined);
+  assert.equal(w.reader.size, 0);
+});
+
+test('a token a request header cannot carry (a line break, a space, non-ASCII) is refused before any request, without quoting it', async () => {
+  for (const [token, what] of [['abc\ndef', 'a line break'], ['abc def', 'a space'], ['abc\u201cdef', 'a character outside printable ASCII'], ['ab\u200bc', 'a character outside printable ASCII']] as const) {
+    const w = world();
+    w.referenced.add('ns/a');
+    w.put('a', token, '1');
+    assert.equal(await w.reader.token('ns', 'a', 'token'), undefined, JSON.stringify(token));
+    const problem = w.reader.problem('ns', 'a', 'token');
+    assert.equal(problem.reason, 'CredentialsInvalid');
+    assert.ok(problem.message.includes(what), problem.message);
+    assert.ok(!problem.message.includes('abc') && !problem.message.includes('def'), 'the token is not quoted');
+  }
+});
+
+test('the problem of a missing Secret or key says so', async () => {
+  const w = world();
+  w.referenced.add('ns/a');
+  assert.equal(w.reader.problem('ns', 'a', 'token').reason, 'CredentialsMissing');
+  w.put('a', 'one', '1');
+  assert.equal(await w.reader.token('ns', 'a', 'other'), undefined);
+  const problem = w.reader.problem('ns', 'a', 'other');
+  assert.equal(problem.reason, 'CredentialsMissing');
+  assert.match(problem.message, /key other/);
 });

@@ -10,6 +10,12 @@
  * the metadata cache, and the next read fetches it again.
  *
  * Guarantees:
+ * - Only a Secret labelled `VENDOR_CREDENTIALS_LABEL=true` is read (judged on the metadata cache,
+ *   before any GET): whoever may create a provider chooses where its token goes, so a Secret must
+ *   opt in to being sent. A label taken away also drops what was held of that Secret.
+ * - Only a token a request header can carry is given out (one line of printable ASCII): anything
+ *   else would fail in the HTTP client as if the vendor were unreachable.
+ * - `problem` says why `token` gave nothing (missing, not allowed, invalid), never quoting it.
  * - A token is never logged.
  * - Tokens are held only for Secrets a cached provider names (`referenced`): one no provider
  *   names is read but not kept, and one that stops being named goes when `release` is called for
@@ -21,7 +27,7 @@
  */
 import { SecretKind, compareResourceVersions, isNotFound } from '@converge/runtime';
 import type { KubeClient, PartialObjectMetadata, Store } from '@converge/runtime';
-import { DEFAULT_CREDENTIALS_KEY } from './api/schema-free.ts';
+import { DEFAULT_CREDENTIALS_KEY, ProviderReason, VENDOR_CREDENTIALS_LABEL } from './api/schema-free.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
 
 interface Remembered {
@@ -31,6 +37,14 @@ interface Remembered {
   token: string | undefined;
   /** The last non-empty token read, kept after the Secret is gone. */
   last: string | undefined;
+  /** Why the value read at this version is no token (it is not kept). */
+  invalid?: string;
+}
+
+/** Why `token` gave nothing, for the provider's status: a stable reason and a message a person can act on. */
+export interface CredentialsProblem {
+  reason: typeof ProviderReason.CredentialsMissing | typeof ProviderReason.CredentialsNotAllowed | typeof ProviderReason.CredentialsInvalid;
+  message: string;
 }
 
 export interface CredentialsReaderDeps {
@@ -53,13 +67,21 @@ export class CredentialsReader {
     this.#referenced = deps.referenced;
   }
 
-  /** The trimmed value of `key` in Secret `namespace/name`; undefined when the Secret or the key is missing or empty. */
+  /**
+   * The trimmed value of `key` in Secret `namespace/name`; undefined when the Secret or the key
+   * is missing or empty, the Secret is not labelled for vendor use, or the value is no token a
+   * header can carry (`problem` says which).
+   */
   async token(namespace: string, name: string, key: string, signal?: AbortSignal): Promise<string | undefined> {
     const secret = `${namespace}/${name}`;
     const meta = this.#secrets.get({ namespace, name });
     if (!meta) {
       this.#gone(namespace, name);
       return undefined; // the Secret watch brings the CR back when it appears
+    }
+    if (!allowed(meta)) {
+      this.#tokens.delete(secret); // not even the last token of a Secret that opted out is used
+      return undefined;
     }
     const known = this.#tokens.get(secret)?.get(key);
     if (known?.uid !== undefined && known.uid === meta.metadata.uid && compareResourceVersions(known.resourceVersion, meta.metadata.resourceVersion) >= 0) return known.token;
@@ -75,15 +97,37 @@ export class CredentialsReader {
       return undefined;
     }
     const encoded = data?.[key];
-    const token = encoded ? Buffer.from(encoded, 'base64').toString('utf8').trim() || undefined : undefined;
+    const value = encoded ? Buffer.from(encoded, 'base64').toString('utf8').trim() || undefined : undefined;
+    const invalid = value === undefined ? undefined : whyNotAToken(value);
+    const token = invalid ? undefined : value;
     if (!this.#referenced(namespace, name)) {
       this.#tokens.delete(secret); // read for a provider already gone (a late-create sweep): not kept
       return token;
     }
     let keys = this.#tokens.get(secret);
     if (!keys) this.#tokens.set(secret, (keys = new Map()));
-    keys.set(key, { uid: read.uid, resourceVersion: read.resourceVersion, token, last: token ?? known?.last });
+    keys.set(key, { uid: read.uid, resourceVersion: read.resourceVersion, token, last: token ?? known?.last, ...(invalid ? { invalid } : {}) });
     return token;
+  }
+
+  /** Why `token(namespace, name, key)` gave nothing, as of its last call (and the metadata cache now). */
+  problem(namespace: string, name: string, key: string): CredentialsProblem {
+    const meta = this.#secrets.get({ namespace, name });
+    if (meta && !allowed(meta)) {
+      return {
+        reason: ProviderReason.CredentialsNotAllowed,
+        message: `Secret ${name} in namespace ${namespace} is not labelled for vendor use, so the operator does not read it; ` +
+          `if its key ${key} is meant to be sent to this provider's endpoint, label it: kubectl -n ${namespace} label secret ${name} ${VENDOR_CREDENTIALS_LABEL}=true`,
+      };
+    }
+    const invalid = meta ? this.#tokens.get(`${namespace}/${name}`)?.get(key)?.invalid : undefined;
+    if (invalid) {
+      return {
+        reason: ProviderReason.CredentialsInvalid,
+        message: `key ${key} of Secret ${name} in namespace ${namespace} holds ${invalid}; a vendor token is one line of printable ASCII, so nothing was sent`,
+      };
+    }
+    return { reason: ProviderReason.CredentialsMissing, message: `Secret ${name} with key ${key} not found in namespace ${namespace}, or the key is empty` };
   }
 
   /** The last token read from `key` of Secret `namespace/name`, also after the Secret was deleted. */
@@ -118,8 +162,20 @@ export class CredentialsReader {
   }
 }
 
-/** What a CR's status says when the Secret it names, or the key in it, is missing. */
-export function credentialsMessage(dhp: DigitalHumanProvider): string {
+/** Why the Secret a CR names gives no token (`CredentialsReader.problem` for its reference). */
+export function credentialsProblem(reader: Pick<CredentialsReader, 'problem'>, dhp: DigitalHumanProvider): CredentialsProblem {
   const ref = dhp.spec.credentials.secretRef;
-  return `Secret ${ref.name} with key ${ref.key ?? DEFAULT_CREDENTIALS_KEY} not found in namespace ${dhp.metadata.namespace}`;
+  return reader.problem(dhp.metadata.namespace ?? '', ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY);
+}
+
+function allowed(meta: PartialObjectMetadata): boolean {
+  return meta.metadata.labels?.[VENDOR_CREDENTIALS_LABEL] === 'true';
+}
+
+/** What makes `value` no bearer token a request header can carry, in words; undefined when it is one. */
+function whyNotAToken(value: string): string | undefined {
+  if (/^[\x21-\x7e]+$/.test(value)) return undefined;
+  if (/[\r\n]/.test(value)) return 'a line break';
+  if (/[ \t]/.test(value)) return 'a space';
+  return /[\x00-\x1f\x7f]/.test(value) ? 'a control character' : 'a character outside printable ASCII';
 }

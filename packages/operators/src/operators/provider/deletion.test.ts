@@ -10,19 +10,28 @@ import { ProviderDeletion } from './deletion.ts';
 import { PROVIDER_FINALIZER } from './api/schema-free.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
 import type { VendorApis } from './vendor-api.ts';
+import type { CredentialsProblem } from './credentials.ts';
+import type { ProviderFinding } from './status-writer.ts';
+import { VendorError } from './vendor/index.ts';
 
 const NOW = Date.parse('2026-12-06T12:00:00Z');
 const log = { info() {}, debug() {}, warn() {} };
 
-function setup(createRequestedAt: string) {
+function setup(createRequestedAt: string, options: { token?: string; problem?: CredentialsProblem; vendorFails?: VendorError } = {}) {
   const clock = new FakeClock(NOW);
-  const vendor = { findByIdempotencyKey: async () => undefined, getInstance: async () => undefined, deleteInstance: async () => false };
+  const fails = async () => { if (options.vendorFails) throw options.vendorFails; return undefined; };
+  const vendor = { findByIdempotencyKey: fails, getInstance: fails, deleteInstance: async () => false };
+  const findings: ProviderFinding[] = [];
   const blocked: string[] = [];
   const released: string[] = [];
   const client = { patch: async (_kind: unknown, key: { name: string }) => { released.push(key.name); return { metadata: { name: key.name, finalizers: [] } }; } } as unknown as KubeClient;
   const deletion = new ProviderDeletion(
     { client, vendors: { forEndpoint: () => vendor } as unknown as VendorApis, events: { normal() {}, warning() {} } as never, clock, createSettleMs: 20_000 },
-    { status: async (_dhp, finding) => void blocked.push(finding.message), token: async () => 'token' },
+    {
+      status: async (_dhp, finding) => void (findings.push(finding), blocked.push(finding.message)),
+      token: async () => ('token' in options ? options.token : 'token'),
+      credentialsProblem: () => options.problem ?? { reason: 'CredentialsMissing', message: 'Secret s with key token not found in namespace ns' },
+    },
   );
   const dhp = {
     apiVersion: 'dhp.example.com/v1',
@@ -33,7 +42,7 @@ function setup(createRequestedAt: string) {
   } as unknown as DigitalHumanProvider;
   const request = { key: 'ns/p', namespace: 'ns', name: 'p', log } as unknown as Request;
   const run = () => deletion.delete(dhp, request, new AbortController().signal);
-  return { clock, blocked, released, run };
+  return { clock, blocked, findings, released, run };
 }
 
 test('a create requested "an hour from now" (another clock, or ours stepped back) holds the finalizer for the settle time, not for the skew', async () => {
@@ -54,4 +63,31 @@ test('a create requested a moment ago waits what is left of the settle time', as
   await s.clock.advanceAsync(5_000);
   await s.run();
   assert.deepEqual(s.released, ['p']);
+});
+
+test('a deletion the vendor refuses the token for (401) needs a person: Stalled (permanent), not retried as if the vendor were away', async () => {
+  const s = setup(new Date(NOW - 60_000).toISOString(), { vendorFails: new VendorError({ kind: 'Unauthorized', operation: 'findByIdempotencyKey', message: 'vendor findByIdempotencyKey: 401 invalid token' }) });
+  await assert.rejects(s.run(), (err: Error) => err.name === 'PermanentError' && /token/.test(err.message));
+  const finding = s.findings.at(-1)!;
+  assert.equal(finding.reason, 'DeletionBlocked');
+  assert.equal(finding.permanent, true);
+  assert.match(finding.message, /the vendor refuses the token of Secret s/);
+  assert.doesNotMatch(finding.message, /retrying/);
+  assert.equal(s.released.length, 0);
+});
+
+test('a deletion whose Secret is not labelled for vendor use: Stalled with the label command, nothing sent', async () => {
+  const problem: CredentialsProblem = { reason: 'CredentialsNotAllowed', message: 'Secret s in namespace ns is not labelled for vendor use (kubectl -n ns label secret s dhp.example.com/vendor-credentials=true)' };
+  const s = setup(new Date(NOW - 60_000).toISOString(), { token: undefined, problem });
+  await assert.rejects(s.run(), (err: Error) => err.name === 'PermanentError');
+  const finding = s.findings.at(-1)!;
+  assert.equal(finding.permanent, true);
+  assert.match(finding.message, /kubectl -n ns label secret s/);
+  assert.match(finding.message, /cannot be deleted without it/);
+});
+
+test('a deletion whose Secret is missing waits for it (transient), as before', async () => {
+  const s = setup(new Date(NOW - 60_000).toISOString(), { token: undefined });
+  await assert.rejects(s.run(), (err: Error) => err.name === 'TemporaryError');
+  assert.notEqual(s.findings.at(-1)!.permanent, true);
 });

@@ -33,7 +33,7 @@
  * restart in between leaves the CR in `DeletionBlocked` until the Secret is restored.
  * @module
  */
-import { TemporaryError, removeFinalizer, hasFinalizer, isNotFound } from '@converge/runtime';
+import { PermanentError, TemporaryError, removeFinalizer, hasFinalizer, isNotFound } from '@converge/runtime';
 import type { Clock, EventSink, KubeClient, Request, Result, FaultPoint } from '@converge/runtime';
 import { DigitalHumanProviderKind, PROVIDER_FINALIZER, ABANDON_ANNOTATION, ProviderReason as Reason } from './api/schema-free.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
@@ -43,7 +43,7 @@ import { isNoAnswer, isVendorError } from './vendor/index.ts';
 import type { VendorRecovery } from './vendor-recovery.ts';
 import { readAbandonment, describeRequester, abandonCommand } from './abandonment.ts';
 import type { Abandonment } from './abandonment.ts';
-import { credentialsMessage } from './credentials.ts';
+import type { CredentialsProblem } from './credentials.ts';
 import type { LateCreateSweep } from './late-creates.ts';
 import { entryFor } from './late-create-ledger.ts';
 import type { ProviderFinding } from './status-writer.ts';
@@ -84,6 +84,8 @@ export interface DeletionHost {
   status(dhp: DigitalHumanProvider, finding: ProviderFinding & { ready: 'False' }, signal: AbortSignal, log?: Request['log']): Promise<void>;
   /** The token of the Secret the CR names; else the last one this process saw for that Secret. */
   token(dhp: DigitalHumanProvider, signal: AbortSignal): Promise<string | undefined>;
+  /** Why `token` gave nothing. */
+  credentialsProblem(dhp: DigitalHumanProvider): CredentialsProblem;
 }
 
 export class ProviderDeletion {
@@ -132,7 +134,13 @@ export class ProviderDeletion {
     const giveUp = `; to give the instance up without cleanup: ${abandonCommand(dhp)}`;
     if (!token) {
       if (!mayExist) return this.#nothingToClean(dhp, request, signal, 'no credentials, and no create was ever sent');
-      await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message: `${credentialsMessage(dhp)}; the vendor instance${known ? ` ${known}` : ''} at ${endpoint} cannot be deleted without it${giveUp}`, providerID: known }, signal, request.log);
+      const problem = this.#host.credentialsProblem(dhp);
+      // A missing Secret may be on its way (created by a GitOps tool after its provider); a
+      // Secret that is not labelled, or holds no usable token, waits for a person (its change
+      // brings the provider back through the Secret watch).
+      const permanent = problem.reason !== Reason.CredentialsMissing;
+      await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message: `${problem.message}; the vendor instance${known ? ` ${known}` : ''} at ${endpoint} cannot be deleted without it${giveUp}`, providerID: known, permanent }, signal, request.log);
+      if (permanent) throw new PermanentError(Reason.DeletionBlocked, `no usable credentials for the deletion (${problem.reason})`);
       throw new TemporaryError(Reason.DeletionBlocked, 'credentials missing for deletion');
     }
     const vendor = this.#d.vendors.forEndpoint(endpoint, token);
@@ -143,6 +151,13 @@ export class ProviderDeletion {
       if (!isVendorError(err) && !(err instanceof TemporaryError)) throw err; // an abort
       const failure = asVendorFailure(err);
       if (!mayExist) return this.#nothingToClean(dhp, request, signal, `the vendor did not confirm (${failure.message}), but no create was ever sent`);
+      if (failure.kind === 'Unauthorized') {
+        // Retrying will not change the vendor's mind: a person fixes the token (the Secret's
+        // change brings the provider back) or gives the instance up.
+        const message = `the vendor refuses the token of Secret ${dhp.spec.credentials.secretRef.name} (${failure.message}), so the vendor instance${known ? ` ${known}` : ''} at ${endpoint} cannot be deleted; put a valid token in the Secret${giveUp}`;
+        await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message, providerID: known, permanent: true }, signal, request.log);
+        throw new PermanentError(Reason.DeletionBlocked, `the vendor refuses the token for the deletion: ${failure.message}`);
+      }
       // No answer: wait for the endpoint to answer again (see vendor-recovery.ts).
       if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(endpoint, request.key);
       await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message: `cannot confirm that the vendor instance${known ? ` ${known}` : ''} at ${endpoint} is gone yet: ${failure.message}; retrying${giveUp}`, providerID: known }, signal, request.log);

@@ -52,7 +52,7 @@ import type { DigitalHumanProvider } from './api/schema-free.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
 import { isNoAnswer, isVendorError } from './vendor/index.ts';
-import { credentialsMessage } from './credentials.ts';
+import { credentialsProblem } from './credentials.ts';
 import type { CredentialsReader } from './credentials.ts';
 import { ProviderDeletion } from './deletion.ts';
 import type { DeletionDeps } from './deletion.ts';
@@ -82,7 +82,7 @@ export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates'
    */
   lateCreates?: Pick<LateCreateSweep, 'record' | 'windowMs' | 'forget' | 'notice'>;
   /** Reads the token of the Secret a CR names. */
-  credentials: Pick<CredentialsReader, 'token' | 'lastKnown' | 'release'>;
+  credentials: Pick<CredentialsReader, 'token' | 'lastKnown' | 'release' | 'problem'>;
   vendors: VendorApis;
   /** The account watches (ADR 0028); without them every reconcile asks the vendor directly. */
   watches?: Pick<AccountWatches, 'use' | 'release' | 'forget'>;
@@ -125,6 +125,7 @@ export class ProviderReconciler {
       status: (dhp, finding, signal, log) => this.#writer.finding(dhp, finding, signal, log),
       // A Secret deleted before its provider (a namespace going): its last token, for the cleanup.
       token: async (dhp, signal) => (await this.#token(dhp, signal)) ?? this.#lastToken(dhp),
+      credentialsProblem: (dhp) => credentialsProblem(this.#d.credentials, dhp),
     });
   }
 
@@ -164,11 +165,13 @@ export class ProviderReconciler {
     const guarded = await addFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
     const token = await this.#token(dhp, signal);
     const ref = dhp.spec.credentials.secretRef;
-    log.debug(`credentials ${token ? 'read from' : 'missing in'} Secret ${ref.name} key ${ref.key ?? DEFAULT_CREDENTIALS_KEY}`);
     if (!token) {
-      await this.#status(guarded, { ready: 'False', reason: Reason.CredentialsMissing, message: credentialsMessage(dhp) }, request, signal);
-      return {}; // the Secret watch brings it back here when the Secret appears
+      const problem = credentialsProblem(this.#d.credentials, dhp);
+      log.debug(`no credentials from Secret ${ref.name} key ${ref.key ?? DEFAULT_CREDENTIALS_KEY}: ${problem.reason}`);
+      await this.#status(guarded, { ready: 'False', reason: problem.reason, message: problem.message }, request, signal);
+      return {}; // the Secret watch brings it back here when the Secret changes
     }
+    log.debug(`credentials read from Secret ${ref.name} key ${ref.key ?? DEFAULT_CREDENTIALS_KEY}`);
     const recorded = guarded.status?.instanceEndpoint;
     if (recorded !== undefined && recorded !== guarded.spec.endpoint) {
       // The CRD refuses this edit; only a cluster whose CRD lacks the rule gets here.
@@ -339,7 +342,9 @@ export class ProviderReconciler {
       // The same input would be refused the same way: wait for the spec to change, or for the
       // retry interval (the vendor may change its mind: a plan upgraded, a region enabled; #waitsForChange).
       const field = failure.field ? ` (the vendor names ${failure.field === 'region' ? 'spec.region, which is immutable: create a new DigitalHumanProvider' : failure.field})` : '';
-      const message = `the vendor refused the ${step}: ${failure.message}${field}; sent again when the spec changes, and every ${Math.round(this.#rejectedRetryMs / 1000)} s while it does not (the vendor may accept it later)`;
+      const message = failure.local
+        ? `spec.endpoint cannot be used (${failure.message}); nothing was sent to the vendor. Correct spec.endpoint`
+        : `the vendor refused the ${step}: ${failure.message}${field}; sent again when the spec changes, and every ${Math.round(this.#rejectedRetryMs / 1000)} s while it does not (the vendor may accept it later)`;
       await this.#status(dhp, { ready: 'False', reason: Reason.VendorRejected, message, providerID, permanent: true }, request, signal);
       throw new PermanentError(Reason.VendorRejected, message);
     }

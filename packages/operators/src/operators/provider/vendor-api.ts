@@ -75,6 +75,8 @@ export interface VendorFailure {
   code?: string;
   /** The field the vendor blamed (e.g. `region`, `dailyQuota`). */
   field?: string;
+  /** Refused here, before any request (the endpoint cannot be used): nothing reached the vendor. */
+  local?: boolean;
 }
 
 export function asVendorFailure(err: unknown): VendorFailure {
@@ -86,6 +88,7 @@ export function asVendorFailure(err: unknown): VendorFailure {
       ...(err.retryAfterMs === undefined ? {} : { retryAfterMs: err.retryAfterMs }),
       ...(err.code === undefined ? {} : { code: err.code }),
       ...(err.field === undefined ? {} : { field: err.field }),
+      ...(err.operation === 'createClient' ? { local: true } : {}),
     };
   }
   return { kind: 'Unknown', message: err instanceof Error ? err.message : String(err), transient: true };

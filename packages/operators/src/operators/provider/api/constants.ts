@@ -34,6 +34,16 @@ export const ABANDONED_BY_ANNOTATION = 'dhp.example.com/abandoned-by';
 /** Server-Side Apply field manager for the operator's writes (status, finalizer). */
 export const PROVIDER_FIELD_MANAGER = 'converge-digitalhumanprovider';
 
+/**
+ * The label a Secret must carry (value `"true"`) before a DigitalHumanProvider may send a value of
+ * it to a vendor: `kubectl label secret <name> dhp.example.com/vendor-credentials=true`. Without
+ * it the operator never reads the Secret's data (its watch holds metadata only), and the provider
+ * is `CredentialsNotAllowed`. Why: whoever may create a provider picks the endpoint its token is
+ * sent to, so without an opt-in they could send any Secret of the namespace anywhere, read with
+ * the operator's rights.
+ */
+export const VENDOR_CREDENTIALS_LABEL = 'dhp.example.com/vendor-credentials';
+
 /** Key read from the credentials Secret when `spec.credentials.secretRef.key` is not given. */
 export const DEFAULT_CREDENTIALS_KEY = 'token';
 
@@ -61,13 +71,11 @@ export type ProviderConditionType = (typeof ProviderConditionType)[keyof typeof 
 export const ProviderReason = {
   /** Ready=True: the instance exists, matches the spec and reports healthy. */
   ProviderReady: 'ProviderReady',
-  /** Ready=Unknown: the first ensure is under way. */
-  Progressing: 'Progressing',
   /** Ready=True: the instance works but the vendor reports it degraded. */
   ProviderDegraded: 'ProviderDegraded',
   /** Ready=False: creating, finding or updating the instance failed transiently (unreachable vendor, 5xx, timeouts); retried with backoff. */
   EnsureFailed: 'EnsureFailed',
-  /** Ready=False: the vendor refused what it was sent (400, 409, 422); sent again when the spec (or the Secret) changes, else every `provider.rejectedRetrySeconds`. */
+  /** Ready=False: the vendor refused what it was sent (400, 409, 422), or the endpoint cannot be used; sent again when the spec changes, else every `provider.rejectedRetrySeconds`. */
   VendorRejected: 'VendorRejected',
   /** Ready=False (and AccountSuspended=True): the vendor account is suspended; the account watch notices when it is resumed. */
   AccountSuspended: 'AccountSuspended',
@@ -77,6 +85,10 @@ export const ProviderReason = {
   ProviderUnhealthy: 'ProviderUnhealthy',
   /** Ready=False: the Secret or its key is missing; retried when the Secret appears. */
   CredentialsMissing: 'CredentialsMissing',
+  /** Ready=False: the Secret lacks the `VENDOR_CREDENTIALS_LABEL` opt-in, so it is not read; retried when the Secret changes. */
+  CredentialsNotAllowed: 'CredentialsNotAllowed',
+  /** Ready=False: the token is not one line of printable ASCII (a request header cannot carry it); nothing was sent; retried when the Secret changes. */
+  CredentialsInvalid: 'CredentialsInvalid',
   /** Ready=False: the vendor rejected the token (401/403). */
   Unauthorized: 'Unauthorized',
   /** Ready=False while deleting: the vendor could not confirm deletion; the finalizer stays. */

@@ -38,7 +38,13 @@ export const ProviderV1alpha1SpecSchema = Type.Object(
       minLength: 9,
       maxLength: 2048,
       pattern: '^https://',
-      'x-kubernetes-validations': [celRule('isURL(self)', 'endpoint must be an absolute https:// URL such as https://api.vendor.example')],
+      'x-kubernetes-validations': [
+        celRule('isURL(self)', 'endpoint must be an absolute https:// URL such as https://api.vendor.example'),
+        // The client appends its paths to the endpoint: a query or a fragment would cut them off
+        // (whoever writes the endpoint would choose the whole URL the token is sent to), and user
+        // info would be a credential in the spec.
+        celRule("!self.contains('?') && !self.contains('#') && !self.matches('^https://[^/]*@')", 'endpoint must be a base URL such as https://api.vendor.example/v2: no user info, query or fragment'),
+      ],
     }),
     region: Type.String({
       description: 'Vendor region of the instance, as the vendor names it: lower-case letters, digits and dashes (e.g. ap-northeast-1). Immutable: the vendor cannot move an instance.',

@@ -215,3 +215,16 @@ describe('vendor client: the bound on an answer (maxResponseBytes)', () => {
     }
   });
 });
+
+describe('vendor client: the endpoint is a base URL, nothing more', () => {
+  it('refuses a query or a fragment (either would cut off the path the client appends, so the caller of the endpoint would choose the whole URL the token goes to)', () => {
+    for (const endpoint of ['https://vendor.example/x#', 'https://vendor.example/x#frag', 'https://vendor.example/x?', 'https://vendor.example/x?a=b', 'https://vendor.example?a']) {
+      assert.throws(
+        () => createVendorClient({ endpoint, token: TOKEN, limiter: createEndpointLimiters().get('https://vendor.example'), timeoutMs: 1000 }),
+        (e: unknown) => e instanceof VendorError && e.kind === 'Invalid' && e.operation === 'createClient' && /query or a fragment/.test(e.message),
+        endpoint,
+      );
+    }
+    assert.doesNotThrow(() => createVendorClient({ endpoint: 'https://vendor.example/api/', token: TOKEN, limiter: createEndpointLimiters().get('https://vendor.example'), timeoutMs: 1000 }));
+  });
+});

@@ -159,6 +159,10 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
   if (base.username || base.password) {
     throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'vendor endpoint must not carry credentials' });
   }
+  // `new URL('https://h/p#').hash` is '' although the URL has a fragment: judge the text.
+  if (base.href.includes('?') || base.href.includes('#')) {
+    throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'vendor endpoint must not carry a query or a fragment' });
+  }
   if (!(options.timeoutMs > 0)) throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'timeoutMs must be > 0' });
   const maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
   if (!(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0)) {
