@@ -88,6 +88,7 @@ export class Informer<T extends KubeObject> {
     this.#writer = new StoreWriter<T>({
       ...(options.indexes ? { indexes: options.indexes } : {}),
       perNamespace,
+      selective: Boolean(options.labelSelector || options.fieldSelector),
       transform: (obj) => transform(obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion, kind }),
     });
     this.store = this.#writer.readOnly();
@@ -143,9 +144,13 @@ export class Informer<T extends KubeObject> {
     await Promise.all(this.#watchers.map((w) => w.run(signal)));
   }
 
-  /** Resolves once every watcher has completed its first list; rejects if the signal aborts first. */
+  /**
+   * Resolves once every watcher has completed its first list; rejects if the signal aborts first
+   * (at once if it already has: an 'abort' listener added then would never run).
+   */
   waitForSync(signal?: AbortSignal): Promise<void> {
     if (this.#synced) return Promise.resolve();
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
       const done = () => {
         signal?.removeEventListener('abort', onAbort);

@@ -10,6 +10,11 @@
  * point was compacted away: relist), write-through notes of this process's writes and deletes
  * delivered early (before the watch shows them) or late (after), and relists at any time. A
  * restore makes every watcher relist (the watch answers 504 "Too large resource version").
+ * Half the runs watch through a label selector: writes move objects in and out of it, and the
+ * watch translates as kube-apiserver does (ADDED on entering, DELETED with the last selected state
+ * on leaving, nothing outside); lists show the selected objects; this process's writes are noted
+ * as the informer notes them (`noteWrite` in the selection, `noteGone` out of it). Some delete
+ * answers name no UID (a Status without details).
  *
  * Checked after every step:
  * - the store never shows an object whose deletion it has already seen (the watch delivered
@@ -20,10 +25,16 @@
  *   starts a new history, after which the order starts again);
  * - every index (two whose values move with the versions, and the namespace index) answers
  *   exactly the stored objects that give its value;
- * and at every quiescent point (every watcher caught up, no list in flight, no note pending):
+ * - read-your-own-writes (ADR 0002): right after a note of this process's write of a selected
+  object, the store holds that version or a later one, unless the watch (or a list) has already
+  shown a later change of the key, or a later delete or write of this process that took the key out
+  was noted first;
+and at every quiescent point (every watcher caught up, no list in flight, no note pending):
  * - the store equals the model, key by key (UID, resourceVersion, content);
  * at the end, once quiescent:
- * - no floor is left (each was reached by the watch or a list), and after one more relist of
+ * - no floor is left (each was reached by the watch or a list); under a selector, the tombstones
+ *   left are at most the deletes noted while a list was in flight (a delete of an object outside
+ *   the selection, whose deletion the watch never delivers, leaves none); after one more relist of
  *   every scope no tombstone either (one noted while a list was in flight may outlive that list:
  *   the list cannot say whether it was taken before the object existed or after its deletion).
  *
@@ -34,6 +45,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { KubeObject } from '../objects/index.ts';
 import { StoreWriter } from './store.ts';
+import { compileSelection } from './selectors.ts';
 import type { Change } from './store.ts';
 
 const LONG = process.env.CONVERGE_RELIABILITY_LONG === '1';
@@ -48,8 +60,8 @@ interface Obj extends KubeObject {
 }
 
 type Op =
-  | { t: 'write'; key: number; own: boolean }
-  | { t: 'delete'; key: number; own: boolean }
+  | { t: 'write'; key: number; own: boolean; out: number }
+  | { t: 'delete'; key: number; own: boolean; noUid: number }
   | { t: 'deliver'; scope: number; n: number }
   | { t: 'bookmark'; scope: number }
   | { t: 'note'; pick: number }
@@ -65,8 +77,10 @@ type Op =
 const ONLY = process.env.CONVERGE_MODEL_OPS?.split(',');
 const own = !ONLY || ONLY.includes('note') ? fc.boolean() : fc.constant(false);
 const weighted: { weight: number; arbitrary: fc.Arbitrary<Op>; t: Op['t'] }[] = [
-  { t: 'write', weight: 8, arbitrary: fc.record({ t: fc.constant('write' as const), key: fc.nat(KEYS.length - 1), own }) },
-  { t: 'delete', weight: 4, arbitrary: fc.record({ t: fc.constant('delete' as const), key: fc.nat(KEYS.length - 1), own }) },
+  // `out` 0: the written version is outside the label selection (in runs that have one).
+  { t: 'write', weight: 8, arbitrary: fc.record({ t: fc.constant('write' as const), key: fc.nat(KEYS.length - 1), own, out: fc.nat(3) }) },
+  // `noUid` 0: the API server's answer to this process's delete names no UID.
+  { t: 'delete', weight: 4, arbitrary: fc.record({ t: fc.constant('delete' as const), key: fc.nat(KEYS.length - 1), own, noUid: fc.nat(3) }) },
   { t: 'deliver', weight: 8, arbitrary: fc.record({ t: fc.constant('deliver' as const), scope: fc.nat(1), n: fc.integer({ min: 1, max: 4 }) }) },
   { t: 'bookmark', weight: 2, arbitrary: fc.record({ t: fc.constant('bookmark' as const), scope: fc.nat(1) }) },
   { t: 'note', weight: 6, arbitrary: fc.record({ t: fc.constant('note' as const), pick: fc.nat(7) }) },
@@ -81,6 +95,8 @@ interface LogEntry {
   rv: number;
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   obj: Obj;
+  /** The version this entry replaced (for a selector watch's translation). */
+  prev?: Obj;
 }
 
 /** The API server: the live objects, the event history (etcd), compaction and snapshots. */
@@ -94,16 +110,16 @@ class Server {
   deletedAt = new Map<string, number>();
   snapshots: { rv: number; live: Map<string, Obj>; logLength: number; deletedAt: Map<string, number> }[] = [];
 
-  write(key: string): Obj {
+  write(key: string, selected = true): Obj {
     const [namespace, name] = key.split('/') as [string, string];
     const old = this.live.get(key);
     this.rv++;
     const obj: Obj = {
-      metadata: { namespace, name, uid: old?.metadata.uid ?? `uid-${++this.uids}`, resourceVersion: String(this.rv) },
+      metadata: { namespace, name, uid: old?.metadata.uid ?? `uid-${++this.uids}`, resourceVersion: String(this.rv), labels: { sel: selected ? 'in' : 'out' } },
       data: { v: (old?.data.v ?? 0) + 1 },
     };
     this.live.set(key, obj);
-    this.log.push({ rv: this.rv, type: old ? 'MODIFIED' : 'ADDED', obj });
+    this.log.push({ rv: this.rv, type: old ? 'MODIFIED' : 'ADDED', obj, ...(old ? { prev: old } : {}) });
     this.#snapshot();
     return obj;
   }
@@ -115,7 +131,7 @@ class Server {
     this.live.delete(key);
     // A DELETED event carries the object's last state at the revision of the delete.
     const obj: Obj = { ...old, metadata: { ...old.metadata, resourceVersion: String(this.rv) } };
-    this.log.push({ rv: this.rv, type: 'DELETED', obj });
+    this.log.push({ rv: this.rv, type: 'DELETED', obj, prev: old });
     this.deletedAt.set(old.metadata.uid!, this.rv);
     this.#snapshot();
     return old;
@@ -150,7 +166,8 @@ const INDEXES: Record<string, (o: Obj) => string[]> = {
 };
 const INDEX_VALUES = ['p0', 'p1', 'r0', 'r1', 'r2', 'r3', 'r4', ...NAMESPACES, ''];
 
-type Note = { kind: 'write'; obj: Obj } | { kind: 'delete'; key: string; uid: string };
+/** `rv`: the server's resourceVersion right after the delete. `uid` absent: the answer names none. */
+type Note = { kind: 'write'; obj: Obj } | { kind: 'delete'; key: string; uid?: string; rv: number };
 
 interface WatcherState {
   state: 'needList' | 'listing' | 'watching';
@@ -167,17 +184,34 @@ interface WriterExtras {
   bookmark?(resourceVersion: string, namespace?: string): void;
 }
 
-function run(ops: Op[], perNamespace: boolean): void {
+/** The label selector of runs that have one: `sel=in`. */
+const SELECTOR = compileSelection('sel=in', undefined);
+
+function run(ops: Op[], perNamespace: boolean, selective = false): void {
   const server = new Server();
-  const writer = new StoreWriter<Obj>({ perNamespace, indexes: INDEXES } as ConstructorParameters<typeof StoreWriter<Obj>>[0]);
+  const writer = new StoreWriter<Obj>({ perNamespace, indexes: INDEXES, selective } as ConstructorParameters<typeof StoreWriter<Obj>>[0]);
+  const selected = (o: Obj | undefined) => o !== undefined && (!selective || SELECTOR.matches(o) === true);
+  /** What the watch delivers of a log entry, as kube-apiserver's watch cache filters by a selector. */
+  const visible = (e: LogEntry): { type: LogEntry['type']; obj: Obj } | undefined => {
+    const now = e.type !== 'DELETED' && selected(e.obj);
+    const before = selected(e.prev);
+    if (now) return { type: before ? 'MODIFIED' : 'ADDED', obj: e.obj };
+    // Leaving the selection (or deleted): DELETED with the last selected state, at the event's version.
+    if (before) return { type: 'DELETED', obj: { ...e.prev!, metadata: { ...e.prev!.metadata, resourceVersion: String(e.rv) } } };
+    return undefined;
+  };
   const extras = writer as unknown as WriterExtras;
   const scopes = perNamespace ? NAMESPACES.map((ns) => ns) : [undefined];
   const watchers: WatcherState[] = scopes.map(() => ({ state: 'needList', rv: 0 }));
   const scopeOf = (key: string) => (perNamespace ? NAMESPACES.indexOf(key.split('/')[0]!) : 0);
   const inScope = (key: string, s: number) => scopeOf(key) === s;
   const pending: Note[] = [];
-  /** UIDs whose deletion by this process was noted to the store. */
+  /** UIDs whose deletion by this process was noted to the store (and that the store must keep out). */
   const ownDeletesNoted = new Set<string>();
+  /** Per key, the highest version at which a noted write or delete of this process took it out. */
+  const ownRemovals = new Map<string, number>();
+  /** Per scope, delete notes delivered while its list was in flight (their tombstones may outlive it). */
+  const deletesWhileListing = scopes.map(() => 0);
   /** What handlers were told, replayed. */
   const replay = new Map<string, Obj>();
   const lastReported = new Map<string, number>();
@@ -236,13 +270,14 @@ function run(ops: Op[], perNamespace: boolean): void {
     }
   };
 
-  const quiescent = () =>
-    pending.length === 0 &&
-    watchers.every((w, s) => w.state === 'watching' && !server.log.some((e) => e.rv > w.rv && inScope(keyOf(e.obj), s)));
+  /** Events the watch of scope `s` has still to deliver after `rv`. */
+  const ahead = (s: number, rv: number) => server.log.filter((e) => e.rv > rv && inScope(keyOf(e.obj), s) && visible(e) !== undefined);
+
+  const quiescent = () => pending.length === 0 && watchers.every((w, s) => w.state === 'watching' && ahead(s, w.rv).length === 0);
 
   const checkQuiescent = () => {
     if (!quiescent()) return;
-    const want = [...server.live.values()].map(describe).sort();
+    const want = [...server.live.values()].filter(selected).map(describe).sort();
     const got = writer.list().map(describe).sort();
     if (JSON.stringify(want) !== JSON.stringify(got)) fail(`at a quiescent point the store differs from the API server:\n    server ${want.join(' ')}\n    store  ${got.join(' ')}`);
   };
@@ -251,14 +286,37 @@ function run(ops: Op[], perNamespace: boolean): void {
     const [note] = pending.splice(i, 1);
     if (!note) return;
     if (note.kind === 'write') {
-      trace.push(`note write ${keyOf(note.obj)} ${note.obj.metadata.uid}@${note.obj.metadata.resourceVersion}`);
+      const key = keyOf(note.obj);
+      const rv = Number(note.obj.metadata.resourceVersion);
+      if (!selected(note.obj)) {
+        // The informer notes a write that left the selection as gone.
+        trace.push(`note gone ${key} ${note.obj.metadata.uid}@${rv}`);
+        observe(writer.noteGone(note.obj));
+        ownRemovals.set(key, Math.max(rv, ownRemovals.get(key) ?? 0));
+        return;
+      }
+      trace.push(`note write ${key} ${note.obj.metadata.uid}@${rv}`);
       observe(writer.noteWrite(note.obj));
+      // Read-your-own-writes: this version or a later one, unless something later is already known.
+      const held = writer.get(key);
+      const w = watchers[scopeOf(key)]!;
+      const laterShown = server.log.some((e) => keyOf(e.obj) === key && e.rv > rv && e.rv <= w.rv);
+      if ((!held || Number(held.metadata.resourceVersion) < rv) && !laterShown && !((ownRemovals.get(key) ?? 0) > rv)) {
+        fail(`read-your-own-writes: after the note of ${key} ${note.obj.metadata.uid}@${rv} the store holds ${held ? `${held.metadata.uid}@${held.metadata.resourceVersion}` : 'nothing'}`);
+      }
     } else {
-      trace.push(`note delete ${note.key} ${note.uid}`);
+      trace.push(`note delete ${note.key} ${note.uid ?? '(no uid in the answer)'}`);
       const [namespace, name] = note.key.split('/') as [string, string];
-      // The API server's answer to a delete names the deleted UID (Status details, or the object).
-      observe((writer.noteDelete as (key: { namespace: string; name: string }, gone?: { uid: string }) => Change<Obj> | undefined)({ namespace, name }, { uid: note.uid }));
-      ownDeletesNoted.add(note.uid);
+      const s = scopeOf(note.key);
+      const listing = watchers[s]!.state === 'listing';
+      const held = writer.get(note.key)?.metadata.uid === note.uid;
+      // The API server's answer to a delete names the deleted UID (Status details, or the object),
+      // mostly: without one the store may leave the object to the watch.
+      observe((writer.noteDelete as (key: { namespace: string; name: string }, gone?: { uid?: string }) => Change<Obj> | undefined)({ namespace, name }, note.uid === undefined ? {} : { uid: note.uid }));
+      ownRemovals.set(note.key, Math.max(note.rv, ownRemovals.get(note.key) ?? 0));
+      if (listing) deletesWhileListing[s]!++;
+      // Under a selector, an object the store does not hold is left to the watch, but for a list in flight.
+      if (note.uid !== undefined && (!selective || held || listing)) ownDeletesNoted.add(note.uid);
     }
   };
 
@@ -268,14 +326,14 @@ function run(ops: Op[], perNamespace: boolean): void {
       case 'delete': {
         const key = KEYS[op.key]!;
         if (op.t === 'write') {
-          const obj = server.write(key);
+          const obj = server.write(key, !selective || op.out !== 0);
           trace.push(`${op.own ? 'own ' : ''}write ${key} → ${obj.metadata.uid}@${obj.metadata.resourceVersion}`);
           if (op.own) pending.push({ kind: 'write', obj });
         } else {
           const old = server.delete(key);
           if (!old) return;
           trace.push(`${op.own ? 'own ' : ''}delete ${key} ${old.metadata.uid} at ${server.rv}`);
-          if (op.own) pending.push({ kind: 'delete', key, uid: old.metadata.uid! });
+          if (op.own) pending.push({ kind: 'delete', key, rv: server.rv, ...(op.noUid === 0 ? {} : { uid: old.metadata.uid! }) });
         }
         return;
       }
@@ -309,10 +367,10 @@ function run(ops: Op[], perNamespace: boolean): void {
           w.state = 'needList';
           return;
         }
-        const events = server.log.filter((e) => e.rv > w.rv && inScope(keyOf(e.obj), s)).slice(0, op.n);
-        for (const e of events) {
-          trace.push(`event ${e.type} ${keyOf(e.obj)} ${e.obj.metadata.uid}@${e.rv} (scope ${s})`);
-          observe(writer.apply(e.type, e.obj));
+        for (const e of ahead(s, w.rv).slice(0, op.n)) {
+          const event = visible(e)!;
+          trace.push(`event ${event.type} ${keyOf(e.obj)} ${e.obj.metadata.uid}@${e.rv} (scope ${s})`);
+          observe(writer.apply(event.type, event.obj));
           w.rv = e.rv;
         }
         return;
@@ -321,7 +379,7 @@ function run(ops: Op[], perNamespace: boolean): void {
         const s = op.scope % watchers.length;
         const w = watchers[s]!;
         if (w.state !== 'watching' || w.rv < server.compacted) return;
-        if (server.log.some((e) => e.rv > w.rv && inScope(keyOf(e.obj), s))) return; // a bookmark follows the events before it
+        if (ahead(s, w.rv).length > 0) return; // a bookmark follows the events before it
         trace.push(`bookmark scope ${s} at ${server.rv}`);
         extras.bookmark?.(String(server.rv), scopes[s]);
         w.rv = server.rv;
@@ -346,6 +404,7 @@ function run(ops: Op[], perNamespace: boolean): void {
           startList(s); // the 504 makes it relist at once
         });
         ownDeletesNoted.clear();
+        ownRemovals.clear();
         epoch++;
         return;
       }
@@ -358,7 +417,8 @@ function run(ops: Op[], perNamespace: boolean): void {
     extras.beginList?.(scopes[s], w.restored ? { historyChanged: true } : {});
     delete w.restored;
     w.state = 'listing';
-    w.snapshot = { items: [...server.live.entries()].filter(([k]) => inScope(k, s)).map(([, o]) => o), rv: server.rv };
+    deletesWhileListing[s] = 0; // this list settles those noted before it began
+    w.snapshot = { items: [...server.live.entries()].filter(([k, o]) => inScope(k, s) && selected(o)).map(([, o]) => o), rv: server.rv };
     trace.push(`list starts scope ${s} at ${server.rv}`);
   };
 
@@ -381,8 +441,19 @@ function run(ops: Op[], perNamespace: boolean): void {
   }
   if (!quiescent()) fail('did not reach a quiescent point');
   checkQuiescent();
+  // A watch's position passes changes it does not deliver (outside the selection) only with a
+  // bookmark, as kube-apiserver sends about once a minute.
+  for (let s = 0; s < watchers.length; s++) {
+    trace.push(`bookmark scope ${s} at ${server.rv}`);
+    extras.bookmark?.(String(server.rv), scopes[s]);
+    watchers[s]!.rv = server.rv;
+  }
   // What the store keeps beside the objects does not outlive what it guards against.
   if (writer.bookkeeping().floors > 0) fail(`floors left once every watcher caught up: ${JSON.stringify(writer.bookkeeping())}`);
+  const listingDeletes = deletesWhileListing.reduce((a, b) => a + b, 0);
+  if (selective && writer.bookkeeping().tombstones > listingDeletes) {
+    fail(`under a selector, tombstones left once every watcher caught up: ${writer.bookkeeping().tombstones}, deletes noted while a list was in flight: ${listingDeletes}`);
+  }
   for (let s = 0; s < watchers.length; s++) {
     step({ t: 'relist', scope: s });
     step({ t: 'listEnd', scope: s });
@@ -400,9 +471,9 @@ function describe(o: Obj): string {
   return `${keyOf(o)}:${o.metadata.uid}@${o.metadata.resourceVersion}=v${o.data.v}`;
 }
 
-test(`store model: ${RUNS} random interleavings of lists, watch events, bookmarks, 410s, restores and own writes`, { timeout: LONG ? 3_600_000 : 60_000 }, () => {
+test(`store model: ${RUNS} random interleavings of lists, watch events, bookmarks, 410s, restores and own writes, with and without a label selector`, { timeout: LONG ? 3_600_000 : 60_000 }, () => {
   fc.assert(
-    fc.property(fc.array(opArb, { minLength: 1, maxLength: 60 }), fc.boolean(), (ops, perNamespace) => run(ops, perNamespace)),
+    fc.property(fc.array(opArb, { minLength: 1, maxLength: 60 }), fc.boolean(), fc.boolean(), (ops, perNamespace, selective) => run(ops, perNamespace, selective)),
     { numRuns: RUNS, ...(process.env.CONVERGE_MODEL_SEED ? { seed: Number(process.env.CONVERGE_MODEL_SEED) } : {}) },
   );
 });

@@ -32,7 +32,7 @@ test("read-your-own-writes: a written object is visible at once and its watch ec
 test('noteDelete removes at once and ignores stale events for the deleted UID', () => {
   const s = new StoreWriter();
   s.apply('ADDED', obj('a', '5'));
-  assert.equal(s.noteDelete({ namespace: 'ns', name: 'a' })?.type, 'delete');
+  assert.equal(s.noteDelete({ namespace: 'ns', name: 'a' }, { uid: 'uid-a' })?.type, 'delete');
   assert.equal(s.apply('MODIFIED', obj('a', '6')), undefined, 'stale modify of the deleted object');
   assert.equal(s.apply('DELETED', obj('a', '7')), undefined, 'already gone');
   assert.equal(s.apply('ADDED', obj('a', '9', { uid: 'new' }))?.type, 'add', 'a new object of that name is seen');
@@ -239,4 +239,103 @@ test('a delete noted while a list is in flight, of a UID that list does not show
   s.beginList();
   s.replace([], '5');
   assert.deepEqual(s.bookkeeping(), { tombstones: 0, floors: 0 });
+});
+
+test('an object that left the label selection and came back (same UID): later own writes are written through again (ADR 0002)', () => {
+  // Someone else relabels it out (the selector watch says DELETED), then back in (ADDED, same UID).
+  const s = new StoreWriter();
+  s.replace([obj('a', '10')], '10');
+  s.apply('DELETED', obj('a', '11'));
+  assert.equal(s.apply('ADDED', obj('a', '12'))?.type, 'add');
+  assert.equal(s.noteWrite(obj('a', '13'))?.type, 'update', 'our write at 13 is shown at once');
+  assert.equal(s.get('ns/a')?.metadata.resourceVersion, '13');
+  // This process relabels it out, the watch confirms, then this process relabels it back in.
+  const t = new StoreWriter();
+  t.replace([obj('a', '10')], '10');
+  assert.equal(t.noteGone(obj('a', '11'))?.type, 'delete');
+  assert.equal(t.apply('DELETED', obj('a', '11')), undefined);
+  assert.equal(t.noteWrite(obj('a', '12'))?.type, 'add', 'a note newer than the DELETED proves the UID is back');
+  assert.equal(t.get('ns/a')?.metadata.resourceVersion, '12');
+  assert.equal(t.apply('ADDED', obj('a', '12')), undefined, 'its echo');
+  assert.equal(t.noteWrite(obj('a', '14'))?.type, 'update');
+});
+
+test('under a selector, deleting objects the store does not hold (outside the selection) leaves no tombstone: 1 000 deletes, 0 left', () => {
+  const s = new StoreWriter({ selective: true });
+  s.replace([], '10');
+  for (let i = 0; i < 1000; i++) assert.equal(s.noteDelete({ namespace: 'ns', name: `job-${i}` }, { uid: `u-${i}` }), undefined);
+  // The watch goes on without a relist and never mentions those objects.
+  for (let rv = 2000; rv < 2100; rv++) s.apply('ADDED', obj(`other-${rv}`, String(rv)));
+  assert.deepEqual(s.bookkeeping(), { tombstones: 0, floors: 0 });
+  // One the store holds is still removed and kept out until the watch confirms its deletion.
+  assert.equal(s.noteDelete({ namespace: 'ns', name: 'other-2000' }, { uid: 'uid-other-2000' })?.type, 'delete');
+  assert.equal(s.apply('MODIFIED', obj('other-2000', '2100')), undefined);
+  // While a list is in flight, an object it may show is kept out as without a selector.
+  s.beginList();
+  s.noteDelete({ namespace: 'ns', name: 'b' }, { uid: 'uid-b' });
+  assert.deepEqual(s.replace([obj('b', '2050')], '2101').filter((c) => c.object.metadata.name === 'b'), [], 'the list (taken before the delete) does not bring it back');
+});
+
+test('a delete answer without a UID does not remove a re-created object of that name', () => {
+  const s = new StoreWriter();
+  s.replace([obj('a', '10', { uid: 'U1' })], '10');
+  s.apply('DELETED', obj('a', '11', { uid: 'U1' })); // our delete at 11, seen by the watch first
+  s.apply('ADDED', obj('a', '12', { uid: 'U2' })); // someone re-creates the name
+  assert.equal(s.noteDelete({ namespace: 'ns', name: 'a' }, {}), undefined, 'our answer (a Status without details.uid) arrives last');
+  assert.equal(s.get('ns/a')?.metadata.uid, 'U2');
+  assert.equal(s.apply('MODIFIED', obj('a', '13', { uid: 'U2' }))?.type, 'update');
+  // The same when the store never saw the deleted object: U2 came with the first list, taken after our delete.
+  const t = new StoreWriter();
+  t.replace([obj('a', '12', { uid: 'U2' })], '12');
+  assert.equal(t.noteDelete({ namespace: 'ns', name: 'a' }, {}), undefined);
+  assert.equal(t.get('ns/a')?.metadata.uid, 'U2');
+  // Without a UID the store cannot tell the deleted object from a re-creation: the watch removes it.
+  const u = new StoreWriter();
+  u.replace([obj('a', '10', { uid: 'U1' })], '10');
+  assert.equal(u.noteDelete({ namespace: 'ns', name: 'a' }, {}), undefined);
+  assert.equal(u.apply('DELETED', obj('a', '11', { uid: 'U1' }))?.type, 'delete');
+  assert.deepEqual(u.bookkeeping(), { tombstones: 0, floors: 0 });
+});
+
+test('after an etcd restore, our write that moved an object out of the selection during the relist removes what the old history left (store model, selector runs)', () => {
+  const s = new StoreWriter({ selective: true });
+  s.replace([], '1');
+  s.noteWrite(obj('a', '3', { uid: 'uid-2' })); // the old history: created by us at 3
+  // etcd restored to 2 (uid-2 never existed); during the relist our write creates uid-3 at 3, outside the selection.
+  s.beginList(undefined, { historyChanged: true });
+  assert.equal(s.noteGone(obj('a', '3', { uid: 'uid-3' }))?.type, 'delete', 'uid-2@3 is of the lost history');
+  s.replace([], '2');
+  assert.equal(s.get('ns/a'), undefined);
+});
+
+test('under a selector, the floor of our write that moved an already-departed object out goes with the first bookmark past it (store model, selector runs)', () => {
+  const s = new StoreWriter({ selective: true });
+  s.replace([], '1');
+  s.apply('ADDED', obj('c', '2'));
+  assert.equal(s.noteGone(obj('c', '4'))?.type, 'delete', 'our write at 4 (the store still held version 2)');
+  s.apply('DELETED', obj('c', '3')); // someone else had moved it out at 3: our write at 4 is invisible to this watch
+  assert.deepEqual(s.bookkeeping(), { tombstones: 0, floors: 1 });
+  s.bookmark('5');
+  assert.deepEqual(s.bookkeeping(), { tombstones: 0, floors: 0 }, 'nothing at or below 4 can come any more');
+});
+
+test('after an etcd restore brought back an object we had deleted, our write of it during the relist is shown (store model, read-your-own-writes check)', () => {
+  const s = new StoreWriter();
+  s.replace([obj('b', '2', { uid: 'uid-1' })], '2');
+  assert.equal(s.noteDelete({ namespace: 'ns', name: 'b' }, { uid: 'uid-1' })?.type, 'delete'); // at 3, in the history about to be lost
+  // etcd restored to 2 (uid-1 exists again); the relist is in flight when our write of uid-1 at 3 returns.
+  s.beginList(undefined, { historyChanged: true });
+  assert.equal(s.noteWrite(obj('b', '3', { uid: 'uid-1' }))?.type, 'add', 'the old history\'s tombstone does not hide it');
+  assert.deepEqual(s.replace([obj('b', '2', { uid: 'uid-1' })], '2'), [], 'the list, taken before the write, keeps it');
+  assert.equal(s.get('ns/b')?.metadata.resourceVersion, '3');
+});
+
+test('under a selector, the DELETED of an object leaving it does not remove the newer version our write brought back in (store model, selector runs)', () => {
+  const s = new StoreWriter({ selective: true });
+  s.replace([obj('b', '2')], '2');
+  assert.equal(s.noteWrite(obj('b', '4'))?.type, 'update', 'ours at 4 moved it back in');
+  assert.equal(s.apply('DELETED', obj('b', '3')), undefined, 'someone had moved it out at 3');
+  assert.equal(s.get('ns/b')?.metadata.resourceVersion, '4');
+  assert.equal(s.apply('ADDED', obj('b', '4')), undefined, 'the echo of our write');
+  assert.equal(s.noteWrite(obj('b', '5'))?.type, 'update');
 });

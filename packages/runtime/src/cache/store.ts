@@ -17,7 +17,13 @@
  * - A write note above it is applied at once; the watch event with the same resourceVersion
  *   that follows is dropped. Older versions never replace newer ones, from either source.
  * - An object this process deleted stays out (a tombstone per key and UID) until the watch
- *   confirms the deletion, whatever stale event or list was already in flight.
+ *   confirms the deletion, whatever stale event or list was already in flight. Under a label or
+ *   field selector (`selective`) this holds for objects the store held or a list in flight may
+ *   bring; one it does not hold is most likely outside the selection, whose watch never delivers
+ *   the deletion, and is left to the watch. A delete answer that names no UID is left to the
+ *   watch too (the store cannot tell the deleted object from one of that name created since).
+ * - Under a selector the watch says DELETED also when an object merely leaves the selection; the
+ *   same UID seen again (an event, or a note of this process newer than that DELETED) is back.
  * - Once this process's own note took a key out (a delete, a write that left the selection), a
  *   watch event or write note for that key at or below the version taken out is not shown: the
  *   watch, still behind, replays a past that readers have seen superseded (another object of the
@@ -87,6 +93,12 @@ export interface StoreWriterOptions<T extends KubeObject> {
    * is then kept per namespace. Default: one watch for all.
    */
   perNamespace?: boolean;
+  /**
+   * The watch delivers only part of its scope (a label or field selector): the deletion of an
+   * object outside it never comes, so a delete note of an object the store does not hold leaves
+   * no tombstone (none the watch would clear), unless a list is in flight.
+   */
+  selective?: boolean;
 }
 
 /** What the API server's answer to a delete says about the deleted object. */
@@ -121,11 +133,16 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
   /** The transform, then strings shared with `previous` (the cached version it replaces) and the cache. */
   readonly #transform: (obj: T, previous: T | undefined) => T;
   readonly #perNamespace: boolean;
+  readonly #selective: boolean;
   readonly #scopes = new Map<string, Scope>();
   /** Per key, the UIDs of objects this process deleted, until the watch (or a list) confirms it. */
   readonly #tombstones = new Map<string, Set<string>>();
-  /** Per key, the UID of the last deletion the watch delivered (bounded, oldest dropped first). */
-  readonly #deletedByWatch = new Map<string, string>();
+  /**
+   * Per key, the UID of the last deletion the watch delivered and that event's resourceVersion
+   * (bounded, oldest dropped first). Under a selector the object may only have left the selection:
+   * the record goes when the watch, or a newer note of this process, shows that UID again.
+   */
+  readonly #deletedByWatch = new Map<string, { uid: string; rv: string | undefined }>();
   /**
    * Per key, the resourceVersion of the last version this process's own note took out of the
    * store (a delete, a write that left the selection), until the watch or a list reaches it.
@@ -138,6 +155,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     // Equal strings shared between cached objects (intern-strings.ts): ≈ 30 % less heap per object.
     this.#transform = (obj, previous) => internStrings(transform(obj), previous);
     this.#perNamespace = options.perNamespace ?? false;
+    this.#selective = options.selective ?? false;
   }
 
   /** Adds an index (and indexes what is already stored). Adding the same function again is a no-op. */
@@ -201,6 +219,13 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       scope.historyChanged = true;
       delete scope.watched;
       for (const key of [...this.#floors.keys()]) if (this.#keyInScope(key, namespace)) this.#floors.delete(key);
+      // So do the deletions it knew of: the list, requested after every delete noted so far, shows
+      // what exists now; until it ends, a note of an object the restore brought back is news.
+      for (const key of [...this.#tombstones.keys(), ...this.#deletedByWatch.keys()]) {
+        if (!this.#keyInScope(key, namespace)) continue;
+        this.#tombstones.delete(key);
+        this.#deletedByWatch.delete(key);
+      }
     }
   }
 
@@ -241,7 +266,8 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     };
     for (const [key, obj] of listed) {
       if (this.#tombstoned(key, obj.metadata.uid)) continue; // deleted by us after the list was taken
-      if (this.#deletedByWatch.get(key) === obj.metadata.uid) this.#deletedByWatch.delete(key); // alive again (etcd restored)
+      // Alive again (etcd restored; back in the selection).
+      if (this.#deletedByWatch.get(key)?.uid === obj.metadata.uid) this.#deletedByWatch.delete(key);
       if (newerThanList(key)) continue;
       const old = this.#memory.get(key);
       if (old && sameVersion(old, obj) && (!regressed || sameContent(old, obj))) continue;
@@ -294,22 +320,35 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     if (type === 'DELETED') {
       this.#belowFloor(key, obj.metadata.resourceVersion);
       this.#untomb(key, uid);
-      if (uid) this.#rememberDeletion(key, uid);
       const old = this.#memory.get(key);
-      if (!old) return undefined;
-      if (old.metadata.uid !== uid && compareResourceVersions(old.metadata.resourceVersion, obj.metadata.resourceVersion) > 0) {
-        return undefined; // a newer object of the same name already replaced it
+      if (old && compareResourceVersions(old.metadata.resourceVersion, obj.metadata.resourceVersion) > 0) {
+        // A newer version of the name is held: another object that replaced it, or (under a
+        // selector) this one, left the selection and brought back in by our own write since.
+        if (uid && old.metadata.uid !== uid) this.#rememberDeletion(key, uid, obj.metadata.resourceVersion);
+        return undefined;
       }
+      if (uid) this.#rememberDeletion(key, uid, obj.metadata.resourceVersion);
+      if (!old) return undefined;
       this.#memory.remove(key);
       return { type: 'delete', object: old };
     }
+    // The UID whose deletion the watch delivered is there again: it had only left the selection.
+    const gone = this.#deletedByWatch.get(key);
+    if (gone !== undefined && gone.uid === uid && !(compareResourceVersions(obj.metadata.resourceVersion, gone.rv) <= 0)) this.#deletedByWatch.delete(key);
     if (this.#tombstoned(key, uid) || this.#belowFloor(key, obj.metadata.resourceVersion)) return undefined;
     return this.#upsert(key, obj);
   }
 
   /** A bookmark: the watch of this scope has delivered everything up to `resourceVersion`. */
   bookmark(resourceVersion: string, namespace?: string): void {
-    this.#advance(this.#scope(namespace), resourceVersion);
+    const scope = this.#scope(namespace);
+    this.#advance(scope, resourceVersion);
+    // A floor the watch position has reached guards nothing more: the watch has delivered every
+    // event up to it, and rule 1 drops notes at or below it. Most go with the key's next event;
+    // under a selector that event may never come (the key is outside it): bookmarks sweep them.
+    for (const [key, floor] of [...this.#floors]) {
+      if (this.#keyInScope(key, namespace) && compareResourceVersions(floor, scope.watched) <= 0) this.#floors.delete(key);
+    }
   }
 
   /** Records an object this process has just written (read-your-own-writes). */
@@ -319,8 +358,14 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     const scope = this.#scope(obj.metadata.namespace);
     if (compareResourceVersions(rv, scope.watched) <= 0) return undefined; // the watch is there already
     const uid = obj.metadata.uid;
-    if (this.#tombstoned(key, uid) || (uid !== undefined && this.#deletedByWatch.get(key) === uid)) return undefined;
+    if (this.#tombstoned(key, uid)) return undefined;
+    // The watch showed this UID deleted: a note at or below that version is of the past; a newer
+    // one proves the UID is still there (it had only left the label or field selection).
+    const gone = this.#deletedByWatch.get(key);
+    const sameUid = gone !== undefined && uid !== undefined && gone.uid === uid;
+    if (sameUid && !(compareResourceVersions(rv, gone.rv) > 0)) return undefined;
     if (this.#belowFloor(key, rv)) return undefined;
+    if (sameUid) this.#deletedByWatch.delete(key);
     // After an etcd restore, the first note of a key replaces what the old history left, whatever its version.
     const fresh = scope.historyChanged === true && !scope.writtenSinceList?.has(key);
     this.#written(scope, key, rv);
@@ -337,22 +382,29 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     const scope = this.#scope(obj.metadata.namespace);
     if (compareResourceVersions(rv, scope.watched) <= 0) return undefined;
     const old = this.#memory.get(key);
+    // After an etcd restore, the first note of a key is news, whatever the old history left (as in noteWrite).
+    const fresh = scope.historyChanged === true && !scope.writtenSinceList?.has(key);
     this.#written(scope, key, rv);
-    if (!old || compareResourceVersions(old.metadata.resourceVersion, rv) >= 0) return undefined;
+    if (!old || (!fresh && compareResourceVersions(old.metadata.resourceVersion, rv) >= 0)) return undefined;
     this.#memory.remove(key);
     this.#raiseFloor(key, rv);
     return { type: 'delete', object: old };
   }
 
-  /** Records that this process has just deleted an object that is now gone. */
+  /**
+   * Records that this process has just deleted an object that is now gone. An answer that names
+   * no UID is left to the watch: the store cannot tell whether the object it holds is the deleted
+   * one or one of the same name created since (it does not know the delete's resourceVersion).
+   */
   noteDelete(key: ObjectKey, deleted: DeletedObject = {}): Change<T> | undefined {
     const k = formatKey(key);
     const scope = this.#scope(key.namespace);
-    scope.deletedSinceList?.add(k);
     const old = this.#memory.get(k);
-    const uid = deleted.uid ?? old?.metadata.uid;
-    if (old && (deleted.uid === undefined || old.metadata.uid === deleted.uid)) {
-      if (uid) this.#tomb(k, uid);
+    const uid = deleted.uid;
+    if (uid === undefined) return undefined;
+    if (old && old.metadata.uid === uid) {
+      scope.deletedSinceList?.add(k);
+      this.#tomb(k, uid);
       this.#memory.remove(k);
       // Its version is a floor only in the history it was read in: while the relist after an etcd
       // restore is in flight, a version not noted since it began is the old history's, and would
@@ -360,8 +412,13 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       if (!scope.historyChanged || scope.writtenSinceList?.has(k)) this.#raiseFloor(k, old.metadata.resourceVersion);
       return { type: 'delete', object: old };
     }
+    // Not in the store, under a selector: most likely outside the selection, whose watch never
+    // delivers the deletion that would clear a tombstone. Only a list in flight (taken, perhaps,
+    // before the delete) could bring it back; else the watch shows it, if at all, until its DELETED.
+    if (this.#selective && scope.deletedSinceList === undefined) return undefined;
+    scope.deletedSinceList?.add(k);
     // Not (yet) in the store: keep it out when the watch brings it, unless the watch has shown its deletion already.
-    if (uid && this.#deletedByWatch.get(k) !== uid) this.#tomb(k, uid);
+    if (this.#deletedByWatch.get(k)?.uid !== uid) this.#tomb(k, uid);
     return undefined;
   }
 
@@ -426,9 +483,9 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     if (uids.size === 0) this.#tombstones.delete(key);
   }
 
-  #rememberDeletion(key: string, uid: string): void {
+  #rememberDeletion(key: string, uid: string, rv: string | undefined): void {
     this.#deletedByWatch.delete(key);
-    this.#deletedByWatch.set(key, uid);
+    this.#deletedByWatch.set(key, { uid, rv });
     if (this.#deletedByWatch.size > DELETION_FACTS) this.#deletedByWatch.delete(this.#deletedByWatch.keys().next().value!);
   }
 

@@ -225,6 +225,23 @@ describe('Manager: readiness', () => {
   });
 });
 
+describe('Manager: stopped before it started', () => {
+  it('start with an already-aborted signal (a SIGTERM during start-up) settles promptly against an unreachable API server', async () => {
+    const m = await manager({ cacheSyncTimeoutMs: 300 });
+    m.cache.informer(ConfigMapKind);
+    const outcome = await within(m.start(AbortSignal.abort(new Error('SIGTERM'))), 3_000);
+    assert.ok(outcome.settled, 'start kept waiting for the caches to sync (not even cacheSyncTimeoutMs ended it)');
+    assert.equal(outcome.error, undefined, 'a plain abort resolves');
+  });
+
+  it('an informer asked to wait for its sync with an already-aborted signal rejects at once with its reason', async () => {
+    const m = await manager();
+    const reason = new Error('stop');
+    const outcome = await within(m.cache.informer(ConfigMapKind).waitForSync(AbortSignal.abort(reason)), 500);
+    assert.ok(outcome.settled && outcome.error === reason, 'waitForSync did not settle');
+  });
+});
+
 describe('Manager: checks other teams add', () => {
   it('a ready check that throws fails itself only: the built-in checks, and /readyz?exclude= of it, stay as they are', async () => {
     const m = await manager({ healthProbeBindAddress: '127.0.0.1:0' });
