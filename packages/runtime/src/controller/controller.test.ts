@@ -337,3 +337,23 @@ test('a Server-Side Apply conflict with another field manager is a failure, not 
   assert.ok(!lines.some((l) => l.msg === 'conflict; re-reading and retrying'), 'not taken for a stale read');
   assert.ok(lines.some((l) => (l.level as number) >= 40 && JSON.stringify(l).includes("hpa-controller")), 'a warning names the other manager');
 });
+
+test('a permanent failure of a key whose primary does not exist is not remembered (nothing would ever clear it): told again the next time', async () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const debugLog = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const clock = new FakeClock(1_000_000);
+  const controller = new Controller(
+    { name: 'ghost', log: debugLog, clock, exists: (key) => key !== 'ns/ghost', reconciler: { reconcile: async () => { throw new PermanentError('NotFound', 'mapped to a name that does not exist'); } } },
+    { resyncPeriodMs: 10_000, resyncJitter: 0, shutdownGraceMs: 1_000 },
+  );
+  const stop = new AbortController();
+  const running = controller.start(stop.signal);
+  const warnings = () => lines.filter((l) => l.level === 40 && l.msg === 'reconcile failed permanently; waiting for a change').length;
+  controller.enqueue('ns/ghost');
+  await tick();
+  controller.enqueue('ns/ghost');
+  await tick();
+  assert.equal(warnings(), 2, 'no entry kept for a key with no primary');
+  stop.abort();
+  await running;
+});

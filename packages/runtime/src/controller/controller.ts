@@ -218,8 +218,13 @@ export class Controller {
       this.queue.forget(key);
       this.#schedulePeriodicCheck(key);
       // Warned once per failure: the periodic check meets the same one again until the input changes.
+      // Not remembered for a key whose primary does not exist (a mapping to a missing name): no
+      // periodic check or success would ever clear the entry.
       const told = `${err.reason}\n${err.message}`;
-      if (this.#toldPermanent.get(key) === told) {
+      if (this.#deps.exists && !this.#deps.exists(key)) {
+        this.#toldPermanent.delete(key);
+        log.warn({ reason: err.reason, err: err.message }, 'reconcile failed permanently; waiting for a change');
+      } else if (this.#toldPermanent.get(key) === told) {
         log.debug({ reason: err.reason, err: err.message }, 'reconcile failed permanently; waiting for a change (as before)');
       } else {
         this.#toldPermanent.set(key, told);
