@@ -56,3 +56,20 @@ test('a Secret must opt in with the vendor-credentials label: unlabelled, nothin
   await env.client.patch(SecretKind, { namespace: env.ns, name: 'plain' }, { type: 'merge', body: { metadata: { labels: { 'dhp.example.com/vendor-credentials': 'true' } } } });
   await waitFor(env.client, env.ns, 'opt-in', isReady, 'Ready once the Secret is labelled');
 });
+
+test('an endpoint outside provider.vendor.allowedEndpoints: EndpointNotAllowed (Stalled), the Secret never read, nothing sent, and its deletion needs no vendor', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t, { faults: { split: 0 }, vendor: { allowedEndpoints: ['https://vendor.allowed.example'] } });
+  let gets = 0;
+  env.manager().client.observe({ onRequest: (r) => { if (r.verb === 'get' && r.resource === 'secrets') gets++; } });
+  const requests = () => Object.values(env.sim.stats().requests).reduce((a, b) => a + b, 0);
+  const before = requests();
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'elsewhere', env.sim.baseUrl));
+  const refused = await waitFor(env.client, env.ns, 'elsewhere', (d) => ready(d)?.reason === 'EndpointNotAllowed', 'EndpointNotAllowed');
+  assert.match(ready(refused)!.message ?? '', /provider\.vendor\.allowedEndpoints: https:\/\/vendor\.allowed\.example/);
+  assert.equal(refused.status?.conditions?.find((c) => c.type === 'Stalled')?.status, 'True');
+  assert.equal(gets, 0, 'the Secret was not read');
+  assert.equal(requests(), before, 'nothing reached the vendor');
+  // Deleting it needs no vendor call (nothing was ever sent): the finalizer goes.
+  await env.client.delete(DigitalHumanProviderKind, { namespace: env.ns, name: 'elsewhere' });
+  await eventually(async () => (await env.client.get(DigitalHumanProviderKind, { namespace: env.ns, name: 'elsewhere' }).then(() => false, () => true)), { timeoutMs: 30_000, what: 'deleted' });
+});

@@ -77,7 +77,7 @@ export const compiledChecks: Record<string, (value: unknown) => boolean> = {
         (value['lateCreateWindowSeconds'] !== undefined ? (Number.isFinite(value['lateCreateWindowSeconds']) && value['lateCreateWindowSeconds'] <= 86400 && value['lateCreateWindowSeconds'] >= 1) : true) &&
         (value['rejectedRetrySeconds'] !== undefined ? (Number.isFinite(value['rejectedRetrySeconds']) && value['rejectedRetrySeconds'] <= 86400 && value['rejectedRetrySeconds'] >= 1) : true) &&
         (value['recommendation'] !== undefined ? ((typeof value['recommendation'] === 'object' && value['recommendation'] !== null && !Array.isArray(value['recommendation'])) && (value['recommendation']['quotaPercent'] !== undefined ? (Number.isFinite(value['recommendation']['quotaPercent']) && value['recommendation']['quotaPercent'] > 0 && value['recommendation']['quotaPercent'] <= 100) : true) && (value['recommendation']['sustainedThrottlingSeconds'] !== undefined ? (Number.isFinite(value['recommendation']['sustainedThrottlingSeconds']) && value['recommendation']['sustainedThrottlingSeconds'] <= 86400 && value['recommendation']['sustainedThrottlingSeconds'] >= 0) : true) && Object.getOwnPropertyNames(value['recommendation']).every(key => ['quotaPercent', 'sustainedThrottlingSeconds'].includes(key))) : true) &&
-        (value['vendor'] !== undefined ? ((typeof value['vendor'] === 'object' && value['vendor'] !== null && !Array.isArray(value['vendor'])) && (value['vendor']['requestsPerSecond'] !== undefined ? (Number.isFinite(value['vendor']['requestsPerSecond']) && value['vendor']['requestsPerSecond'] > 0) : true) && (value['vendor']['burst'] !== undefined ? (Number.isInteger(value['vendor']['burst']) && value['vendor']['burst'] >= 1) : true) && (value['vendor']['maxConcurrency'] !== undefined ? (Number.isInteger(value['vendor']['maxConcurrency']) && value['vendor']['maxConcurrency'] >= 1) : true) && (value['vendor']['timeoutSeconds'] !== undefined ? (Number.isFinite(value['vendor']['timeoutSeconds']) && value['vendor']['timeoutSeconds'] > 0 && value['vendor']['timeoutSeconds'] <= 600) : true) && (value['vendor']['caFile'] !== undefined ? ((typeof value['vendor']['caFile'] === 'string') && value['vendor']['caFile'].length >= 1) : true) && Object.getOwnPropertyNames(value['vendor']).every(key => ['requestsPerSecond', 'burst', 'maxConcurrency', 'timeoutSeconds', 'caFile'].includes(key))) : true) &&
+        (value['vendor'] !== undefined ? ((typeof value['vendor'] === 'object' && value['vendor'] !== null && !Array.isArray(value['vendor'])) && (value['vendor']['requestsPerSecond'] !== undefined ? (Number.isFinite(value['vendor']['requestsPerSecond']) && value['vendor']['requestsPerSecond'] > 0) : true) && (value['vendor']['burst'] !== undefined ? (Number.isInteger(value['vendor']['burst']) && value['vendor']['burst'] >= 1) : true) && (value['vendor']['maxConcurrency'] !== undefined ? (Number.isInteger(value['vendor']['maxConcurrency']) && value['vendor']['maxConcurrency'] >= 1) : true) && (value['vendor']['timeoutSeconds'] !== undefined ? (Number.isFinite(value['vendor']['timeoutSeconds']) && value['vendor']['timeoutSeconds'] > 0 && value['vendor']['timeoutSeconds'] <= 600) : true) && (value['vendor']['caFile'] !== undefined ? ((typeof value['vendor']['caFile'] === 'string') && value['vendor']['caFile'].length >= 1) : true) && (value['vendor']['allowedEndpoints'] !== undefined ? (Array.isArray(value['vendor']['allowedEndpoints']) && value['vendor']['allowedEndpoints'].length <= 1000 && ((array) => { for(const value of array) if(!(((typeof value === 'string') && value.length <= 2048 && value.length >= 1))) { return false }; return true; })(value['vendor']['allowedEndpoints'])) : true) && Object.getOwnPropertyNames(value['vendor']).every(key => ['requestsPerSecond', 'burst', 'maxConcurrency', 'timeoutSeconds', 'caFile', 'allowedEndpoints'].includes(key))) : true) &&
         Object.getOwnPropertyNames(value).every(key => ['healthIntervalSeconds', 'maxConcurrentReconciles', 'maxRetryDelaySeconds', 'recoveryProbeSeconds', 'observeIntervalSeconds', 'usageRefreshSeconds', 'lateCreateWindowSeconds', 'rejectedRetrySeconds', 'recommendation', 'vendor'].includes(key))
       )
     }
@@ -564,6 +564,18 @@ export const compiledSchemas: Record<string, () => unknown> = {
             [Symbol.for("TypeBox.Optional")]: "Optional",
             "minLength": 1,
             "type": "string",
+          },
+          "allowedEndpoints": {
+            [Symbol.for("TypeBox.Kind")]: "Array",
+            [Symbol.for("TypeBox.Optional")]: "Optional",
+            "maxItems": 1000,
+            "type": "array",
+            "items": {
+              [Symbol.for("TypeBox.Kind")]: "String",
+              "minLength": 1,
+              "maxLength": 2048,
+              "type": "string",
+            },
           },
         },
       },

@@ -22,7 +22,7 @@ export type ProviderReadyStatus = 'True' | 'False' | 'Unknown';
 export type ProviderConditionEntry = [type: string, status: ProviderReadyStatus, reason: string, message: string];
 
 /** Ready reasons that wait for a person whatever happens at the vendor. */
-export const STALLED_REASONS: readonly string[] = [Reason.Unauthorized, Reason.CredentialsMissing, Reason.CredentialsNotAllowed, Reason.CredentialsInvalid, Reason.EndpointChanged, Reason.VendorRejected];
+export const STALLED_REASONS: readonly string[] = [Reason.Unauthorized, Reason.CredentialsMissing, Reason.CredentialsNotAllowed, Reason.CredentialsInvalid, Reason.EndpointChanged, Reason.EndpointNotAllowed, Reason.VendorRejected];
 
 /**
  * Ready as given, plus Reconciling and Stalled. `permanent` marks a failure that is not retried

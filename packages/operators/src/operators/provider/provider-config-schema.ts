@@ -34,6 +34,7 @@ export const ProviderConfigSchema = Type.Object(
           maxConcurrency: Type.Optional(Type.Integer({ minimum: 1 })),
           timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600 })),
           caFile: Type.Optional(Type.String({ minLength: 1 })),
+          allowedEndpoints: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: 1000 })),
         },
         { additionalProperties: false },
       ),

@@ -20,6 +20,7 @@
  *     maxConcurrency: 4           # requests in flight per endpoint
  *     timeoutSeconds: 10
  *     caFile: /etc/converge/vendor-ca.pem   # trusted in addition to the system CAs
+ *     allowedEndpoints: []        # base URLs a provider may name (and its token be sent to); empty: any
  * ```
  *
  * Why a 30 s cap when controllers default to 1000 s: nothing in the cluster changes when a vendor
@@ -35,6 +36,7 @@
 import type { Static } from '@sinclair/typebox';
 import { inSection, checkedProblems } from '../config-problems.ts';
 import type { ProviderConfigSchema } from './provider-config-schema.ts';
+import { allowedEndpointProblems } from './allowed-endpoints.ts';
 
 
 export interface ProviderConfig {
@@ -47,7 +49,7 @@ export interface ProviderConfig {
   lateCreateWindowMs: number;
   rejectedRetryMs: number;
   recommendation: { quotaPercent: number; sustainedThrottlingMs: number };
-  vendor: { requestsPerSecond: number; burst: number; maxConcurrency: number; timeoutMs: number; caFile?: string };
+  vendor: { requestsPerSecond: number; burst: number; maxConcurrency: number; timeoutMs: number; caFile?: string; allowedEndpoints: string[] };
 }
 
 export const defaultProviderConfig: ProviderConfig = {
@@ -60,12 +62,15 @@ export const defaultProviderConfig: ProviderConfig = {
   lateCreateWindowMs: 900_000,
   rejectedRetryMs: 600_000,
   recommendation: { quotaPercent: 80, sustainedThrottlingMs: 300_000 },
-  vendor: { requestsPerSecond: 5, burst: 10, maxConcurrency: 4, timeoutMs: 10_000 },
+  vendor: { requestsPerSecond: 5, burst: 10, maxConcurrency: 4, timeoutMs: 10_000, allowedEndpoints: [] },
 };
 
 /** Every problem of a `provider` section, as `path: what` lines with paths inside the section (`vendor.timeoutSeconds: …`). */
 export function providerConfigProblems(raw: unknown): string[] {
-  return checkedProblems('providerConfig', raw ?? {});
+  const problems = checkedProblems('providerConfig', raw ?? {});
+  if (problems.length) return problems;
+  const allowed = (raw as Static<typeof ProviderConfigSchema> | undefined)?.vendor?.allowedEndpoints ?? [];
+  return allowedEndpointProblems(allowed).map((p) => `vendor.${p}`);
 }
 
 export function parseProviderConfig(raw: unknown, source = 'provider'): ProviderConfig {
@@ -92,6 +97,7 @@ export function parseProviderConfig(raw: unknown, source = 'provider'): Provider
       maxConcurrency: c.vendor?.maxConcurrency ?? d.vendor.maxConcurrency,
       timeoutMs: (c.vendor?.timeoutSeconds ?? d.vendor.timeoutMs / 1000) * 1000,
       ...(c.vendor?.caFile ? { caFile: c.vendor.caFile } : {}),
+      allowedEndpoints: [...(c.vendor?.allowedEndpoints ?? d.vendor.allowedEndpoints)],
     },
   };
 }

@@ -100,6 +100,7 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
     usageRefreshMs: config.usageRefreshMs,
     rejectedRetryMs: config.rejectedRetryMs,
     recommendation: config.recommendation,
+    allowedEndpoints: config.vendor.allowedEndpoints,
     events: options.events,
     recovery,
     clock: manager.clock,

@@ -89,6 +89,11 @@ export const ProviderReason = {
   CredentialsNotAllowed: 'CredentialsNotAllowed',
   /** Ready=False: the token is not one line of printable ASCII (a request header cannot carry it); nothing was sent; retried when the Secret changes. */
   CredentialsInvalid: 'CredentialsInvalid',
+  /**
+   * Ready=False: `spec.endpoint` is not among the operator's `provider.vendor.allowedEndpoints`;
+   * nothing was read or sent. Waits for the spec to change.
+   */
+  EndpointNotAllowed: 'EndpointNotAllowed',
   /** Ready=False: the vendor rejected the token (401/403). */
   Unauthorized: 'Unauthorized',
   /** Ready=False while deleting: the vendor could not confirm deletion; the finalizer stays. */
