@@ -48,8 +48,9 @@ test('a Microservice-only operator process loads neither TypeBox nor the provide
   const ours = loaded.filter((u) => u.startsWith('file://') && u.includes('/packages/'));
   const schemaModules = ours.filter((u) => u.includes('/packages/operators/') && /\/api\/(v1|v1alpha1|status|microservice|digital-human-provider|index)\.ts$|-schema\.ts$/.test(u));
   assert.deepEqual(schemaModules, [], 'schema modules on the operator path');
-  // The provider's config check and, for the conversion webhook, its converter and names are pure API.
-  const allowed = ['/provider/provider-config.ts', '/provider/api/constants.ts', '/provider/api/conversion.ts'];
+  // The provider's config check (with its check of allowedEndpoints) and, for the conversion
+  // webhook, its converter and names are pure API.
+  const allowed = ['/provider/provider-config.ts', '/provider/allowed-endpoints.ts', '/provider/api/constants.ts', '/provider/api/conversion.ts'];
   const provider = ours.filter((u) => u.includes('/operators/provider/') && !allowed.some((a) => u.endsWith(a)));
   assert.deepEqual(provider, [], 'provider operator modules in a Microservice-only process');
   assert.ok(ours.length > 20, `the hook saw the operator's modules (${ours.length})`);
