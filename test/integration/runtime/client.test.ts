@@ -33,6 +33,16 @@ test('CRUD, pagination, selectors and optimistic concurrency', async (t) => {
     (e: unknown) => isConflict(e),
     'a delete precondition on an old version fails',
   );
+  // A dry run is judged by the server (here: refused on a stale precondition, admitted otherwise),
+  // deletes nothing, and tells the client's observers nothing (a cache written through would drop
+  // an object that is still there).
+  const heard: string[] = [];
+  const unobserve = client.observe({ onDelete: (_kind, key) => void heard.push(key.name) });
+  await assert.rejects(client.delete(ConfigMapKind, { namespace: ns, name: 'cm-0' }, { dryRun: true, preconditions: { resourceVersion: cm.metadata.resourceVersion! } }), (e: unknown) => isConflict(e));
+  assert.equal(await client.delete(ConfigMapKind, { namespace: ns, name: 'cm-0' }, { dryRun: true }), undefined);
+  assert.equal((await client.get(ConfigMapKind, { namespace: ns, name: 'cm-0' })).metadata.uid, updated.metadata.uid, 'still there');
+  assert.deepEqual(heard, []);
+  unobserve();
   assert.equal(await client.delete(ConfigMapKind, { namespace: ns, name: 'cm-0' }, { preconditions: { uid: updated.metadata.uid! }, propagationPolicy: 'Background' }), undefined);
   await assert.rejects(client.get(ConfigMapKind, { namespace: ns, name: 'cm-0' }), (e: unknown) => isNotFound(e));
 });

@@ -263,13 +263,16 @@ export class KubeClient {
     if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
     if (opts.preconditions) body.preconditions = opts.preconditions;
     if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
+    // In the body, not the query: kube-apiserver reads a DELETE's options from its body when it
+    // has one and ignores the query then (a `?dryRun=All` with this body deleted for real).
+    if (opts.dryRun) body.dryRun = ['All'];
     const res = await this.#send('DELETE', 'delete', kind, this.#path(kind, key.namespace, key.name), {
       body: JSON.stringify(body),
       contentType: 'application/json',
       signal: opts.signal,
     });
     const { still, uid } = deleteOutcome<T>(res.body);
-    for (const o of this.#shared.observers) o.onDelete?.(kind, key, still, still ? undefined : { ...(uid ? { uid } : {}) });
+    if (!opts.dryRun) for (const o of this.#shared.observers) o.onDelete?.(kind, key, still, still ? undefined : { ...(uid ? { uid } : {}) });
     return still;
   }
 

@@ -100,5 +100,11 @@ export interface DeleteOptions {
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
   preconditions?: { uid?: string; resourceVersion?: string };
   gracePeriodSeconds?: number;
+  /**
+   * Ask the server to judge the delete (admission, preconditions, RBAC) without deleting
+   * anything; resolves as the real delete would. The client's observers are not told (a cache
+   * written through must not drop an object that is still there).
+   */
+  dryRun?: boolean;
   signal?: AbortSignal;
 }
