@@ -7,6 +7,7 @@
  * Serial: it owns the cluster-wide names converge-system and ClusterRole converge while it runs.
  */
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -28,8 +29,8 @@ function capture(): CommandIO & { out: string; err: string } {
   return io;
 }
 
-async function canI(kubeconfig: string, args: string[]): Promise<boolean> {
-  const result = await runKubectl(['--kubeconfig', kubeconfig, 'auth', 'can-i', `--as=${SA}`, ...args]);
+async function canI(kubeconfig: string, args: string[], as = SA): Promise<boolean> {
+  const result = await runKubectl(['--kubeconfig', kubeconfig, 'auth', 'can-i', `--as=${as}`, ...args]);
   const answer = result.stdout.trim();
   if (answer !== 'yes' && answer !== 'no') throw new Error(`kubectl auth can-i ${args.join(' ')}: ${result.stderr}`);
   return answer === 'yes';
@@ -59,6 +60,9 @@ const cleanUpInstall = async () => {
   const cluster = await testCluster();
   await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/converge');
   await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge');
+  await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/converge-metrics-auth');
+  await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge-metrics-auth');
+  await cluster.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/converge-metrics-reader');
   await namespaceGone('converge-system');
 };
 
@@ -195,6 +199,7 @@ test('namespace mode, then cluster mode: least-privilege RBAC and a restricted o
   }
   assert.equal(await canI(kc, ['get', `configmaps/converge-late-creates-${shards.length}`, '-n', 'converge-system']), false, 'no ConfigMap past the last shard');
   assert.equal(await canI(kc, ['get', 'configmaps/converge-config', '-n', 'converge-system']), false, 'no other ConfigMap of its namespace');
+  await checkMetricsAuth(t, kc);
 
   // The operator Deployment passes the restricted Pod Security admission: its pods get created.
   const pods = await eventually('operator pods', async () => {
@@ -227,4 +232,33 @@ test('namespace mode, then cluster mode: least-privilege RBAC and a restricted o
   for (const args of forbidden) assert.equal(await canI(kc, [...args, '-n', other]), false, `not needed: ${args.join(' ')}`);
   assert.equal(await canI(kc, ['list', 'nodes']), false);
   assert.equal(await canI(kc, ['create', 'customresourcedefinitions.apiextensions.k8s.io']), false);
+  await checkMetricsAuth(t, kc);
 });
+
+/**
+ * `--metrics-auth=kubernetes` (ADR 0041), in either mode: the operator may create the two reviews
+ * (cluster-scoped: they have no namespace) and nothing more of their kind, and is no metrics
+ * reader itself; a scraper bound to the shipped converge-metrics-reader may get exactly
+ * /metrics and /debug/unconverged.
+ */
+async function checkMetricsAuth(t: TestContext, kc: string): Promise<void> {
+  assert.ok(await canI(kc, ['create', 'tokenreviews.authentication.k8s.io']), 'create tokenreviews');
+  assert.ok(await canI(kc, ['create', 'subjectaccessreviews.authorization.k8s.io']), 'create subjectaccessreviews');
+  assert.equal(await canI(kc, ['create', 'localsubjectaccessreviews.authorization.k8s.io', '-n', 'converge-system']), false);
+  assert.equal(await canI(kc, ['get', '/metrics']), false, 'the operator reads no one\'s metrics');
+  const cluster = await testCluster();
+  const binding = `converge-test-scraper-${randomBytes(3).toString('hex')}`;
+  const scraper = `system:serviceaccount:monitoring:${binding}`;
+  assert.equal(await canI(kc, ['get', '/metrics'], scraper), false, 'not before the binding');
+  assert.equal((await cluster.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    metadata: { name: binding },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'converge-metrics-reader' },
+    subjects: [{ kind: 'ServiceAccount', name: binding, namespace: 'monitoring' }],
+  })).status, 201);
+  t.after(async () => void (await cluster.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${binding}`)));
+  await eventually('the scraper binding effective', async () => ((await canI(kc, ['get', '/metrics'], scraper)) ? true : undefined), 10_000);
+  assert.ok(await canI(kc, ['get', '/debug/unconverged'], scraper));
+  assert.equal(await canI(kc, ['get', '/debug'], scraper), false);
+  assert.equal(await canI(kc, ['list', 'pods', '-n', 'converge-system'], scraper), false);
+  await cluster.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${binding}`);
+}

@@ -394,15 +394,17 @@ const SPECS: Spec[] = [
       'leader-election-id': { type: 'string' }, 'metrics-bind-address': { type: 'string' }, 'health-probe-bind-address': { type: 'string' }, config: { type: 'string' },
       operators: { type: 'string' }, 'log-level': { type: 'string' }, 'webhook-bind-address': { type: 'string' }, 'webhook-cert-dir': { type: 'string' },
       'webhook-ca-secret': { type: 'string' }, 'webhook-ca-dir': { type: 'string' }, 'webhook-inject-ca': { type: 'boolean' }, 'webhook-url': { type: 'string' },
+      'metrics-auth': { type: 'string' },
     },
     good: {
       get kubeconfig() { return kubeconfigValue(); }, namespace: namespaceValue, 'log-level': fc.constantFrom(...LOG_LEVELS, 'WARN'),
       operators: fc.constantFrom('microservice', 'provider', 'microservice,provider', ' provider , microservice'),
       'metrics-bind-address': fc.constantFrom('0', '127.0.0.1:0', '', ':99999', '[zz]:1'), 'health-probe-bind-address': fc.constantFrom('0', '127.0.0.1:0', 'localhost'),
-      'webhook-bind-address': fc.constantFrom('0', '1:2:3'),
+      'webhook-bind-address': fc.constantFrom('0', '1:2:3'), 'metrics-auth': fc.constantFrom('none', 'kubernetes', 'Kubernetes', ''),
     },
     check: (v) => {
       if (!logLevel(v['log-level'])) return 'usage';
+      if (!['none', 'kubernetes'].includes(str(v['metrics-auth']) ?? 'none')) return 'usage';
       if (['metrics-bind-address', 'health-probe-bind-address', 'webhook-bind-address'].some((f) => !bindAddress(str(v[f]) ?? '0'))) return 'usage';
       const operators = (str(v.operators) ?? 'microservice,provider').split(',').map((s) => s.trim()).filter(Boolean);
       if (operators.some((o) => o !== 'microservice' && o !== 'provider')) return 'usage';

@@ -38,6 +38,8 @@ export interface OperatorProcessOptions {
   namespaces?: string[];
   leaderElection?: { namespace: string; name?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number } | false;
   metricsBindAddress?: string;
+  /** Who may read the metrics server: anyone (`none`, the default) or what the API server allows (`kubernetes`; `ManagerOptions.metricsAuth`). */
+  metricsAuth?: 'none' | 'kubernetes';
   healthProbeBindAddress?: string;
   config?: OperatorConfig;
   /** Which operators to run (default both). */
@@ -78,6 +80,7 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
     ...(options.namespaces?.length ? { namespaces: options.namespaces } : {}),
     ...(elector ? { elector } : {}),
     ...(options.metricsBindAddress ? { metricsBindAddress: options.metricsBindAddress } : {}),
+    ...(options.metricsAuth ? { metricsAuth: options.metricsAuth } : {}),
     ...(options.healthProbeBindAddress ? { healthProbeBindAddress: options.healthProbeBindAddress } : {}),
     shutdownGraceMs: config.shutdownGraceMs,
     cacheSyncTimeoutMs: config.cacheSyncTimeoutMs,

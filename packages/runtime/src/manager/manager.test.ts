@@ -368,6 +368,32 @@ describe('Manager: /debug/unconverged', () => {
   });
 });
 
+describe('Manager: metricsAuth', () => {
+  it("'kubernetes' puts the metrics server (not the probe server) behind the API server's reviews: 401 without a token, 503 when the API server cannot answer; 'none' (the default) serves anyone; anything else is refused", async () => {
+    await assert.rejects(manager({ metricsAuth: 'Kubernetes' as 'kubernetes' }), RangeError);
+    for (const metricsAuth of [undefined, 'none', 'kubernetes'] as const) {
+      const m = await manager({ metricsBindAddress: '127.0.0.1:0', healthProbeBindAddress: '127.0.0.1:0', ...(metricsAuth ? { metricsAuth } : {}) });
+      const stop = new AbortController();
+      const running = m.start(stop.signal);
+      try {
+        const [metrics, probe] = await m.serverAddresses();
+        const status = async (path: string, token?: string) => (await fetch(`http://${metrics}${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {} })).status;
+        if (metricsAuth === 'kubernetes') {
+          assert.equal(await status('/metrics'), 401);
+          assert.equal(await status('/debug/unconverged'), 401);
+          assert.equal(await status('/metrics', 'some-token'), 503, 'the cluster is unreachable: never allowed');
+        } else {
+          assert.equal(await status('/metrics'), 200, String(metricsAuth));
+        }
+        assert.equal((await fetch(`http://${probe}/healthz`)).status, 200, 'the kubelet probes without a token');
+      } finally {
+        stop.abort();
+        await running.catch(() => undefined);
+      }
+    }
+  });
+});
+
 describe('Manager: watch age across a wall-clock step', () => {
   it('converge_watch_last_event_age_seconds is monotonic: a wall clock stepped forward 2 h does not age the watch 2 h', async () => {
     const clock = new FakeClock(1_700_000_000_000);

@@ -47,7 +47,7 @@ import { RuntimeMetrics } from '../metrics/index.ts';
 import { Controller, ControllerBuilder, LeadershipLostError } from '../controller/index.ts';
 import type { ControllerHost, ControllerOptions } from '../controller/index.ts';
 import type { ConvergenceTracker } from '../convergence/index.ts';
-import { DebugQueryError, createMetricsServer, createProbeServer } from '../serving/index.ts';
+import { DebugQueryError, createMetricsServer, createProbeServer, kubernetesAuthorizer } from '../serving/index.ts';
 import type { EndpointServer, ProbeServer } from '../serving/index.ts';
 import { apiCallObserver } from '../tracing/index.ts';
 import { createLogger } from '../logging/index.ts';
@@ -112,6 +112,20 @@ export interface ManagerOptions {
   identity?: string;
   /** Serve `/metrics` and `/debug/…` here (`host:port`, `:port`); `0` or absent disables. */
   metricsBindAddress?: string;
+  /**
+   * Who may read the metrics server (`/metrics`, `/debug/…`; the probe server is never behind it).
+   * - `'none'` (the default): anyone who reaches the address.
+   * - `'kubernetes'`: controller-runtime's `filters.WithAuthenticationAndAuthorization`. A request
+   *   needs `Authorization: Bearer <token>`; the manager's client has the API server review it
+   *   (TokenReview) and check that its user may `get` the path (SubjectAccessReview, a
+   *   non-resource URL). 401 without a token the API server authenticates, 403 when the user is
+   *   not allowed, 503 when the API server cannot say (never allowed on an error). Outcomes are
+   *   cached for a minute (refusals 30 s), keyed by a hash of the token. The operator's account
+   *   needs `create` on `tokenreviews.authentication.k8s.io` and
+   *   `subjectaccessreviews.authorization.k8s.io`; a scraper needs `get` on the
+   *   `nonResourceURLs` it reads. See `kubernetesAuthorizer`.
+   */
+  metricsAuth?: 'none' | 'kubernetes';
   /** Serve `/healthz` and `/readyz` here; `0` or absent disables. */
   healthProbeBindAddress?: string;
 }
@@ -164,11 +178,14 @@ export class Manager implements ControllerHost {
     this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.controllerDefaults = { shutdownGraceMs: options.shutdownGraceMs ?? 30_000, ...options.controllerDefaults };
     this.#abortTimeoutMs = options.abortTimeoutMs ?? 10_000;
+    const metricsAuth = options.metricsAuth ?? 'none';
+    if (metricsAuth !== 'none' && metricsAuth !== 'kubernetes') throw new RangeError(`metricsAuth must be 'none' or 'kubernetes', not ${JSON.stringify(metricsAuth)}`);
     if (options.metricsBindAddress && options.metricsBindAddress !== '0') {
       const server = createMetricsServer({
         address: options.metricsBindAddress,
         registry: this.metrics.registry,
         debug: { unconverged: (params) => this.unconverged(debugLimit(params.get('limit'))) },
+        ...(metricsAuth === 'kubernetes' ? { authorize: kubernetesAuthorizer({ client: this.client, clock: this.clock, log: this.log.child({ server: 'metrics' }) }) } : {}),
       });
       this.#servers.push(server);
       this.add({ name: 'metrics server', start: (s) => server.start(s) }, { needLeaderElection: false });

@@ -20,9 +20,14 @@
  *   serves the JSON its provider returns (the provider gets the query parameters);
  *   `/debug` lists the endpoints.
  * - Only GET and HEAD; other methods get 405.
+ * - The metrics server may be put behind an authorizer (`authorize`): `kubernetesAuthorizer`
+ *   lets a request through only when the API server authenticates its bearer token
+ *   (TokenReview) and allows its user `get` on the path (SubjectAccessReview): 401, 403, or 503
+ *   when the API server cannot say (fail closed); outcomes cached for a minute. See
+ *   `metrics-auth.ts`. The probe server never is: the kubelet's probes carry no token.
  *
- * Caveats: no TLS or authentication — bind to loopback or a pod-internal port and let the
- * platform protect it. A fully blocked event loop cannot answer at all: the kubelet's probe
+ * Caveats: no TLS, and without an authorizer no authentication — bind to loopback or a
+ * pod-internal port and let the platform protect it. A fully blocked event loop cannot answer at all: the kubelet's probe
  * timeout is what catches that; the event-loop check catches a loop that answers between blocks.
  * @module
  */
@@ -30,6 +35,8 @@ export { assertCheckName, createProbeServer, runChecks } from './probe-server.ts
 export type { ProbeServer, ProbeServerOptions, HealthCheck, CheckOutcome, CheckReport } from './probe-server.ts';
 export { createMetricsServer, DebugQueryError } from './metrics-server.ts';
 export type { MetricsServer, MetricsServerOptions, DebugProvider } from './metrics-server.ts';
+export { kubernetesAuthorizer, bearerToken } from './metrics-auth.ts';
+export type { MetricsAuthorizer, AuthorizationRequest, AuthorizationVerdict, KubernetesAuthorizerOptions, ReviewClient } from './metrics-auth.ts';
 export { ListenError } from './http-endpoint.ts';
 export type { EndpointServer } from './http-endpoint.ts';
 export { EventLoopMonitor } from './event-loop-monitor.ts';

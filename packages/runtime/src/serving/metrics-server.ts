@@ -1,10 +1,14 @@
 /**
- * `/metrics` (Prometheus text format from a prom-client registry) and `/debug/<name>` JSON.
+ * `/metrics` (Prometheus text format from a prom-client registry) and `/debug/<name>` JSON,
+ * optionally behind an authorizer (`metrics-auth.ts`): then every path, `/debug` and unknown ones
+ * included, is answered only once the authorizer allows it (401/403/503 otherwise, the same for a
+ * path that exists and one that does not).
  * @module
  */
 import type { Registry } from 'prom-client';
 import { HttpEndpoint, send, sendJson, type EndpointServer } from './http-endpoint.ts';
 import { describeError } from '../logging/index.ts';
+import type { AuthorizationVerdict, MetricsAuthorizer } from './metrics-auth.ts';
 
 /**
  * Feeds a debug endpoint; receives the query parameters (e.g. `?limit=20`). Its value is sent as
@@ -23,6 +27,12 @@ export interface MetricsServerOptions {
   registry: Registry;
   /** Debug endpoints by name: `{ unconverged: ... }` serves `/debug/unconverged`. */
   debug?: Record<string, DebugProvider>;
+  /**
+   * Checks every request before it is served (e.g. `kubernetesAuthorizer`: TokenReview and
+   * SubjectAccessReview); a refusal is answered with its code and message, an authorizer that
+   * throws with 503. Absent: every request is served.
+   */
+  authorize?: MetricsAuthorizer;
 }
 
 export interface MetricsServer extends EndpointServer {
@@ -31,7 +41,24 @@ export interface MetricsServer extends EndpointServer {
 
 export function createMetricsServer(options: MetricsServerOptions): MetricsServer {
   const debug = new Map(Object.entries(options.debug ?? {}));
-  const endpoint = new HttpEndpoint('metrics', options.address, async (_req, res, url) => {
+  const authorize = options.authorize;
+  const endpoint = new HttpEndpoint('metrics', options.address, async (req, res, url) => {
+    if (authorize) {
+      let verdict: AuthorizationVerdict | undefined;
+      try {
+        verdict = await authorize({ authorization: req.headers.authorization, path: url.pathname });
+      } catch {
+        verdict = undefined;
+      }
+      // Anything but an explicit allow is a refusal; a verdict that is not one of the three
+      // refusals (a custom authorizer's mistake) is a 503, never the endpoint.
+      if (verdict?.allowed !== true) {
+        const code = verdict?.code === 401 || verdict?.code === 403 ? verdict.code : 503;
+        const message = typeof verdict?.message === 'string' ? verdict.message : 'service unavailable: the request could not be authorized';
+        send(res, code, `${message}\n`, code === 401 ? { 'www-authenticate': 'Bearer' } : {});
+        return;
+      }
+    }
     if (url.pathname === '/metrics') {
       const body = await options.registry.metrics();
       send(res, 200, body, { 'content-type': options.registry.contentType });

@@ -81,7 +81,23 @@ function checkOperatorDeployment(objs: Obj[]): Obj {
   assert.deepEqual(find(objs, 'ClusterRole', 'converge-webhook').rules, [
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['microservices.platform.example.io', 'digitalhumanproviders.dhp.example.com'], verbs: ['get', 'patch'] },
   ]);
+  checkMetricsAuth(objs, container);
   return deployment;
+}
+
+/** The metrics endpoints behind TokenReview + SubjectAccessReview (ADR 0041): the flag, the reviews the operator may create, the reader role. */
+function checkMetricsAuth(objs: Obj[], container: { args: string[] }): void {
+  assert.ok(container.args.includes('--metrics-auth=kubernetes'), 'the shipped operator protects its metrics');
+  assert.deepEqual(find(objs, 'ClusterRole', 'converge-metrics-auth').rules, [
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  ]);
+  const binding = find(objs, 'ClusterRoleBinding', 'converge-metrics-auth');
+  assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'converge-metrics-auth' });
+  assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'converge', namespace: 'converge-system' }]);
+  // For a scraper to bind; nothing is bound to it by the install.
+  assert.deepEqual(find(objs, 'ClusterRole', 'converge-metrics-reader').rules, [{ nonResourceURLs: ['/metrics', '/debug/unconverged'], verbs: ['get'] }]);
+  assert.ok(!objs.some((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && o.roleRef?.name === 'converge-metrics-reader'));
 }
 
 test('cluster mode: CRDs, namespace, ServiceAccount, least-privilege ClusterRole, restricted operator', { skip }, async () => {
@@ -111,7 +127,10 @@ test('no wildcard anywhere in the RBAC', { skip }, async () => {
   for (const mode of ['cluster', 'namespace'] as const) {
     for (const o of docs(await renderManifests({ mode }))) {
       if (o.kind !== 'Role' && o.kind !== 'ClusterRole') continue;
-      for (const rule of o.rules) for (const field of ['apiGroups', 'resources', 'verbs']) assert.ok(!rule[field].includes('*'), `${o.kind}/${o.metadata.name}`);
+      for (const rule of o.rules) {
+        for (const field of ['apiGroups', 'resources', 'verbs', 'nonResourceURLs']) assert.ok(!(rule[field] ?? []).some((v: string) => v.includes('*')), `${o.kind}/${o.metadata.name}`);
+        assert.ok(rule.resources || rule.nonResourceURLs, `${o.kind}/${o.metadata.name}: a rule on resources or on non-resource URLs`);
+      }
     }
   }
 });
@@ -120,8 +139,13 @@ test('namespace mode: the same rules in a Role of the watched namespace, and --n
   const objs = docs(await renderManifests({ mode: 'namespace' }));
   assert.deepEqual(find(objs, 'Role', 'converge', 'default').rules, EXPECTED_RULES);
   assert.equal(find(objs, 'RoleBinding', 'converge', 'default').subjects[0].namespace, 'converge-system');
-  // Cluster-wide only what the conversion webhook needs on the two named CRDs (components/cert-manager removes even that).
-  assert.deepEqual(objs.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`), ['ClusterRole/converge-webhook', 'ClusterRoleBinding/converge-webhook']);
+  // Cluster-wide only what the conversion webhook needs on the two named CRDs (components/cert-manager
+  // removes even that), the two reviews of the metrics endpoints' authentication (no namespace of
+  // their own), and the reader role a scraper binds.
+  assert.deepEqual(objs.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
+    'ClusterRole/converge-metrics-auth', 'ClusterRole/converge-metrics-reader', 'ClusterRole/converge-webhook',
+    'ClusterRoleBinding/converge-metrics-auth', 'ClusterRoleBinding/converge-webhook',
+  ]);
   const deployment = checkOperatorDeployment(objs);
   assert.ok(deployment.spec.template.spec.containers[0].args.includes('--namespace=default'));
 });
@@ -197,4 +221,5 @@ test('the cert-manager overlay: the webhook certificate from cert-manager, no se
     assert.equal((find(objs, 'CustomResourceDefinition', name).metadata as { annotations?: Record<string, string> }).annotations?.['cert-manager.io/inject-ca-from'], 'converge-system/converge-webhook');
   }
   assert.ok(!objs.some((o) => o.metadata?.name === 'converge-webhook' && ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].includes(o.kind)), 'no Secret or CRD permissions');
+  checkMetricsAuth(objs, container);
 });

@@ -4,7 +4,7 @@
  * in-flight reconciles finish). Exits 1, with one line on stderr saying why, when leadership is
  * lost, when a part cannot start (a busy metrics or probe port), or when reconciles cannot be
  * stopped (then at once, even if a stuck reconcile still holds the event loop), so that the pod
- * is restarted. Bad flags (a level, an operator or a bind address it does not know) exit 2 before
+ * is restarted. Bad flags (a level, an operator, a bind address or a --metrics-auth it does not know) exit 2 before
  * anything starts.
  * @module
  */
@@ -32,6 +32,9 @@ Flags:
   --leader-election-namespace <ns>     default: the pod's namespace, else "default"
   --leader-election-id <name>          Lease name (default "converge-operators")
   --metrics-bind-address <addr>        /metrics and /debug/unconverged (default ":8080"; "0" disables)
+  --metrics-auth <none|kubernetes>     who may read them: anyone (default "none"), or a bearer token
+                                       the API server authenticates whose user may get the path
+                                       (TokenReview + SubjectAccessReview; the shipped manifests)
   --health-probe-bind-address <addr>   /healthz and /readyz (default ":8081"; "0" disables)
   --config <file>                      operator configuration (YAML): platform defaults, intervals, limits
   --operators <list>                   comma-separated: microservice,provider (default both)
@@ -55,6 +58,7 @@ export async function run(argv: string[]): Promise<number> {
     'leader-election-namespace': { type: 'string' },
     'leader-election-id': { type: 'string', default: 'converge-operators' },
     'metrics-bind-address': { type: 'string', default: ':8080' },
+    'metrics-auth': { type: 'string', default: 'none' },
     'health-probe-bind-address': { type: 'string', default: ':8081' },
     config: { type: 'string' },
     operators: { type: 'string', default: 'microservice,provider' },
@@ -87,6 +91,11 @@ export async function run(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  const metricsAuth = values['metrics-auth'];
+  if (metricsAuth !== 'none' && metricsAuth !== 'kubernetes') {
+    process.stderr.write(`converge run: --metrics-auth must be none or kubernetes, not ${JSON.stringify(metricsAuth.slice(0, 40))}\n`);
+    return 2;
+  }
   let config = defaultOperatorConfig;
   try {
     if (values.config) config = await loadOperatorConfig(values.config);
@@ -105,6 +114,7 @@ export async function run(argv: string[]): Promise<number> {
         namespaces: values.namespace ?? [],
         leaderElection: values['leader-elect'] ? { namespace: values['leader-election-namespace'] ?? podNamespace() ?? 'default', name: values['leader-election-id'] } : false,
         metricsBindAddress: values['metrics-bind-address'],
+        metricsAuth,
         healthProbeBindAddress: values['health-probe-bind-address'],
         config,
         operators: operators as ('microservice' | 'provider')[],
