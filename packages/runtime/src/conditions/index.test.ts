@@ -58,6 +58,15 @@ test('property: one entry per type, a transition time always, the others untouch
     if (was?.status === input.status && was.lastTransitionTime) assert.equal(set.lastTransitionTime, was.lastTransitionTime);
     else assert.equal(set.lastTransitionTime, now);
     assert.deepEqual(out.filter((c) => c.type !== input.type), list.filter((c) => c.type !== input.type), 'the other conditions as they were');
-    assert.deepEqual(setCondition(out, input, t2), out, 'setting it again changes nothing (no needless status write)');
+    assert.deepEqual(setCondition(out, input, now), out, 'setting it again changes nothing (no needless status write)');
+    assert.deepEqual(setCondition(out, input, '2026-03-03T03:03:03Z'), out, '…nor later: time moving on rewrites nothing');
   }), { numRuns: 2_000 });
+});
+
+test('a lastTransitionTime more than a minute in the future (a writer whose clock ran ahead) is re-stamped now; a skew within the minute is kept (no write for it)', () => {
+  const now = '2026-12-06T12:00:00Z';
+  const ahead = [{ type: 'RateLimited', status: 'True' as const, reason: 'Throttled', message: 'm', lastTransitionTime: '2026-12-06T13:00:00Z' }];
+  assert.equal(setCondition(ahead, { type: 'RateLimited', status: 'True', reason: 'Throttled', message: 'm' }, now)[0]!.lastTransitionTime, now, 'a transition cannot lie an hour ahead');
+  const skewed = [{ ...ahead[0]!, lastTransitionTime: '2026-12-06T12:00:30Z' }];
+  assert.equal(setCondition(skewed, { type: 'RateLimited', status: 'True', reason: 'Throttled', message: 'm' }, now)[0]!.lastTransitionTime, '2026-12-06T12:00:30Z');
 });

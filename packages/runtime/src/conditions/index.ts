@@ -8,10 +8,15 @@ import type { Condition } from '../objects/index.ts';
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'> & { lastTransitionTime?: string };
 
+/** How far in the future a kept `lastTransitionTime` may lie (clocks of two writers disagree a little). */
+const FUTURE_TOLERANCE_MS = 60_000;
+
 /**
  * Returns `conditions` with `next` set. When a condition of that type exists with the same
- * status and a transition time, its `lastTransitionTime` is kept; otherwise it becomes `now`
- * (or `next.lastTransitionTime`). Order is kept; a new type is appended. The result holds one
+ * status and a transition time, its `lastTransitionTime` is kept — unless it lies more than a
+ * minute after `now` (written by a clock that ran ahead: a transition cannot have happened in
+ * the future, and durations measured from it would wait out the skew); otherwise it becomes
+ * `now` (or `next.lastTransitionTime`). Order is kept; a new type is appended. The result holds one
  * entry of `next.type`: repeated entries of it (which a looser schema than a `map` list may
  * have let in) go, the first one's place kept. Setting the same condition again gives an equal
  * list, so an unchanged status is never written.
@@ -21,7 +26,8 @@ export function setCondition(conditions: readonly Condition[] | undefined, next:
   const list = (conditions ?? []).filter((c, j) => j <= i || c.type !== next.type);
   const existing = i >= 0 ? list[i] : undefined;
   const at = typeof now === 'string' ? now : toRfc3339(now);
-  const lastTransitionTime = existing && existing.status === next.status && existing.lastTransitionTime ? existing.lastTransitionTime : (next.lastTransitionTime ?? at);
+  const keep = existing && existing.status === next.status && existing.lastTransitionTime && !(Date.parse(existing.lastTransitionTime) - Date.parse(at) > FUTURE_TOLERANCE_MS);
+  const lastTransitionTime = keep ? existing.lastTransitionTime! : (next.lastTransitionTime ?? at);
   const merged: Condition = {
     type: next.type,
     status: next.status,
