@@ -72,4 +72,6 @@ test('an endpoint outside provider.vendor.allowedEndpoints: EndpointNotAllowed (
   // Deleting it needs no vendor call (nothing was ever sent): the finalizer goes.
   await env.client.delete(DigitalHumanProviderKind, { namespace: env.ns, name: 'elsewhere' });
   await eventually(async () => (await env.client.get(DigitalHumanProviderKind, { namespace: env.ns, name: 'elsewhere' }).then(() => false, () => true)), { timeoutMs: 30_000, what: 'deleted' });
+  assert.equal(gets, 0, 'the deletion did not read the Secret either');
+  assert.equal(requests(), before, 'nor call the vendor');
 });

@@ -21,8 +21,10 @@ function world() {
       return s;
     },
   } as unknown as KubeClient;
+  const state: { cacheOverride: PartialObjectMetadata | undefined } = { cacheOverride: undefined };
   const store = {
     get: (key: { namespace: string; name: string }) => {
+      if (state.cacheOverride) return state.cacheOverride;
       const s = secrets.get(`${key.namespace}/${key.name}`);
       return s ? ({ metadata: s.metadata } as PartialObjectMetadata) : undefined;
     },
@@ -33,7 +35,11 @@ function world() {
       metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion: rv, ...(labelled ? { labels: { [VENDOR_CREDENTIALS_LABEL]: 'true' } } : {}) },
       data: { token: Buffer.from(token).toString('base64') },
     });
-  return { reader, secrets, referenced, put, gets: () => gets };
+  return {
+    reader, secrets, referenced, put, gets: () => gets,
+    /** What the metadata cache shows instead of the Secret as it is (a cache that lags). */
+    set cacheOverride(meta: PartialObjectMetadata | undefined) { state.cacheOverride = meta; },
+  };
 }
 
 test('a token is read once per Secret version and served from memory while the version holds', async () => {
@@ -128,4 +134,18 @@ test('the problem of a missing Secret or key says so', async () => {
   const problem = w.reader.problem('ns', 'a', 'other');
   assert.equal(problem.reason, 'CredentialsMissing');
   assert.match(problem.message, /key other/);
+});
+
+test('the Secret as read must be the one the cache judged, still labelled: a label taken away (or a re-created Secret) the cache has not seen yet gives no token', async () => {
+  const w = world();
+  w.referenced.add('ns/a');
+  w.put('a', 'one', '1');
+  const cached = { metadata: { ...w.secrets.get('ns/a')!.metadata } } as PartialObjectMetadata;
+  w.cacheOverride = cached; // the metadata cache still shows the labelled version
+  w.put('a', 'one', '2', { labelled: false });
+  assert.equal(await w.reader.token('ns', 'a', 'token'), undefined, 'unlabelled as read');
+  w.put('a', 'one', '3');
+  w.secrets.get('ns/a')!.metadata.uid = 'uid-a-recreated';
+  assert.equal(await w.reader.token('ns', 'a', 'token'), undefined, 'another Secret of that name');
+  assert.equal(w.reader.size, 0);
 });

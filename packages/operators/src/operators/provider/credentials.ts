@@ -89,6 +89,12 @@ export class CredentialsReader {
     let read: { uid?: string; resourceVersion?: string };
     try {
       const object = await this.#client.get(SecretKind, { namespace, name }, signal ? { signal } : {});
+      // The Secret as read must be the one judged, still labelled: the cache may lag behind a
+      // label taken away or a Secret re-created without it (its watch event re-triggers us).
+      if (object.metadata.uid !== meta.metadata.uid || !allowed(object)) {
+        this.#tokens.delete(secret);
+        return undefined;
+      }
       data = object.data;
       read = object.metadata;
     } catch (err) {
@@ -168,7 +174,7 @@ export function credentialsProblem(reader: Pick<CredentialsReader, 'problem'>, d
   return reader.problem(dhp.metadata.namespace ?? '', ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY);
 }
 
-function allowed(meta: PartialObjectMetadata): boolean {
+function allowed(meta: { metadata: { labels?: Record<string, string> } }): boolean {
   return meta.metadata.labels?.[VENDOR_CREDENTIALS_LABEL] === 'true';
 }
 

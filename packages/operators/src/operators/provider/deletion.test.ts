@@ -17,19 +17,24 @@ import { VendorError } from './vendor/index.ts';
 const NOW = Date.parse('2026-12-06T12:00:00Z');
 const log = { info() {}, debug() {}, warn() {} };
 
-function setup(createRequestedAt: string, options: { token?: string; problem?: CredentialsProblem; vendorFails?: VendorError } = {}) {
+function setup(createRequestedAt: string | undefined, options: { token?: string; problem?: CredentialsProblem; vendorFails?: VendorError; allowedEndpoints?: string[] } = {}) {
   const clock = new FakeClock(NOW);
   const fails = async () => { if (options.vendorFails) throw options.vendorFails; return undefined; };
   const vendor = { findByIdempotencyKey: fails, getInstance: fails, deleteInstance: async () => false };
   const findings: ProviderFinding[] = [];
+  let tokenReads = 0;
+  const vendorCalls: string[] = [];
   const blocked: string[] = [];
   const released: string[] = [];
   const client = { patch: async (_kind: unknown, key: { name: string }) => { released.push(key.name); return { metadata: { name: key.name, finalizers: [] } }; } } as unknown as KubeClient;
   const deletion = new ProviderDeletion(
-    { client, vendors: { forEndpoint: () => vendor } as unknown as VendorApis, events: { normal() {}, warning() {} } as never, clock, createSettleMs: 20_000 },
+    {
+      client, vendors: { forEndpoint: (endpoint: string) => (vendorCalls.push(endpoint), vendor) } as unknown as VendorApis, events: { normal() {}, warning() {} } as never, clock, createSettleMs: 20_000,
+      ...(options.allowedEndpoints ? { allowedEndpoints: options.allowedEndpoints } : {}),
+    },
     {
       status: async (_dhp, finding) => void (findings.push(finding), blocked.push(finding.message)),
-      token: async () => ('token' in options ? options.token : 'token'),
+      token: async () => (tokenReads++, 'token' in options ? options.token : 'token'),
       credentialsProblem: () => options.problem ?? { reason: 'CredentialsMissing', message: 'Secret s with key token not found in namespace ns' },
     },
   );
@@ -38,11 +43,11 @@ function setup(createRequestedAt: string, options: { token?: string; problem?: C
     kind: 'DigitalHumanProvider',
     metadata: { name: 'p', namespace: 'ns', uid: 'u1', resourceVersion: '7', finalizers: [PROVIDER_FINALIZER], deletionTimestamp: '2026-12-06T12:00:00Z' },
     spec: { endpoint: 'https://vendor.example', region: 'eu', credentials: { secretRef: { name: 's' } } },
-    status: { instanceEndpoint: 'https://vendor.example', createRequestedAt },
+    status: createRequestedAt === undefined ? {} : { instanceEndpoint: 'https://vendor.example', createRequestedAt },
   } as unknown as DigitalHumanProvider;
   const request = { key: 'ns/p', namespace: 'ns', name: 'p', log } as unknown as Request;
   const run = () => deletion.delete(dhp, request, new AbortController().signal);
-  return { clock, blocked, findings, released, run };
+  return { clock, blocked, findings, released, run, tokenReads: () => tokenReads, vendorCalls };
 }
 
 test('a create requested "an hour from now" (another clock, or ours stepped back) holds the finalizer for the settle time, not for the skew', async () => {
@@ -90,4 +95,27 @@ test('a deletion whose Secret is missing waits for it (transient), as before', a
   const s = setup(new Date(NOW - 60_000).toISOString(), { token: undefined });
   await assert.rejects(s.run(), (err: Error) => err.name === 'TemporaryError');
   assert.notEqual(s.findings.at(-1)!.permanent, true);
+});
+
+test('a deletion at an endpoint provider.vendor.allowedEndpoints does not allow reads no token and calls no vendor: nothing sent, released; something may exist, Stalled', async () => {
+  const never = setup(undefined, { allowedEndpoints: ['https://other.example'] });
+  await never.run();
+  assert.deepEqual(never.released, ['p'], 'no create was ever sent: released without a vendor call');
+  assert.equal(never.tokenReads(), 0);
+  assert.deepEqual(never.vendorCalls, []);
+
+  const sent = setup(new Date(NOW - 60_000).toISOString(), { allowedEndpoints: ['https://other.example'] });
+  await assert.rejects(sent.run(), (err: Error) => err.name === 'PermanentError');
+  assert.equal(sent.findings.at(-1)!.permanent, true);
+  assert.match(sent.findings.at(-1)!.message, /does not allow/);
+  assert.equal(sent.tokenReads(), 0, 'the Secret is not read');
+  assert.deepEqual(sent.vendorCalls, []);
+  assert.equal(sent.released.length, 0);
+});
+
+test('a deletion whose endpoint the client refuses before any request is Stalled, not retried for ever', async () => {
+  const s = setup(new Date(NOW - 60_000).toISOString(), { vendorFails: new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'vendor endpoint must not carry a query or a fragment' }) });
+  await assert.rejects(s.run(), (err: Error) => err.name === 'PermanentError');
+  assert.equal(s.findings.at(-1)!.permanent, true);
+  assert.doesNotMatch(s.findings.at(-1)!.message, /retrying/);
 });

@@ -44,6 +44,7 @@ import type { VendorRecovery } from './vendor-recovery.ts';
 import { readAbandonment, describeRequester, abandonCommand } from './abandonment.ts';
 import type { Abandonment } from './abandonment.ts';
 import type { CredentialsProblem } from './credentials.ts';
+import { endpointAllowed } from './allowed-endpoints.ts';
 import type { LateCreateSweep } from './late-creates.ts';
 import { entryFor } from './late-create-ledger.ts';
 import type { ProviderFinding } from './status-writer.ts';
@@ -72,6 +73,8 @@ export interface DeletionDeps {
    * before the first create (`forget`), so the given-up instance is not swept.
    */
   lateCreates?: Pick<LateCreateSweep, 'record' | 'windowMs' | 'forget'>;
+  /** Base URLs a provider may name (`provider.vendor.allowedEndpoints`); empty or absent: any. */
+  allowedEndpoints?: readonly string[];
   faultPoint?: FaultPoint;
 }
 
@@ -130,8 +133,15 @@ export class ProviderDeletion {
     // Something may exist only if a create was ever sent (recorded before sending) or an instance was seen.
     const mayExist = known !== undefined || requestedAt !== undefined || dhp.status?.instanceEndpoint !== undefined;
     const endpoint = dhp.status?.instanceEndpoint ?? dhp.spec.endpoint;
-    const token = await this.#host.token(dhp, signal);
     const giveUp = `; to give the instance up without cleanup: ${abandonCommand(dhp)}`;
+    if (!endpointAllowed(this.#d.allowedEndpoints ?? [], endpoint)) {
+      // Judged before the Secret is read: no token goes where the configuration does not allow.
+      if (!mayExist) return this.#nothingToClean(dhp, request, signal, `${endpoint} is not among provider.vendor.allowedEndpoints, and no create was ever sent`);
+      const message = `the vendor instance${known ? ` ${known}` : ''} lives at ${endpoint}, which provider.vendor.allowedEndpoints does not allow (any more), so it cannot be deleted; add the endpoint back to the operator's configuration${giveUp}`;
+      await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message, providerID: known, permanent: true }, signal, request.log);
+      throw new PermanentError(Reason.DeletionBlocked, `the instance's endpoint ${endpoint} is not allowed`);
+    }
+    const token = await this.#host.token(dhp, signal);
     if (!token) {
       if (!mayExist) return this.#nothingToClean(dhp, request, signal, 'no credentials, and no create was ever sent');
       const problem = this.#host.credentialsProblem(dhp);
@@ -151,6 +161,12 @@ export class ProviderDeletion {
       if (!isVendorError(err) && !(err instanceof TemporaryError)) throw err; // an abort
       const failure = asVendorFailure(err);
       if (!mayExist) return this.#nothingToClean(dhp, request, signal, `the vendor did not confirm (${failure.message}), but no create was ever sent`);
+      if (failure.local) {
+        // Refused here before any request (an endpoint the client cannot use): retrying changes nothing.
+        const message = `the vendor instance${known ? ` ${known}` : ''} at ${endpoint} cannot be deleted: ${failure.message}${giveUp}`;
+        await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message, providerID: known, permanent: true }, signal, request.log);
+        throw new PermanentError(Reason.DeletionBlocked, failure.message);
+      }
       if (failure.kind === 'Unauthorized') {
         // Retrying will not change the vendor's mind: a person fixes the token (the Secret's
         // change brings the provider back) or gives the instance up.

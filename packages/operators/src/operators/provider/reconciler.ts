@@ -95,8 +95,6 @@ export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates'
   /** Input the vendor refused is sent again this often while the spec is unchanged. Default 10 minutes. */
   rejectedRetryMs?: number;
   recommendation?: RecommendationPolicy;
-  /** Base URLs a provider may name (`provider.vendor.allowedEndpoints`); empty or absent: any. */
-  allowedEndpoints?: readonly string[];
 }
 
 export class ProviderReconciler {
@@ -165,15 +163,16 @@ export class ProviderReconciler {
     );
     if (dhp.metadata.deletionTimestamp) return this.#deletion.delete(dhp, request, signal);
 
-    const guarded = await addFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
     const allowed = this.#d.allowedEndpoints ?? [];
-    if (!endpointAllowed(allowed, guarded.spec.endpoint)) {
-      // Checked before the Secret is read: its token goes only where the platform team allows.
+    if (!endpointAllowed(allowed, dhp.spec.endpoint)) {
+      // Checked before the finalizer and the Secret: nothing was sent, so nothing needs cleaning
+      // up, and the token goes only where the platform team allows (vendor-api.ts refuses it too).
       const shown = allowed.slice(0, 3).join(', ') + (allowed.length > 3 ? `, and ${allowed.length - 3} more` : '');
-      const message = `spec.endpoint ${guarded.spec.endpoint} is not among the vendor endpoints this operator may call (provider.vendor.allowedEndpoints: ${shown}); nothing was read or sent. Name an allowed endpoint, or have it added to the operator's configuration`;
-      await this.#status(guarded, { ready: 'False', reason: Reason.EndpointNotAllowed, message }, request, signal);
+      const message = `spec.endpoint ${dhp.spec.endpoint} is not among the vendor endpoints this operator may call (provider.vendor.allowedEndpoints: ${shown}); nothing was read or sent. Name an allowed endpoint, or have it added to the operator's configuration`;
+      await this.#status(dhp, { ready: 'False', reason: Reason.EndpointNotAllowed, message }, request, signal);
       return {}; // a spec change brings it back (the configuration is read at start)
     }
+    const guarded = await addFinalizer(this.#d.client, DigitalHumanProviderKind, dhp, PROVIDER_FINALIZER, { signal });
     const token = await this.#token(dhp, signal);
     const ref = dhp.spec.credentials.secretRef;
     if (!token) {

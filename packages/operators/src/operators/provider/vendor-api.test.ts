@@ -49,3 +49,16 @@ test('calls sweep too, at most once a minute: a rotated token\'s account goes wi
   await apis.forEndpoint(sim.baseUrl, TOKEN).getAccount(signal);
   assert.equal(apis.knownAccounts(), 1, 'only the account in use is known');
 });
+
+test('every call to an endpoint provider.vendor.allowedEndpoints does not allow is refused here, before any request (local, Invalid)', async (t) => {
+  const sim = await startVendorSimulator({ token: TOKEN });
+  t.after(() => sim.stop());
+  const apis = createVendorApis({ ...defaultProviderConfig, vendor: { ...defaultProviderConfig.vendor, timeoutMs: 2_000, caFile: sim.caPath, allowedEndpoints: ['https://vendor.allowed.example'] } }, new FakeClock());
+  t.after(() => apis.close());
+  const before = Object.values(sim.stats().requests).reduce((a, b) => a + b, 0);
+  const api = apis.forEndpoint(sim.baseUrl, TOKEN);
+  for (const call of [() => api.getAccount(AbortSignal.timeout(5_000)), () => api.findByIdempotencyKey('k', AbortSignal.timeout(5_000)), () => api.deleteInstance('i', AbortSignal.timeout(5_000))]) {
+    await assert.rejects(call(), (err: Error & { kind?: string; operation?: string }) => err.kind === 'Invalid' && err.operation === 'createClient' && /allowedEndpoints/.test(err.message));
+  }
+  assert.equal(Object.values(sim.stats().requests).reduce((a, b) => a + b, 0), before, 'nothing reached the vendor');
+});

@@ -15,7 +15,8 @@ import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { createEndpointLimiters } from '@converge/runtime';
 import type { Clock } from '@converge/runtime';
-import { createVendorClient, isVendorError } from './vendor/index.ts';
+import { VendorError, createVendorClient, isVendorError } from './vendor/index.ts';
+import { endpointAllowed } from './allowed-endpoints.ts';
 import type { VendorCallEvent, VendorClient, VendorErrorKind } from './vendor/index.ts';
 import type { InstanceStatePage, VendorAccount, VendorHealth as VendorHealthReport, VendorInstance, VendorLimits, VendorUsage } from './vendor/types.ts';
 import type { ProviderConfig } from './provider-config.ts';
@@ -135,8 +136,13 @@ export function createVendorApis(
       if (account.client) retire(account.client);
     }
   };
-  const open = (endpoint: string, token: string): VendorClient =>
-    createVendorClient({
+  const open = (endpoint: string, token: string): VendorClient => {
+    // The one place every vendor call passes: no token goes to an endpoint the configuration does
+    // not allow, whichever path asks (a reconcile, a deletion, the account watches, the sweep).
+    if (!endpointAllowed(v.allowedEndpoints, endpoint)) {
+      throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: `vendor endpoint ${endpoint} is not among provider.vendor.allowedEndpoints` });
+    }
+    return createVendorClient({
       endpoint,
       token,
       ...(ca ? { ca } : {}),
@@ -145,6 +151,7 @@ export function createVendorApis(
       untrustedCertificateHint,
       ...(observe ? { onCall: (event: VendorCallEvent) => observe(endpoint, event) } : {}),
     });
+  };
   /** The account's client for a call now, opened (again) if it has none. */
   const clientFor = (id: string, endpoint: string, token: string, api: VendorApi): VendorClient => {
     const now = clock.monotonic();
@@ -206,6 +213,7 @@ export function untrustedHint(caFile: string | undefined): string {
 }
 
 /** The reconciler's terms over the client `client()` gives for each call. */
+/** Every method is async: a client that cannot be opened (a refused endpoint) rejects, never throws. */
 function adapt(client: () => VendorClient): VendorApi {
   return {
     async getInstance(id, signal) {
@@ -216,19 +224,19 @@ function adapt(client: () => VendorClient): VendorApi {
         throw err;
       }
     },
-    findByIdempotencyKey: (key, signal) => client().findByIdempotencyKey(key, { signal }),
+    findByIdempotencyKey: async (key, signal) => client().findByIdempotencyKey(key, { signal }),
     createInstance: async (input, key, signal) => (await client().createInstance(input, key, { signal })).instance,
-    updateInstance: (id, input, signal) => client().updateInstance(id, input, { signal }),
+    updateInstance: async (id, input, signal) => client().updateInstance(id, input, { signal }),
     deleteInstance: async (id, signal) => !(await client().deleteInstance(id, { signal })).alreadyGone,
     getHealth: async (id, signal) => (await client().getHealth(id, { signal })).status,
     health: async (id, signal) => {
       const { status, message } = await client().getHealth(id, { signal });
       return message === undefined ? { status } : { status, message };
     },
-    getLimits: (id, signal) => client().getLimits(id, { signal }),
-    setLimits: (id, patch, signal) => client().setLimits(id, patch, { signal }),
-    getUsage: (id, signal) => client().getUsage(id, { signal }),
-    getAccount: (signal) => client().getAccount({ signal }),
-    listInstanceStates: (page, signal) => client().listInstanceStates(page, { signal }),
+    getLimits: async (id, signal) => client().getLimits(id, { signal }),
+    setLimits: async (id, patch, signal) => client().setLimits(id, patch, { signal }),
+    getUsage: async (id, signal) => client().getUsage(id, { signal }),
+    getAccount: async (signal) => client().getAccount({ signal }),
+    listInstanceStates: async (page, signal) => client().listInstanceStates(page, { signal }),
   };
 }
