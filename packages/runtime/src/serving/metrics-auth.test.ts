@@ -17,19 +17,19 @@ type Call = { path: string; body: any };
 
 /**
  * A review client: tokens in `users` authenticate as that user; `allow` says which (user, path)
- * pairs a SubjectAccessReview allows. `fail` makes the next calls throw; `hold` keeps them
- * unanswered until their signal aborts (or `release()`).
+ * pairs a SubjectAccessReview allows. `fail` makes the next calls throw; `hold` keeps them (all,
+ * or those whose body it matches) unanswered until their signal aborts (or `release()`).
  */
 function reviews(users: Record<string, User>, allow: (user: string, path: string) => boolean) {
   const calls: Call[] = [];
   let fail: ((path: string) => unknown) | undefined;
-  let hold = false;
+  let hold: boolean | ((body: any) => boolean) = false;
   const held: (() => void)[] = [];
   const client: ReviewClient = {
     async request<R>(method: string, path: string, opts: { body?: unknown; signal?: AbortSignal }): Promise<R> {
       assert.equal(method, 'POST');
       calls.push({ path, body: opts.body });
-      if (hold) {
+      if (hold === true || (typeof hold === 'function' && hold(opts.body))) {
         await new Promise<void>((resolve, reject) => {
           held.push(resolve);
           opts.signal?.addEventListener('abort', () => reject(opts.signal!.reason), { once: true });
@@ -57,7 +57,7 @@ function reviews(users: Record<string, User>, allow: (user: string, path: string
     calls,
     count: (kind: 'tokenreviews' | 'subjectaccessreviews') => calls.filter((c) => c.path.endsWith(`/${kind}`)).length,
     failWith: (f: ((path: string) => unknown) | undefined) => void (fail = f),
-    hold: (on: boolean) => void (hold = on),
+    hold: (on: boolean | ((body: any) => boolean)) => void (hold = on),
     release: () => held.splice(0).forEach((r) => r()),
   };
 }
@@ -156,7 +156,8 @@ describe('kubernetesAuthorizer', () => {
   it('a review that fails: 503, never allowed, not cached; the token is never logged', async () => {
     const r = reviews({ t1: PROM }, mayRead);
     const { log, text } = logs();
-    const authorize = kubernetesAuthorizer({ client: r.client, clock: new FakeClock(), log });
+    // Every attempt is a new check of a key never allowed: a bucket big enough for all of them.
+    const authorize = kubernetesAuthorizer({ client: r.client, clock: new FakeClock(), log, newReviewsBurst: 100 });
     const answers: [string, (path: string) => unknown][] = [
       ['the API server unreachable', () => new Error('connect ECONNREFUSED 10.0.0.1:443')],
       ['an error quoting the token', () => new Error('upstream said: bad body {"spec":{"token":"t1"}}')],
@@ -213,11 +214,82 @@ describe('kubernetesAuthorizer', () => {
     assert.deepEqual([r.count('tokenreviews'), r.count('subjectaccessreviews')], [1, 1]);
   });
 
+  it('a key allowed before is re-checked outside maxInFlight: junk holding every slot cannot starve the scraper', async () => {
+    const r = reviews({ prom: PROM }, mayRead);
+    const clock = new FakeClock();
+    // A bucket big enough that the junk fills all 64 slots; reviews that outlast the TTL.
+    const authorize = kubernetesAuthorizer({ client: r.client, clock, reviewTimeoutMs: 120_000, newReviewsBurst: 1_000 });
+    const ask = (token: string) => authorize({ authorization: `Bearer ${token}`, path: '/metrics' });
+    assert.equal((await ask('prom')).allowed, true);
+    r.hold((body) => typeof body?.spec?.token === 'string' && body.spec.token.startsWith('junk-'));
+    const junk = Array.from({ length: 64 }, (_, i) => ask(`junk-${i}`));
+    assert.equal(r.count('tokenreviews'), 65, '64 TokenReviews hanging');
+    clock.advance(60_001);
+    const over = await ask('junk-64');
+    assert.ok(!over.allowed && over.code === 503, 'an unknown token is still capped');
+    assert.equal(r.count('tokenreviews'), 65);
+    const scrape = await ask('prom');
+    assert.deepEqual(scrape, { allowed: true, user: PROM.username }, `the scraper's entry expired: re-checked, not refused (${JSON.stringify(scrape)})`);
+    assert.deepEqual([r.count('tokenreviews'), r.count('subjectaccessreviews')], [66, 2], 'a fresh pair of reviews, not the stale answer');
+    r.release();
+    for (const v of await Promise.all(junk)) assert.ok(!v.allowed && v.code === 401);
+  });
+
+  it('past its TTL an allowed entry is never served: a failed re-check is 503, a revoked token 401', async () => {
+    const users: Record<string, User> = { prom: PROM };
+    const r = reviews(users, mayRead);
+    const clock = new FakeClock();
+    const authorize = kubernetesAuthorizer({ client: r.client, clock });
+    const ask = () => authorize({ authorization: 'Bearer prom', path: '/metrics' });
+    assert.equal((await ask()).allowed, true);
+    clock.advance(60_000);
+    r.failWith(() => new Error('503 Service Unavailable'));
+    const failed = await ask();
+    assert.ok(!failed.allowed && failed.code === 503, JSON.stringify(failed));
+    r.failWith(undefined);
+    delete users.prom;
+    const revoked = await ask();
+    assert.ok(!revoked.allowed && revoked.code === 401, JSON.stringify(revoked));
+    // Once refused, it is no longer a key allowed before: an unknown token again.
+    clock.advance(30_000);
+    assert.ok(!(await ask()).allowed);
+  });
+
+  it('new keys are rate limited (10 at once, then 1 a second): a flood of unknown tokens costs at most the bucket', async () => {
+    const r = reviews({ prom: PROM }, mayRead);
+    const clock = new FakeClock();
+    const { log, text } = logs();
+    const authorize = kubernetesAuthorizer({ client: r.client, clock, log });
+    const ask = (token: string) => authorize({ authorization: `Bearer ${token}`, path: '/metrics' });
+    const flood = async (from: number, n: number) => {
+      const verdicts = await Promise.all(Array.from({ length: n }, (_, i) => ask(`junk-${from + i}`)));
+      return verdicts.map((v) => (v.allowed ? 200 : v.code));
+    };
+    assert.equal((await ask('prom')).allowed, true);
+    const codes = await flood(0, 500);
+    assert.equal(r.count('tokenreviews'), 10, 'the scraper and 9 junk tokens: the burst');
+    assert.deepEqual([codes.filter((c) => c === 401).length, codes.filter((c) => c === 503).length], [9, 491]);
+    assert.equal(text().match(/"level":"warn"[^\n]*new credentials/g)?.length, 1, 'one warning while the bucket is dry, not one a request');
+    // The bucket is empty again when the scraper's entry expires: its re-check is not a new key.
+    clock.advance(60_000);
+    await flood(1_000, 500);
+    assert.equal(r.count('tokenreviews'), 20);
+    assert.equal((await ask('prom')).allowed, true);
+    assert.deepEqual([r.count('tokenreviews'), r.count('subjectaccessreviews')], [21, 2]);
+    // One more new review a second.
+    clock.advance(1_000);
+    assert.deepEqual(await flood(2_000, 3), [401, 503, 503]);
+    assert.equal(r.count('tokenreviews'), 22);
+    // Refusals still come from the cache without a token from the bucket.
+    assert.equal((await ask('junk-2000')).allowed, false);
+    assert.equal(r.count('tokenreviews'), 22);
+  });
+
   it('bounded: at most maxEntries of each; refusals never push out an allowed entry', async () => {
     const users: Record<string, User> = { good: PROM };
     for (let i = 0; i < 50; i++) users[`other-${i}`] = OTHER;
     const r = reviews(users, mayRead);
-    const authorize = kubernetesAuthorizer({ client: r.client, clock: new FakeClock(), maxEntries: 4 });
+    const authorize = kubernetesAuthorizer({ client: r.client, clock: new FakeClock(), maxEntries: 4, newReviewsBurst: 1_000 });
     await authorize({ authorization: 'Bearer good', path: '/metrics' });
     for (let i = 0; i < 50; i++) {
       await authorize({ authorization: `Bearer other-${i}`, path: '/metrics' });
@@ -233,7 +305,7 @@ describe('kubernetesAuthorizer', () => {
 
   it('refuses nonsense options', () => {
     const r = reviews({}, mayRead);
-    for (const bad of [{ allowTtlMs: -1 }, { denyTtlMs: Number.NaN }, { maxEntries: Infinity }, { reviewTimeoutMs: '5' as unknown as number }]) {
+    for (const bad of [{ allowTtlMs: -1 }, { denyTtlMs: Number.NaN }, { maxEntries: Infinity }, { reviewTimeoutMs: '5' as unknown as number }, { newReviewsPerSecond: 0 }, { newReviewsPerSecond: -1 }, { newReviewsBurst: 0 }, { newReviewsBurst: 2.5 }]) {
       assert.throws(() => kubernetesAuthorizer({ client: r.client, ...bad }), RangeError, JSON.stringify(bad));
     }
   });

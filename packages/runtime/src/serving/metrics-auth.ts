@@ -11,14 +11,25 @@
  *   authenticate: 401. Authenticated but not allowed (denied, or no authorizer had an opinion):
  *   403. A review that did not answer (the API server unreachable, a 5xx, a refusal such as the
  *   operator's own missing RBAC, an answer that is not a review, no answer within
- *   `reviewTimeoutMs`), or more than `maxInFlight` credentials being checked at once: 503. An
- *   error never allows (fail closed); the error is logged, the request is not.
+ *   `reviewTimeoutMs`), or a new key over the limits below: 503. An error never allows (fail
+ *   closed); the error is logged, the request is not.
  * - Outcomes are cached, keyed by the SHA-256 of the token and the path: allowed for `allowTtlMs`
  *   (60 s), 401 and 403 for `denyTtlMs` (30 s), timed on the injected Clock's monotonic time; 503s
  *   are not cached. So a Prometheus scrape every 15 s costs one TokenReview and one
  *   SubjectAccessReview a minute. Concurrent requests with the same key share one pair of reviews.
  *   Allowed and refused outcomes are kept apart, each at most `maxEntries` (1,024; the least
  *   recently used goes first): a flood of bad tokens cannot push out a scraper's allowed entry.
+ * - An allowed outcome past its TTL is never served: the key is reviewed again before it is
+ *   allowed again. But it stays known as "allowed before" (until refused or pushed out), and its
+ *   re-check is exempt from both limits below: junk tokens cannot starve a scraper whose entry
+ *   expires. Such re-checks are bounded by the allowed keys (`maxEntries`), one at a time each.
+ * - Any other key (never allowed, or refused before) is a new key and costs the operator a
+ *   TokenReview made under its own identity, sharing its API server priority and fairness with
+ *   the reconcilers. Its check is answered 503 without a review when more than `maxInFlight` (64)
+ *   new keys are being checked at once, or when the token bucket of new reviews is empty: bursts
+ *   of `newReviewsBurst` (10), refilled at `newReviewsPerSecond` (1 a second) on the Clock's
+ *   monotonic time. So a flood of random tokens costs at most 10 TokenReviews at once and 1 a
+ *   second after, at most 60 a minute; it logs one warning each time the bucket runs dry.
  * - The token itself is never logged, never kept (only its hash, in memory), never put in an
  *   answer or an error; it leaves the process only inside the TokenReview.
  *
@@ -31,6 +42,10 @@
  * - This is authentication over plain HTTP: the token crosses the network in clear. TLS is not
  *   built; see ADR 0041.
  * - The reviews are not retried: the next scrape tries again.
+ * - During a flood, a scraper the authorizer has not allowed before gets 503 until the flood
+ *   stops: after the operator starts (the cache is empty), with a new token (a rotated
+ *   ServiceAccount token is a new key), on a new path, or once its entry was pushed out or
+ *   refused. A scraper already allowed keeps being checked, and served, as usual.
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -38,6 +53,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import { describeError } from '../logging/index.ts';
+import { TokenBucket } from '../rate-limit/index.ts';
 
 /** What the authorizer needs of a client: `KubeClient` has it (its `request`). */
 export interface ReviewClient {
@@ -76,8 +92,15 @@ export interface KubernetesAuthorizerOptions {
   maxEntries?: number;
   /** Each review's deadline (default 10 000 ms, controller-runtime's). */
   reviewTimeoutMs?: number;
-  /** Credentials being checked at once at most; more are answered 503 (default 64). */
+  /**
+   * New keys (never allowed before) being checked at once at most; more are answered 503 (default
+   * 64). Re-checks of keys allowed before are not counted and never refused by it.
+   */
   maxInFlight?: number;
+  /** Checks of new keys started per second, on average (default 1; > 0, `Infinity`: no limit). */
+  newReviewsPerSecond?: number;
+  /** Checks of new keys started at once after a quiet spell (default 10; an integer ≥ 1). */
+  newReviewsBurst?: number;
 }
 
 type Outcome = { allowed: true; user: string } | { allowed: false; code: 401 | 403; message: string };
@@ -133,6 +156,8 @@ class Lru<V> {
  * allowed, 503 when a review fails or does not answer within `reviewTimeoutMs` (never allowed on
  * an error). Outcomes are cached by the SHA-256 of the token and the path (allowed 60 s, refused
  * 30 s, on the Clock's monotonic time; failures not at all); the token is never logged or kept.
+ * Keys never allowed before are checked at most 64 at once and 10 at once then 1 a second (503
+ * beyond); a key allowed before is re-checked on expiry regardless, so junk cannot starve it.
  * The client needs `create` on `tokenreviews.authentication.k8s.io` and
  * `subjectaccessreviews.authorization.k8s.io`. Used by `createMetricsServer({ authorize })` and
  * `new Manager({ metricsAuth: 'kubernetes' })`.
@@ -150,9 +175,17 @@ export function kubernetesAuthorizer(options: KubernetesAuthorizerOptions): Metr
   for (const [name, v] of Object.entries({ allowTtlMs, denyTtlMs, timeoutMs, maxInFlight, maxEntries })) {
     if (!(typeof v === 'number' && v >= 0 && Number.isFinite(v))) throw new RangeError(`kubernetesAuthorizer: ${name} must be a finite number ≥ 0, not ${String(v)}`);
   }
+  const newReviewsPerSecond = options.newReviewsPerSecond ?? 1;
+  const newReviewsBurst = options.newReviewsBurst ?? 10;
+  if (!(typeof newReviewsPerSecond === 'number' && newReviewsPerSecond > 0)) throw new RangeError(`kubernetesAuthorizer: newReviewsPerSecond must be > 0, not ${String(newReviewsPerSecond)}`);
+  if (!(Number.isInteger(newReviewsBurst) && newReviewsBurst >= 1)) throw new RangeError(`kubernetesAuthorizer: newReviewsBurst must be an integer ≥ 1, not ${String(newReviewsBurst)}`);
+  const newReviews = new TokenBucket({ qps: newReviewsPerSecond, burst: newReviewsBurst }, clock);
+  let bucketDry = false;
   const allowed = new Lru<{ outcome: Outcome; until: number }>(maxEntries);
   const refused = new Lru<{ outcome: Outcome; until: number }>(maxEntries);
   const inFlight = new Map<string, Promise<Outcome>>();
+  /** Of those, the checks of new keys: what `maxInFlight` counts. */
+  let newInFlight = 0;
   const log = options.log;
 
   const review = async <R>(path: string, body: unknown): Promise<R> => {
@@ -199,27 +232,50 @@ export function kubernetesAuthorizer(options: KubernetesAuthorizerOptions): Metr
     if (token === undefined) return UNAUTHENTICATED;
     const key = `${createHash('sha256').update(token).digest('hex')} ${path}`;
     const now = clock.monotonic();
-    for (const cache of [allowed, refused]) {
-      const hit = cache.get(key);
-      if (hit && now < hit.until) {
-        log?.debug({ path, allowed: hit.outcome.allowed, cached: true }, 'metrics request checked');
-        return hit.outcome;
-      }
-      if (hit) cache.delete(key);
+    // An expired allowed entry is kept, never served: it marks the key as allowed before.
+    const allowedBefore = allowed.get(key);
+    if (allowedBefore && now < allowedBefore.until) {
+      log?.debug({ path, allowed: true, cached: true }, 'metrics request checked');
+      return allowedBefore.outcome;
     }
+    const refusal = refused.get(key);
+    if (refusal && now < refusal.until) {
+      log?.debug({ path, allowed: false, cached: true }, 'metrics request checked');
+      return refusal.outcome;
+    }
+    if (refusal) refused.delete(key);
     let pending = inFlight.get(key);
     if (!pending) {
-      if (inFlight.size >= maxInFlight) {
-        log?.warn({ path, inFlight: inFlight.size }, 'metrics request refused (503): too many credentials being checked at once');
-        return { allowed: false, code: 503, message: 'service unavailable: too many requests being authenticated; try again' };
+      const isNew = !allowedBefore;
+      if (isNew) {
+        if (newInFlight >= maxInFlight) {
+          log?.warn({ path, inFlight: newInFlight }, 'metrics request refused (503): too many credentials being checked at once');
+          return { allowed: false, code: 503, message: 'service unavailable: too many requests being authenticated; try again' };
+        }
+        if (!newReviews.tryTake()) {
+          if (!bucketDry) log?.warn({ path, newReviewsPerSecond, newReviewsBurst }, 'metrics requests refused (503): too many new credentials to check; further ones are logged at debug until one is checked');
+          else log?.debug({ path }, 'metrics request refused (503): too many new credentials to check');
+          bucketDry = true;
+          return { allowed: false, code: 503, message: 'service unavailable: too many requests being authenticated; try again' };
+        }
+        bucketDry = false;
+        newInFlight++;
       }
       pending = decide(token, path).then((outcome) => {
         const until = clock.monotonic() + (outcome.allowed ? allowTtlMs : denyTtlMs);
-        (outcome.allowed ? allowed : refused).set(key, { outcome, until });
+        if (outcome.allowed) allowed.set(key, { outcome, until });
+        else {
+          allowed.delete(key);
+          refused.set(key, { outcome, until });
+        }
         return outcome;
       });
       inFlight.set(key, pending);
-      void pending.then(() => inFlight.delete(key), () => inFlight.delete(key));
+      const settle = () => {
+        inFlight.delete(key);
+        if (isNew) newInFlight--;
+      };
+      void pending.then(settle, settle);
     }
     try {
       const outcome = await pending;
