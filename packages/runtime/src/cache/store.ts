@@ -18,12 +18,17 @@
  *   that follows is dropped. Older versions never replace newer ones, from either source.
  * - An object this process deleted stays out (a tombstone per key and UID) until the watch
  *   confirms the deletion, whatever stale event or list was already in flight. Under a label or
- *   field selector (`selective`) this holds for objects the store held or a list in flight may
- *   bring; one it does not hold is most likely outside the selection, whose watch never delivers
- *   the deletion, and is left to the watch. A delete answer that names no UID is left to the
- *   watch too (the store cannot tell the deleted object from one of that name created since).
+ *   field selector (`selective`), an object the store does not hold is most likely outside the
+ *   selection, whose watch never delivers the deletion: such a tombstone goes at the latest with
+ *   a relist (below), and only the 4 096 most recent are kept (oldest dropped first; a dropped
+ *   one leaves that object to the watch). The one exception: a delete answer that names no UID is left to
+ *   the watch (the store cannot tell the deleted object from one of that name created since;
+ *   kube-apiserver always names it).
  * - Under a selector the watch says DELETED also when an object merely leaves the selection; the
- *   same UID seen again (an event, or a note of this process newer than that DELETED) is back.
+ *   same UID seen again (an event, or a note of this process newer than that DELETED) is back,
+ *   and a DELETED of a UID older than the version of it the store holds (brought back in by this
+ *   process's write since) is not applied. Without a selector the watch's DELETED of a UID
+ *   removes whatever version of it the store holds.
  * - Once this process's own note took a key out (a delete, a write that left the selection), a
  *   watch event or write note for that key at or below the version taken out is not shown: the
  *   watch, still behind, replays a past that readers have seen superseded (another object of the
@@ -31,7 +36,8 @@
  * - What the store keeps beside the objects for these guards (per key: the UIDs this process
  *   deleted, the version its own note took out) goes once the watch has confirmed it, and at the
  *   latest with the scope's first list that began after it was noted: it never grows with the
- *   objects that came and went (`bookkeeping()` counts it).
+ *   objects that came and went (`bookkeeping()` counts it). Under a selector, tombstones the
+ *   watch may never confirm are also capped (above).
  * - **A relist is authoritative**, as in client-go: the list replaces the store's contents for
  *   its scope, also when its versions are *lower* than the cached ones (etcd restored from a
  *   backup: resourceVersions went back). The only exceptions are keys this process wrote after
@@ -42,9 +48,16 @@
  * Assumptions: resourceVersions of one resource are integers that grow within one etcd history
  * (true of every etcd-backed API server; ADR 0002 explains why the runtime relies on it). A
  * non-numeric version disables the ordering guard and the newest event wins. After an etcd
- * restore the watcher relists (it is told by a 504 "Too large resource version"); a write
- * response from before the restore that arrives during that relist is the one case the store
- * cannot judge (it keeps it, as a write newer than the list).
+ * restore the watcher relists (it is told by a 504 "Too large resource version"). A write note
+ * that arrives during that relist cannot be placed in one history or the other:
+ * - if the store knew that UID deleted (by this process, or by the watch at or above the note's
+ *   version), the note is dropped, as a late response of the old history would be; the
+ *   deletions the store knew of go when the list ends. So our write, during the relist, of an
+ *   object the restore brought back is shown only once the list or the write's watch echo does;
+ * - else it is kept, as a write newer than the list. If it was a late response of the old
+ *   history, that version stays until the next relist of the scope, a watch event of the key at
+ *   a higher version, or (without a selector) the watch's DELETED of that UID (should the new
+ *   history give that UID that very version, the store takes it for the same one).
  * @module
  */
 import type { KubeObject, ObjectKey } from '../objects/index.ts';
@@ -94,9 +107,9 @@ export interface StoreWriterOptions<T extends KubeObject> {
    */
   perNamespace?: boolean;
   /**
-   * The watch delivers only part of its scope (a label or field selector): the deletion of an
-   * object outside it never comes, so a delete note of an object the store does not hold leaves
-   * no tombstone (none the watch would clear), unless a list is in flight.
+   * The watch delivers only part of its scope (a label or field selector): it says DELETED also
+   * when an object leaves the selection, and the deletion of an object outside it never comes, so
+   * the tombstones of deletes of objects the store does not hold are capped (oldest dropped first).
    */
   selective?: boolean;
 }
@@ -127,6 +140,8 @@ interface Scope {
 
 /** Deletions the watch delivered, kept for a while: a late note of this process's own delete of one is not news. */
 const DELETION_FACTS = 4_096;
+/** Under a selector, tombstones of objects the store did not hold, kept for a while (see `noteDelete`). */
+const UNHELD_TOMBSTONES = 4_096;
 
 export class StoreWriter<T extends KubeObject> implements Store<T> {
   readonly #memory: Indexer<T>;
@@ -137,6 +152,11 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
   readonly #scopes = new Map<string, Scope>();
   /** Per key, the UIDs of objects this process deleted, until the watch (or a list) confirms it. */
   readonly #tombstones = new Map<string, Set<string>>();
+  /**
+   * Under a selector: the tombstones of deletes of objects the store did not hold (UID → key),
+   * oldest first. Their watch may never deliver the deletion; at most `UNHELD_TOMBSTONES` are kept.
+   */
+  readonly #unheldTombstones = new Map<string, string>();
   /**
    * Per key, the UID of the last deletion the watch delivered and that event's resourceVersion
    * (bounded, oldest dropped first). Under a selector the object may only have left the selection:
@@ -219,13 +239,10 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       scope.historyChanged = true;
       delete scope.watched;
       for (const key of [...this.#floors.keys()]) if (this.#keyInScope(key, namespace)) this.#floors.delete(key);
-      // So do the deletions it knew of: the list, requested after every delete noted so far, shows
-      // what exists now; until it ends, a note of an object the restore brought back is news.
-      for (const key of [...this.#tombstones.keys(), ...this.#deletedByWatch.keys()]) {
-        if (!this.#keyInScope(key, namespace)) continue;
-        this.#tombstones.delete(key);
-        this.#deletedByWatch.delete(key);
-      }
+      // The deletions it knew of stay until the list ends (`replace` drops them then): until then a
+      // late write response of the old history of a UID deleted there must not come back as news.
+      // The cost: our write, during this relist, of an object the restore brought back is hidden
+      // until the list or its watch echo shows it (the store cannot tell the two apart).
     }
   }
 
@@ -243,7 +260,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       for (const key of [...this.#tombstones.keys(), ...this.#deletedByWatch.keys()]) {
         if (!this.#keyInScope(key, namespace)) continue;
         this.#deletedByWatch.delete(key);
-        if (!scope.deletedSinceList?.has(key)) this.#tombstones.delete(key);
+        if (!scope.deletedSinceList?.has(key)) this.#setTombstones(key, undefined);
       }
     }
     for (const [key, floor] of [...this.#floors]) {
@@ -290,8 +307,7 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       // Deleted before the list began: the list is later than the delete, and shows that UID only
       // if it still exists (a delete that left it Terminating is noted as a write, not here).
       const alive = listed.get(key)?.metadata.uid;
-      if (alive !== undefined && uids.has(alive)) this.#tombstones.set(key, new Set([alive]));
-      else this.#tombstones.delete(key);
+      this.#setTombstones(key, alive !== undefined && uids.has(alive) ? new Set([alive]) : undefined);
     }
     delete scope.writtenSinceList;
     delete scope.deletedSinceList;
@@ -321,10 +337,14 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       this.#belowFloor(key, obj.metadata.resourceVersion);
       this.#untomb(key, uid);
       const old = this.#memory.get(key);
-      if (old && compareResourceVersions(old.metadata.resourceVersion, obj.metadata.resourceVersion) > 0) {
+      const sameUid = old !== undefined && old.metadata.uid === uid;
+      if (old && (!sameUid || this.#selective) && compareResourceVersions(old.metadata.resourceVersion, obj.metadata.resourceVersion) > 0) {
         // A newer version of the name is held: another object that replaced it, or (under a
         // selector) this one, left the selection and brought back in by our own write since.
-        if (uid && old.metadata.uid !== uid) this.#rememberDeletion(key, uid, obj.metadata.resourceVersion);
+        // Without a selector a DELETED is final for its UID: a newer version of that UID held is
+        // of a history etcd no longer has (a write response from before a restore, kept by the
+        // relist as newer than its list), and goes.
+        if (uid && !sameUid) this.#rememberDeletion(key, uid, obj.metadata.resourceVersion);
         return undefined;
       }
       if (uid) this.#rememberDeletion(key, uid, obj.metadata.resourceVersion);
@@ -412,13 +432,22 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
       if (!scope.historyChanged || scope.writtenSinceList?.has(k)) this.#raiseFloor(k, old.metadata.resourceVersion);
       return { type: 'delete', object: old };
     }
-    // Not in the store, under a selector: most likely outside the selection, whose watch never
-    // delivers the deletion that would clear a tombstone. Only a list in flight (taken, perhaps,
-    // before the delete) could bring it back; else the watch shows it, if at all, until its DELETED.
-    if (this.#selective && scope.deletedSinceList === undefined) return undefined;
     scope.deletedSinceList?.add(k);
     // Not (yet) in the store: keep it out when the watch brings it, unless the watch has shown its deletion already.
-    if (this.#deletedByWatch.get(k)?.uid !== uid) this.#tomb(k, uid);
+    if (this.#deletedByWatch.get(k)?.uid === uid) return undefined;
+    this.#tomb(k, uid);
+    // Under a selector it is most likely outside the selection, whose watch never delivers the
+    // deletion that would clear the tombstone: only a relist does. Such tombstones are bounded
+    // (oldest dropped first); a dropped one leaves that object to the watch (ADR 0002).
+    if (this.#selective) {
+      this.#unheldTombstones.delete(uid);
+      this.#unheldTombstones.set(uid, k);
+      if (this.#unheldTombstones.size > UNHELD_TOMBSTONES) {
+        const [oldest, oldestKey] = this.#unheldTombstones.entries().next().value!;
+        this.#unheldTombstones.delete(oldest);
+        this.#untomb(oldestKey, oldest);
+      }
+    }
     return undefined;
   }
 
@@ -480,7 +509,15 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     const uids = this.#tombstones.get(key);
     if (!uids || uid === undefined) return;
     uids.delete(uid);
+    this.#unheldTombstones.delete(uid);
     if (uids.size === 0) this.#tombstones.delete(key);
+  }
+
+  /** Sets (or, with `undefined`, drops) the tombstones of `key`, forgetting those that go. */
+  #setTombstones(key: string, uids: Set<string> | undefined): void {
+    for (const uid of this.#tombstones.get(key) ?? []) if (!uids?.has(uid)) this.#unheldTombstones.delete(uid);
+    if (uids) this.#tombstones.set(key, uids);
+    else this.#tombstones.delete(key);
   }
 
   #rememberDeletion(key: string, uid: string, rv: string | undefined): void {
