@@ -76,5 +76,8 @@ test(`leader SIGKILLed ${FAILOVERS}× during churn: the standby takes over, noth
   assert.equal(witness.recreatedAfterOwnerDeleted(), 0, 'no child created twice for the same deleted owner');
   assert.equal(witness.duplicateInstances(), 0);
   assert.ok(witness.vendorCreates() <= witness.providerUids.size);
-  for (const f of failovers) assert.ok(f <= 15_000 + 2_000 + 5_000, `failover took ${f} ms`);
+  // Liveness only: each standby took the Lease once it had expired (lease + up to one jittered
+  // retry period, 17.4 s, plus requests under the churn), not a lease later. The time is the
+  // figure above; test/integration/leader-election checks it from the standby's own view.
+  for (const f of failovers) assert.ok(f < 2 * 15_000, `failover took ${f} ms`);
 });

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { SecretKind, ServiceAccountKind, defineKind, loadKubeConfig } from '@converge/runtime';
+import { KubeClient, SecretKind, ServiceAccountKind, defineKind, loadKubeConfig } from '@converge/runtime';
 import type { KubeObject } from '@converge/runtime';
 import { readAuditLog, WRITE_VERBS } from '@converge/envtest';
 import { startDashboard } from '../../../packages/operators/src/dashboard/index.ts';
@@ -43,7 +43,7 @@ test('the dashboard API: every endpoint and filter, the upstream pick, timeline,
   t.after(() => releaseProviders(client, ns));
 
   // The read-only ClusterRole from deploy/, bound to a ServiceAccount: the second cluster's identity.
-  const role = parseYaml(readFileSync(join(root, 'deploy/dashboard/clusterrole.yaml'), 'utf8')) as KubeObject & { rules: { verbs: string[]; resources: string[] }[] };
+  const role = parseYaml(readFileSync(join(root, 'deploy/dashboard/clusterrole.yaml'), 'utf8')) as KubeObject & { rules: { apiGroups: string[]; verbs: string[]; resources: string[] }[] };
   assert.deepEqual([...new Set(role.rules.flatMap((r) => r.verbs))].sort(), ['get', 'list', 'watch'], 'read-only verbs only');
   assert.ok(!role.rules.some((r) => r.resources.includes('secrets') || r.resources.includes('*')), 'no Secrets, no wildcards');
   await client.apply(ClusterRoleKind, { ...role, apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' }, { fieldManager: 'converge-tests', force: true });
@@ -56,6 +56,22 @@ test('the dashboard API: every endpoint and filter, the upstream pick, timeline,
   });
   t.after(() => client.delete(ClusterRoleBindingKind, { namespace: '', name: binding }).catch(() => undefined));
   const saConfig = await serviceAccountKubeConfig(client, ns, 'dashboard');
+  // The API server's RBAC authorizer learns of the new binding from its own informer: until then
+  // the ServiceAccount is refused, and a dashboard started in that window shows the viewer
+  // `reachable` with a warning for each kind it was refused (until that kind's relist). Started
+  // once the ServiceAccount itself is told it may list and watch every kind of the ClusterRole.
+  const viewer = new KubeClient({ kubeConfig: saConfig, userAgent: 'converge-test-dashboard-viewer' });
+  t.after(() => viewer.close());
+  const checks = role.rules.flatMap((r) => r.apiGroups.flatMap((group) => r.resources.flatMap((resource) => ['list', 'watch'].map((verb) => ({ group, resource, verb })))));
+  await eventually(async () => {
+    for (const attrs of checks) {
+      const review = await viewer.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: attrs } },
+      });
+      if (!review.status?.allowed) return false;
+    }
+    return true;
+  }, { what: 'the ClusterRoleBinding effective for the ServiceAccount', timeoutMs: 30_000 });
 
   // Objects: three Microservices (ready, progressing, failed) and five providers.
   await createMicroservice(client, ns, 'web', { status: 'True', reason: 'Available' });

@@ -8,7 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ServiceKind, defineKind } from '@converge/runtime';
+import { ApiError, ServiceKind, defineKind } from '@converge/runtime';
 import type { KubeObject } from '@converge/runtime';
 import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { eventually } from '../../support/operator-harness.ts';
@@ -26,6 +26,15 @@ test('a child write refused by a ResourceQuota is ApplyFailed, explained, retrie
   const quota = async (name: string) => {
     const created = await client.create(ResourceQuotaKind, { metadata: { name, namespace: ns }, spec: { hard: { services: '0' } } });
     await client.replaceStatus(ResourceQuotaKind, { ...created, status: { hard: { services: '0' }, used: { services: '0' } } } as KubeObject);
+    // The quota admission plugin judges by its own informer (and, while that has no quota in the
+    // namespace, by a live lookup it caches for 30 s): a Service created before it has this quota
+    // and its status is let through, and no ApplyFailed would come. In force once a dry-run
+    // create is refused for the quota.
+    const probe = { metadata: { name: 'quota-probe', namespace: ns }, spec: { ports: [{ port: 80 }] } };
+    await eventually(() => client.create(ServiceKind, probe, { dryRun: true }).then(
+      () => false,
+      (err: unknown) => err instanceof ApiError && err.reason === 'Forbidden' && new RegExp(`exceeded quota: ${name}`).test(err.message),
+    ), { what: `the ResourceQuota ${name} in force`, timeoutMs: 30_000 });
   };
   await quota('no-services');
   await client.create(MicroserviceKind, microservice(ns, 'quota', IMAGE, 8080));

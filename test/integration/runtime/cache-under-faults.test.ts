@@ -168,7 +168,10 @@ test('item 9: a list page too slow for its timeout is asked for in smaller pages
   const paged = startCache(throughProxy(), ns, (c) => void c.informer(ConfigMapKind, { pageSize: 2 }));
   t.after(paged.stop);
   await paged.cache.waitForSync();
-  assert.ok(proxy.stats().requests - requests >= 5, '9 objects in pages of 2: at least 5 list requests');
+  // The test's own 8 ConfigMaps need 4 pages of 2 (the namespace's kube-root-ca.crt, published by
+  // kube-controller-manager on its own schedule, may make a fifth: not counted on); one unpaged
+  // list and its watch would be 2 requests.
+  assert.ok(proxy.stats().requests - requests >= 4, '8 ConfigMaps in pages of 2: at least 4 list requests');
 });
 
 test('a list whose continued pages keep expiring (410) syncs from one unpaged list; a list answered 410 backs off', async (t) => {
@@ -184,7 +187,9 @@ test('a list whose continued pages keep expiring (410) syncs from one unpaged li
   const paged = startCache(throughProxy(), ns, (c) => void c.informer(ConfigMapKind, { pageSize: 2 }));
   t.after(paged.stop);
   await Promise.race([paged.cache.waitForSync(), sleep(10_000).then(() => assert.fail(`not synced after 10 s, ${proxy.stats().requests - before} requests: ${JSON.stringify(paged.cache.health())}`))]);
-  assert.equal(paged.cache.store(ConfigMapKind).list().length, 10 /* kube-root-ca.crt */);
+  // Only the test's own ConfigMaps: the namespace's kube-root-ca.crt is published by
+  // kube-controller-manager on its own schedule, and may land after this list.
+  assert.equal(paged.cache.store(ConfigMapKind).list().filter((c) => c.metadata.name?.startsWith('cm-')).length, 9);
   const synced = proxy.stats().requests - before;
   t.diagnostic(`synced after ${synced} requests with every continued page answered 410`);
   assert.ok(synced <= 6, `${synced} requests to sync`);
