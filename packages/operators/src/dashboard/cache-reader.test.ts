@@ -8,22 +8,14 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventKind, KubeConfig } from '@converge/runtime';
+import { EventKind } from '@converge/runtime';
 import type { KubeEvent } from '@converge/runtime';
 import { ClusterSource } from './cluster-source.ts';
 import { DashboardModel } from './model.ts';
 import { cacheReader } from './cache-reader.ts';
+import { unreachableKubeConfig } from '../operators/unreachable-cluster.test-support.ts';
 
-function nowhere(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'nowhere', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
-    users: [{ name: 'nobody', token: 'not-a-token' }],
-    contexts: [{ name: 'nowhere', cluster: 'nowhere', user: 'nobody' }],
-    currentContext: 'nowhere',
-  });
-  return kc;
-}
+const nowhere = unreachableKubeConfig;
 
 function event(namespace: string, name: string, regardingUid: string): KubeEvent {
   return {

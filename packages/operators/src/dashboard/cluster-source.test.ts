@@ -5,23 +5,15 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock, KubeConfig } from '@converge/runtime';
+import { FakeClock } from '@converge/runtime';
 import type { WatchHealth } from '@converge/runtime';
 import { ClusterSource } from './cluster-source.ts';
 import { DashboardModel } from './model.ts';
+import { unreachableKubeConfig } from '../operators/unreachable-cluster.test-support.ts';
 
 const NOW = Date.parse('2026-12-05T10:00:00.000Z');
 
-function nowhere(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'nowhere', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
-    users: [{ name: 'nobody', token: 'not-a-token' }],
-    contexts: [{ name: 'nowhere', cluster: 'nowhere', user: 'nobody' }],
-    currentContext: 'nowhere',
-  });
-  return kc;
-}
+const nowhere = unreachableKubeConfig;
 
 /** A watch that listed, failed twice and reconnected: open again, no event since. */
 const reconnected: WatchHealth = {

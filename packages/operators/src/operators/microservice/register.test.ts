@@ -8,19 +8,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock, KubeConfig, Manager, createLogger } from '@converge/runtime';
+import { FakeClock, Manager, createLogger } from '@converge/runtime';
 import { registerMicroserviceOperator } from './register.ts';
+import { unreachableKubeConfig } from '../unreachable-cluster.test-support.ts';
 
-function nowhere(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'nowhere', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
-    users: [{ name: 'nobody', token: 'not-a-token' }],
-    contexts: [{ name: 'nowhere', cluster: 'nowhere', user: 'nobody' }],
-    currentContext: 'nowhere',
-  });
-  return kc;
-}
+const nowhere = unreachableKubeConfig;
 
 function retryDelays(options: { maxRetryDelayMs?: number }, failures: number): number[] {
   const manager = new Manager({ kubeConfig: nowhere(), clock: new FakeClock(), log: createLogger({ level: 'silent' }) });
