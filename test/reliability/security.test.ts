@@ -123,7 +123,10 @@ test('RBAC: no wildcards, `kubectl auth can-i --list` matches the expectation, t
     for (const rule of role.rules ?? []) {
       const all = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs, ...(rule.resourceNames ?? [])];
       if (all.some((x) => x.includes('*'))) offending.push(`${role.kind} ${role.metadata.name}: wildcard in ${JSON.stringify(rule)}`);
-      if (rule.nonResourceURLs?.length) offending.push(`${role.kind} ${role.metadata.name}: nonResourceURLs`);
+      // Non-resource URLs only for the scrapers' role (ADR 0041), and only get on the two metrics paths.
+      const metricsReader = role.kind === 'ClusterRole' && role.metadata.name === 'converge-metrics-reader' && rule.verbs.length === 1 && rule.verbs[0] === 'get' &&
+        JSON.stringify([...(rule.nonResourceURLs ?? [])].sort()) === JSON.stringify(['/debug/unconverged', '/metrics']);
+      if (rule.nonResourceURLs?.length && !metricsReader) offending.push(`${role.kind} ${role.metadata.name}: nonResourceURLs`);
       for (const v of ['escalate', 'bind', 'impersonate', 'deletecollection']) if (rule.verbs.includes(v)) offending.push(`${role.kind} ${role.metadata.name}: verb ${v}`);
       // The one Secret it may write is its own webhook CA, by name (never create, never another).
       const ownCa = rule.resourceNames?.length === 1 && rule.resourceNames[0] === 'converge-webhook-ca' && rule.verbs.every((v) => v === 'get' || v === 'update');
