@@ -14,7 +14,7 @@ import type { KubeClient, KubeEvent, KubeObject, Pod, ResourceKind } from '@conv
 import { MicroserviceKind } from '../../operators/microservice/api/kind.ts';
 import { DigitalHumanProviderKind } from '../../operators/provider/api/kind.ts';
 import type { PlatformDefaults } from '../../operators/microservice/index.ts';
-import { DEFAULT_CREDENTIALS_KEY, VENDOR_CREDENTIALS_LABEL } from '../../operators/provider/api/constants.ts';
+import { DEFAULT_CREDENTIALS_KEY, optedInForVendor } from '../../operators/provider/api/constants.ts';
 import type { MicroserviceFacts } from '../views/explain-microservice.ts';
 import type { ProviderFacts } from '../views/explain-provider.ts';
 
@@ -131,7 +131,7 @@ export function clientReader(client: KubeClient): ObjectReader {
         // Only the presence of the Secret and of its key leaves this block; the data is dropped here.
         const secret = await getOrUndefined(() => client.get(SecretKind, { namespace, name }));
         return secret
-          ? { secretExists: true, keyPresent: Object.hasOwn(secret.data ?? {}, key) || Object.hasOwn(secret.stringData ?? {}, key), labelled: secret.metadata.labels?.[VENDOR_CREDENTIALS_LABEL] === 'true' }
+          ? { secretExists: true, keyPresent: Object.hasOwn(secret.data ?? {}, key) || Object.hasOwn(secret.stringData ?? {}, key), labelled: optedInForVendor(secret) }
           : { secretExists: false, keyPresent: null };
       } catch (err) {
         return { secretExists: null, keyPresent: null, error: err instanceof ApiError && err.code === 403 ? 'not allowed to read Secrets' : (err as Error).message };

@@ -27,7 +27,7 @@
  */
 import { SecretKind, compareResourceVersions, isNotFound } from '@converge/runtime';
 import type { KubeClient, PartialObjectMetadata, Store } from '@converge/runtime';
-import { DEFAULT_CREDENTIALS_KEY, ProviderReason, VENDOR_CREDENTIALS_LABEL } from './api/schema-free.ts';
+import { DEFAULT_CREDENTIALS_KEY, ProviderReason, VENDOR_CREDENTIALS_LABEL, optedInForVendor } from './api/schema-free.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
 
 interface Remembered {
@@ -79,7 +79,7 @@ export class CredentialsReader {
       this.#gone(namespace, name);
       return undefined; // the Secret watch brings the CR back when it appears
     }
-    if (!allowed(meta)) {
+    if (!optedInForVendor(meta)) {
       this.#tokens.delete(secret); // not even the last token of a Secret that opted out is used
       return undefined;
     }
@@ -91,7 +91,7 @@ export class CredentialsReader {
       const object = await this.#client.get(SecretKind, { namespace, name }, signal ? { signal } : {});
       // The Secret as read must be the one judged, still labelled: the cache may lag behind a
       // label taken away or a Secret re-created without it (its watch event re-triggers us).
-      if (object.metadata.uid !== meta.metadata.uid || !allowed(object)) {
+      if (object.metadata.uid !== meta.metadata.uid || !optedInForVendor(object)) {
         this.#tokens.delete(secret);
         return undefined;
       }
@@ -119,7 +119,7 @@ export class CredentialsReader {
   /** Why `token(namespace, name, key)` gave nothing, as of its last call (and the metadata cache now). */
   problem(namespace: string, name: string, key: string): CredentialsProblem {
     const meta = this.#secrets.get({ namespace, name });
-    if (meta && !allowed(meta)) {
+    if (meta && !optedInForVendor(meta)) {
       return {
         reason: ProviderReason.CredentialsNotAllowed,
         message: `Secret ${name} in namespace ${namespace} is not labelled for vendor use, so the operator does not read it; ` +
@@ -172,10 +172,6 @@ export class CredentialsReader {
 export function credentialsProblem(reader: Pick<CredentialsReader, 'problem'>, dhp: DigitalHumanProvider): CredentialsProblem {
   const ref = dhp.spec.credentials.secretRef;
   return reader.problem(dhp.metadata.namespace ?? '', ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY);
-}
-
-function allowed(meta: { metadata: { labels?: Record<string, string> } }): boolean {
-  return meta.metadata.labels?.[VENDOR_CREDENTIALS_LABEL] === 'true';
 }
 
 /** What makes `value` no bearer token a request header can carry, in words; undefined when it is one. */

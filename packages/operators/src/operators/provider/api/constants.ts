@@ -44,6 +44,11 @@ export const PROVIDER_FIELD_MANAGER = 'converge-digitalhumanprovider';
  */
 export const VENDOR_CREDENTIALS_LABEL = 'dhp.example.com/vendor-credentials';
 
+/** Whether a Secret (or its metadata) opted in with `VENDOR_CREDENTIALS_LABEL=true`. */
+export function optedInForVendor(secret: { metadata: { labels?: Record<string, string> } }): boolean {
+  return secret.metadata.labels?.[VENDOR_CREDENTIALS_LABEL] === 'true';
+}
+
 /** Key read from the credentials Secret when `spec.credentials.secretRef.key` is not given. */
 export const DEFAULT_CREDENTIALS_KEY = 'token';
 
