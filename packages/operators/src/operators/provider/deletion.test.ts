@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@converge/runtime';
 import type { KubeClient, Request } from '@converge/runtime';
 import { ProviderDeletion } from './deletion.ts';
-import { PROVIDER_FINALIZER } from './api/schema-free.ts';
+import type { DeletionDeps } from './deletion.ts';
+import { ABANDON_ANNOTATION, PROVIDER_FINALIZER } from './api/schema-free.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
 import type { VendorApis } from './vendor-api.ts';
 import type { CredentialsProblem } from './credentials.ts';
@@ -17,7 +18,7 @@ import { VendorError } from './vendor/index.ts';
 const NOW = Date.parse('2026-12-06T12:00:00Z');
 const log = { info() {}, debug() {}, warn() {} };
 
-function setup(createRequestedAt: string | undefined, options: { token?: string; problem?: CredentialsProblem; vendorFails?: VendorError; allowedEndpoints?: string[] } = {}) {
+function setup(createRequestedAt: string | undefined, options: { token?: string; problem?: CredentialsProblem; vendorFails?: VendorError; allowedEndpoints?: string[]; lateCreates?: DeletionDeps['lateCreates']; get?: () => Promise<unknown> } = {}) {
   const clock = new FakeClock(NOW);
   const fails = async () => { if (options.vendorFails) throw options.vendorFails; return undefined; };
   const vendor = { findByIdempotencyKey: fails, getInstance: fails, deleteInstance: async () => false };
@@ -26,11 +27,15 @@ function setup(createRequestedAt: string | undefined, options: { token?: string;
   const vendorCalls: string[] = [];
   const blocked: string[] = [];
   const released: string[] = [];
-  const client = { patch: async (_kind: unknown, key: { name: string }) => { released.push(key.name); return { metadata: { name: key.name, finalizers: [] } }; } } as unknown as KubeClient;
+  const client = {
+    get: options.get ?? (async () => { throw new Error('no GET expected'); }),
+    patch: async (_kind: unknown, key: { name: string }) => { released.push(key.name); return { metadata: { name: key.name, finalizers: [] } }; },
+  } as unknown as KubeClient;
   const deletion = new ProviderDeletion(
     {
       client, vendors: { forEndpoint: (endpoint: string) => (vendorCalls.push(endpoint), vendor) } as unknown as VendorApis, events: { normal() {}, warning() {} } as never, clock, createSettleMs: 20_000,
       ...(options.allowedEndpoints ? { allowedEndpoints: options.allowedEndpoints } : {}),
+      ...(options.lateCreates ? { lateCreates: options.lateCreates } : {}),
     },
     {
       status: async (_dhp, finding) => void (findings.push(finding), blocked.push(finding.message)),
@@ -47,7 +52,7 @@ function setup(createRequestedAt: string | undefined, options: { token?: string;
   } as unknown as DigitalHumanProvider;
   const request = { key: 'ns/p', namespace: 'ns', name: 'p', log } as unknown as Request;
   const run = () => deletion.delete(dhp, request, new AbortController().signal);
-  return { clock, blocked, findings, released, run, tokenReads: () => tokenReads, vendorCalls };
+  return { clock, blocked, dhp, findings, released, run, tokenReads: () => tokenReads, vendorCalls };
 }
 
 test('a create requested "an hour from now" (another clock, or ours stepped back) holds the finalizer for the settle time, not for the skew', async () => {
@@ -118,4 +123,34 @@ test('a deletion whose endpoint the client refuses before any request is Stalled
   await assert.rejects(s.run(), (err: Error) => err.name === 'PermanentError');
   assert.equal(s.findings.at(-1)!.permanent, true);
   assert.doesNotMatch(s.findings.at(-1)!.message, /retrying/);
+});
+
+test('a delete the vendor refuses (409 "instance busy", a 422) is Stalled with its words and asked again after the rejected-retry interval, not retried as if the vendor were away', async () => {
+  const s = setup(new Date(NOW - 60_000).toISOString(), { vendorFails: new VendorError({ kind: 'Invalid', operation: 'findByIdempotencyKey', status: 409, message: 'vendor findByIdempotencyKey: 409 instance busy' }) });
+  const result = await s.run();
+  const finding = s.findings.at(-1)!;
+  assert.equal(finding.reason, 'DeletionBlocked');
+  assert.equal(finding.permanent, true, 'Stalled: kstatus says Failed, a GitOps prune does not wait on it as InProgress');
+  assert.match(finding.message, /the vendor refuses to delete/);
+  assert.match(finding.message, /409 instance busy/);
+  assert.doesNotMatch(finding.message, /cannot confirm/, 'a refusal is not a missing answer');
+  assert.match(finding.message, /kubectl annotate/, 'the way out is named');
+  assert.equal(result.requeueAfterMs, 600_000, 'asked again after provider.rejectedRetrySeconds (the vendor may stop refusing)');
+  assert.equal(s.released.length, 0);
+});
+
+test('an abandonment the late-create ledger cannot record says why the finalizer stays, instead of repeating the command the person just ran', async () => {
+  const ledgerDown = async () => { throw new Error('configmaps "converge-late-creates-7" is forbidden: exceeded quota'); };
+  let live: unknown;
+  const s = setup(new Date(NOW - 60_000).toISOString(), { lateCreates: { record: ledgerDown, forget: ledgerDown, windowMs: 900_000 }, get: async () => structuredClone(live) });
+  s.dhp.metadata.annotations = { [ABANDON_ANNOTATION]: 'u1' };
+  live = s.dhp;
+  await assert.rejects(s.run(), (err: Error) => err.name === 'TemporaryError');
+  const finding = s.findings.at(-1);
+  assert.ok(finding, 'a status says what holds the abandonment');
+  assert.equal(finding.reason, 'DeletionBlocked');
+  assert.match(finding.message, /abandon/);
+  assert.match(finding.message, /exceeded quota/);
+  assert.doesNotMatch(finding.message, /to give the instance up without cleanup/, 'not the command already run');
+  assert.equal(s.released.length, 0, 'a key left in the ledger could make the sweep delete the instance the person gave up');
 });

@@ -14,7 +14,9 @@
  *   `dhp.example.com/abandon-instance` (ADR 0019; who, what and when go to a Warning Event and
  *   the log). Nothing else skips cleanup: while the vendor cannot confirm, the finalizer stays,
  *   Ready says `DeletionBlocked` (with the command that abandons the instance), and deletion
- *   completes by itself once the vendor answers.
+ *   completes by itself once the vendor answers. What needs a person is `Stalled` (kstatus:
+ *   Failed): a token the vendor refuses, an unusable Secret, an endpoint no longer allowed, and a
+ *   delete the vendor refuses (a 4xx, asked again every `rejectedRetryMs`).
  * - **Where it looks**: the instance is looked for where it lives (`status.instanceEndpoint`, else
  *   `spec.endpoint`), by `status.providerID` and by the idempotency key (the CR's UID).
  * - **Abandoning is decided on the live object** (one GET): the cache may be behind, and it keeps
@@ -47,6 +49,7 @@ import type { CredentialsProblem } from './credentials.ts';
 import { endpointAllowed } from './allowed-endpoints.ts';
 import type { LateCreateSweep } from './late-creates.ts';
 import { entryFor } from './late-create-ledger.ts';
+import { defaultProviderConfig } from './provider-config.ts';
 import type { ProviderFinding } from './status-writer.ts';
 
 /** What a deletion uses of the operator (part of the reconciler's dependencies). */
@@ -75,6 +78,11 @@ export interface DeletionDeps {
   lateCreates?: Pick<LateCreateSweep, 'record' | 'windowMs' | 'forget'>;
   /** Base URLs a provider may name (`provider.vendor.allowedEndpoints`); empty or absent: any. */
   allowedEndpoints?: readonly string[];
+  /**
+   * How long a delete the vendor refused (a 4xx other than 401/404/429) waits before it is asked
+   * again (`provider.rejectedRetrySeconds`); default that setting's default.
+   */
+  rejectedRetryMs?: number;
   faultPoint?: FaultPoint;
 }
 
@@ -96,10 +104,12 @@ export class ProviderDeletion {
   readonly #host: DeletionHost;
   /** When (monotonic) this process first saw each deleting provider's create request, by key. */
   readonly #settling = new Map<string, { uid: string; requestedAt: string; at: number }>();
+  readonly #rejectedRetryMs: number;
 
   constructor(deps: DeletionDeps, host: DeletionHost) {
     this.#d = deps;
     this.#host = host;
+    this.#rejectedRetryMs = deps.rejectedRetryMs ?? defaultProviderConfig.rejectedRetryMs;
   }
 
   /**
@@ -173,6 +183,16 @@ export class ProviderDeletion {
         const message = `the vendor refuses the token of Secret ${dhp.spec.credentials.secretRef.name} (${failure.message}), so the vendor instance${known ? ` ${known}` : ''} at ${endpoint} cannot be deleted; put a valid token in the Secret${giveUp}`;
         await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message, providerID: known, permanent: true }, signal, request.log);
         throw new PermanentError(Reason.DeletionBlocked, `the vendor refuses the token for the deletion: ${failure.message}`);
+      }
+      if (failure.kind === 'Invalid') {
+        // The vendor answered, and refused (a 409 "busy", a 422): not a missing answer, and not
+        // for this operator to out-wait with backoff. Stalled with its words; asked again after
+        // the rejected-retry interval, as refused input is on the live path (it may stop refusing).
+        const retrySeconds = Math.round(this.#rejectedRetryMs / 1000);
+        const message = `the vendor refuses to delete the vendor instance${known ? ` ${known}` : ''} at ${endpoint}: ${failure.message}; asked again every ${retrySeconds} s${giveUp}`;
+        await this.#host.status(dhp, { ready: 'False', reason: Reason.DeletionBlocked, message, providerID: known, permanent: true }, signal, request.log);
+        request.log.warn({ endpoint, providerID: known, err: failure.message }, 'the vendor refuses the deletion; asking again later');
+        return { requeueAfterMs: this.#rejectedRetryMs };
       }
       // No answer: wait for the endpoint to answer again (see vendor-recovery.ts).
       if (isNoAnswer(failure.kind)) this.#d.recovery?.blocked(endpoint, request.key);
@@ -250,6 +270,12 @@ export class ProviderDeletion {
     } catch (err) {
       if (signal.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
+      // Said in the status: the person who set the annotation sees why the finalizer stays (the
+      // key left in the ledger could have the sweep delete the instance they gave up).
+      await this.#host.status(dhp, {
+        ready: 'False', reason: Reason.DeletionBlocked, providerID: dhp.status?.providerID,
+        message: `the instance is to be abandoned (${ABANDON_ANNOTATION}), but its key cannot be removed from the late-create ledger yet (${message}); the finalizer stays until it can, so that the late-create sweep does not delete the abandoned instance; retrying`,
+      }, signal, request.log);
       throw new TemporaryError(Reason.DeletionBlocked, `cannot remove the key from the late-create ledger before abandoning the instance: ${message}`);
     }
     const what = abandonment.providerID ? `vendor instance ${abandonment.providerID}` : `any vendor instance created with key ${dhp.metadata.uid}`;
