@@ -29,7 +29,16 @@ const ONE_KEY_FAILURES: ReadonlySet<string> = new Set(['NotFound', 'Invalid', 'Q
 
 /** Whether a failure ends a pass over an account: it would fail the looks at the account's other keys the same way. */
 function endsThePass(err: unknown): boolean {
-  return !isVendorError(err) || !ONE_KEY_FAILURES.has(err.kind);
+  return !isVendorError(err) || refusedHere(err) || !ONE_KEY_FAILURES.has(err.kind);
+}
+
+/**
+ * A call this process refused to send (`createClient`: the endpoint is not allowed, or not one the
+ * client can use): every call to the account is refused the same way, for the life of the process
+ * (its configuration decides).
+ */
+export function refusedHere(err: unknown): boolean {
+  return isVendorError(err) && err.operation === 'createClient';
 }
 
 /** What one pass makes of one key: what the vendor answered (`found`, when it did), and the outcome. */

@@ -16,7 +16,9 @@ import { homeShard, ledgerShardNames } from './late-create-ledger-shards.ts';
 import type { LateCreateSweepOptions } from './late-creates.ts';
 import type { VendorApi, VendorApis } from './vendor-api.ts';
 
-export function sweepOver(client: KubeClient, api: VendorApi, clock: FakeClock, timing: Pick<LateCreateSweepOptions, 'settleMs' | 'windowMs' | 'maxGapMs'>, cached: ReadonlyMap<string, DigitalHumanProvider> = new Map()): LateCreateSweep {
+/** `onWarn` hears the message of every warning the sweep logs (its log is silent otherwise). */
+export function sweepOver(client: KubeClient, api: VendorApi, clock: FakeClock, timing: Pick<LateCreateSweepOptions, 'settleMs' | 'windowMs' | 'maxGapMs'>, cached: ReadonlyMap<string, DigitalHumanProvider> = new Map(), onWarn?: (message: string) => void): LateCreateSweep {
+  const log = pino({ level: onWarn ? 'warn' : 'silent' }, { write: (line: string) => onWarn?.(String((JSON.parse(line) as { msg?: unknown }).msg)) });
   return new LateCreateSweep({
     client,
     namespace: 'converge',
@@ -25,7 +27,7 @@ export function sweepOver(client: KubeClient, api: VendorApi, clock: FakeClock, 
     providers: { get: (ref: { namespace: string; name: string }) => cached.get(`${ref.namespace}/${ref.name}`) } as unknown as Store<DigitalHumanProvider>,
     events: { normal: () => undefined, warning: () => undefined } as unknown as EventSink,
     clock,
-    log: pino({ level: 'silent' }),
+    log,
     ...timing,
   });
 }

@@ -143,3 +143,31 @@ describe('vendor load of the late-create sweep', () => {
     assert.deepEqual(calls, ['find a', 'find b']);
   });
 });
+
+describe('a key whose endpoint this operator refuses to call (an endpoint no longer allowed)', () => {
+  it('is put aside after one refused look: no look every minute for ever, one warning, and it stays in the ledger for an operator that may call the endpoint', async () => {
+    const clock = new FakeClock(NOW);
+    const ledger = inMemoryLedger(clock, { u1: stored('u1'), u2: stored('u2') });
+    let looks = 0;
+    const api = {
+      findByIdempotencyKey: async () => {
+        looks++;
+        throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: `vendor endpoint ${ENDPOINT} is not among provider.vendor.allowedEndpoints` });
+      },
+    } as unknown as VendorApi;
+    const warnings: string[] = [];
+    const sweep = sweepOver(ledger.client, api, clock, { settleMs: SETTLE_MS, windowMs: 900_000 }, new Map(), (msg) => warnings.push(msg));
+    const abort = new AbortController();
+    const running = sweep.start(abort.signal);
+    await settle();
+    for (let s = 0; s < 3 * 3_600; s += 10) {
+      clock.advance(10_000);
+      for (let i = 0; i < 5; i++) await tick();
+    }
+    abort.abort();
+    await running;
+    assert.equal(looks, 1, 'one refused look puts the account\'s keys aside (the refusal is this process\'s own: its configuration, fixed by a restart)');
+    assert.deepEqual(Object.keys(ledger.data()).sort(), ['u1', 'u2'], 'kept: an operator allowed to call the endpoint sweeps them');
+    assert.equal(warnings.filter((w) => /put aside/.test(w)).length, 2, 'one warning per key, not one per look');
+  });
+});

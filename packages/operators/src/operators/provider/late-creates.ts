@@ -55,7 +55,10 @@
  *
  * Caveats: a create that reaches the vendor more than `windowMs` after it was sent is not
  * caught. Without a token (the Secret deleted, and the process restarted) the entry is looked at
- * again until one appears; the log says so once per entry.
+ * again until one appears; the log says so once per entry. A key whose endpoint this process
+ * refuses to call (no longer in `provider.vendor.allowedEndpoints`) is put aside after one refused
+ * look, with one warning: it stays in the ledger, unswept, until an operator allowed to call the
+ * endpoint loads it.
  * @module
  */
 import { isNotFound } from '@converge/runtime';
@@ -70,7 +73,7 @@ import { afterPass, beforeCreateVerdict, decodeLedger, encodeEntry, firstLook, n
 import { PROVIDER_FINALIZER } from './api/constants.ts';
 import type { LedgerEntry, LookSchedule } from './late-create-ledger.ts';
 import { ShardedLedger } from './late-create-ledger-shards.ts';
-import { BY_KEY_UP_TO, lookAtAccount } from './late-create-account-pass.ts';
+import { BY_KEY_UP_TO, lookAtAccount, refusedHere } from './late-create-account-pass.ts';
 import type { KeyLook } from './late-create-account-pass.ts';
 
 /** The `msg` of the warn line logged for each late instance the sweep deleted (the kill storm and the deletion tests count these lines). */
@@ -382,8 +385,12 @@ export class LateCreateSweep implements Runnable {
     const { next, done } = afterPass(current.map(({ t, outcome }) => ({ uid: t.entry.uid, schedule: t.schedule, untilAt: t.untilAt, outcome })), lookedAt, this.#maxGapMs());
     for (const { t, early: wasEarly, outcome, err } of current) {
       if (outcome !== 'looked') {
-        if (wasEarly) continue; // its own look, when due, says why it failed
         const why = err ?? ended?.err;
+        if (refusedHere(why)) {
+          this.#putAside(t, why);
+          continue;
+        }
+        if (wasEarly) continue; // its own look, when due, says why it failed
         this.#log(t.entry).warn({ err: why instanceof Error ? why.message : String(why) }, 'cannot look for a late create yet; looking again later');
       }
       const schedule = next.get(t.entry.uid);
@@ -400,6 +407,19 @@ export class LateCreateSweep implements Runnable {
     this.#log(entry).warn({ providerID: instance.id, requestedAt: entry.requestedAt }, LATE_INSTANCE_DELETED_LOG);
     const subject = { apiVersion: DigitalHumanProviderKind.apiVersion, kind: DigitalHumanProviderKind.kind, name: entry.name, namespace: entry.namespace, uid: entry.uid };
     this.#o.events.warning(subject, Reason.LateInstanceDeleted, 'DeleteInstance', `vendor instance ${instance.id} at ${entry.endpoint} was created after this provider's finalizer was released (the create was sent at ${entry.requestedAt}); deleted`);
+  }
+
+  /**
+   * A key this process refuses to look up (its endpoint is not allowed, or not usable by the
+   * client): looking again changes nothing until the configuration does, which takes a restart.
+   * It is not looked at again by this process and stays in the ledger, where an operator allowed
+   * to call the endpoint (after a restart: it loads the ledger) sweeps it. Said once per key.
+   */
+  #putAside(t: Tracked, err: unknown): void {
+    if (Number.isFinite(t.schedule.dueAt)) {
+      this.#log(t.entry).warn({ err: err instanceof Error ? err.message : String(err) }, 'a released key is put aside: this operator refuses to call its endpoint; it stays in the ledger for an operator that may (after a restart with that configuration)');
+    }
+    t.schedule = { dueAt: Number.POSITIVE_INFINITY, gapMs: t.schedule.gapMs };
   }
 
   #failed(t: Tracked, at: number, what: string, err: unknown): void {
