@@ -61,7 +61,7 @@ export interface EventRecorderStats {
   seriesUpdates: number;
   /** Occurrences folded into an existing event (counted, not written one by one). */
   deduplicated: number;
-  /** Events dropped by a rate limit or a full queue (new events and series updates). */
+  /** Events dropped by a rate limit or a full queue (new events and series updates), or left unwritten by `close`. */
   dropped: number;
   /** Writes the API server refused or that failed. */
   failed: number;
@@ -82,7 +82,8 @@ export interface EventRecorder {
   /**
    * `flush`, then stop: later events are ignored, timers cancelled. Idempotent. With a
    * `timeoutMs` of 0 nothing more is written (what is held back or pending is dropped, writes in
-   * flight are aborted): for a process that no longer leads.
+   * flight are aborted): for a process that no longer leads. Whatever is left unwritten counts in
+   * `stats().dropped`, with one warning.
    */
   close(timeoutMs?: number): Promise<void>;
   stats(): EventRecorderStats;
@@ -201,6 +202,14 @@ class Recorder implements EventRecorder {
     if (this.#closed) return;
     if (timeoutMs > 0) await this.flush(timeoutMs);
     this.#closed = true;
+    // What the flush did not get to (held back, queued, or in flight and about to be aborted) is
+    // lost: counted as dropped and said once, so that a close under a backlog is not silent.
+    let unwritten = 0;
+    for (const e of this.#entries.values()) if (e.state !== 'created' || e.count > e.writtenCount) unwritten++;
+    if (unwritten) {
+      this.#stats.dropped += unwritten;
+      this.#log?.warn({ unwritten }, `event recorder closed with ${unwritten} event(s) not written (dropped)`);
+    }
     this.#queue.close();
     this.#timer?.cancel();
     this.#timer = undefined;
