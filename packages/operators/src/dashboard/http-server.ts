@@ -132,7 +132,7 @@ export function createDashboardServer(options: HttpServerOptions): Server {
     const url = requestUrl(req.url);
     const access = checkAccess(req, url, { token: options.token, loopbackListen: options.loopbackListen });
     if (access.ok === 'redirect') {
-      res.writeHead(303, { location: access.location, 'set-cookie': access.cookie, 'cache-control': 'no-store' });
+      res.writeHead(303, { location: access.location, ...(access.cookie ? { 'set-cookie': access.cookie } : {}), 'cache-control': 'no-store' });
       res.end();
       return;
     }

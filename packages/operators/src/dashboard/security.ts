@@ -91,8 +91,8 @@ function cookieToken(req: IncomingMessage): string | undefined {
 export type AccessDecision =
   | { ok: true }
   | { ok: false; status: 401 | 403 | 421; message: string }
-  /** The token came in the URL: set the cookie and redirect to `location`. */
-  | { ok: 'redirect'; location: string; cookie: string };
+  /** A token came in the URL: redirect to `location` (without it), setting `cookie` when given. */
+  | { ok: 'redirect'; location: string; cookie?: string };
 
 /**
  * Decides whether a request may be served. `loopbackListen`: the server listens on loopback
@@ -113,10 +113,13 @@ export function checkAccess(req: IncomingMessage, url: URL, options: { token: st
     return m && headerTokenEquals(m[1]!, token) ? { ok: true } : { ok: false, status: 401, message: 'invalid bearer token' };
   }
   const fromCookie = cookieToken(req);
-  if (fromCookie !== undefined && tokensEqual(fromCookie, token)) return { ok: true };
+  const cookieValid = fromCookie !== undefined && tokensEqual(fromCookie, token);
   const fromQuery = url.searchParams.get('token');
   if (fromQuery !== null && !url.pathname.startsWith('/api/')) {
-    if (!tokensEqual(fromQuery, token)) return { ok: false, status: 401, message: 'invalid token' };
+    // A token in the address is always taken out of it (history, bookmarks, screen shares), also
+    // when the cookie already lets the request in (a bookmarked login link).
+    const queryValid = tokensEqual(fromQuery, token);
+    if (!queryValid && !cookieValid) return { ok: false, status: 401, message: 'invalid token' };
     const clean = new URL(url);
     clean.searchParams.delete('token');
     return {
@@ -124,8 +127,9 @@ export function checkAccess(req: IncomingMessage, url: URL, options: { token: st
       // A path that starts with // (from a target like `/.//evil.example`) would be read by the
       // browser as another host: the location always stays on this origin.
       location: `${clean.pathname.replace(/^\/+/, '/')}${clean.search}${clean.hash}`,
-      cookie: `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+      ...(queryValid ? { cookie: `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/` } : {}),
     };
   }
+  if (cookieValid) return { ok: true };
   return { ok: false, status: 401, message: 'this dashboard needs a bearer token: send "Authorization: Bearer <token>", or open the page once with ?token=<token>' };
 }

@@ -105,6 +105,22 @@ test('access: Host check on loopback, bearer header, cookie, and ?token= only on
   assert.ok(tokensEqual('abc', 'abc') && !tokensEqual('abc', 'abd') && !tokensEqual('abc', 'abcd'));
 });
 
+test('access: ?token= on the page is taken out of the address even when the cookie is already set (a bookmarked login link)', () => {
+  const url = (p: string) => new URL(p, 'http://x');
+  const token = 'a-token-of-enough-length';
+  const withCookie = { host: 'h', cookie: `${TOKEN_COOKIE}=${token}` };
+  const again = checkAccess(req(withCookie), url(`/?token=${token}&cluster=a`), { token, loopbackListen: false });
+  assert.equal(again.ok, 'redirect', 'the token would stay in the address bar and the history');
+  assert.equal(again.ok === 'redirect' && again.location, '/?cluster=a');
+  // A stale token in the link, a valid cookie: the page, without the stale token in the address.
+  const stale = checkAccess(req(withCookie), url('/?token=an-old-token-of-enough-length&cluster=a'), { token, loopbackListen: false });
+  assert.equal(stale.ok, 'redirect');
+  assert.equal(stale.ok === 'redirect' && stale.location, '/?cluster=a');
+  assert.equal(stale.ok === 'redirect' && stale.cookie, undefined, 'the valid cookie is kept, not replaced');
+  // Without a valid cookie a wrong token is still refused.
+  assert.equal(checkAccess(req({ host: 'h' }), url('/?token=an-old-token-of-enough-length'), { token, loopbackListen: false }).ok, false);
+});
+
 const cond = (type: string, status: 'True' | 'False', reason: string, message = '') => ({ type, status, reason, message, lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 });
 
 test('timeline: first sight, changes of status or reason, removals; message-only changes are not transitions', () => {
