@@ -272,6 +272,24 @@ describe('LeaderElector on an in-memory Lease (monotonic decisions, wall-clock s
     await again;
   });
 
+  it('keeps leading under steady API latency below half the renew deadline: renewals follow one another from when each was sent, not a retry period after each answer', async () => {
+    const base = new FakeClock(0);
+    const store = new InMemoryLeases(base);
+    let slow = false;
+    // Round trip 440 ms, renew deadline 1,000 ms, retry period 200 ms: a renewal sent a retry
+    // period after the previous answer (640 ms after the previous send) is answered at 1,080 ms,
+    // past the deadline that send set, though every write succeeds.
+    const a = replica(base, store, 'a', () => (slow ? { requestMs: 220, responseMs: 220 } : { requestMs: 0, responseMs: 0 }));
+    await runFor(base, 100);
+    assert.equal(a.elector.isLeader(), true);
+    slow = true;
+    await runFor(base, 10_000, () => assert.equal(a.elector.isLeader(), true, `lost at ${base.monotonic()} ms though every renewal succeeded`));
+    const renewals = store.writes.filter((w) => w.by === 'a').length;
+    assert.ok(renewals <= 10_000 / FAST.retryPeriodMs + 2, `renewals stay at most one per retry period (${renewals})`);
+    a.ac.abort();
+    await runFor(base, 1_000);
+  });
+
   it('a term that runs out (partition) ends the run without a release', async () => {
     const base = new FakeClock(0);
     const store = new InMemoryLeases(base);

@@ -32,7 +32,11 @@ export interface LeaderElectorOptions {
   leaseDurationMs?: number;
   /** How long the leader keeps trying to renew before it gives up leadership (default 10 000). */
   renewDeadlineMs?: number;
-  /** Time between attempts, leader and candidates alike (default 2000). */
+  /**
+   * Time between attempts, leader and candidates alike (default 2000). A leader's renewals go this
+   * long after the previous one was sent, or at once when its answer took longer; the renew
+   * deadline counts from each send, so a steady round trip above `renewDeadline / 2` ends the term.
+   */
   retryPeriodMs?: number;
   /** Candidates wait `retryPeriod * (1 + random * jitterFactor)` (default 0.2). */
   jitterFactor?: number;
@@ -167,6 +171,8 @@ export class LeaderElector {
     const abandoned = (this.#abandoned = new AbortController());
     const stop = AbortSignal.any([signal, abandoned.signal]);
     let lost = false;
+    /** Monotonic send time of the last attempt while leading (the one that won the Lease, then each renewal). */
+    let lastSentAtMs = Number.NEGATIVE_INFINITY;
     try {
       while (!stop.aborted) {
         const term = this.#term;
@@ -176,9 +182,15 @@ export class LeaderElector {
             lost = true;
             break;
           }
-          if (!(await this.#sleep(this.retryPeriodMs, AbortSignal.any([stop, term.signal])))) continue;
+          // The next renewal goes a retry period after the previous one was *sent* (at once when
+          // its answer took longer): each renewal's deadline counts from its send, so waiting a
+          // retry period after each answer lost a healthy lease under steady latency above
+          // (renewDeadline - retryPeriod) / 2; now only above renewDeadline / 2.
+          const waitMs = Math.max(0, lastSentAtMs + this.retryPeriodMs - this.#clock.monotonic());
+          if (!(await this.#sleep(waitMs, AbortSignal.any([stop, term.signal])))) continue;
           const result = await this.#attempt(AbortSignal.any([stop, term.signal]));
           if (stop.aborted) break;
+          lastSentAtMs = result.sentAtMs;
           if (result.acquired) term.renewed(result.sentAtMs);
           else if (result.expiresAtMs !== undefined) this.#lose(term, `lease taken by ${this.#observation?.holder}`);
           continue;
@@ -186,6 +198,7 @@ export class LeaderElector {
         const result = await this.#attempt(stop);
         if (stop.aborted) break;
         if (result.acquired) {
+          lastSentAtMs = result.sentAtMs;
           this.#begin(result.sentAtMs);
           continue;
         }
