@@ -6,7 +6,7 @@
  * through the fault proxy (every event cut, latency; no early closes, which would hide the quiet
  * restarts this file counts), so an outage is seen through a proxy as in a real network.
  */
-import { test, before, after } from 'node:test';
+import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { startControlPlane } from '@converge/envtest';
@@ -32,7 +32,11 @@ function clientFor(): KubeClient {
   return new KubeClient({ kubeConfig: loadKubeConfig(proxy?.kubeconfigPath ?? cp.kubeconfigPath), qps: 0, timeoutMs: 5_000 });
 }
 
-function startCache(client: KubeClient, ns: string, quietTimeoutMs?: number) {
+/**
+ * A cache on `ns`, stopped when the test ends whether it passed or not (a cache left running after
+ * a failed assertion keeps its watches, and the file, alive).
+ */
+function startCache(t: TestContext, client: KubeClient, ns: string, quietTimeoutMs?: number) {
   const restarts: string[] = [];
   let relists = 0;
   const cache = new Cache({
@@ -48,19 +52,22 @@ function startCache(client: KubeClient, ns: string, quietTimeoutMs?: number) {
   informer.addHandler((c) => changes.push(c));
   const abort = new AbortController();
   const running = cache.start(abort.signal);
+  const stop = async () => { abort.abort(); await running; };
+  t.after(stop);
   return {
     cache, informer, changes, restarts,
     relists: () => relists,
-    stop: async () => { abort.abort(); await running; },
+    stop,
   };
 }
 
-test('the watch resumes after an API server outage and relists after compaction, missing nothing', { timeout: 300_000 }, async () => {
+test('the watch resumes after an API server outage and relists after compaction, missing nothing', { timeout: 300_000 }, async (t) => {
   const client = clientFor();
   const ns = 'outage';
   await client.create(NamespaceKind, { metadata: { name: ns } });
   for (let i = 0; i < 20; i++) await client.create(ConfigMapKind, { metadata: { name: `cm-${i}`, namespace: ns }, data: { v: '0' } });
-  const w = startCache(client, ns);
+  const w = startCache(t, client, ns);
+  t.after(() => client.close()); // after the cache's stop (t.after hooks run in the order added)
   await w.cache.waitForSync();
   // Only the test's own ConfigMaps: the namespace's kube-root-ca.crt is published by
   // kube-controller-manager on its own schedule, before or after this list (then as an event).
@@ -99,11 +106,12 @@ test('the watch resumes after an API server outage and relists after compaction,
   await client.close();
 });
 
-test('a quiet watch is restarted and resumes without a relist', { timeout: 120_000 }, async () => {
+test('a quiet watch is restarted and resumes without a relist', { timeout: 120_000 }, async (t) => {
   const client = clientFor();
   const ns = 'quiet';
   await client.create(NamespaceKind, { metadata: { name: ns } });
-  const w = startCache(client, ns, 1_500);
+  const w = startCache(t, client, ns, 1_500);
+  t.after(() => client.close());
   await w.cache.waitForSync();
   await eventually(() => w.restarts.filter((r) => r === 'quiet').length >= 2, { timeoutMs: 30_000, what: 'quiet restarts' });
   assert.equal(w.relists(), 1, 'resuming a quiet watch does not relist');
