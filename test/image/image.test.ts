@@ -137,17 +137,31 @@ async function startReplica(name: string, ns: string, files: { secrets: string; 
     '-v', `${files.config}:/etc/converge:ro`,
     image.tag,
     'run', '--leader-elect', `--leader-election-namespace=${ns}`, `--namespace=${ns}`,
-    `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${probePort}`,
+    // The metrics over HTTPS with a certificate made in memory, as deployed (--metrics-secure).
+    `--metrics-bind-address=127.0.0.1:${metricsPort}`, '--metrics-secure', `--health-probe-bind-address=127.0.0.1:${probePort}`,
     // The conversion webhook as deployed (self-managed CA in the Secret converge-webhook-ca, shared
     // by both replicas); not injected into the CRDs, which the suite's webhook serves.
     `--webhook-bind-address=127.0.0.1:${webhookPort}`,
     '--config=/etc/converge/config.yaml',
   ]);
-  return { name, probe: `http://127.0.0.1:${probePort}`, metrics: `http://127.0.0.1:${metricsPort}`, webhookPort: webhookPort!, startedAt };
+  return { name, probe: `http://127.0.0.1:${probePort}`, metrics: `https://127.0.0.1:${metricsPort}`, webhookPort: webhookPort!, startedAt };
+}
+
+/** `/metrics` of a replica over HTTPS, its self-signed certificate not verified (a scraper's insecureSkipVerify). */
+function scrapeMetrics(r: Replica): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(`${r.metrics}/metrics`, { rejectUnauthorized: false, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`/metrics answered ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 async function leading(r: Replica): Promise<boolean | undefined> {
-  const text = await fetch(`${r.metrics}/metrics`).then((res) => res.text()).catch(() => undefined);
+  const text = await scrapeMetrics(r).catch(() => undefined);
   const m = text && /^leader_election_master_status\{[^}]*\} (\d)/m.exec(text);
   return m ? m[1] === '1' : undefined;
 }

@@ -13,13 +13,22 @@
  *   review, or holding it past the review deadline, or gone; and an operator account without
  *   the rights to create reviews → 503, never 200, for a token that is allowed. The same account
  *   given the shipped rules (create on both reviews) → 200.
+ * - Over HTTPS (`metricsSecureServing`, as the shipped Deployment's `--metrics-secure`): the token
+ *   crosses TLS; 401 without one or with one the API server does not authenticate, 200 for one
+ *   RBAC allows; the manager's self-signed certificate (not verified by the client), and a
+ *   certificate from a folder (`metricsCertDir`) verified against its CA. Plain HTTP on the port
+ *   gets no answer.
  */
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Registry, Counter } from 'prom-client';
-import { KubeClient, ServiceAccountKind, createMetricsServer, kubernetesAuthorizer, loadKubeConfig } from '@converge/runtime';
-import type { MetricsAuthorizer } from '@converge/runtime';
+import { KubeClient, ServiceAccountKind, createMetricsServer, kubernetesAuthorizer, loadKubeConfig, memoryCaStore, selfManagedCertificates } from '@converge/runtime';
+import type { MetricsAuthorizer, ServingCertificate } from '@converge/runtime';
 import { eventually, kubeconfigPath, sleep, startManager, testClient, testLogger, testNamespace } from '../../support/operator-harness.ts';
 import { startFaultProxy } from '../../support/fault-proxy.ts';
 import { serviceAccountKubeConfig } from '../../support/service-account.ts';
@@ -217,4 +226,61 @@ test('fail closed: reviews answered 500 or 504, held past the deadline, or not a
 async function createdServiceAccount(admin: KubeClient, ns: string, name: string): Promise<string> {
   await admin.create(ServiceAccountKind, { metadata: { name, namespace: ns } });
   return name;
+}
+
+/** A GET over HTTPS with `token`; the certificate verified against `ca`, or not verified (a self-signed one) without it. */
+function scrapeTls(address: string, path: string, token?: string, ca?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(`https://${address}${path}`, {
+      agent: false, headers: token === undefined ? {} : { authorization: `Bearer ${token}` }, ...(ca ? { ca } : { rejectUnauthorized: false }),
+    }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('over HTTPS: the token crosses TLS; 401 without one or with a bad one, 200 by RBAC; self-signed in memory, or from a cert dir verified against its CA', { timeout: 90_000 }, async (t) => {
+  const admin = testClient();
+  t.after(() => admin.close());
+  const ns = await testNamespace(t, admin, 'metrics-tls');
+  await clusterRoleFor(t, admin, `converge-test-metrics-reader-${ns}`, READ_METRICS, [{ kind: 'ServiceAccount', name: 'prometheus', namespace: ns }]);
+  const token = await tokenOf(admin, ns, 'prometheus');
+  await rbacAllows(admin, `system:serviceaccount:${ns}:prometheus`, [], '/metrics');
+
+  // The manager as the shipped Deployment runs it: --metrics-auth=kubernetes --metrics-secure.
+  const { manager } = await startManager(t, { metricsAuth: 'kubernetes', metricsSecureServing: true, metricsBindAddress: '127.0.0.1:0' });
+  const [address] = await manager.serverAddresses();
+  assert.equal((await scrapeTls(address!, '/metrics')).status, 401);
+  assert.equal((await scrapeTls(address!, '/metrics', 'not-a-token')).status, 401);
+  const allowed = await scrapeTls(address!, '/metrics', token);
+  assert.equal(allowed.status, 200);
+  assert.match(allowed.body, /^rest_client_requests_total\{/m);
+  await assert.rejects(fetch(`http://${address}/metrics`, { headers: { authorization: `Bearer ${token}` } }), 'plain HTTP gets no answer');
+  await assert.rejects(scrapeTls(address!, '/metrics', token, (await issued(memoryCaStore())).caPem!), /self-signed|unable to verify|certificate/i, 'a scraper verifying against a CA it was given refuses the self-signed one');
+
+  // A certificate from a folder (a mounted kubernetes.io/tls Secret), verified against its CA.
+  const dir = mkdtempSync(join(tmpdir(), 'converge-metrics-certs-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const cert = await issued(memoryCaStore());
+  writeFileSync(join(dir, 'tls.crt'), cert.certPem);
+  writeFileSync(join(dir, 'tls.key'), cert.keyPem);
+  const { manager: withDir } = await startManager(t, { metricsAuth: 'kubernetes', metricsSecureServing: true, metricsCertDir: dir, metricsBindAddress: '127.0.0.1:0' });
+  const [dirAddress] = await withDir.serverAddresses();
+  assert.equal((await scrapeTls(dirAddress!, '/metrics', undefined, cert.caPem!)).status, 401);
+  assert.equal((await scrapeTls(dirAddress!, '/debug/unconverged', token, cert.caPem!)).status, 200);
+});
+
+/** A serving certificate for 127.0.0.1 from the CA in `store`. */
+async function issued(store: ReturnType<typeof memoryCaStore>): Promise<ServingCertificate> {
+  const stop = new AbortController();
+  const got = Promise.withResolvers<ServingCertificate>();
+  const running = selfManagedCertificates({ store, hosts: ['127.0.0.1'] }).start(stop.signal, (c) => got.resolve(c));
+  const cert = await got.promise;
+  stop.abort();
+  await running;
+  return cert;
 }

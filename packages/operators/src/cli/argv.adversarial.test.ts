@@ -394,17 +394,20 @@ const SPECS: Spec[] = [
       'leader-election-id': { type: 'string' }, 'metrics-bind-address': { type: 'string' }, 'health-probe-bind-address': { type: 'string' }, config: { type: 'string' },
       operators: { type: 'string' }, 'log-level': { type: 'string' }, 'webhook-bind-address': { type: 'string' }, 'webhook-cert-dir': { type: 'string' },
       'webhook-ca-secret': { type: 'string' }, 'webhook-ca-dir': { type: 'string' }, 'webhook-inject-ca': { type: 'boolean' }, 'webhook-url': { type: 'string' },
-      'metrics-auth': { type: 'string' },
+      'metrics-auth': { type: 'string' }, 'metrics-secure': { type: 'boolean' }, 'metrics-cert-dir': { type: 'string' },
     },
     good: {
       get kubeconfig() { return kubeconfigValue(); }, namespace: namespaceValue, 'log-level': fc.constantFrom(...LOG_LEVELS, 'WARN'),
       operators: fc.constantFrom('microservice', 'provider', 'microservice,provider', ' provider , microservice'),
       'metrics-bind-address': fc.constantFrom('0', '127.0.0.1:0', '', ':99999', '[zz]:1'), 'health-probe-bind-address': fc.constantFrom('0', '127.0.0.1:0', 'localhost'),
       'webhook-bind-address': fc.constantFrom('0', '1:2:3'), 'metrics-auth': fc.constantFrom('none', 'kubernetes', 'Kubernetes', ''),
+      'metrics-cert-dir': fc.constantFrom('certs', ' ', ''),
     },
     check: (v) => {
       if (!logLevel(v['log-level'])) return 'usage';
       if (!['none', 'kubernetes'].includes(str(v['metrics-auth']) ?? 'none')) return 'usage';
+      const certDir = str(v['metrics-cert-dir']);
+      if (certDir !== undefined && (certDir.trim() === '' || v['metrics-secure'] !== true)) return 'usage';
       if (['metrics-bind-address', 'health-probe-bind-address', 'webhook-bind-address'].some((f) => !bindAddress(str(v[f]) ?? '0'))) return 'usage';
       const operators = (str(v.operators) ?? 'microservice,provider').split(',').map((s) => s.trim()).filter(Boolean);
       if (operators.some((o) => o !== 'microservice' && o !== 'provider')) return 'usage';
@@ -770,6 +773,8 @@ test('argv that earlier versions mishandled (Object.prototype names, no command,
     ['run', '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-bind-address', 'abc'],
     ['run', '--metrics-bind-address=0', '--health-probe-bind-address=[zz]:1', '--webhook-bind-address=0'],
     ['run', '--metrics-bind-address=:99999', '--health-probe-bind-address=0', '--webhook-bind-address=0'],
+    ['run', '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-bind-address=0', '--metrics-cert-dir', 'certs'],
+    ['run', '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-bind-address=0', '--metrics-secure', '--metrics-cert-dir='],
     ['status', '-n', '-A'],
     ['init', 'widgets', '--kind', 'constructor', '--group', '__proto__'],
     ['migrate-storage', '--max-pages', 'NaN'],

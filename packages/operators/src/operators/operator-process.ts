@@ -40,6 +40,10 @@ export interface OperatorProcessOptions {
   metricsBindAddress?: string;
   /** Who may read the metrics server: anyone (`none`, the default) or what the API server allows (`kubernetes`; `ManagerOptions.metricsAuth`). */
   metricsAuth?: 'none' | 'kubernetes';
+  /** Serve the metrics over HTTPS (`ManagerOptions.metricsSecureServing`): with `metricsCertDir`'s tls.crt/tls.key, else a self-signed certificate made in memory. */
+  metricsSecureServing?: boolean;
+  /** With `metricsSecureServing`: the folder of the serving certificate (`ManagerOptions.metricsCertDir`). */
+  metricsCertDir?: string;
   healthProbeBindAddress?: string;
   config?: OperatorConfig;
   /** Which operators to run (default both). */
@@ -81,6 +85,8 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
     ...(elector ? { elector } : {}),
     ...(options.metricsBindAddress ? { metricsBindAddress: options.metricsBindAddress } : {}),
     ...(options.metricsAuth ? { metricsAuth: options.metricsAuth } : {}),
+    ...(options.metricsSecureServing ? { metricsSecureServing: true } : {}),
+    ...(options.metricsCertDir !== undefined ? { metricsCertDir: options.metricsCertDir } : {}),
     ...(options.healthProbeBindAddress ? { healthProbeBindAddress: options.healthProbeBindAddress } : {}),
     shutdownGraceMs: config.shutdownGraceMs,
     cacheSyncTimeoutMs: config.cacheSyncTimeoutMs,

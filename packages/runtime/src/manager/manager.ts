@@ -47,13 +47,14 @@ import { RuntimeMetrics } from '../metrics/index.ts';
 import { Controller, ControllerBuilder, LeadershipLostError } from '../controller/index.ts';
 import type { ControllerHost, ControllerOptions } from '../controller/index.ts';
 import type { ConvergenceTracker } from '../convergence/index.ts';
-import { DebugQueryError, createMetricsServer, createProbeServer, kubernetesAuthorizer } from '../serving/index.ts';
+import { DebugQueryError, createMetricsServer, createProbeServer } from '../serving/index.ts';
 import type { EndpointServer, ProbeServer } from '../serving/index.ts';
 import { apiCallObserver } from '../tracing/index.ts';
 import { createLogger } from '../logging/index.ts';
 import { describeWatch, type ReadyCheck } from './readiness.ts';
 import { ManagerChecks, type AddedCheck } from './checks.ts';
 import { drain } from './drain.ts';
+import { metricsServing } from './metrics-serving.ts';
 import { CacheSyncTimeoutError, RunnableFailedError, type DrainTimeoutError } from './lifecycle-errors.ts';
 
 /**
@@ -126,6 +127,22 @@ export interface ManagerOptions {
    *   `nonResourceURLs` it reads. See `kubernetesAuthorizer`.
    */
   metricsAuth?: 'none' | 'kubernetes';
+  /**
+   * Serve the metrics over HTTPS (TLS 1.2 or later), controller-runtime's `SecureServing`
+   * (default `false`: plain HTTP, so that an existing scraper keeps working). The certificate is
+   * `tls.crt`/`tls.key` of `metricsCertDir` (re-read when they change, e.g. cert-manager's
+   * renewals), or else one made in memory at start for `localhost`, `127.0.0.1`, `::1` and the
+   * host's name, signed by a CA of this process alone: a scraper then skips verification
+   * (Prometheus: `scheme: https` and `tls_config.insecure_skip_verify`). The port is bound once
+   * the first certificate is there. The probe server stays plain HTTP.
+   */
+  metricsSecureServing?: boolean;
+  /**
+   * With `metricsSecureServing`: the folder holding the serving certificate (`tls.crt`, `tls.key`:
+   * a mounted `kubernetes.io/tls` Secret, cert-manager's layout). Without `metricsSecureServing`
+   * the manager refuses it (RangeError).
+   */
+  metricsCertDir?: string;
   /** Serve `/healthz` and `/readyz` here; `0` or absent disables. */
   healthProbeBindAddress?: string;
 }
@@ -178,14 +195,13 @@ export class Manager implements ControllerHost {
     this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.controllerDefaults = { shutdownGraceMs: options.shutdownGraceMs ?? 30_000, ...options.controllerDefaults };
     this.#abortTimeoutMs = options.abortTimeoutMs ?? 10_000;
-    const metricsAuth = options.metricsAuth ?? 'none';
-    if (metricsAuth !== 'none' && metricsAuth !== 'kubernetes') throw new RangeError(`metricsAuth must be 'none' or 'kubernetes', not ${JSON.stringify(metricsAuth)}`);
+    const metricsProtection = metricsServing(options); // checks metricsAuth, metricsSecureServing, metricsCertDir
     if (options.metricsBindAddress && options.metricsBindAddress !== '0') {
       const server = createMetricsServer({
         address: options.metricsBindAddress,
         registry: this.metrics.registry,
         debug: { unconverged: (params) => this.unconverged(debugLimit(params.get('limit'))) },
-        ...(metricsAuth === 'kubernetes' ? { authorize: kubernetesAuthorizer({ client: this.client, clock: this.clock, log: this.log.child({ server: 'metrics' }) }) } : {}),
+        ...metricsProtection({ client: this.client, clock: this.clock, log: this.log.child({ server: 'metrics' }) }),
       });
       this.#servers.push(server);
       this.add({ name: 'metrics server', start: (s) => server.start(s) }, { needLeaderElection: false });

@@ -25,9 +25,15 @@
  *   (TokenReview) and allows its user `get` on the path (SubjectAccessReview): 401, 403, or 503
  *   when the API server cannot say (fail closed); outcomes cached for a minute. See
  *   `metrics-auth.ts`. The probe server never is: the kubelet's probes carry no token.
+ * - The metrics server may serve HTTPS (`certificates`: a `CertificateSource` of the webhook
+ *   module, `certDirCertificates(dir)` or a self-signed one made in memory,
+ *   `selfManagedCertificates({ store: memoryCaStore() })`): TLS 1.2 or later; nothing is bound
+ *   until the first certificate; a new one is served to new connections without a restart;
+ *   plain HTTP on that port gets no answer. The probe server is always plain HTTP (the kubelet
+ *   probes without TLS configuration).
  *
- * Caveats: no TLS, and without an authorizer no authentication — bind to loopback or a
- * pod-internal port and let the platform protect it. A fully blocked event loop cannot answer at all: the kubelet's probe
+ * Caveats: plain HTTP unless given certificates, and without an authorizer no authentication —
+ * bind to loopback or a pod-internal port and let the platform protect it. A fully blocked event loop cannot answer at all: the kubelet's probe
  * timeout is what catches that; the event-loop check catches a loop that answers between blocks.
  * @module
  */

@@ -2,13 +2,17 @@
  * `/metrics` (Prometheus text format from a prom-client registry) and `/debug/<name>` JSON,
  * optionally behind an authorizer (`metrics-auth.ts`): then every path, `/debug` and unknown ones
  * included, is answered only once the authorizer allows it (401/403/503 otherwise, the same for a
- * path that exists and one that does not).
+ * path that exists and one that does not). Optionally over HTTPS (`certificates`, controller-runtime's
+ * SecureServing): then the port speaks TLS 1.2+ only, is bound once the first certificate has
+ * come, and serves each later one to new connections without a restart (`http-endpoint.ts`).
  * @module
  */
+import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { HttpEndpoint, send, sendJson, type EndpointServer } from './http-endpoint.ts';
 import { describeError } from '../logging/index.ts';
 import type { AuthorizationVerdict, MetricsAuthorizer } from './metrics-auth.ts';
+import type { CertificateSource } from '../webhook/certificates.ts';
 
 /**
  * Feeds a debug endpoint; receives the query parameters (e.g. `?limit=20`). Its value is sent as
@@ -33,6 +37,15 @@ export interface MetricsServerOptions {
    * throws with 503. Absent: every request is served.
    */
   authorize?: MetricsAuthorizer;
+  /**
+   * Serve HTTPS (TLS 1.2 or later) with the certificates of this source: `certDirCertificates(dir)`
+   * (`tls.crt`/`tls.key`, re-read when they change), or a self-signed certificate made in memory,
+   * `selfManagedCertificates({ store: memoryCaStore() })`. Nothing is bound until the source's
+   * first certificate; later ones are served to new connections without a restart. Absent: plain HTTP.
+   */
+  certificates?: CertificateSource;
+  /** Where an HTTPS server says that it loaded a certificate (info). */
+  log?: Logger;
 }
 
 export interface MetricsServer extends EndpointServer {
@@ -42,6 +55,7 @@ export interface MetricsServer extends EndpointServer {
 export function createMetricsServer(options: MetricsServerOptions): MetricsServer {
   const debug = new Map(Object.entries(options.debug ?? {}));
   const authorize = options.authorize;
+  const tls = options.certificates ? { tls: { certificates: options.certificates, ...(options.log ? { log: options.log } : {}) } } : {};
   const endpoint = new HttpEndpoint('metrics', options.address, async (req, res, url) => {
     if (authorize) {
       let verdict: AuthorizationVerdict | undefined;
@@ -85,7 +99,7 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
       } catch { /* a 500 */ }
       sendJson(res, queryError ? 400 : 500, { error: describeError(err) });
     }
-  });
+  }, tls);
   return {
     name: endpoint.name,
     start: (signal) => endpoint.start(signal),

@@ -1,13 +1,14 @@
 /**
- * Serving certificates for the webhook server, from one of two sources:
+ * Serving certificates for the webhook server (and the metrics server's HTTPS), from one of two sources:
  *
  * - `certDirCertificates(dir)`: `tls.crt` and `tls.key` in a folder, the layout cert-manager (and
  *   a mounted `kubernetes.io/tls` Secret) gives; re-read when the files change, so a renewed
  *   certificate is served without a restart.
  * - `selfManagedCertificates(...)`: a CA this operator makes and keeps in a `CaStore` (a folder
- *   for local runs, a Secret in the cluster, so every replica shares one CA), and a serving
- *   certificate per process signed by it for the given DNS names and IPs, renewed before expiry.
- *   The CA is what goes into the CRDs' `caBundle` (`injectCaBundle`).
+ *   for local runs, a Secret in the cluster, so every replica shares one CA; or `memoryCaStore()`,
+ *   this process only: a self-signed certificate, as the metrics server's HTTPS uses without a
+ *   folder), and a serving certificate per process signed by it for the given DNS names and IPs,
+ *   renewed before expiry. The CA is what goes into the CRDs' `caBundle` (`injectCaBundle`).
  *
  * Guarantees: `start(signal, onCertificate)` calls `onCertificate` with a complete certificate as
  * soon as it has one (a folder: once two reads `settleMs` apart agree; self-managed: once issued),
@@ -153,6 +154,20 @@ export function directoryCaStore(dir: string): CaStore {
       await publishIfAbsent(certPath, certPem, 0o644);
       return (await load())!; // ours, or one published meanwhile for the same key
     },
+  };
+}
+
+/**
+ * The CA in this process's memory only: made at the first start, gone when the process exits,
+ * shared with no other process. With `selfManagedCertificates`, a self-signed serving certificate
+ * made in memory at start, as controller-runtime's metrics server makes one when given no
+ * certificate: for clients that verify no certificate (a scraper's `insecureSkipVerify`).
+ */
+export function memoryCaStore(): CaStore {
+  let stored: { certPem: string; keyPem: string } | undefined;
+  return {
+    load: async () => stored,
+    saveIfAbsent: async (ca) => (stored ??= ca),
   };
 }
 

@@ -18,7 +18,7 @@ export { WebhookServer } from './webhook-server.ts';
 export type { WebhookServerOptions, WebhookHandler } from './webhook-server.ts';
 export { ConversionRegistry, ConversionError } from './conversion.ts';
 export type { ConversionReview, ConversionRequest, ConversionResponse, KindConversion, Spoke, ConversionObserver } from './conversion.ts';
-export { certDirCertificates, selfManagedCertificates, ensureSelfManagedCa, directoryCaStore, secretCaStore } from './certificates.ts';
+export { certDirCertificates, selfManagedCertificates, ensureSelfManagedCa, directoryCaStore, memoryCaStore, secretCaStore } from './certificates.ts';
 export type { CertificateSource, ServingCertificate, CaStore, SelfManagedOptions } from './certificates.ts';
 export { injectCaBundle, withConversionWebhookUrl } from './ca-bundle.ts';
 export type { InjectCaBundleOptions, WebhookClientConfig } from './ca-bundle.ts';

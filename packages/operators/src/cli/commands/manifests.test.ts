@@ -56,7 +56,7 @@ function checkOperatorDeployment(objs: Obj[]): Obj {
   assert.deepEqual(container.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
   assert.deepEqual(
     container.ports.map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]),
-    [['metrics', 8080], ['health', 8081], ['webhook', 9443]],
+    [['metrics', 8443], ['health', 8081], ['webhook', 9443]],
   );
   assert.ok(container.args.includes('--webhook-bind-address=:9443') && container.args.includes('--webhook-inject-ca'), 'self-managed webhook certificates by default');
   // The conversion webhook's Service, and the exact permissions its self-managed CA needs.
@@ -85,9 +85,15 @@ function checkOperatorDeployment(objs: Obj[]): Obj {
   return deployment;
 }
 
-/** The metrics endpoints behind TokenReview + SubjectAccessReview (ADR 0041): the flag, the reviews the operator may create, the reader role. */
+/**
+ * The metrics endpoints behind TokenReview + SubjectAccessReview (ADR 0041): the flag, the reviews
+ * the operator may create, the reader role; and over HTTPS (--metrics-secure on :8443, the
+ * Service's port named https, as Kubebuilder names it).
+ */
 function checkMetricsAuth(objs: Obj[], container: { args: string[] }): void {
   assert.ok(container.args.includes('--metrics-auth=kubernetes'), 'the shipped operator protects its metrics');
+  assert.ok(container.args.includes('--metrics-secure') && container.args.includes('--metrics-bind-address=:8443'), 'the shipped operator serves its metrics over HTTPS');
+  assert.deepEqual(find(objs, 'Service', 'converge-metrics', 'converge-system').spec.ports, [{ name: 'https', port: 8443, targetPort: 'metrics', protocol: 'TCP' }]);
   assert.deepEqual(find(objs, 'ClusterRole', 'converge-metrics-auth').rules, [
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
@@ -216,7 +222,17 @@ test('the cert-manager overlay: the webhook certificate from cert-manager, no se
   assert.ok(container.args.includes('--webhook-cert-dir=/var/run/converge/webhook-certs'));
   assert.ok(!container.args.includes('--webhook-inject-ca'));
   assert.ok(container.volumeMounts.some((m: { name: string }) => m.name === 'webhook-certs'));
-  find(objs, 'Certificate', 'converge-webhook', 'converge-system');
+  // The serving certificate comes from a CA Issuer whose CA is a certificate of its own: a renewed
+  // serving certificate keeps the trust anchor the cainjector put into the CRDs (issued straight
+  // from a self-signed Issuer, each renewal changed the caBundle at once while the pod's mounted
+  // files followed only at the kubelet's next sync: conversions refused in between).
+  const serving = find(objs, 'Certificate', 'converge-webhook', 'converge-system') as unknown as { spec: { issuerRef: { kind: string; name: string }; isCA?: boolean } };
+  assert.notEqual(serving.spec.isCA, true);
+  const caIssuer = find(objs, serving.spec.issuerRef.kind, serving.spec.issuerRef.name, 'converge-system') as unknown as { spec: { ca?: { secretName: string }; selfSigned?: unknown } };
+  assert.ok(caIssuer.spec.ca, `the serving certificate's issuer is a CA Issuer, not ${JSON.stringify(caIssuer.spec)}`);
+  const ca = objs.find((o) => o.kind === 'Certificate' && (o as unknown as { spec: { secretName: string } }).spec.secretName === caIssuer.spec.ca!.secretName) as unknown as { spec: { isCA?: boolean; issuerRef: { kind: string; name: string } } } | undefined;
+  assert.ok(ca?.spec.isCA, 'the CA Issuer\'s Secret is a CA certificate');
+  assert.ok((find(objs, ca.spec.issuerRef.kind, ca.spec.issuerRef.name, 'converge-system') as unknown as { spec: { selfSigned?: unknown } }).spec.selfSigned !== undefined, 'the CA itself is self-signed');
   for (const name of ['microservices.platform.example.io', 'digitalhumanproviders.dhp.example.com']) {
     assert.equal((find(objs, 'CustomResourceDefinition', name).metadata as { annotations?: Record<string, string> }).annotations?.['cert-manager.io/inject-ca-from'], 'converge-system/converge-webhook');
   }

@@ -4,8 +4,8 @@
  * in-flight reconciles finish). Exits 1, with one line on stderr saying why, when leadership is
  * lost, when a part cannot start (a busy metrics or probe port), or when reconciles cannot be
  * stopped (then at once, even if a stuck reconcile still holds the event loop), so that the pod
- * is restarted. Bad flags (a level, an operator, a bind address or a --metrics-auth it does not know) exit 2 before
- * anything starts.
+ * is restarted. Bad flags (a level, an operator, a bind address or a --metrics-auth it does not know;
+ * --metrics-cert-dir without --metrics-secure, or empty) exit 2 before anything starts.
  * @module
  */
 import { readFileSync, existsSync } from 'node:fs';
@@ -35,6 +35,9 @@ Flags:
   --metrics-auth <none|kubernetes>     who may read them: anyone (default "none"), or a bearer token
                                        the API server authenticates whose user may get the path
                                        (TokenReview + SubjectAccessReview; the shipped manifests)
+  --metrics-secure                     serve them over HTTPS (TLS 1.2+), with a self-signed certificate
+                                       made in memory at start unless --metrics-cert-dir gives one
+  --metrics-cert-dir <dir>             with --metrics-secure: tls.crt and tls.key (reloaded on renewal)
   --health-probe-bind-address <addr>   /healthz and /readyz (default ":8081"; "0" disables)
   --config <file>                      operator configuration (YAML): platform defaults, intervals, limits
   --operators <list>                   comma-separated: microservice,provider (default both)
@@ -59,6 +62,8 @@ export async function run(argv: string[]): Promise<number> {
     'leader-election-id': { type: 'string', default: 'converge-operators' },
     'metrics-bind-address': { type: 'string', default: ':8080' },
     'metrics-auth': { type: 'string', default: 'none' },
+    'metrics-secure': { type: 'boolean', default: false },
+    'metrics-cert-dir': { type: 'string' },
     'health-probe-bind-address': { type: 'string', default: ':8081' },
     config: { type: 'string' },
     operators: { type: 'string', default: 'microservice,provider' },
@@ -96,6 +101,15 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`converge run: --metrics-auth must be none or kubernetes, not ${JSON.stringify(metricsAuth.slice(0, 40))}\n`);
     return 2;
   }
+  const metricsCertDir = values['metrics-cert-dir'];
+  if (metricsCertDir !== undefined && metricsCertDir.trim() === '') {
+    process.stderr.write('converge run: --metrics-cert-dir must name a folder (with tls.crt and tls.key)\n');
+    return 2;
+  }
+  if (metricsCertDir !== undefined && !values['metrics-secure']) {
+    process.stderr.write('converge run: --metrics-cert-dir needs --metrics-secure (without it the metrics are plain HTTP)\n');
+    return 2;
+  }
   let config = defaultOperatorConfig;
   try {
     if (values.config) config = await loadOperatorConfig(values.config);
@@ -115,6 +129,8 @@ export async function run(argv: string[]): Promise<number> {
         leaderElection: values['leader-elect'] ? { namespace: values['leader-election-namespace'] ?? podNamespace() ?? 'default', name: values['leader-election-id'] } : false,
         metricsBindAddress: values['metrics-bind-address'],
         metricsAuth,
+        metricsSecureServing: values['metrics-secure'],
+        ...(metricsCertDir !== undefined ? { metricsCertDir } : {}),
         healthProbeBindAddress: values['health-probe-bind-address'],
         config,
         operators: operators as ('microservice' | 'provider')[],
