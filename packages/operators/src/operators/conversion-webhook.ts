@@ -59,7 +59,7 @@ export function defaultWebhookHosts(namespace: string = WEBHOOK_SERVICE.namespac
   return ['localhost', '127.0.0.1', '::1', svc, `${svc}.cluster.local`];
 }
 
-function certificatesFor(settings: WebhookSettings, client: KubeClient): CertificateSource {
+function certificatesFor(settings: WebhookSettings, client: KubeClient, log?: Logger): CertificateSource {
   if (settings.certDir) return certDirCertificates(settings.certDir);
   const store = settings.caSecret
     ? secretCaStore(client, settings.caSecret.namespace, settings.caSecret.name)
@@ -67,7 +67,7 @@ function certificatesFor(settings: WebhookSettings, client: KubeClient): Certifi
       ? directoryCaStore(settings.caDir)
       : undefined;
   if (!store) throw new Error('the conversion webhook needs a certificate: give certDir, caSecret or caDir');
-  return selfManagedCertificates({ store, hosts: settings.hosts ?? defaultWebhookHosts(settings.caSecret?.namespace) });
+  return selfManagedCertificates({ store, hosts: settings.hosts ?? defaultWebhookHosts(settings.caSecret?.namespace), ...(log ? { log } : {}) });
 }
 
 /** Registers the webhook server (and the CA injector, when asked) on `manager`; returns the server. */
@@ -76,7 +76,7 @@ export function addConversionWebhook(manager: Manager, settings: WebhookSettings
   if (settings.injectCa && settings.certDir) throw new Error('--webhook-inject-ca is for self-managed certificates; with --webhook-cert-dir, cert-manager injects the CA');
   const server = new WebhookServer({
     bindAddress: settings.bindAddress ?? ':9443',
-    certificates: certificatesFor(settings, manager.client),
+    certificates: certificatesFor(settings, manager.client, log),
     log: log.child({ component: 'webhook' }),
     registry: manager.metrics.registry,
   }).serveConversion(conversionRegistry());

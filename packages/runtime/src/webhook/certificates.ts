@@ -240,7 +240,34 @@ export interface SelfManagedOptions {
   validityMs?: number;
   /** How often the store is read again for the CA it holds now (default 60 s). */
   caCheckMs?: number;
+  /**
+   * The first wait after a failed first read of the store (default 1 s; doubles up to 30 s): the
+   * store is read again until it answers or the source stops.
+   */
+  retryMs?: number;
+  /** Told (once per start) when the first read of the store fails and is retried. */
+  log?: { warn(fields: object, message: string): void };
   clock?: Clock;
+}
+
+/**
+ * The store's CA at start, read again with backoff while the read fails (an API server restarting
+ * or an etcd leader change during a rollout answers 503 or resets the connection: one such answer
+ * failed the webhook, and with it the manager); `undefined` once `signal` aborts.
+ */
+async function firstRead<T>(options: SelfManagedOptions, clock: Clock, signal: AbortSignal, read: () => Promise<T>): Promise<T | undefined> {
+  let waitMs = options.retryMs ?? 1_000;
+  for (let attempt = 0; ; attempt++) {
+    if (signal.aborted) return undefined;
+    try {
+      return await read();
+    } catch (err) {
+      if (signal.aborted) return undefined;
+      if (attempt === 0) options.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot read or store the webhook CA yet; retrying with backoff');
+    }
+    await clock.sleep(waitMs, signal).catch(() => undefined);
+    waitMs = Math.min(30_000, waitMs * 2);
+  }
 }
 
 /**
@@ -265,7 +292,10 @@ export async function ensureSelfManagedCa(store: CaStore): Promise<string> {
  * follow it); a CA that cannot issue (garbage) and a store that cannot be read are not followed.
  * A client that refuses the certificate (the API server, once the CRDs' `caBundle` holds another
  * CA: `recheck`) makes the store be read at once (at most every 5 s), so a replica follows at its
- * first refused request. Caveat: a replica that gets no request follows within `caCheckMs`.
+ * first refused request. A first read of the store that fails (the API server restarting) is
+ * retried with backoff (`retryMs`, up to 30 s) until it answers or the source stops, said once
+ * through `log`: the webhook waits (and `/readyz` with it) rather than fails.
+ * Caveat: a replica that gets no request follows within `caCheckMs`.
  */
 export function selfManagedCertificates(options: SelfManagedOptions): CertificateSource {
   const clock = options.clock ?? systemClock;
@@ -283,7 +313,9 @@ export function selfManagedCertificates(options: SelfManagedOptions): Certificat
     },
     async start(signal, onCertificate) {
       const x509 = await loadX509();
-      let caPair = (await options.store.load(signal)) ?? (await options.store.saveIfAbsent(await x509.createCa(), signal));
+      const firstCa = await firstRead(options, clock, signal, async () => (await options.store.load(signal)) ?? (await options.store.saveIfAbsent(await x509.createCa(), signal)));
+      if (!firstCa) return; // stopped before the store answered
+      let caPair = firstCa;
       let renewAt = 0;
       while (!signal.aborted) {
         if (Date.now() >= renewAt) {

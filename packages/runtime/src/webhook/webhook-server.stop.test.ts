@@ -140,3 +140,28 @@ test('a self-managed CA store read that never answers (an API server behind a pa
   stop.abort();
   await within(running, 1_000, 'start after the stop');
 });
+
+test('a CA store that fails its first read (the API server restarting, a 503) is read again with backoff: the webhook starts, the process does not stop', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-transient-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const real = directoryCaStore(dir);
+  let loads = 0;
+  const flaky: CaStore = {
+    load: (signal) => (++loads <= 2 ? Promise.reject(new Error('503 Service Unavailable: the API server is starting')) : real.load(signal)),
+    saveIfAbsent: (ca, signal) => real.saveIfAbsent(ca, signal),
+  };
+  const warnings: string[] = [];
+  const server = new WebhookServer({
+    bindAddress: '127.0.0.1:0',
+    certificates: selfManagedCertificates({ store: flaky, retryMs: 20, log: { warn: (_o: unknown, m: string) => void warnings.push(m) } }),
+  });
+  const stop = new AbortController();
+  const running = server.start(stop.signal);
+  running.catch(() => undefined);
+  const address = await within(server.listening(), 5_000, 'listening after the store answers again');
+  assert.ok(address, 'listening');
+  assert.equal(loads, 3, 'read again until it answered');
+  assert.equal(warnings.length, 1, `said once, not once per attempt: ${warnings.join(' | ')}`);
+  stop.abort();
+  await within(running, 2_000, 'start after the stop');
+});
