@@ -4,7 +4,9 @@
  * the Service it renders must be (1) accepted by the API server, or every Microservice would fail
  * to apply with the platform's own settings, and (2) still contained in what the API server
  * stores, after its defaulting and normalisation, or every resync would write them again
- * (principle 4). Both are checked with dry-run creates on the control plane, for random defaults
+ * (principle 4): also where the operator owns a map outright (`owned-fields.ts`), what the API
+ * server adds there (probe timeouts, `httpGet.scheme`, `terminationMessagePath` …) must be what
+ * those rules expect it to add. Both are checked with dry-run creates on the control plane, for random defaults
  * (replicas, deadlines, resources, probe paths, labels, container name, OTLP endpoint) and random
  * specs (images, ports, replicas, plain and Secret-backed variables with any text).
  */

@@ -6,7 +6,10 @@
  * accepted (a refused repair leaves the drift in place for good, `ApplyRejected`), restore
  * everything the operator renders (one write converges: the next check finds nothing to do) and
  * keep what others own (their labels and annotations). The repair is a dry-run update; the drift is
- * real.
+ * real. Drifts that only add a key inside what the operator owns outright (a Service selector key,
+ * a probe's host or timeout, a hostPort, a command, a resource limit: `owned-fields.ts`) must also
+ * be seen: the no-op check says write and `describeDifferences` (what `converge explain` shows)
+ * names them, and the repair removes them.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,12 +17,14 @@ import fc from 'fast-check';
 import { ApiError, DeploymentKind, ServiceKind, type Deployment, type Service } from '@converge/runtime';
 import {
   MicroserviceKind,
+  containsDesired,
   describeDifferences,
   parsePlatformDefaults,
   renderDesiredState,
   type Microservice,
 } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { deploymentUpdate, serviceUpdate } from '../../../packages/operators/src/operators/microservice/update-body.ts';
+import { ownedFieldsOfKind } from '../../../packages/operators/src/operators/microservice/owned-fields.ts';
 import { microservice, setup } from './support.ts';
 
 type Drift<T> = (o: T) => void;
@@ -35,7 +40,21 @@ async function onFreshRead<T, R>(read: () => Promise<T>, write: (current: T) => 
   }
 }
 
+/** Drifts that only add a key inside what the operator owns outright: each one must be seen. */
+const deploymentAdditions: Drift<Deployment>[] = [
+  (d) => void (d.spec!.template.spec!.containers[0]!.readinessProbe!.httpGet!.host = 'elsewhere.example.com'),
+  (d) => void Object.assign(d.spec!.template.spec!.containers[0]!.livenessProbe!, { timeoutSeconds: 30, failureThreshold: 100, initialDelaySeconds: 60 }),
+  (d) => void (d.spec!.template.spec!.containers[0]!.ports![0]!.hostPort = 8080),
+  (d) => void Object.assign(d.spec!.template.spec!.containers[0]!, { command: ['sleep'], args: ['infinity'] }),
+  (d) => void (d.spec!.template.spec!.containers[0]!.env!.push({ name: 'EXTRA', value: 'x' })),
+];
+const serviceAdditions: Drift<Service>[] = [
+  (s) => void (s.spec!.selector = { ...s.spec!.selector, tier: 'x' }),
+  (s) => void (s.spec!.ports![0]!.appProtocol = 'h2c'),
+];
+
 const deploymentDrift: fc.Arbitrary<Drift<Deployment>> = fc.oneof(
+  fc.constantFrom<Drift<Deployment>>(...deploymentAdditions),
   fc.constantFrom<Drift<Deployment>>(
     (d) => void (d.spec!.template.spec!.containers[0]!.image = 'example.com/other:2'),
     (d) => void (d.spec!.replicas = 3),
@@ -51,12 +70,16 @@ const deploymentDrift: fc.Arbitrary<Drift<Deployment>> = fc.oneof(
     (d) => void (d.spec!.template.spec!.containers[0]!.ports = [{ name: 'http', containerPort: 9999, protocol: 'TCP' }]),
     (d) => void (d.spec!.template.spec!.containers[0]!.readinessProbe = undefined),
     (d) => void (d.spec!.template.spec!.containers[0]!.resources = { limits: { cpu: '2' } }),
+    // What a default-resources admission policy adds: not written back (owned-fields.ts POLICY_ADDED).
+    (d) => void (d.spec!.template.spec!.containers[0]!.resources = { ...d.spec!.template.spec!.containers[0]!.resources, limits: { memory: '1Gi' } }),
+    (d) => void (d.spec!.template.spec!.containers[0]!.volumeMounts = [{ name: 'tmp', mountPath: '/tmp' }]),
     (d) => void (d.spec!.template.spec!.terminationGracePeriodSeconds = 5),
     (d) => void (d.spec!.template.spec!.volumes = [{ name: 'tmp', emptyDir: {} }]),
   ),
 );
 
 const serviceDrift: fc.Arbitrary<Drift<Service>> = fc.constantFrom<Drift<Service>>(
+  ...serviceAdditions,
   (s) => void (s.spec!.type = 'NodePort'),
   (s) => void Object.assign(s.spec!, { type: 'NodePort', externalTrafficPolicy: 'Local' }),
   (s) => void Object.assign(s.spec!, { type: 'LoadBalancer', externalTrafficPolicy: 'Local', allocateLoadBalancerNodePorts: true }),
@@ -81,16 +104,16 @@ const metadataDrift = fc.constantFrom<Drift<Deployment | Service>>(
 test('a drifted Deployment or Service is repaired in one write the API server accepts, and others\' labels stay', { timeout: 300_000 }, async (t) => {
   const { client, ns } = await setup(t);
   const defaults = parsePlatformDefaults({ replicas: 0 });
-  const seen = { repaired: 0, driftRefused: 0 };
+  const seen = { repaired: 0, driftRefused: 0, additionsSeen: 0 };
   let n = 0;
   await fc.assert(
     fc.asyncProperty(fc.array(deploymentDrift, { minLength: 1, maxLength: 3 }), fc.array(serviceDrift, { minLength: 1, maxLength: 3 }), metadataDrift, async (dDrifts, sDrifts, mDrift) => {
       const name = `drift-${n++}`;
       const ms = (await client.create(MicroserviceKind, microservice(ns, name, 'example.com/app:1', 8080))) as Microservice;
       const desired = renderDesiredState(ms, defaults);
-      for (const [kind, want, drifts, update] of [
-        [DeploymentKind, desired.deployment, dDrifts, deploymentUpdate],
-        [ServiceKind, desired.service, sDrifts, serviceUpdate],
+      for (const [kind, want, drifts, update, additions] of [
+        [DeploymentKind, desired.deployment, dDrifts, deploymentUpdate, deploymentAdditions],
+        [ServiceKind, desired.service, sDrifts, serviceUpdate, serviceAdditions],
       ] as const) {
         await client.create(kind as typeof DeploymentKind, structuredClone(want) as never);
         const key = { namespace: ns, name };
@@ -109,6 +132,13 @@ test('a drifted Deployment or Service is repaired in one write the API server ac
           seen.driftRefused++;
           continue;
         }
+        if (drifts.some((d) => (additions as readonly unknown[]).includes(d))) {
+          // The reconciler's own no-op check (child-writes.ts) and what explain shows.
+          const body = (update as (c: unknown, d: unknown) => Deployment)(drifted, want);
+          assert.equal(containsDesired(drifted, body, ownedFieldsOfKind(kind.kind)), false, `an added key in the ${kind.kind} is not seen: ${JSON.stringify((drifted as Deployment).spec).slice(0, 800)}`);
+          assert.notDeepEqual(describeDifferences(drifted, want), [], `explain shows no difference for an added key in the ${kind.kind}`);
+          seen.additionsSeen++;
+        }
         let live = drifted;
         const stored = await onFreshRead(() => client.get(kind as typeof DeploymentKind, key), (current) => {
           live = current;
@@ -124,6 +154,7 @@ test('a drifted Deployment or Service is repaired in one write the API server ac
     }),
     { numRuns: Number(process.env.CONVERGE_DRIFT_RUNS ?? 40) },
   );
-  t.diagnostic(`repairs checked ${seen.repaired}, drifts the API server refused ${seen.driftRefused}`);
+  t.diagnostic(`repairs checked ${seen.repaired}, drifts the API server refused ${seen.driftRefused}, added keys seen ${seen.additionsSeen}`);
+  assert.ok(seen.additionsSeen > 10, `only ${seen.additionsSeen} added-key drifts checked`);
   assert.ok(seen.repaired > 20, `only ${seen.repaired} repairs checked`);
 });

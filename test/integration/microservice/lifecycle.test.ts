@@ -64,7 +64,7 @@ test('create → Accepted → ResourcesApplied → Ready, with every platform de
   assert.deepEqual(c.resources?.requests, { cpu: '25m', memory: '128Mi' });
   assert.equal(svc.spec?.type, 'ClusterIP');
   assert.deepEqual(svc.spec?.selector, { app: 'todo-api' });
-  assert.deepEqual(svc.spec?.ports?.map((p) => [p.port, p.targetPort]), [[8080, 8080]]);
+  assert.deepEqual(svc.spec?.ports?.map((p) => [p.port, p.targetPort]), [[8080, 'http']], 'the Service reaches the container port by its name');
   assert.ok(op.events.some((e) => e.reason === 'Created'));
 });
 
@@ -90,7 +90,7 @@ test('image and port changes update the same objects; Ready only from the new po
   assert.equal(c.env?.find((e) => e.name === 'ASPNETCORE_URLS')?.value, 'http://+:9090');
   assert.equal(c.env?.find((e) => e.name === 'OTEL_SERVICE_VERSION')?.value, image2);
   const svc = (await getService(client, ns, 'svc'))!;
-  assert.deepEqual(svc.spec?.ports?.map((p) => [p.port, p.targetPort]), [[9090, 9090]]);
+  assert.deepEqual(svc.spec?.ports?.map((p) => [p.port, p.targetPort]), [[9090, 'http']]);
   // When Ready=True for generation 2 was reported, the pods behind it run the new image.
   const pods = await client.list(PodKind, { namespace: ns, labelSelector: 'app=svc' });
   const readyPods = pods.items.filter((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'));

@@ -116,8 +116,9 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
     ['Service', facts.service, desired?.service],
   ] as const) {
     const own = ownershipOfChild(current, ms);
-    // `actual` null when absent: an undefined would vanish from -o json / -o yaml and the dashboard's detail.
-    const differences: DifferenceView[] = current && want ? findDifferencesShown(current, want).map((d) => ({ path: d.path, expected: d.expected, actual: d.actual ?? null })) : [];
+    // `actual` null when absent, `expected` null where the field should be absent (a key added to
+    // what the operator owns outright): an undefined would vanish from -o json / -o yaml and the dashboard's detail.
+    const differences: DifferenceView[] = current && want ? findDifferencesShown(current, want).map((d) => ({ path: d.path, expected: d.expected === undefined ? null : d.expected, actual: d.actual ?? null })) : [];
     const child: ChildExplanation = {
       kind,
       name: current?.metadata.name ?? name,

@@ -92,7 +92,9 @@ export interface ServiceState {
 /**
  * A difference between the desired and the live child, as the documents carry it (the operator's
  * `Difference`, env values hidden). `actual` is always there: null when the live child lacks the
- * field (or holds null; `differenceText` tells them apart), never a missing key.
+ * field (or holds null; `differenceText` tells them apart), never a missing key. `expected` is null
+ * where the field should not be there at all (a key added by hand to what the operator owns
+ * outright, e.g. a Service selector's; `differenceText` says `want absent`).
  */
 export interface DifferenceView {
   /** e.g. `spec.template.spec.containers[0].image`, `metadata.labels["app.kubernetes.io/name"]`. */

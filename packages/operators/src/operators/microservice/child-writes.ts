@@ -6,7 +6,9 @@
  * Guarantees:
  * - **Converged means no write.** A child is written only when the update that would be sent
  *   changes something (`containsDesired` of the update body itself, so deciding and building a
- *   write can never disagree), or when it is missing, or adopted.
+ *   write can never disagree; with the child kind's owned fields, `owned-fields.ts`, so a key
+ *   added by hand where the operator owns the whole map is a change too), or when it is missing,
+ *   or adopted.
  * - **Never delete-and-recreate.** A missing child is created (POST: AlreadyExists if someone
  *   created it since the cache was read, and the next attempt settles ownership again); an
  *   existing one is replaced in place with the resourceVersion read (a Conflict re-reads), with
@@ -29,6 +31,7 @@ import { MicroserviceReason as Reason, HANDOVER_ANNOTATION, MICROSERVICE_FIELD_M
 import type { Microservice } from './api/schema-free.ts';
 import { containsDesired, differencesForLog } from './contains.ts';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
+import { ownedFieldsOfKind } from './owned-fields.ts';
 import { refusedInPlace, rejectionMessage } from './apply-rejection.ts';
 
 /** One child of a Microservice: its kind, as the cache shows it (or missing), and as it should be. */
@@ -83,7 +86,7 @@ export class ChildWrites {
     const refusals: string[] = [];
     for (const child of children) {
       const adopting = adopt.includes(child);
-      if (child.current && !adopting && containsDesired(child.current, updateBody(child))) {
+      if (child.current && !adopting && containsDesired(child.current, updateBody(child), ownedFieldsOfKind(child.kind.kind))) {
         log.debug(`${child.kind.kind} matches the desired state; not written`);
         continue;
       }
@@ -96,7 +99,7 @@ export class ChildWrites {
       }
       if (!child.current) log.debug(`${child.kind.kind} ${name} is missing; creating`);
       else if (adopting) log.debug(`${child.kind.kind} ${name} carries ${HANDOVER_ANNOTATION}=${name}; adopting`);
-      else log.debug(differencesForLog(child.current, updateBody(child)), `${child.kind.kind} differs from the desired state; updating`);
+      else log.debug(differencesForLog(child.current, updateBody(child), 10, ownedFieldsOfKind(child.kind.kind)), `${child.kind.kind} differs from the desired state; updating`);
       writes.push({ child, fingerprint, adopting, before: child.current });
     }
     return { writes, refusals };
@@ -138,7 +141,7 @@ export class ChildWrites {
       child.current = outcome.value;
       this.#refused.delete(refusalKey(key, child.kind));
       const action = w.adopting ? Reason.Adopted : w.before ? Reason.Updated : Reason.Created;
-      log.info({ child: child.kind.kind, action, ...(w.before && !w.adopting ? { differences: differencesForLog(w.before, updateBody({ ...child, current: w.before })).differences } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
+      log.info({ child: child.kind.kind, action, ...(w.before && !w.adopting ? { differences: differencesForLog(w.before, updateBody({ ...child, current: w.before }), 10, ownedFieldsOfKind(child.kind.kind)).differences } : {}) }, `${child.kind.kind} ${action.toLowerCase()}`);
       sent.applied.push(`${child.kind.kind} ${name} ${action.toLowerCase()}`);
       sent.actions.add(action);
     }

@@ -6,7 +6,8 @@
  *
  * Four types, each with its `observedGeneration`:
  * - `Ready` (Kubernetes conventions, `kubectl wait --for=condition=Ready`);
- * - `Progressing` (the Deployment's vocabulary: the rollout of this generation is under way);
+ * - `Progressing` (the Deployment's vocabulary: the rollout of this generation is under way, until
+ *   the Service has a ready endpoint);
  * - `Reconciling` and `Stalled`, what kstatus (Flux, kpt, cli-utils) reads: Reconciling=True →
  *   InProgress, Stalled=True → Failed, else Ready=True → Current. Both are "abnormal-true": False
  *   when the object is converged. They are never True together.
@@ -62,8 +63,11 @@ export function rolloutConditions(rollout: RolloutAssessment): ConditionEntry[] 
   const readyReason = READY_REASON[state];
   return [
     [Cond.Ready, done ? 'True' : 'False', readyReason, message],
-    state === 'InProgress'
-      ? [Cond.Progressing, 'True', Reason.RolloutInProgress, message]
+    // Progressing stays True until the Service has a ready endpoint, like Reconciling: the
+    // rollout's last step (pods available, endpoints not yet published) then turns no condition,
+    // and is held back as progress (`progress-only.ts`) without hiding a turn.
+    state === 'InProgress' || state === 'EndpointsNotReady'
+      ? [Cond.Progressing, 'True', readyReason, message]
       : [Cond.Progressing, 'False', state === 'Stalled' ? Reason.RolloutStalled : Reason.RolloutComplete, message],
     state === 'InProgress' || state === 'EndpointsNotReady'
       ? [Cond.Reconciling, 'True', readyReason, message]

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { containsDesired, describeDifferences, differencesForLog, findDifferences } from './contains.ts';
 import { renderDesiredState } from './desired-state.ts';
+import { SERVICE_RULES } from './owned-fields.ts';
 import type { Microservice } from './api/index.ts';
 
 const todoApi: Microservice = {
@@ -131,7 +132,7 @@ const liveService = {
   spec: {
     type: 'ClusterIP',
     selector: { app: 'todo-api' },
-    ports: [{ name: 'http', protocol: 'TCP', port: 8080, targetPort: 8080 }],
+    ports: [{ name: 'http', protocol: 'TCP', port: 8080, targetPort: 'http' }],
     clusterIP: '10.0.0.117',
     clusterIPs: ['10.0.0.117'],
     sessionAffinity: 'None',
@@ -171,7 +172,81 @@ test('a numeric string is not a number (int-or-string ports)', () => {
   const edited = structuredClone(liveService) as unknown as { spec: { ports: Array<Record<string, unknown>> } };
   edited.spec.ports[0]!.targetPort = '8080';
   assert.equal(containsDesired(edited, desired.service), false);
-  assert.deepEqual(findDifferences(edited, desired.service), [{ path: 'spec.ports[0].targetPort', expected: 8080, actual: '8080' }]);
+  assert.deepEqual(findDifferences(edited, desired.service), [{ path: 'spec.ports[0].targetPort', expected: 'http', actual: '8080' }]);
+});
+
+test('a numeric targetPort equal to the container port (a Service written before targetPorts were named) is the same port; another number is not', () => {
+  const legacy = structuredClone(liveService) as unknown as { spec: { ports: Array<Record<string, unknown>> } };
+  legacy.spec.ports[0]!.targetPort = 8080;
+  assert.ok(containsDesired(legacy, desired.service), describeDifferences(legacy, desired.service).join('\n'));
+  legacy.spec.ports[0]!.targetPort = 9090;
+  assert.deepEqual(findDifferences(legacy, desired.service), [{ path: 'spec.ports[0].targetPort', expected: 'http', actual: 9090 }]);
+});
+
+// ---- what the operator owns outright: an added key is a difference (owned-fields.ts) ----
+
+type Edit = (o: any) => void;
+const container = (d: any) => d.spec.template.spec.containers[0];
+/** Hand edits that only add something inside what the operator renders, and the difference each one is. */
+const additions: Array<[string, 'deployment' | 'service', Edit, string]> = [
+  ['a Service selector key (the Service selects no pod)', 'service', (s) => { s.spec.selector.tier = 'x'; }, 'spec.selector.tier: want absent, have "x"'],
+  ['a Service port\'s appProtocol', 'service', (s) => { s.spec.ports[0].appProtocol = 'h2c'; }, 'spec.ports[0].appProtocol: want absent, have "h2c"'],
+  ['a readiness probe host', 'deployment', (d) => { container(d).readinessProbe.httpGet.host = 'elsewhere.example.com'; }, 'spec.template.spec.containers[0].readinessProbe.httpGet.host: want absent, have "elsewhere.example.com"'],
+  ['a probe header', 'deployment', (d) => { container(d).livenessProbe.httpGet.httpHeaders = [{ name: 'X', value: 'y' }]; }, 'spec.template.spec.containers[0].livenessProbe.httpGet.httpHeaders: want absent, have [{"name":"X","value":"y"}]'],
+  ['a probe timeout other than the default', 'deployment', (d) => { container(d).readinessProbe.timeoutSeconds = 30; }, 'spec.template.spec.containers[0].readinessProbe.timeoutSeconds: want 1, have 30'],
+  ['a probe threshold other than the default', 'deployment', (d) => { container(d).livenessProbe.failureThreshold = 100; }, 'spec.template.spec.containers[0].livenessProbe.failureThreshold: want 3, have 100'],
+  ['a probe initial delay', 'deployment', (d) => { container(d).readinessProbe.initialDelaySeconds = 60; }, 'spec.template.spec.containers[0].readinessProbe.initialDelaySeconds: want absent, have 60'],
+  ['a hostPort', 'deployment', (d) => { container(d).ports[0].hostPort = 80; }, 'spec.template.spec.containers[0].ports[0].hostPort: want absent, have 80'],
+  ['a command', 'deployment', (d) => { container(d).command = ['sleep', 'infinity']; }, 'spec.template.spec.containers[0].command: want absent, have ["sleep","infinity"]'],
+  ['args', 'deployment', (d) => { container(d).args = ['--debug']; }, 'spec.template.spec.containers[0].args: want absent, have ["--debug"]'],
+  ['a selector key', 'deployment', (d) => { d.spec.selector.matchLabels.tier = 'x'; }, 'spec.selector.matchLabels.tier: want absent, have "x"'],
+  ['another termination message path', 'deployment', (d) => { container(d).terminationMessagePath = '/tmp/x'; }, 'spec.template.spec.containers[0].terminationMessagePath: want "/dev/termination-log", have "/tmp/x"'],
+];
+
+for (const [what, kind, edit, difference] of additions) {
+  test(`an added key is a difference where the operator owns the whole map: ${what}`, () => {
+    const live = structuredClone(kind === 'deployment' ? liveDeployment : liveService);
+    edit(live);
+    const want = kind === 'deployment' ? desired.deployment : desired.service;
+    assert.equal(containsDesired(live, want), false);
+    assert.deepEqual(describeDifferences(live, want), [difference]);
+  });
+}
+
+test('what the API server fills in, and what the operator does not own, are not differences', () => {
+  const d = structuredClone(liveDeployment) as any;
+  container(d).imagePullPolicy = 'Always'; // its default depends on the image; policies set it
+  container(d).resources = { requests: { cpu: '25m', memory: '128Mi' } };
+  d.spec.template.metadata.annotations = { 'kubectl.kubernetes.io/restartedAt': 'now' };
+  d.spec.template.metadata.labels.role = 'canary'; // a pod label an admission policy adds
+  container(d).securityContext = { runAsNonRoot: true }; // hardening an admission policy adds
+  // What admission policies commonly add to a Deployment's containers (Kyverno autogen): each,
+  // were it a difference, would be written back and mutated again on every resync, for ever.
+  container(d).volumeMounts = [{ name: 'ca-certs', mountPath: '/etc/ssl/certs' }];
+  container(d).lifecycle = { preStop: { sleep: { seconds: 5 } } };
+  container(d).startupProbe = { tcpSocket: { port: 8080 } };
+  d.spec.template.spec.nodeSelector = { zone: 'a' };
+  d.spec.paused = false;
+  d.metadata.labels.extra = 'yes';
+  assert.deepEqual(describeDifferences(d, desired.deployment), []);
+  const s = structuredClone(liveService) as any;
+  s.spec.sessionAffinity = 'ClientIP';
+  assert.deepEqual(describeDifferences(s, desired.service), []);
+  // A limit or another request added to the rendered resources (a default-resources policy).
+  container(d).resources = { requests: { cpu: '25m', memory: '128Mi', 'ephemeral-storage': '1Gi' }, limits: { memory: '1Gi' } };
+  assert.deepEqual(describeDifferences(d, desired.deployment), []);
+  // Empty is no addition: `resources: {}` (the API server's own), an empty command.
+  container(d).resources = { requests: { cpu: '25m', memory: '128Mi' }, limits: {} };
+  container(d).command = [];
+  assert.ok(containsDesired(d, desired.deployment));
+});
+
+test('the owned fields follow the desired object\'s kind; a caller passes them where that object lacks it', () => {
+  const live = structuredClone(liveService) as any;
+  live.spec.selector.tier = 'x';
+  const { apiVersion: _a, kind: _k, ...anonymous } = desired.service;
+  assert.ok(containsDesired(live, anonymous), 'no kind: no owned fields');
+  assert.equal(containsDesired(live, anonymous, SERVICE_RULES), false);
 });
 
 test('a label removed, changed or a stale generation stamp is a difference; an extra label is not', () => {

@@ -11,8 +11,11 @@
  * - Stable under API-server defaulting: only fields the operator means to own are set, quantities are
  *   canonical and no empty maps or lists are emitted, so after a write the object read back contains
  *   the desired state.
- * - The port moves together: containerPort, both probes, `ASPNETCORE_URLS` and the Service's port and
- *   targetPort all come from `spec.container.port`.
+ * - The port moves together: containerPort, both probes, `ASPNETCORE_URLS` and the Service's port
+ *   all come from `spec.container.port`. The Service's targetPort is the container port's name
+ *   (`PORT_NAME`), not its number: each pod is reached on the port it itself declares, so while a
+ *   port change rolls out (old pods on the old port), or when the Deployment's write is refused
+ *   and the Service's is not, the Service never points at a port the pods do not listen on.
  * - Throws `InvalidSpecError` when the CR cannot be rendered (a spec or name the API server should
  *   have rejected); the reconciler reports it as `InvalidSpec` and does not retry.
  * @module
@@ -151,7 +154,7 @@ export function renderDesiredState(ms: Microservice, defaults: PlatformDefaults 
     spec: {
       type: 'ClusterIP',
       selector: selectorLabels(name),
-      ports: [{ name: PORT_NAME, protocol: 'TCP', port, targetPort: port }],
+      ports: [{ name: PORT_NAME, protocol: 'TCP', port, targetPort: PORT_NAME }],
     },
   };
 

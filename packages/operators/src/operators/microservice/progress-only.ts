@@ -16,15 +16,17 @@ export type OwnStatus = Omit<MicroserviceStatus, 'conditions'>;
  * Whether going from `prev` to the status (`own` + `conditions`) changes only progress: the same
  * phase, generation, reason, message and managed resources, every condition set with the same
  * status and reason (its message may differ), and something else (the rollout counts, a
- * message) different.
+ * message) different. A condition whose status changes is never progress: it is written at once.
  *
  * One change of reason is progress too: the last step of every rollout, from `RolloutInProgress`
  * to `EndpointsNotReady` (pods available, the Service's endpoints not yet published), while Ready
- * stays False and nothing stalls. It lasts well under a second when all is well, and written at
- * once it made a cold start cost a third status write whenever a reconcile fell into it (issue 17:
- * 15 patches instead of 12 for 6 Microservices in one run of `write-budget.test.ts`). Held up, it
- * is written with the next change or after the progress interval, so a rollout stuck there shows
- * its reason within that interval.
+ * stays False and nothing stalls; Ready, Progressing and Reconciling may change their reason
+ * there, never their status (`rolloutConditions` turns none of them in that step). It lasts well
+ * under a second when all is well, and written at once it made a cold start cost a third status
+ * write whenever a reconcile fell into it (issue 17: 15 patches instead of 12 for 6
+ * Microservices in one run of `write-budget.test.ts`). Held up, it is written with the next
+ * change or after the progress interval, so a rollout stuck there shows its reason within that
+ * interval.
  */
 export function isProgressOnly(prev: MicroserviceStatus | undefined, own: OwnStatus, conditions: ConditionEntry[]): boolean {
   if (!prev || prev.phase !== own.phase || prev.observedGeneration !== own.observedGeneration) return false;
@@ -34,9 +36,8 @@ export function isProgressOnly(prev: MicroserviceStatus | undefined, own: OwnSta
   const tail = isRolloutTail(byType.get(Cond.Ready), conditions.find(([type]) => type === Cond.Ready));
   return conditions.every(([type, status, reason]) => {
     const c = byType.get(type);
-    if (c === undefined || c.observedGeneration !== own.observedGeneration) return false;
-    if (tail && (type === Cond.Ready || type === Cond.Progressing || type === Cond.Reconciling)) return true;
-    return c.status === status && c.reason === reason;
+    if (c === undefined || c.observedGeneration !== own.observedGeneration || c.status !== status) return false;
+    return c.reason === reason || (tail && (type === Cond.Ready || type === Cond.Progressing || type === Cond.Reconciling));
   });
 }
 

@@ -8,8 +8,9 @@
  *    for a while those the API server answered for as gone (`gone-owners.ts`).
  * 2. Validate the spec: problems → `Failed`/`InvalidSpec`, a Warning Event, no retry.
  * 3. A new generation → the `Accepted …` log line. The status says `Accepted` only when applying
- *    this generation fails for a reason that is retried (a transient error): when the children
- *    are written in the same reconcile, its first status write is `ResourcesApplied` (one write
+ *    this generation fails for a reason that is retried (a transient error, but not a Conflict:
+ *    that is a cache behind, retried at once, and writes no status): when the children are
+ *    written in the same reconcile, its first status write is `ResourcesApplied` (one write
  *    instead of two; issue 17).
  * 4. Ownership, for both children *before* touching either: a child controlled by someone else
  *    → `Failed`/`OwnershipConflict` (but a child of an older CR of the same name is only waited
@@ -45,6 +46,8 @@ import {
   PermanentError,
   TemporaryError,
   isNotFound,
+  isConflict,
+  isFieldManagerConflict,
   ownershipOf,
   controllerOf,
   refersToKind,
@@ -167,7 +170,9 @@ export class MicroserviceReconciler {
       return await this.#apply(request, ms, signal);
     } catch (err) {
       // Applying this generation failed and will be retried: say at least that it was received.
-      if (newGeneration && !(err instanceof PermanentError) && !(err instanceof OwnerGone) && !signal.aborted && !this.#explained.has(err as object)) {
+      // Not for a Conflict: the cache was behind, the write is retried at once with the newer
+      // version, and `Accepted` would only make the phase flicker (and cost a status write).
+      if (newGeneration && !(err instanceof PermanentError) && !(err instanceof OwnerGone) && !isCacheBehind(err) && !signal.aborted && !this.#explained.has(err as object)) {
         await this.#status.write(ms, { phase: MicroservicePhase.Accepted, observedGeneration: generation }, acceptedConditions(), log, signal).catch(() => undefined);
       }
       throw err;
@@ -345,6 +350,11 @@ export class MicroserviceReconciler {
     }
   }
 
+}
+
+/** An optimistic-lock conflict (409): the cache was behind; the runtime retries at once. */
+function isCacheBehind(err: unknown): boolean {
+  return isConflict(err) && !isFieldManagerConflict(err);
 }
 
 /** EndpointSlices indexed by `namespace/service-name`. */

@@ -12,11 +12,15 @@ import type { Deployment, Service } from '@converge/runtime';
 import { renderDesiredState } from './desired-state.ts';
 import { containsDesired } from './contains.ts';
 import { deploymentUpdate, serviceUpdate } from './update-body.ts';
+import { DEPLOYMENT_RULES, SERVICE_RULES } from './owned-fields.ts';
 import type { Microservice } from './api/index.ts';
 
 function microservice(name: string, image: string, port: number, generation: number, uid = `uid-${name}`): Microservice {
   return { apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice', metadata: { name, namespace: 'ns', uid, generation, resourceVersion: '1' }, spec: { container: { image, port } } };
 }
+
+/** Hand edits that only add a key inside what the operator owns outright (`owned-fields.ts`). */
+const ADDITIONS = ['selector-key', 'probe-host', 'probe-timeout', 'host-port', 'command'] as const;
 
 const name = fc.stringMatching(/^[a-z][-a-z0-9]{0,20}[a-z0-9]$/);
 const image = fc
@@ -61,15 +65,17 @@ const makeScenario = (owners: fc.Arbitrary<{ apiVersion: string; kind: string; n
     name,
     desired: fc.record({ image, port, generation }),
     other: fc.record({ image, port, generation }),
+    sameSpec: fc.boolean(),
     labels: foreignMap,
     annotations: foreignMap,
     templateAnnotations: foreignMap,
     owners,
-    handEdit: fc.constantFrom('none', 'image', 'extra-container', 'replicas', 'env', 'selector-port'),
+    handEdit: fc.constantFrom('none', 'image', 'extra-container', 'replicas', 'env', 'selector-port', ...ADDITIONS),
   })
   .map((s) => {
     const desired = renderDesiredState(microservice(s.name, s.desired.image, s.desired.port, s.desired.generation));
-    const old = renderDesiredState(microservice(s.name, s.other.image, s.other.port, s.other.generation));
+    const was = s.sameSpec ? s.desired : s.other; // rendered for this very spec, or another one
+    const old = renderDesiredState(microservice(s.name, was.image, was.port, was.generation));
     const deployment = serverDefaulted(old.deployment, 'Deployment') as any;
     const service = serverDefaulted(old.service, 'Service') as any;
     for (const o of [deployment, service]) {
@@ -84,9 +90,23 @@ const makeScenario = (owners: fc.Arbitrary<{ apiVersion: string; kind: string; n
     if (s.handEdit === 'replicas') deployment.spec.replicas = 7;
     if (s.handEdit === 'env') c.env = [...(c.env ?? []), { name: 'DEBUG', value: '1' }];
     if (s.handEdit === 'selector-port') service.spec.ports = [{ name: 'x', port: 1, targetPort: 1, protocol: 'TCP' }];
+    if (s.handEdit === 'selector-key') service.spec.selector = { ...service.spec.selector, tier: 'x' };
+    if (s.handEdit === 'probe-host') c.readinessProbe.httpGet.host = 'elsewhere.example.com';
+    if (s.handEdit === 'probe-timeout') c.livenessProbe.timeoutSeconds = 30;
+    if (s.handEdit === 'host-port') c.ports[0].hostPort = 80;
+    if (s.handEdit === 'command') c.command = ['sleep', 'infinity'];
     return { ...s, desired, current: { deployment: deployment as Deployment, service: service as Service } };
   });
 const scenario = makeScenario(foreignOwners);
+
+test('property: a hand edit that only adds inside what the operator owns is something to write', () => {
+  fc.assert(
+    fc.property(scenario.filter((s) => s.sameSpec && (ADDITIONS as readonly string[]).includes(s.handEdit)), ({ desired, current }) =>
+      !(containsDesired(current.deployment, deploymentUpdate(current.deployment, desired.deployment), DEPLOYMENT_RULES)
+        && containsDesired(current.service, serviceUpdate(current.service, desired.service), SERVICE_RULES))),
+    { numRuns: 200 },
+  );
+});
 /** The same without other writers' ownerReferences (the no-write-loop property below covers those). */
 const scenarioWithoutForeignOwners = makeScenario(fc.constant([]));
 
@@ -111,10 +131,10 @@ const noWriteLoop = ({ desired, current }: Parameters<typeof containsAfterOneUpd
   const s = serviceUpdate(current.service, desired.service);
   const dd = serverDefaulted(d, 'Deployment');
   const sd = serverDefaulted(s, 'Service');
-  return containsDesired(d, deploymentUpdate(d, desired.deployment))
-    && containsDesired(s, serviceUpdate(s, desired.service))
-    && containsDesired(dd, deploymentUpdate(dd, desired.deployment))
-    && containsDesired(sd, serviceUpdate(sd, desired.service));
+  return containsDesired(d, deploymentUpdate(d, desired.deployment), DEPLOYMENT_RULES)
+    && containsDesired(s, serviceUpdate(s, desired.service), SERVICE_RULES)
+    && containsDesired(dd, deploymentUpdate(dd, desired.deployment), DEPLOYMENT_RULES)
+    && containsDesired(sd, serviceUpdate(sd, desired.service), SERVICE_RULES);
 };
 
 test('property: after one update the no-op check finds nothing to write, also with other writers\' ownerReferences', () => {
