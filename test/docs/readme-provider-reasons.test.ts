@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { ProviderReason } from '../../packages/operators/src/operators/provider/api/constants.ts';
+import { ProviderReason, SpecAppliedReason } from '../../packages/operators/src/operators/provider/api/constants.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -37,4 +37,14 @@ test("every Ready reason of a DigitalHumanProvider is named in the README's prov
   const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
   const missing = readyReasons.filter((r) => !section.includes(`\`${r}\``));
   assert.deepEqual(missing, [], 'reasons the README does not name');
+});
+
+test("SpecApplied's reasons are set by the operator and named in the README's conditions table", () => {
+  const code = sources(providerDir);
+  const unset = Object.keys(SpecAppliedReason).filter((r) => !new RegExp(`\\bSpecAppliedReason\\.${r}\\b`).test(code));
+  assert.deepEqual(unset, [], 'SpecApplied reasons no source of the provider operator sets');
+  const start = readme.indexOf('## How the DigitalHumanProvider operator behaves');
+  const row = readme.slice(start).split('\n').find((line) => line.trim().startsWith('| `SpecApplied` |')) ?? '';
+  const missing = Object.values(SpecAppliedReason).filter((r) => !row.includes(`\`${r}\``));
+  assert.deepEqual(missing, [], 'SpecApplied reasons the README table does not name');
 });

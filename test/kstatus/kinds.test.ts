@@ -14,6 +14,8 @@ import { DigitalHumanProviderKind } from '../../packages/operators/src/operators
 import { eventually } from '../support/operator-harness.ts';
 import { setup, startOperator, microservice, getMs, waitReady } from '../integration/microservice/support.ts';
 import { setupProviders, provider, waitFor, isReady } from '../integration/provider/support.ts';
+import { observedStatus } from '../../packages/operators/src/operators/provider/status-writer.ts';
+import type { DigitalHumanProvider } from '../../packages/operators/src/operators/provider/index.ts';
 import { ensureKstatusChecker, kstatusOf } from './kstatus.ts';
 import type { KstatusResult } from './kstatus.ts';
 
@@ -98,4 +100,31 @@ test('DigitalHumanProvider: Current when Ready, InProgress while the vendor is d
   assert.equal(cond(refused.object, 'Ready')?.reason, 'Unauthorized');
   assert.equal(cond(refused.object, 'Stalled')?.status, 'True');
   assert.equal(cond(refused.object, 'Stalled')?.reason, 'Unauthorized');
+});
+
+test('DigitalHumanProvider: a change the vendor refused is Failed for its generation while the instance serves (Ready True); one being retried is InProgress', { timeout: 600_000 }, async () => {
+  // The status exactly as the operator's status writer makes it from an observation of a healthy instance.
+  const dhp = {
+    apiVersion: 'dhp.example.com/v1', kind: 'DigitalHumanProvider',
+    metadata: { name: 'p', namespace: 'ns', uid: 'u', generation: 2 },
+    spec: { endpoint: 'https://vendor.example', region: 'eu', credentials: { secretRef: { name: 's' } }, limits: { dailyQuota: 20_000 } },
+  } as DigitalHumanProvider;
+  const now = Date.parse('2026-12-06T12:00:00Z');
+  const obs = {
+    instanceId: 'inst-1', region: 'eu', health: { status: 'healthy' as const },
+    account: { id: 'acct', state: 'active' as const, since: '2026-01-01T00:00:00Z' },
+    limits: { maxConcurrency: 10, requestsPerMinute: 600, dailyQuota: 10_000 },
+    usage: { callsToday: 1, dailyQuota: 10_000, quotaRemaining: 9_999, refusedToday: 0, throttledRequests: 0, throttleWindowSeconds: 60, quotaResetAt: '2026-12-07T00:00:00.000Z', observedAt: '2026-12-06T12:00:00.000Z' },
+  };
+  const policy = { quotaPercent: 80, sustainedThrottlingMs: 300_000 };
+  const refused = { ...dhp, status: observedStatus(dhp, obs, now, now, policy, { applied: { status: 'False', reason: 'VendorRejected', message: 'the vendor refused the limits of generation 2: dailyQuota above the plan' } }).status };
+  const retried = { ...dhp, status: observedStatus(dhp, obs, now, now, policy, { applied: { status: 'False', reason: 'ApplyFailed', message: 'limits failed: HTTP 503; retrying with backoff' } }).status };
+  const applied = { ...dhp, status: observedStatus(dhp, obs, now, now, policy, { applied: { status: 'True', reason: 'Applied', message: 'the vendor holds the spec of generation 2' } }).status };
+  assert.equal(cond(refused, 'Ready')?.status, 'True');
+  assert.equal(refused.status.usable, true);
+  const [r, p, a] = await kstatusOf([refused, retried, applied]);
+  assert.equal(r?.status, 'Failed', JSON.stringify(r));
+  assert.match(r?.message ?? '', /refused the limits/);
+  assert.equal(p?.status, 'InProgress', JSON.stringify(p));
+  assert.equal(a?.status, 'Current', JSON.stringify(a));
 });

@@ -30,6 +30,20 @@ test('a provider whose credentials are gone stops its account being polled', { t
   assert.equal(reads() - after, 0, `the account was read ${reads() - after} times in 4 s after the last provider using it lost its credentials`);
 });
 
+test('a provider whose token the vendor refuses polls no account', { timeout: 120_000 }, async (t) => {
+  const env = await setupProviders(t, FAST);
+  await env.client.create(SecretKind, { metadata: { name: 'revoked', namespace: env.ns, labels: { 'dhp.example.com/vendor-credentials': 'true' } }, stringData: { token: 'revoked-at-the-vendor-0123456789' } });
+  await env.client.create(DigitalHumanProviderKind, provider(env.ns, 'refused', env.sim.baseUrl, { credentials: { secretRef: { name: 'revoked' } } }));
+  await waitFor(env.client, env.ns, 'refused', (d) => ready(d)?.reason === 'Unauthorized', 'Unauthorized');
+  // The account is read only by its watch (the provider never got as far as observing an instance);
+  // the provider's own lookups, on each periodic check, are not the watch's.
+  const reads = () => env.sim.stats().requests['GET /v1/account'] ?? 0;
+  await sleep(1_500); // a round already under way may finish
+  const before = reads();
+  await sleep(5_000); // five observe intervals
+  assert.equal(reads() - before, 0, `the account was read ${reads() - before} times in 5 s with a token the vendor refuses`);
+});
+
 test('a provider refused by the vendor after a timeout no longer counts as waiting for the vendor', { timeout: 120_000 }, async (t) => {
   const env = await setupProviders(t, FAST);
   const waiting = async () => {

@@ -77,7 +77,9 @@ export function explainProvider(facts: ProviderFacts): Explanation {
     findings.push({ severity: 'warning', message: `${ABANDON_ANNOTATION}=${abandon}: on deletion the instance named is given up without cleanup (if it names status.providerID, or the UID when none is recorded)` });
   }
 
-  const converged = !deleting && ready?.status === 'True' && ready.current && header.observedGeneration === generation && finalizer && providerID !== null;
+  // A change the vendor refused (or still applies) leaves the instance serving: usable, not converged.
+  const specApplied = conditions.find((c) => c.type === 'SpecApplied');
+  const converged = !deleting && ready?.status === 'True' && ready.current && header.observedGeneration === generation && finalizer && providerID !== null && !(specApplied?.status === 'False' && specApplied.current);
   return {
     ...explanation(header, converged, ready, findings, conditions, facts.events),
     provider: {
@@ -97,12 +99,19 @@ export function explainProvider(facts: ProviderFacts): Explanation {
   };
 }
 
-/** What limits the provider, what the vendor refused, what a person could do (issue 14, issue 18 item 7). */
-function quotaFindings(p: DigitalHumanProvider, conditions: readonly { type: string; status: string; reason: string; message: string }[], findings: Finding[]): void {
+/** What limits the provider, what the vendor refused (a create: Ready; a change: SpecApplied), what a person could do (issue 14, issue 18 item 7). */
+function quotaFindings(p: DigitalHumanProvider, conditions: readonly { type: string; status: string; reason: string; message: string; current: boolean }[], findings: Finding[]): void {
   const holds = (type: string) => conditions.find((c) => c.type === type && c.status === 'True');
   const ready = conditions.find((c) => c.type === 'Ready');
   if (ready?.reason === 'VendorRejected') {
     findings.push({ severity: 'error', message: `the vendor refused what it was sent (VendorRejected): ${ready.message}. It is sent again when the spec changes, and otherwise only every provider.rejectedRetrySeconds (10 minutes by default)${/region/.test(ready.message) ? '; spec.region is immutable, so create a new DigitalHumanProvider with a region the vendor accepts' : ''}` });
+  }
+  const applied = conditions.find((c) => c.type === 'SpecApplied' && c.status === 'False' && c.current);
+  if (applied?.reason === 'VendorRejected' && ready?.reason !== 'VendorRejected') {
+    const serving = p.status?.usable === true ? `the instance keeps serving as it was (Ready=${ready?.status ?? 'Unknown'}, usable)` : 'the instance is as it was before the change';
+    findings.push({ severity: 'error', message: `the vendor refused this generation's change (SpecApplied=False/VendorRejected, kstatus Failed): ${applied.message}. ${serving}; fix the field the vendor names (or have the vendor allow it: a plan upgraded), or set the spec back. It is sent again when the spec changes, and otherwise only every provider.rejectedRetrySeconds (10 minutes by default)` });
+  } else if (applied?.reason === 'ApplyFailed') {
+    findings.push({ severity: 'warning', message: `this generation's change is not applied yet (SpecApplied=False/ApplyFailed): ${applied.message}` });
   }
   const suspended = holds('AccountSuspended');
   if (suspended) findings.push({ severity: 'error', message: `${suspended.message} (AccountSuspended/${suspended.reason}): pay or resolve it with the vendor; the operator notices the resumption within seconds` });

@@ -263,6 +263,25 @@ test('quotas: explain names what limits a provider, what the vendor refused and 
   assert.ok(refused.findings.some((f) => f.severity === 'error' && /VendorRejected.*It is sent again when the spec changes, and otherwise only every provider\.rejectedRetrySeconds \(10 minutes by default\); spec\.region is immutable, so create a new DigitalHumanProvider/.test(f.message)));
 });
 
+test('a refused change of a serving provider: usable, not converged, and explain says the change was refused and the instance serves', () => {
+  const e = explainProvider({
+    provider: provider({
+      observedGeneration: 1, providerID: 'inst-1', usable: true,
+      conditions: [
+        cond('Ready', 'True', 'ProviderReady', 1, 'instance inst-1 is healthy'),
+        cond('SpecApplied', 'False', 'VendorRejected', 1, 'the vendor refused the limits of generation 1: dailyQuota above the plan (the vendor names spec.limits.dailyQuota)'),
+        cond('Stalled', 'True', 'VendorRejected', 1, 'x'),
+      ],
+    }),
+    credentials: { secretExists: true, keyPresent: true },
+    events: [],
+  });
+  assert.equal(e.converged, false);
+  assert.equal(e.provider!.usable, true);
+  assert.ok(e.findings.some((f) => f.severity === 'error' && /refused this generation's change \(SpecApplied=False\/VendorRejected.*spec\.limits\.dailyQuota.*keeps serving as it was/.test(f.message)), JSON.stringify(e.findings));
+  assert.match(e.verdict, /not converged: .*refused/);
+});
+
 test('the verdict is one line, also when the message it quotes has several', () => {
   // Found by views.property.test.ts: a Ready message with line breaks (an API server error, say)
   // made `verdict` ("one line", explanation.ts) and the text's second line span several lines.

@@ -7,6 +7,8 @@
  * - `use(endpoint, token, key)` registers a provider as a user of that account and returns its
  *   watch; its `snapshot()` is what the reconciler reads instead of calling the vendor per
  *   provider. A provider is a user of one account at a time (a rotated token moves it).
+ *   `peek(endpoint, token)` returns the account's watch when it has one, registering nobody and
+ *   starting nothing: a reconcile reads it before the vendor has taken the token.
  *   `release(key)` ends a provider's use (it is gone, or its latest reconcile used no account:
  *   its credentials are missing, say).
  * - Watches poll only while `start(signal)` runs (the operator leads), and only while their
@@ -84,6 +86,11 @@ export class AccountWatches implements Runnable {
     }
     if (this.#signal && !entry.running) this.#run(entry, this.#signal);
     return entry.watch;
+  }
+
+  /** The watch of (endpoint, token) when some provider uses that account; nothing is registered or started. */
+  peek(endpoint: string, token: string): FleetWatch | undefined {
+    return this.#entries.get(accountId(endpoint, token))?.watch;
   }
 
   /** An instance was just written to: no account's snapshot stands in for it until its next round. */

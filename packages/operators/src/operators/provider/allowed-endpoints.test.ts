@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { allowedEndpointProblems, endpointAllowed } from './allowed-endpoints.ts';
+import { endpointNotAllowedMessage } from './endpoint-not-allowed.ts';
+import type { DigitalHumanProvider } from './api/schema-free.ts';
 
 test('an empty list allows every endpoint', () => {
   assert.equal(endpointAllowed([], 'https://anywhere.example/x'), true);
@@ -36,4 +38,26 @@ test('entries that cannot be base URLs are named', () => {
     'allowedEndpoints[3]: "https://x.example/?a" must be a base URL (no user info, query or fragment)',
     'allowedEndpoints[4]: "nope" is not a URL',
   ]);
+});
+
+test('an endpoint no longer allowed under a live instance: the message says the instance exists and gives the two real ways out, not an edit the CRD refuses', () => {
+  const dhp = (status?: DigitalHumanProvider['status']) => ({
+    metadata: { name: 'studio', namespace: 'media', uid: 'u-1' },
+    spec: { endpoint: 'https://old.vendor.example', region: 'eu', credentials: { secretRef: { name: 's' } } },
+    ...(status ? { status } : {}),
+  }) as DigitalHumanProvider;
+  const allowed = ['https://api.vendor.example'];
+
+  const fresh = endpointNotAllowedMessage(dhp(), allowed);
+  assert.match(fresh, /nothing was read or sent\. Name an allowed endpoint/, 'no instance: naming another endpoint is the way');
+
+  const live = endpointNotAllowedMessage(dhp({ providerID: 'inst-9', instanceEndpoint: 'https://old.vendor.example' }), allowed);
+  assert.doesNotMatch(live, /nothing was read or sent|Name an allowed endpoint/);
+  assert.match(live, /vendor instance inst-9 exists at https:\/\/old\.vendor\.example/);
+  assert.match(live, /add https:\/\/old\.vendor\.example back to provider\.vendor\.allowedEndpoints/);
+  assert.match(live, /kubectl annotate dhp studio -n media dhp\.example\.com\/abandon-instance=inst-9 .*kubectl delete dhp studio -n media/);
+
+  const requested = endpointNotAllowedMessage(dhp({ instanceEndpoint: 'https://old.vendor.example', createRequestedAt: '2026-12-06T12:00:00.000Z' }), allowed);
+  assert.match(requested, /a create was requested at https:\/\/old\.vendor\.example \(2026-12-06T12:00:00\.000Z\), so an instance may exist there/);
+  assert.match(requested, /abandon-instance=u-1/, 'no ID recorded: the UID is what is given up');
 });

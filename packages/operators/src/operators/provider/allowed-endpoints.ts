@@ -11,6 +11,8 @@
  *   default port dropped); paths compare exactly, with trailing slashes ignored.
  * - `endpointAllowed` is pure; entries are checked when the configuration is read
  *   (`allowedEndpointProblems`).
+ * - What a person is told about a refused endpoint is `endpoint-not-allowed.ts` (apart, so that
+ *   the configuration's check loads nothing of the provider operator in a Microservice-only process).
  * @module
  */
 

@@ -13,6 +13,7 @@ test('what a reconcile did not take again is let go when it ends; what it took i
   const users = new Map<string, string>();
   const watches = {
     use: (endpoint: string, token: string, key: string) => (users.set(key, `${endpoint} ${token}`), {} as FleetWatch),
+    peek: () => undefined,
     release: (key: string) => void users.delete(key),
   };
   const recovery = new VendorRecovery({ clock: new FakeClock() });
@@ -46,4 +47,19 @@ test('without account watches or recovery, nothing is held and nothing throws', 
   assert.equal(holds.useAccount('https://v', 't', 'ns/a'), undefined);
   holds.blocked('https://v', 'ns/a');
   holds.end('ns/a');
+});
+
+test('reading an account\'s watch before the vendor took the token takes no place among its users', () => {
+  const users = new Map<string, string>();
+  const existing = {} as FleetWatch;
+  const watches = {
+    use: (endpoint: string, token: string, key: string) => (users.set(key, `${endpoint} ${token}`), existing),
+    release: (key: string) => void users.delete(key),
+    peek: (endpoint: string, token: string) => (endpoint === 'https://v' && token === 't1' ? existing : undefined),
+  };
+  const holds = new KeyHolds(watches, undefined);
+  assert.equal(holds.peekAccount('https://v', 't1'), existing);
+  assert.equal(holds.peekAccount('https://v', 'refused'), undefined);
+  holds.end('ns/a'); // the vendor refused the token: the reconcile took nothing
+  assert.deepEqual([...users.keys()], []);
 });

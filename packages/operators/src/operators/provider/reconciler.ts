@@ -7,16 +7,25 @@
  * Guarantees:
  * - **What it reads of the vendor** comes from the account watch's snapshot when that is fresh
  *   and holds the instance (no vendor call), else from direct calls (ADR 0028).
- * - **Limits**: only the fields `spec.limits` sets, only when the vendor's differ; a difference
- *   without a spec change is drift, repaired with a Warning Event.
+ * - **Order**: look the instance up (create it when there is none), observe it, then write what
+ *   the spec asks that it lacks (`spec-apply.ts`: the display name, the fields `spec.limits` sets
+ *   where the vendor's differ; drift repaired with a Warning Event). Ready, `status.usable` and
+ *   `limitedBy` describe the instance as observed; whether the vendor holds this generation's
+ *   spec is `SpecApplied`, so a refused change never makes a serving instance unusable.
  * - **The write bound**: a state change is written at once, usage figures alone at most every
  *   `usageRefreshMs`; a provider whose vendor figures do not move costs no write. Every status
  *   write, and what it says, is `status-writer.ts`'s.
- * - **Retries**: a transient vendor failure is `EnsureFailed`, retried with backoff; input the
- *   vendor refuses (4xx) is `VendorRejected` and is sent again when the spec changes, or after
- *   `rejectedRetryMs` (10 minutes) unchanged, as the vendor may accept it later (a plan upgraded, a
- *   region enabled); a suspended account is `AccountSuspended`, looked at again when the account
- *   watch sees it change.
+ * - **Retries**: a transient vendor failure is `EnsureFailed` (`SpecApplied=False/ApplyFailed`
+ *   for a write to a serving instance), retried with backoff; input the vendor refuses (4xx) is
+ *   `VendorRejected` — Ready's reason for a refused create, `SpecApplied`'s for a refused change —
+ *   and is sent again when the spec changes, or after `rejectedRetryMs` (10 minutes) unchanged,
+ *   as the vendor may accept it later (a plan upgraded, a region enabled). Only the refused write
+ *   waits: a serving instance is observed meanwhile. A suspended account is `AccountSuspended`,
+ *   looked at again when the account watch sees it change.
+ * - **The account watch** is read before the vendor has taken the token, but the provider becomes
+ *   one of its account's users only once the vendor did: its instance found or created, or the
+ *   account answered suspended (whose resumption the watch notices). A token the vendor refuses
+ *   keeps no account polled.
  * - **One instance per CR.** The instance is found by `status.providerID`, else by the
  *   idempotency key (the CR's UID), and created — with that key — only when neither finds it.
  *   A lost create response, a crash between create and status write, or a stale cache therefore
@@ -47,21 +56,23 @@
  */
 import { TemporaryError, PermanentError, addFinalizer, hasFinalizer } from '@converge/runtime';
 import type { Request, Result, Store } from '@converge/runtime';
-import { DigitalHumanProviderKind, PROVIDER_FINALIZER, DEFAULT_CREDENTIALS_KEY, ProviderReason as Reason, ProviderConditionType as QuotaCondition, QuotaReason } from './api/schema-free.ts';
+import { DigitalHumanProviderKind, PROVIDER_FINALIZER, DEFAULT_CREDENTIALS_KEY, ProviderReason as Reason, ProviderConditionType as QuotaCondition, QuotaReason, SpecAppliedReason } from './api/schema-free.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
 import type { VendorApi, VendorApis, VendorInstance, VendorFailure } from './vendor-api.ts';
 import { asVendorFailure } from './vendor-api.ts';
 import { isNoAnswer, isVendorError } from './vendor/index.ts';
 import { credentialsProblem } from './credentials.ts';
 import { endpointAllowed } from './allowed-endpoints.ts';
+import { endpointNotAllowedMessage } from './endpoint-not-allowed.ts';
 import type { CredentialsReader } from './credentials.ts';
 import { ProviderDeletion } from './deletion.ts';
 import type { DeletionDeps } from './deletion.ts';
 import type { AccountWatches } from './account-watches.ts';
 import type { VendorRecovery } from './vendor-recovery.ts';
 import type { VendorAccount } from './vendor/index.ts';
-import { planLimits } from './limits-plan.ts';
 import type { InstanceObservation, RecommendationPolicy } from './usage-status.ts';
+import { RefusalGate, SpecApplier } from './spec-apply.ts';
+import type { SpecApplyOutcome } from './spec-apply.ts';
 import { ProviderStatusWriter } from './status-writer.ts';
 import type { ProviderFinding } from './status-writer.ts';
 import { entryFor } from './late-create-ledger.ts';
@@ -86,7 +97,7 @@ export interface ProviderReconcilerDeps extends Omit<DeletionDeps, 'lateCreates'
   credentials: Pick<CredentialsReader, 'token' | 'lastKnown' | 'release' | 'problem'>;
   vendors: VendorApis;
   /** The account watches (ADR 0028); without them every reconcile asks the vendor directly. */
-  watches?: Pick<AccountWatches, 'use' | 'release' | 'forget'>;
+  watches?: Pick<AccountWatches, 'use' | 'release' | 'forget' | 'peek'>;
   /** The watches' interval: their snapshot stands in for vendor calls while younger than 2 intervals + the call timeout. */
   observeIntervalMs?: number;
   vendorTimeoutMs?: number;
@@ -101,12 +112,10 @@ export class ProviderReconciler {
   readonly #d: ProviderReconcilerDeps;
   /** The Secret (namespace and name) each provider's token was last read from, to release it when that changes. */
   readonly #secretOf = new Map<string, { namespace: string; name: string }>();
-  /**
-   * Since when (monotonic ms) this process has seen each provider `VendorRejected` for its current
-   * generation: the refused input is sent again once `rejectedRetryMs` has passed. Kept from the
-   * first sight after a restart, so a restart does not resend at once.
-   */
-  readonly #rejectedSince = new Map<string, number>();
+  /** A create the vendor refused for the current generation waits for a spec change or `rejectedRetryMs`. */
+  readonly #createGate: RefusalGate;
+  /** The apply step (`spec-apply.ts`), with its own gate for refused changes. */
+  readonly #applier: SpecApplier;
   /** `deps.rejectedRetryMs`, or the configuration's default. */
   readonly #rejectedRetryMs: number;
   /** Every status write (`status-writer.ts`). */
@@ -120,6 +129,8 @@ export class ProviderReconciler {
   constructor(deps: ProviderReconcilerDeps) {
     this.#d = deps;
     this.#rejectedRetryMs = deps.rejectedRetryMs ?? defaultProviderConfig.rejectedRetryMs;
+    this.#createGate = new RefusalGate(deps.clock, this.#rejectedRetryMs);
+    this.#applier = new SpecApplier({ clock: deps.clock, events: deps.events, rejectedRetryMs: this.#rejectedRetryMs, ...(deps.watches ? { watches: deps.watches } : {}) });
     this.#holds = new KeyHolds(deps.watches, deps.recovery);
     this.#writer = new ProviderStatusWriter(deps);
     this.#deletion = new ProviderDeletion({ ...deps, recovery: { blocked: (endpoint, key) => this.#holds.blocked(endpoint, key) } }, {
@@ -147,7 +158,8 @@ export class ProviderReconciler {
       this.#deletion.forget(request.key);
       log.debug('DigitalHumanProvider not in the cache (deleted): nothing to do');
       this.#forgetSecret(request.key);
-      this.#rejectedSince.delete(request.key);
+      this.#createGate.forget(request.key);
+      this.#applier.forget(request.key);
       return {};
     }
     log.debug(
@@ -167,8 +179,7 @@ export class ProviderReconciler {
     if (!endpointAllowed(allowed, dhp.spec.endpoint)) {
       // Checked before the finalizer and the Secret: nothing was sent, so nothing needs cleaning
       // up, and the token goes only where the platform team allows (vendor-api.ts refuses it too).
-      const shown = allowed.slice(0, 3).join(', ') + (allowed.length > 3 ? `, and ${allowed.length - 3} more` : '');
-      const message = `spec.endpoint ${dhp.spec.endpoint} is not among the vendor endpoints this operator may call (provider.vendor.allowedEndpoints: ${shown}); nothing was read or sent. Name an allowed endpoint, or have it added to the operator's configuration`;
+      const message = endpointNotAllowedMessage(dhp, allowed);
       await this.#status(dhp, { ready: 'False', reason: Reason.EndpointNotAllowed, message }, request, signal);
       return {}; // a spec change brings it back (the configuration is read at start)
     }
@@ -189,10 +200,10 @@ export class ProviderReconciler {
       await this.#status(guarded, { ready: 'False', reason: Reason.EndpointChanged, message }, request, signal);
       throw new PermanentError(Reason.EndpointChanged, message);
     }
-    if (this.#waitsForChange(guarded, request.key)) return {};
+    if (this.#createGate.holds(request.key, createRefused(guarded))) return {}; // no instance: nothing to observe
     const vendor = this.#d.vendors.forEndpoint(dhp.spec.endpoint, token);
     // The account's latest full read, when fresh: a converged provider then costs no vendor call.
-    const watch = this.#holds.useAccount(dhp.spec.endpoint, token, request.key);
+    const watch = this.#holds.peekAccount(dhp.spec.endpoint, token);
     const fleet = watch && watch.ageMs() <= this.#freshMs() ? watch.snapshot() : undefined;
     const seen = guarded.status?.providerID && fleet ? watch!.instance(guarded.status.providerID) : undefined;
     let instance: VendorInstance;
@@ -205,8 +216,14 @@ export class ProviderReconciler {
         throw err;
       }
       if (!isVendorError(err)) throw err; // the intent write (a conflict, a deletion), an abort
-      return this.#vendorFailed(guarded, request, asVendorFailure(err), 'ensure', signal);
+      const failure = asVendorFailure(err);
+      // A suspended account took the token (the watch notices its resumption); so did a vendor
+      // that failed transiently for an instance that exists. A refused token keeps no account polled.
+      if (failure.kind === 'AccountSuspended' || (failure.transient && guarded.status?.providerID)) this.#holds.useAccount(dhp.spec.endpoint, token, request.key);
+      return this.#vendorFailed(guarded, request, failure, 'ensure', signal);
     }
+    // The vendor took the token and the instance exists: the provider is one of its account's users.
+    this.#holds.useAccount(dhp.spec.endpoint, token, request.key);
     let observation: InstanceObservation;
     try {
       observation = seen && seen.instance.id === instance.id && fleet
@@ -214,50 +231,36 @@ export class ProviderReconciler {
         : await this.#observe(vendor, instance.id, guarded.spec.region, fleet?.account, signal);
       log.debug({ providerID: instance.id, fromAccountWatch: Boolean(seen) }, `vendor reports ${observation.health.status}`);
     } catch (err) {
-      const failure = asVendorFailure(err);
-      if (failure.kind === 'NotFound') {
-        // Deleted behind our back between the ensure and the health check: look again at once.
-        throw new TemporaryError(Reason.EnsureFailed, `instance ${instance.id} vanished; recreating`, { retryAfterMs: 0 });
-      }
-      return this.#vendorFailed(guarded, request, failure, 'health', signal, instance.id);
+      return this.#observeFailed(guarded, request, err, 'health', signal, instance.id);
     }
     const observedAt = fleet?.observedAt ?? this.#d.clock.now();
-    let pending: string | undefined;
+    // Then the writes: their failure is SpecApplied's, the observation stands.
+    let outcome: SpecApplyOutcome;
     try {
-      observation = await this.#convergeLimits(guarded, vendor, observation, request, signal);
+      outcome = await this.#applier.apply(guarded, vendor, instance, observation, request, signal);
     } catch (err) {
-      const failure = asVendorFailure(err);
-      if (failure.kind !== 'AccountSuspended') return this.#vendorFailed(guarded, request, failure, 'limits', signal, instance.id);
-      // The vendor refuses limit changes while the account is suspended: say so, converge once resumed.
-      pending = 'spec.limits are applied once the account is resumed';
-      if (observation.account.state !== 'suspended') observation = { ...observation, account: { ...observation.account, state: 'suspended', reason: 'Suspended', message: failure.message } };
+      return this.#observeFailed(guarded, request, err, 'update', signal, instance.id);
     }
-    return this.#writer.observed(guarded, observation, observedAt, request, signal, pending);
+    if (outcome.failure) this.#blockedOnVendor(guarded, request, outcome.failure);
+    const result = await this.#writer.observed(guarded, outcome.observation, observedAt, request, signal, { applied: outcome.applied, ...(outcome.pending ? { pending: outcome.pending } : {}) });
+    if (outcome.retry) throw outcome.retry;
+    return result;
+  }
+
+  /** A failed read or write of an existing instance: gone (looked for again at once), or the vendor's failure. */
+  #observeFailed(dhp: DigitalHumanProvider, request: Request, err: unknown, step: string, signal: AbortSignal, id: string): Promise<Result> {
+    if (!isVendorError(err)) throw err;
+    const failure = asVendorFailure(err);
+    if (failure.kind === 'NotFound') {
+      // Deleted behind our back between the lookup and now: look again at once.
+      throw new TemporaryError(Reason.EnsureFailed, `instance ${id} vanished; recreating`, { retryAfterMs: 0 });
+    }
+    return this.#vendorFailed(dhp, request, failure, step, signal, id);
   }
 
   /** How old the account watch's snapshot may be and still stand in for vendor calls. */
   #freshMs(): number {
     return 2 * (this.#d.observeIntervalMs ?? 3_000) + (this.#d.vendorTimeoutMs ?? 10_000);
-  }
-
-  /**
-   * A provider the vendor refused (`VendorRejected`) for this very generation is not sent again:
-   * the same input would be refused the same way. A spec change brings it back.
-   */
-  #waitsForChange(dhp: DigitalHumanProvider, key: string): boolean {
-    const ready = dhp.status?.conditions?.find((c) => c.type === 'Ready');
-    if (ready?.reason !== Reason.VendorRejected || ready.observedGeneration !== dhp.metadata.generation) {
-      this.#rejectedSince.delete(key);
-      return false;
-    }
-    const now = this.#d.clock.monotonic();
-    const since = this.#rejectedSince.get(key);
-    if (since === undefined) this.#rejectedSince.set(key, now);
-    else if (now - since >= this.#rejectedRetryMs) {
-      this.#rejectedSince.delete(key); // sent again: refused again, it waits another interval
-      return false;
-    }
-    return true;
   }
 
   /** Health, limits, usage (and the account, unless the watch knows it) by direct calls. */
@@ -271,22 +274,10 @@ export class ProviderReconciler {
     return { instanceId: id, region, health, limits, usage, account: acct };
   }
 
-  /** Writes the limits spec.limits sets where the vendor's differ (ADR 0028); says so in an Event. */
-  async #convergeLimits(dhp: DigitalHumanProvider, vendor: VendorApi, obs: InstanceObservation, request: Request, signal: AbortSignal): Promise<InstanceObservation> {
-    const plan = planLimits(dhp.spec.limits, obs.limits, dhp.status?.limits, dhp.status?.observedGeneration, dhp.metadata.generation ?? 0, obs.instanceId);
-    if (!plan) return obs;
-    this.#d.watches?.forget(obs.instanceId);
-    const limits = await vendor.setLimits(obs.instanceId, plan.patch, signal);
-    request.log.info({ providerID: obs.instanceId, limits: plan.patch, drift: plan.drift }, plan.drift ? 'vendor limits drifted; set back' : 'vendor limits set');
-    if (plan.drift) this.#d.events.warning(dhp, Reason.LimitsDriftRepaired, 'UpdateLimits', plan.message);
-    else this.#d.events.normal(dhp, Reason.LimitsUpdated, 'UpdateLimits', plan.message);
-    const quotaRemaining = Math.max(0, limits.dailyQuota - obs.usage.callsToday);
-    return { ...obs, limits, usage: { ...obs.usage, dailyQuota: limits.dailyQuota, quotaRemaining } };
-  }
-
   /**
    * Finds the instance by providerID, else by idempotency key; creates it only when neither finds
-   * it. `seen` is the instance as the account watch just listed it (no lookup needed then).
+   * it. `seen` is the instance as the account watch just listed it (no lookup needed then). What
+   * an existing instance lacks of the spec is written later, after it is observed (`spec-apply.ts`).
    */
   async #ensure(dhp: DigitalHumanProvider, vendor: VendorApi, token: string, request: Request, signal: AbortSignal, seen?: VendorInstance): Promise<VendorInstance> {
     const key = dhp.metadata.uid!;
@@ -308,14 +299,6 @@ export class ProviderReconciler {
       request.log.info({ providerID: instance.id, region: dhp.spec.region }, 'vendor instance created');
       this.#d.events.normal(dhp, Reason.Created, 'CreateInstance', `vendor instance ${instance.id} created in ${dhp.spec.region}`);
       if (known) this.#d.events.warning(dhp, Reason.Created, 'CreateInstance', `instance ${known} was not found at ${dhp.spec.endpoint}; replaced by ${instance.id} (if the credentials now belong to another vendor account, ${known} may still exist there)`);
-    } else if (dhp.spec.displayName === undefined || instance.displayName === dhp.spec.displayName) {
-      request.log.debug({ providerID: instance.id }, 'vendor instance matches the spec; not updated');
-    } else {
-      request.log.debug({ providerID: instance.id }, 'vendor instance displayName differs; updating');
-      this.#d.watches?.forget(instance.id);
-      instance = await vendor.updateInstance(instance.id, { displayName: dhp.spec.displayName }, signal);
-      request.log.info({ providerID: instance.id }, 'vendor instance updated');
-      this.#d.events.normal(dhp, Reason.Updated, 'UpdateInstance', `displayName of ${instance.id} updated`);
     }
     return instance;
   }
@@ -350,12 +333,12 @@ export class ProviderReconciler {
     }
     if (failure.kind === 'Invalid') {
       // The same input would be refused the same way: wait for the spec to change, or for the
-      // retry interval (the vendor may change its mind: a plan upgraded, a region enabled; #waitsForChange).
+      // retry interval (the vendor may change its mind: a plan upgraded, a region enabled; #createGate).
       const field = failure.field ? ` (the vendor names ${failure.field === 'region' ? 'spec.region, which is immutable: create a new DigitalHumanProvider' : failure.field})` : '';
       const message = failure.local
         ? `spec.endpoint cannot be used (${failure.message}); nothing was sent to the vendor. Correct spec.endpoint`
         : `the vendor refused the ${step}: ${failure.message}${field}; sent again when the spec changes, and every ${Math.round(this.#rejectedRetryMs / 1000)} s while it does not (the vendor may accept it later)`;
-      await this.#status(dhp, { ready: 'False', reason: Reason.VendorRejected, message, providerID, permanent: true }, request, signal);
+      await this.#status(dhp, { ready: 'False', reason: Reason.VendorRejected, message, providerID, permanent: true, conditions: [[QuotaCondition.SpecApplied, 'False', SpecAppliedReason.VendorRejected, message]] }, request, signal);
       throw new PermanentError(Reason.VendorRejected, message);
     }
     if (failure.kind === 'AccountSuspended') {
@@ -400,4 +383,10 @@ export class ProviderReconciler {
     const ref = dhp.spec.credentials.secretRef;
     return this.#d.credentials.lastKnown(dhp.metadata.namespace ?? '', ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY);
   }
+}
+
+/** Whether the vendor refused `dhp`'s create (or lookup) for its current generation: Ready says so. */
+function createRefused(dhp: DigitalHumanProvider): boolean {
+  const ready = dhp.status?.conditions?.find((c) => c.type === 'Ready');
+  return ready?.reason === Reason.VendorRejected && ready.observedGeneration === dhp.metadata.generation;
 }

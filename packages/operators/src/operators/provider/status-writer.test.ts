@@ -50,17 +50,40 @@ test('a finding about an instance with no recorded endpoint (an older version wr
 });
 
 test('an observation: usage read at its own time, Reconciling and Stalled follow Ready, a pending change is said on a False Ready only', () => {
-  const healthy = observedStatus(provider(), observation(), NOW - 5_000, NOW, policy, 'spec.limits are applied once the account is resumed');
+  const healthy = observedStatus(provider(), observation(), NOW - 5_000, NOW, policy, { pending: 'spec.limits are applied once the account is resumed' });
   assert.equal(healthy.status.usable, true);
   assert.equal(healthy.status.usage?.observedAt, new Date(NOW - 5_000).toISOString());
   assert.equal(healthy.status.conditions?.find((c) => c.type === 'Ready')?.message.includes('once the account is resumed'), false);
   assert.equal(typesOf(healthy.status).Stalled, 'False/NotStalled@3');
 
-  const down = observedStatus(provider({ limitedBy: 'x', recommendation: 'old' }), observation({ health: { status: 'down', message: 'gone' } }), NOW, NOW, policy, 'pending');
+  const down = observedStatus(provider({ limitedBy: 'x', recommendation: 'old' }), observation({ health: { status: 'down', message: 'gone' } }), NOW, NOW, policy, { pending: 'pending' });
   const ready = down.status.conditions?.find((c) => c.type === 'Ready');
   assert.equal(ready?.status, 'False');
   assert.match(ready?.message ?? '', /; pending$/);
   assert.equal(down.status.usable, false);
   assert.equal(down.status.recommendation, undefined, 'an old recommendation goes');
   assert.match(typesOf(down.status).Reconciling ?? '', /^True\//);
+});
+
+test('a change the vendor refused leaves Ready, usable and limitedBy to the instance: SpecApplied says it, Stalled for this generation', () => {
+  const live = provider({ usable: true, providerID: 'inst-1', instanceEndpoint: 'https://vendor.example' });
+  const refused = { status: 'False' as const, reason: 'VendorRejected' as const, message: 'the vendor refused the limits: dailyQuota 20000 is above the plan\'s 10000 (spec.limits.dailyQuota)' };
+  const s = observedStatus(live, observation(), NOW, NOW, policy, { applied: refused }).status;
+  assert.equal(s.usable, true, 'the instance serves');
+  assert.equal(s.limitedBy, undefined);
+  assert.deepEqual(typesOf(s), {
+    Ready: 'True/ProviderReady@3', QuotaExhausted: 'False/QuotaAvailable@3', RateLimited: 'False/NotThrottled@3', AccountSuspended: 'False/AccountActive@3', ScaleRecommended: 'False/WithinLimits@3',
+    SpecApplied: 'False/VendorRejected@3', Reconciling: 'False/VendorRejected@3', Stalled: 'True/VendorRejected@3',
+  });
+  assert.match(s.conditions!.find((c) => c.type === 'Stalled')!.message, /dailyQuota/);
+
+  // Down meanwhile: Ready follows the instance, the refusal stays said.
+  const down = observedStatus(live, observation({ health: { status: 'down', message: 'GPU on fire' } }), NOW, NOW, policy, { applied: refused }).status;
+  assert.equal(down.usable, false);
+  assert.equal(down.limitedBy, 'ProviderUnhealthy');
+  assert.equal(typesOf(down).Stalled, 'True/VendorRejected@3');
+
+  const applied = observedStatus(live, observation(), NOW, NOW, policy, { applied: { status: 'True', reason: 'Applied', message: 'the vendor holds generation 3' } }).status;
+  assert.equal(typesOf(applied).SpecApplied, 'True/Applied@3');
+  assert.equal(typesOf(applied).Stalled, 'False/NotStalled@3');
 });

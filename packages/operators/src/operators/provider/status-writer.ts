@@ -6,7 +6,8 @@
  *   vendor failure, a deletion blocked — with Reconciling and Stalled (`conditions.ts`) and any
  *   other condition the finding sets (`AccountSuspended=True` for a refused create);
  * - an **observation** of a live instance (`observedStatus`): health, limits, usage, account
- *   state, `limitedBy`, `usable`, the recommendation, written within the write bound;
+ *   state, `limitedBy`, `usable`, the recommendation, and `SpecApplied` (whether the vendor holds
+ *   this generation's spec: `spec-apply.ts`), written within the write bound;
  * - the **intent to create** (`createRequested`): where an instance may appear, recorded before
  *   the create request is sent (ADR 0018).
  *
@@ -17,6 +18,9 @@
  *   changes nothing is not sent (`patchStatus`).
  * - `usable` is true exactly when Ready is True; `limitedBy` names Ready's reason while it is
  *   False; every condition carries the generation read (`observedGeneration`).
+ * - Ready, `usable` and `limitedBy` of an observation come from the observation alone: a change
+ *   the vendor refused (`SpecApplied=False`) leaves them as the instance is, and is said by
+ *   `SpecApplied` and by Stalled (`conditions.ts`).
  * - **The write bound** (`planStatusWrite`): a state change is written at once, usage figures
  *   alone at most every `usageRefreshMs` per provider (measured from the figures' `observedAt`,
  *   which survives restarts, and from this process's last write of that provider).
@@ -26,10 +30,10 @@
  */
 import { TemporaryError, setCondition, patchStatus, toRfc3339 } from '@converge/runtime';
 import type { Clock, Condition, FaultPoint, KubeClient, Request, Result, Store } from '@converge/runtime';
-import { DigitalHumanProviderKind, PROVIDER_FIELD_MANAGER } from './api/schema-free.ts';
+import { DigitalHumanProviderKind, PROVIDER_FIELD_MANAGER, ProviderConditionType } from './api/schema-free.ts';
 import type { DigitalHumanProvider, DigitalHumanProviderStatus } from './api/schema-free.ts';
 import { providerConditions } from './conditions.ts';
-import type { ProviderConditionEntry, ProviderReadyStatus } from './conditions.ts';
+import type { ProviderConditionEntry, ProviderReadyStatus, SpecAppliedView } from './conditions.ts';
 import { nextTransitionInMs, planStatusWrite, usageStatus } from './usage-status.ts';
 import type { InstanceObservation, RecommendationPolicy } from './usage-status.ts';
 
@@ -74,17 +78,31 @@ export interface ObservedStatus {
   nextTransitionInMs: number | undefined;
 }
 
+/** What an observation's status says besides the observation itself. */
+export interface ObservedExtras {
+  /** Added to a False Ready's message (what waits for the vendor to allow it). */
+  pending?: string;
+  /** `SpecApplied` for this generation; without it the condition is left as it is. */
+  applied?: SpecAppliedView;
+}
+
 /**
- * The status an observation makes: conditions (Ready, the vendor's, Reconciling and Stalled after
- * Ready), usage (read at `observedAtMs`), limits, `limitedBy`, `usable`, the recommendation.
- * `pending` is added to a False Ready's message (what waits for the vendor to allow it).
+ * The status an observation makes: conditions (Ready, the vendor's, `SpecApplied`, Reconciling and
+ * Stalled after Ready and SpecApplied), usage (read at `observedAtMs`), limits, `limitedBy`,
+ * `usable`, the recommendation.
  */
-export function observedStatus(latest: DigitalHumanProvider, obs: InstanceObservation, observedAtMs: number, nowMs: number, policy: RecommendationPolicy, pending?: string): ObservedStatus {
+export function observedStatus(latest: DigitalHumanProvider, obs: InstanceObservation, observedAtMs: number, nowMs: number, policy: RecommendationPolicy, extras: ObservedExtras = {}): ObservedStatus {
+  const { pending, applied } = extras;
   const generation = latest.metadata.generation ?? 0;
   const computed = usageStatus(obs, policy, latest.status?.conditions, nowMs);
   const ready = pending && computed.ready.status === 'False' ? { ...computed.ready, message: `${computed.ready.message}; ${pending}` } : computed.ready;
-  const kstatus = providerConditions(ready.status, ready.reason, ready.message).slice(1);
-  const entries: ProviderConditionEntry[] = [[ready.type, ready.status, ready.reason, ready.message], ...computed.conditions.map((c): ProviderConditionEntry => [c.type, c.status, c.reason, c.message]), ...kstatus];
+  const kstatus = providerConditions(ready.status, ready.reason, ready.message, false, applied).slice(1);
+  const entries: ProviderConditionEntry[] = [
+    [ready.type, ready.status, ready.reason, ready.message],
+    ...computed.conditions.map((c): ProviderConditionEntry => [c.type, c.status, c.reason, c.message]),
+    ...(applied ? [[ProviderConditionType.SpecApplied, applied.status, applied.reason, applied.message] satisfies ProviderConditionEntry] : []),
+    ...kstatus,
+  ];
   const conditions = withConditions(latest.status?.conditions, entries, generation, nowMs);
   const { limitedBy: _l, recommendation: _r, ...rest } = latest.status ?? {};
   const status: DigitalHumanProviderStatus = {
@@ -148,10 +166,10 @@ export class ProviderStatusWriter {
    * Writes an observation (see `observedStatus`) within the write bound; the result asks to look
    * again when figures held back are due or a condition changes with time.
    */
-  async observed(dhp: DigitalHumanProvider, obs: InstanceObservation, observedAtMs: number, request: Request, signal: AbortSignal, pending?: string): Promise<Result> {
+  async observed(dhp: DigitalHumanProvider, obs: InstanceObservation, observedAtMs: number, request: Request, signal: AbortSignal, extras: ObservedExtras = {}): Promise<Result> {
     const latest = this.latest(dhp);
     const nowMs = this.#d.clock.now();
-    const { status, ready, nextTransitionInMs: transition } = observedStatus(latest, obs, observedAtMs, nowMs, this.#d.recommendation ?? { quotaPercent: 80, sustainedThrottlingMs: 300_000 }, pending);
+    const { status, ready, nextTransitionInMs: transition } = observedStatus(latest, obs, observedAtMs, nowMs, this.#d.recommendation ?? { quotaPercent: 80, sustainedThrottlingMs: 300_000 }, extras);
     const lastWrite = this.#lastWrites.get(request.key);
     const sinceLastWrite = lastWrite === undefined ? Number.POSITIVE_INFINITY : this.#d.clock.monotonic() - lastWrite;
     const plan = planStatusWrite(latest.status, status, nowMs, this.#d.usageRefreshMs ?? 30_000, sinceLastWrite);

@@ -69,6 +69,12 @@ export const ProviderConditionType = {
   AccountSuspended: 'AccountSuspended',
   /** True: a person should raise a limit or add a provider (`status.recommendation`); never acted on. */
   ScaleRecommended: 'ScaleRecommended',
+  /**
+   * Whether the vendor holds the spec of this generation (`SpecAppliedReason`). Apart from Ready:
+   * a change the vendor refuses leaves the instance serving as it was, so Ready and
+   * `status.usable` keep describing the instance.
+   */
+  SpecApplied: 'SpecApplied',
 } as const;
 export type ProviderConditionType = (typeof ProviderConditionType)[keyof typeof ProviderConditionType];
 
@@ -80,7 +86,11 @@ export const ProviderReason = {
   ProviderDegraded: 'ProviderDegraded',
   /** Ready=False: creating, finding or updating the instance failed transiently (unreachable vendor, 5xx, timeouts); retried with backoff. */
   EnsureFailed: 'EnsureFailed',
-  /** Ready=False: the vendor refused what it was sent (400, 409, 422), or the endpoint cannot be used; sent again when the spec changes, else every `provider.rejectedRetrySeconds`. */
+  /**
+   * Ready=False: the vendor refused the create (400, 409, 422: no instance exists), or the endpoint
+   * cannot be used; sent again when the spec changes, else every `provider.rejectedRetrySeconds`.
+   * A refused change of an existing instance is `SpecApplied=False` with this reason instead.
+   */
   VendorRejected: 'VendorRejected',
   /** Ready=False (and AccountSuspended=True): the vendor account is suspended; the account watch notices when it is resumed. */
   AccountSuspended: 'AccountSuspended',
@@ -129,6 +139,20 @@ export const ProviderReason = {
   LateInstanceDeleted: 'LateInstanceDeleted',
 } as const;
 export type ProviderReason = (typeof ProviderReason)[keyof typeof ProviderReason];
+
+/** Reasons of the `SpecApplied` condition (CamelCase, stable). */
+export const SpecAppliedReason = {
+  /** True: the vendor holds the spec of this generation (nothing to write, or every write accepted). */
+  Applied: 'Applied',
+  /**
+   * False: the vendor refused a write of this generation (a 4xx; the message has its words and the
+   * field). Stalled=True; sent again when the spec changes, else every `provider.rejectedRetrySeconds`.
+   */
+  VendorRejected: 'VendorRejected',
+  /** False: a write failed transiently (5xx, 429, timeout), or waits for a suspended account; retried. Reconciling=True. */
+  ApplyFailed: 'ApplyFailed',
+} as const;
+export type SpecAppliedReason = (typeof SpecAppliedReason)[keyof typeof SpecAppliedReason];
 
 /** Reasons of the quota conditions (CamelCase, stable). */
 export const QuotaReason = {

@@ -51,6 +51,7 @@ test('status and printer columns', () => {
     version.additionalPrinterColumns!.filter((c) => !c.priority).map((c) => c.name),
     ['Region', 'Ready', 'Quota Left', 'Limited By', 'Age'],
   );
+  assert.deepEqual(version.additionalPrinterColumns!.filter((c) => c.priority).map((c) => c.name), ['ProviderID', 'Reason', 'Spec Applied', 'Endpoint'], '-o wide: a refused change shows though Ready is True');
   assert.deepEqual(version.selectableFields, [{ jsonPath: '.spec.region' }, { jsonPath: '.status.usable' }]);
   assert.equal(DigitalHumanProviderCrd.spec.versions[1]!.selectableFields, undefined, 'v1 only: identical per-version fields are folded into a top-level one the API server refuses here');
 });

@@ -12,7 +12,7 @@ import { WEBHOOK_SERVICE } from '../../webhook-service.ts';
 import { DigitalHumanProviderSchema } from './v1.ts';
 import { DigitalHumanProviderV1alpha1Schema } from './v1alpha1.ts';
 
-/** What the upstream reads at a glance (issue 14): region, ready, quota left, what limits it. */
+/** What the upstream reads at a glance (issue 14): region, ready, quota left, what limits it; `-o wide` adds whether the spec is applied. */
 const columns: PrinterColumn[] = [
   { name: 'Region', type: 'string', jsonPath: '.spec.region' },
   { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
@@ -20,6 +20,7 @@ const columns: PrinterColumn[] = [
   { name: 'Limited By', type: 'string', jsonPath: '.status.limitedBy', description: "What limits the provider now (Ready's reason when False, else RateLimited)" },
   { name: 'ProviderID', type: 'string', jsonPath: '.status.providerID', priority: 1 },
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
+  { name: 'Spec Applied', type: 'string', jsonPath: '.status.conditions[?(@.type=="SpecApplied")].reason', priority: 1, description: 'Whether the vendor holds this generation\'s spec: Applied, VendorRejected (a refused change; the instance serves as it was) or ApplyFailed' },
   { name: 'Endpoint', type: 'string', jsonPath: '.spec.endpoint', priority: 1 },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];

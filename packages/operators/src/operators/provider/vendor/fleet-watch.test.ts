@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { FakeClock } from '@converge/runtime';
 import { FleetWatch } from './fleet-watch.ts';
 import type { InstanceStatePage, VendorAccount, VendorInstanceState } from './types.ts';
+import { VendorError } from './errors.ts';
 
 const account: VendorAccount = { id: 'acct', state: 'active', since: '2026-12-05T00:00:00Z' };
 
@@ -121,4 +122,69 @@ test('property: whatever the order rounds start, read and finish in, an instance
     }),
     { numRuns: 2_000 },
   );
+});
+
+test('a token the vendor refuses (401/403) is asked ever less often, at most every maxBackoffMs; an answer brings the interval back', async () => {
+  const clock = new FakeClock(0);
+  let refuse = true;
+  let reads = 0;
+  const client = {
+    async getAccount(): Promise<VendorAccount> {
+      reads++;
+      if (refuse) throw new VendorError({ kind: 'Unauthorized', operation: 'getAccount', message: 'vendor getAccount: 401 invalid token', status: 401 });
+      return account;
+    },
+    async listInstanceStates(): Promise<InstanceStatePage> {
+      return { items: [] } as unknown as InstanceStatePage;
+    },
+  };
+  const errors: unknown[] = [];
+  const watch = new FleetWatch({ client, clock, intervalMs: 3_000, maxBackoffMs: 300_000, onError: (e) => errors.push(e) });
+  const abort = new AbortController();
+  const running = watch.run(abort.signal);
+  const readsAt: number[] = [];
+  let seen = 0;
+  for (let t = 0; t < 20 * 60_000; t += 1_000) {
+    await settle();
+    if (reads > seen) { seen = reads; readsAt.push(clock.monotonic()); }
+    await clock.advanceAsync(1_000);
+  }
+  const gaps = readsAt.slice(1).map((at, i) => at - readsAt[i]!);
+  assert.ok(readsAt.length <= 12, `${readsAt.length} reads in 20 minutes with a refused token (gaps ${gaps.join(', ')} ms)`);
+  assert.deepEqual(gaps.slice(0, 4), [6_000, 12_000, 24_000, 48_000], 'doubling from the interval');
+  assert.ok(gaps.every((g) => g <= 300_000), 'capped');
+  assert.equal(errors.length, readsAt.length, 'every refusal is reported');
+
+  refuse = false; // the token works again (rotated at the vendor, say): the next round succeeds, then the normal rhythm
+  const before = reads;
+  await clock.advanceAsync(300_000);
+  await settle();
+  assert.ok(reads > before, 'read again within the cap');
+  const after = reads;
+  for (let i = 0; i < 10; i++) { await clock.advanceAsync(3_000); await settle(); }
+  assert.ok(reads - after >= 9, `${reads - after} reads in 30 s once the token works`);
+  abort.abort();
+  await running;
+});
+
+test('a failure that is not a refusal of the token (the vendor down) keeps the interval', async () => {
+  const clock = new FakeClock(0);
+  let reads = 0;
+  const client = {
+    async getAccount(): Promise<VendorAccount> {
+      reads++;
+      throw new VendorError({ kind: 'Server', operation: 'getAccount', message: 'vendor getAccount: HTTP 503', status: 503 });
+    },
+    async listInstanceStates(): Promise<InstanceStatePage> {
+      return { items: [] } as unknown as InstanceStatePage;
+    },
+  };
+  const watch = new FleetWatch({ client, clock, intervalMs: 3_000 });
+  const abort = new AbortController();
+  const running = watch.run(abort.signal);
+  for (let i = 0; i < 10; i++) { await settle(); await clock.advanceAsync(3_000); }
+  await settle();
+  assert.ok(reads >= 10, `${reads} reads in 30 s`);
+  abort.abort();
+  await running;
 });

@@ -15,6 +15,10 @@
  * - `run(signal)` polls every `intervalMs` (measured from the start of a round, so a slow vendor
  *   does not stretch the rhythm beyond one round) until the signal aborts; it never throws for a
  *   vendor failure (`onError` hears it) and resolves once stopped.
+ * - **A refused token backs off**: after n rounds in a row the vendor refused the token (401/403,
+ *   `Unauthorized`), the next starts `intervalMs × 2ⁿ` after the last, at most `maxBackoffMs`
+ *   (default 5 minutes) — a revoked token is not sent every interval for as long as it is named.
+ *   Any completed round brings the interval back; other failures (the vendor down) keep it.
  * - Paging ends on the vendor's last page; a repeated page token or more than `maxPages` pages
  *   fails the round (a vendor bug must not loop forever).
  *
@@ -31,6 +35,7 @@
 import type { Clock } from '@converge/runtime';
 import type { VendorClient, CallOptions } from './client.ts';
 import type { VendorAccount, VendorInstanceState } from './types.ts';
+import { isVendorError } from './errors.ts';
 
 /** What decides "the state changed" for an instance; usage figures alone are not state. */
 export type StateKey = (state: VendorInstanceState, account: VendorAccount) => string;
@@ -66,6 +71,8 @@ export interface FleetWatchOptions {
   /** Default 1000. */
   maxPages?: number;
   stateKey?: StateKey;
+  /** The longest wait between rounds while the vendor refuses the token. Default 300 000 (5 minutes). */
+  maxBackoffMs?: number;
   onChange?: (change: FleetChange) => void;
   onError?: (err: unknown) => void;
 }
@@ -173,18 +180,23 @@ export class FleetWatch {
 
   /** Polls every `intervalMs` until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
+    /** Rounds in a row the vendor refused the token in. */
+    let refused = 0;
     while (!signal.aborted) {
       const started = this.#o.clock.monotonic();
       let change: FleetChange | undefined;
       try {
         change = await this.poll(signal);
+        refused = 0;
       } catch (err) {
         if (signal.aborted) break;
         this.#failures++;
+        refused = isVendorError(err) && err.kind === 'Unauthorized' ? refused + 1 : 0;
         this.#o.onError?.(err);
       }
       if (change && (change.accountChanged || change.changed.length || change.gone.length || change.usageChanged.length)) this.#o.onChange?.(change);
-      const wait = Math.max(0, this.#o.intervalMs - (this.#o.clock.monotonic() - started));
+      const pause = refused ? Math.min(this.#o.maxBackoffMs ?? 300_000, this.#o.intervalMs * 2 ** refused) : this.#o.intervalMs;
+      const wait = Math.max(0, pause - (this.#o.clock.monotonic() - started));
       try {
         await this.#o.clock.sleep(wait, signal);
       } catch {
