@@ -157,7 +157,7 @@ export const coldStart: Scenario = {
       ],
       notes: [
         `The ceiling ran first, on its own namespace, which was then deleted; its garbage collection (${n} Deployments, ReplicaSets, Services, ${pods} pods) took ${seconds(deletionMs)} s and finished before the operator started.`,
-        `Both runs are bound by the client-side rate limit (${options.qps} requests/s, burst ${options.burst}, the operator's default); run with --qps 0 to lift it for both and see the API server's own bound.`,
+        `Both runs are bound by the client-side rate limit (${options.qps} requests/s, burst ${options.burst}: the benchmark's default (the operator's is no limit, ADR 0026)); run with --qps 0 to lift it for both and see the API server's own bound.`,
         'Ready depends on the control plane: kube-controller-manager creates ReplicaSets and pods, the simulator binds them and marks them Ready, the EndpointSlice controller publishes endpoints. The "all Deployments available" row shows that part; both runs wait on it equally.',
       ],
     };

@@ -1,7 +1,9 @@
 /**
  * Status conditions by the Kubernetes API conventions (metav1.Condition): one entry per type,
- * `lastTransitionTime` moves only when `status` changes, and every condition carries the
- * `observedGeneration` it was computed for. Pure functions; inputs are never mutated.
+ * `lastTransitionTime` moves only when `status` changes — or when the kept time lies more than
+ * 60 s in the future (a writer whose clock ran ahead), which `setCondition` re-stamps with now —
+ * and every condition carries the `observedGeneration` it was computed for. Pure functions;
+ * inputs are never mutated.
  * @module
  */
 import type { Condition } from '../objects/index.ts';

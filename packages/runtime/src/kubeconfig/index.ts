@@ -24,7 +24,7 @@
  * @module
  */
 export { KubeConfig, KubeConfigError, fromKubeconfigDocument, toKubeconfigDocument, readKubeconfigFile } from './kubeconfig.ts';
-export type { KubeConfigCluster, KubeConfigUser, KubeConfigContext, KubeConfigOptions, ExecConfig } from './kubeconfig.ts';
+export type { KubeConfigCluster, KubeConfigUser, KubeConfigContext, KubeConfigOptions, ExecConfig, KubeconfigDocument } from './kubeconfig.ts';
 export { loadKubeConfig, inClusterConfig, mergeKubeconfigs, SERVICE_ACCOUNT_DIR } from './load.ts';
 export type { LoadKubeConfigOptions } from './load.ts';
 export { Credentials } from './credentials.ts';

@@ -156,7 +156,9 @@ export class KubeConfig {
 
 // ---- the file format -------------------------------------------------------------------------
 
-type Doc = Record<string, unknown>;
+/** A kubeconfig file's content as plain data (what `toKubeconfigDocument` returns, ready for YAML or JSON). */
+export type KubeconfigDocument = Record<string, unknown>;
+type Doc = KubeconfigDocument;
 
 /** Reads and parses one kubeconfig file; relative paths in it are resolved against its folder. */
 export function readKubeconfigFile(path: string): KubeConfigOptions {
@@ -360,7 +362,7 @@ function execFrom(exec: Doc, baseDir: string, fields: TypedFields, at: string): 
 }
 
 /** The model back to the file format. */
-export function toKubeconfigDocument(kc: KubeConfigOptions): Doc {
+export function toKubeconfigDocument(kc: KubeConfigOptions): KubeconfigDocument {
   return {
     apiVersion: 'v1',
     kind: 'Config',

@@ -40,6 +40,7 @@ export const RECONCILE_OUTCOMES: readonly ReconcileOutcome[] = ['success', 'erro
 /** Why a watch restarted (the watcher's `onRestart` reasons). */
 export const WATCH_RESTART_REASONS = ['quiet', 'error', 'gone', 'too-large', 'rewound', 'closed'] as const;
 
+/** What `RuntimeMetrics.queue` reads from a work queue at scrape time (a `WorkQueue` is one). */
 export interface QueueProbe {
   len(): number;
   unfinishedWorkMs(): number;
@@ -49,7 +50,7 @@ export interface QueueProbe {
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** An event recorder's counts, as `RuntimeMetrics.eventRecorder` reads them (`gaveWay` may be absent). */
-type RecorderCounts = Omit<EventRecorderStats, 'gaveWay'> & { gaveWay?: number };
+export type EventRecorderCounts = Omit<EventRecorderStats, 'gaveWay'> & { gaveWay?: number };
 
 export class RuntimeMetrics {
   readonly registry: Registry;
@@ -70,7 +71,7 @@ export class RuntimeMetrics {
   readonly #queues = new Map<string, QueueProbe>();
   readonly #unconverged = new Map<string, () => number>();
   #cacheHealth: (() => WatchHealth[]) | undefined;
-  readonly #eventRecorders: (() => RecorderCounts)[] = [];
+  readonly #eventRecorders: (() => EventRecorderCounts)[] = [];
 
   constructor(options: { registry?: Registry; defaultMetrics?: boolean } = {}) {
     const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
@@ -185,11 +186,11 @@ export class RuntimeMetrics {
    * queued reconciles), read from `stats` at scrape time. Several recorders (two operators on one
    * manager) are counted together.
    */
-  eventRecorder(stats: () => RecorderCounts): void {
+  eventRecorder(stats: () => EventRecorderCounts): void {
     this.#eventRecorders.push(stats);
     if (this.#eventRecorders.length > 1) return; // registered once; every recorder is summed at scrape time
     const recorders = this.#eventRecorders;
-    const total = (): RecorderCounts => {
+    const total = (): EventRecorderCounts => {
       const sum = { created: 0, seriesUpdates: 0, deduplicated: 0, dropped: 0, failed: 0, gaveWay: 0 };
       for (const read of recorders) {
         const r = read();

@@ -84,7 +84,9 @@ RBAC, configuration, operator Deployment), rendered with kubectl kustomize from 
 
 Options:
   --mode <mode>         cluster: ClusterRole, watch every namespace (default)
-                        namespace: a Role in each watched namespace, no cluster-wide rights
+                        namespace: a Role in each watched namespace, no cluster-wide rights on
+                        workloads or Secrets; cluster-scoped: create TokenReviews/SubjectAccessReviews,
+                        get/patch the two Converge CRDs (caBundle)
   --namespace <ns>      a namespace to watch (repeatable; implies --mode namespace; default "${PLACEHOLDER_NAMESPACE}")
   --image <ref>         operator image (default: the converge:dev placeholder)
   --apply               apply with kubectl apply --server-side instead of printing; checked first
