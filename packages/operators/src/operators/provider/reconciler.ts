@@ -71,7 +71,7 @@ import type { AccountWatches } from './account-watches.ts';
 import type { VendorRecovery } from './vendor-recovery.ts';
 import type { VendorAccount } from './vendor/index.ts';
 import type { InstanceObservation, RecommendationPolicy } from './usage-status.ts';
-import { RefusalGate, SpecApplier } from './spec-apply.ts';
+import { RefusalGate, SpecApplier, createRefused } from './spec-apply.ts';
 import type { SpecApplyOutcome } from './spec-apply.ts';
 import { ProviderStatusWriter } from './status-writer.ts';
 import type { ProviderFinding } from './status-writer.ts';
@@ -200,7 +200,7 @@ export class ProviderReconciler {
       await this.#status(guarded, { ready: 'False', reason: Reason.EndpointChanged, message }, request, signal);
       throw new PermanentError(Reason.EndpointChanged, message);
     }
-    if (this.#createGate.holds(request.key, createRefused(guarded))) return {}; // no instance: nothing to observe
+    if (this.#createGate.holds(request.key, createRefused(guarded))) return {}; // the create was refused: no instance to observe
     const vendor = this.#d.vendors.forEndpoint(dhp.spec.endpoint, token);
     // The account's latest full read, when fresh: a converged provider then costs no vendor call.
     const watch = this.#holds.peekAccount(dhp.spec.endpoint, token);
@@ -338,7 +338,10 @@ export class ProviderReconciler {
       const message = failure.local
         ? `spec.endpoint cannot be used (${failure.message}); nothing was sent to the vendor. Correct spec.endpoint`
         : `the vendor refused the ${step}: ${failure.message}${field}; sent again when the spec changes, and every ${Math.round(this.#rejectedRetryMs / 1000)} s while it does not (the vendor may accept it later)`;
-      await this.#status(dhp, { ready: 'False', reason: Reason.VendorRejected, message, providerID, permanent: true, conditions: [[QuotaCondition.SpecApplied, 'False', SpecAppliedReason.VendorRejected, message]] }, request, signal);
+      // A refused create (or lookup: `ensure`) is SpecApplied's too; a refused read of an existing
+      // instance is not (`createRefused` holds only the former back: the instance is observed again).
+      const conditions: ProviderFinding['conditions'] = step === 'ensure' ? [[QuotaCondition.SpecApplied, 'False', SpecAppliedReason.VendorRejected, message]] : [];
+      await this.#status(dhp, { ready: 'False', reason: Reason.VendorRejected, message, providerID, permanent: true, conditions }, request, signal);
       throw new PermanentError(Reason.VendorRejected, message);
     }
     if (failure.kind === 'AccountSuspended') {
@@ -385,8 +388,3 @@ export class ProviderReconciler {
   }
 }
 
-/** Whether the vendor refused `dhp`'s create (or lookup) for its current generation: Ready says so. */
-function createRefused(dhp: DigitalHumanProvider): boolean {
-  const ready = dhp.status?.conditions?.find((c) => c.type === 'Ready');
-  return ready?.reason === Reason.VendorRejected && ready.observedGeneration === dhp.metadata.generation;
-}

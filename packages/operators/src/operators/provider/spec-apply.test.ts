@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@converge/runtime';
 import type { Request } from '@converge/runtime';
-import { SpecApplier } from './spec-apply.ts';
+import { SpecApplier, changeRefused, createRefused } from './spec-apply.ts';
 import type { DigitalHumanProvider } from './api/schema-free.ts';
 import type { InstanceObservation } from './usage-status.ts';
 import type { VendorApi, VendorInstance } from './vendor-api.ts';
@@ -140,4 +140,30 @@ test('what is not about the spec is the caller\'s: a refused token, an instance 
     const s = setup(() => new VendorError({ kind, operation: 'setLimits', message: kind }));
     await assert.rejects(s.apply(provider(2, { limits: { dailyQuota: 20_000 } })), (err: Error) => err.name === 'VendorError');
   }
+});
+
+const condition = (type: string, reason: string, message: string, generation: number) => ({ type, status: 'False' as const, reason, message, observedGeneration: generation, lastTransitionTime: '2026-12-06T12:00:00Z' });
+
+test('an instance created in the reconcile after a refused create (the vendor enabled the region) gets its limits at once: the refusal was the create\'s, not a change\'s', async () => {
+  const s = setup();
+  const msg = 'the vendor refused the ensure: HTTP 422 region not enabled; sent again when the spec changes, and every 600 s while it does not';
+  const dhp = provider(1, { limits: { dailyQuota: 5_000 } }, {
+    observedGeneration: 1,
+    conditions: [condition('Ready', 'VendorRejected', msg, 1), condition('SpecApplied', 'VendorRejected', msg, 1)],
+  });
+  assert.equal(changeRefused(dhp), false);
+  assert.equal(createRefused(dhp), true);
+  const out = await s.apply(dhp);
+  assert.deepEqual(s.writes, ['setLimits inst-1 {"dailyQuota":5000}']);
+  assert.equal(out.applied.status, 'True');
+});
+
+test('a refused read of an existing instance (Ready VendorRejected, SpecApplied untouched) holds nothing back: the instance is observed again', () => {
+  const msg = 'the vendor refused the health: HTTP 400 bad request; sent again when the spec changes';
+  const dhp = provider(1, {}, {
+    observedGeneration: 1,
+    conditions: [condition('Ready', 'VendorRejected', msg, 1), { type: 'SpecApplied', status: 'True', reason: 'Applied', message: 'the vendor holds the spec of generation 1', observedGeneration: 1, lastTransitionTime: '2026-12-06T12:00:00Z' }],
+  });
+  assert.equal(createRefused(dhp), false, 'not a create refusal: observation goes on');
+  assert.equal(changeRefused(dhp), false);
 });

@@ -92,10 +92,29 @@ export interface SpecApplyOutcome {
   failure?: VendorFailure;
 }
 
-/** Whether `dhp`'s status records that the vendor refused a change of its current generation. */
+/**
+ * Whether `dhp`'s status records that the vendor refused a *change* of its current generation
+ * (to an instance that exists): SpecApplied says VendorRejected while Ready follows the instance.
+ * A refusal that Ready carries too was the create's (`createRefused`): an instance created later
+ * gets its spec at once.
+ */
 export function changeRefused(dhp: DigitalHumanProvider): boolean {
   const c = dhp.status?.conditions?.find((x) => x.type === Cond.SpecApplied);
-  return c?.status === 'False' && c.reason === SpecAppliedReason.VendorRejected && c.observedGeneration === dhp.metadata.generation;
+  const ready = dhp.status?.conditions?.find((x) => x.type === 'Ready');
+  return c?.status === 'False' && c.reason === SpecAppliedReason.VendorRejected && c.observedGeneration === dhp.metadata.generation
+    && ready?.reason !== Reason.VendorRejected;
+}
+
+/**
+ * Whether the vendor refused `dhp`'s create (or its lookup) for its current generation: Ready and
+ * SpecApplied both say VendorRejected. A refused read of an existing instance (Ready alone) is no
+ * create refusal: that instance is observed again at the next reconcile.
+ */
+export function createRefused(dhp: DigitalHumanProvider): boolean {
+  const ready = dhp.status?.conditions?.find((c) => c.type === 'Ready');
+  const applied = dhp.status?.conditions?.find((c) => c.type === Cond.SpecApplied);
+  return ready?.reason === Reason.VendorRejected && ready.observedGeneration === dhp.metadata.generation
+    && applied?.reason === SpecAppliedReason.VendorRejected && applied.observedGeneration === dhp.metadata.generation;
 }
 
 export class SpecApplier {
