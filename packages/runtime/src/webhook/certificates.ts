@@ -31,7 +31,7 @@ import { createSecureContext } from 'node:tls';
 import type { Clock } from '../clock/index.ts';
 import { systemClock } from '../clock/index.ts';
 import type { KubeClient } from '../client/index.ts';
-import { isAlreadyExists, isConflict, isNotFound } from '../client/index.ts';
+import { ApiError, isAlreadyExists, isConflict, isNotFound } from '../client/index.ts';
 import { SecretKind } from '../objects/index.ts';
 
 export interface ServingCertificate {
@@ -263,11 +263,23 @@ async function firstRead<T>(options: SelfManagedOptions, clock: Clock, signal: A
       return await read();
     } catch (err) {
       if (signal.aborted) return undefined;
+      if (!mayPass(err)) throw err; // RBAC, a missing namespace, a folder it may not write: a person acts
       if (attempt === 0) options.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot read or store the webhook CA yet; retrying with backoff');
     }
     await clock.sleep(waitMs, signal).catch(() => undefined);
     waitMs = Math.min(30_000, waitMs * 2);
   }
+}
+
+/**
+ * Whether a failure to read or store the CA may pass by itself: an API server error (5xx), a 429,
+ * a timeout, a connection that failed. Not a refusal (401, 403, 404, 422 …) nor a folder the
+ * process may not write: the webhook then fails, and the process with it, saying why.
+ */
+function mayPass(err: unknown): boolean {
+  if (err instanceof ApiError) return err.code >= 500 || err.code === 429 || err.code === 408;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return !(code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOTDIR' || code === 'EISDIR');
 }
 
 /**
@@ -292,9 +304,10 @@ export async function ensureSelfManagedCa(store: CaStore): Promise<string> {
  * follow it); a CA that cannot issue (garbage) and a store that cannot be read are not followed.
  * A client that refuses the certificate (the API server, once the CRDs' `caBundle` holds another
  * CA: `recheck`) makes the store be read at once (at most every 5 s), so a replica follows at its
- * first refused request. A first read of the store that fails (the API server restarting) is
- * retried with backoff (`retryMs`, up to 30 s) until it answers or the source stops, said once
- * through `log`: the webhook waits (and `/readyz` with it) rather than fails.
+ * first refused request. A first read of the store that fails in a way that may pass (the API
+ * server restarting: a 5xx, a 429, a connection reset) is retried with backoff (`retryMs`, up to
+ * 30 s) until it answers or the source stops, said once through `log`: the webhook waits (and
+ * `/readyz` with it) rather than fails. A refusal (RBAC's 403, a 404) still fails `start`.
  * Caveat: a replica that gets no request follows within `caCheckMs`.
  */
 export function selfManagedCertificates(options: SelfManagedOptions): CertificateSource {

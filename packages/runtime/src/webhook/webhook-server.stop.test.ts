@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { WebhookServer } from './webhook-server.ts';
+import { ApiError } from '../client/index.ts';
 import { createLogger } from '../logging/index.ts';
 import { directoryCaStore, ensureSelfManagedCa, selfManagedCertificates } from './certificates.ts';
 import type { CaStore, CertificateSource, ServingCertificate } from './certificates.ts';
@@ -164,4 +165,14 @@ test('a CA store that fails its first read (the API server restarting, a 503) is
   assert.equal(warnings.length, 1, `said once, not once per attempt: ${warnings.join(' | ')}`);
   stop.abort();
   await within(running, 2_000, 'start after the stop');
+});
+
+test('a CA store the API server refuses (RBAC\'s 403) still fails the start, saying why: retrying would leave the pod running and unready with no end', async () => {
+  const refusing: CaStore = {
+    load: () => Promise.reject(new ApiError({ reason: 'Forbidden', code: 403, message: 'secrets "converge-webhook-ca" is forbidden' })),
+    saveIfAbsent: () => Promise.reject(new Error('not reached')),
+  };
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: refusing, retryMs: 20 }) });
+  server.listening().catch(() => undefined);
+  await assert.rejects(within(server.start(new AbortController().signal), 2_000, 'start'), /forbidden/);
 });
