@@ -58,3 +58,17 @@ test('a close that wrote everything drops nothing and warns of nothing', async (
   assert.deepEqual({ created: recorder.stats().created, dropped: recorder.stats().dropped }, { created: 5, dropped: 0 });
   assert.deepEqual(warnings, []);
 });
+
+test('a series update already dropped for want of budget is not counted again by close', async () => {
+  const counts = { creates: 0 };
+  const recorder = createEventRecorder({ client: slowClient(counts), reportingController: 'example.dev/c', reportingInstance: 'i', log: recordingLog([]), qps: 0.001, burst: 1, seriesIntervalMs: 0 });
+  recorder.normal(subject(1) as never, 'Created', 'Create', 'same');
+  await new Promise((r) => setTimeout(r, 60)); // the create is written (the one token)
+  recorder.normal(subject(1) as never, 'Created', 'Create', 'same');
+  recorder.normal(subject(1) as never, 'Created', 'Create', 'same');
+  await new Promise((r) => setTimeout(r, 20));
+  const before = recorder.stats().dropped;
+  await recorder.close(0);
+  assert.equal(counts.creates, 1);
+  assert.equal(recorder.stats().dropped, before, `counted once (before close: ${before})`);
+});

@@ -82,8 +82,9 @@ export interface EventRecorder {
   /**
    * `flush`, then stop: later events are ignored, timers cancelled. Idempotent. With a
    * `timeoutMs` of 0 nothing more is written (what is held back or pending is dropped, writes in
-   * flight are aborted): for a process that no longer leads. Whatever is left unwritten counts in
-   * `stats().dropped`, with one warning.
+   * flight are aborted): for a process that no longer leads. Each event whose create or series
+   * update is left unwritten (held back, queued, in flight) counts in `stats().dropped`, with one
+   * warning; a series count not yet due is left uncounted (a refused update counted it already).
    */
   close(timeoutMs?: number): Promise<void>;
   stats(): EventRecorderStats;
@@ -203,9 +204,10 @@ class Recorder implements EventRecorder {
     if (timeoutMs > 0) await this.flush(timeoutMs);
     this.#closed = true;
     // What the flush did not get to (held back, queued, or in flight and about to be aborted) is
-    // lost: counted as dropped and said once, so that a close under a backlog is not silent.
+    // lost: counted as dropped and said once, so that a close under a backlog is not silent. A
+    // series count still to write is not: it was counted when its update found no budget.
     let unwritten = 0;
-    for (const e of this.#entries.values()) if (e.state !== 'created' || e.count > e.writtenCount) unwritten++;
+    for (const e of this.#entries.values()) if (e.state !== 'created') unwritten++;
     if (unwritten) {
       this.#stats.dropped += unwritten;
       this.#log?.warn({ unwritten }, `event recorder closed with ${unwritten} event(s) not written (dropped)`);
