@@ -77,5 +77,7 @@ test('a change held back as progress never hides a turn of any condition, the ph
     }),
     { numRuns: 5_000 },
   );
-  assert.ok(heldBack > 500, `only ${heldBack} of 5,000 pairs were progress only: the generator misses the case`);
+  // About one pair in ten is progress only (479–581 in 5,000 over nine runs; 500 was the bound and
+  // failed once in CI): the bound says the generator reaches the case, not how often.
+  assert.ok(heldBack > 250, `only ${heldBack} of 5,000 pairs were progress only: the generator misses the case`);
 });
