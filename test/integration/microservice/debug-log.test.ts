@@ -105,8 +105,9 @@ test('DigitalHumanProvider at debug: read, credentials, vendor lookups, health, 
     `read ${env.ns}/studio from the cache`,
     'credentials read from Secret creds key token',
     'vendor instance found by providerID',
-    'vendor instance matches the spec; not updated',
+    // Observed before anything is written to it (spec-apply.ts): a refused write never hides the instance.
     'vendor reports healthy',
+    'vendor instance matches the spec; not updated',
     'status unchanged; not written',
     'reconcile done',
   ]);
