@@ -40,10 +40,20 @@ async function onFreshRead<T, R>(read: () => Promise<T>, write: (current: T) => 
   }
 }
 
-/** Drifts that only add a key inside what the operator owns outright: each one must be seen. */
+/**
+ * Drifts that only add a key inside what the operator owns outright: each one must be seen. A drift
+ * drawn before it may have removed what it adds to (the readiness probe): then it adds nothing, and
+ * the removal is the difference seen.
+ */
 const deploymentAdditions: Drift<Deployment>[] = [
-  (d) => void (d.spec!.template.spec!.containers[0]!.readinessProbe!.httpGet!.host = 'elsewhere.example.com'),
-  (d) => void Object.assign(d.spec!.template.spec!.containers[0]!.livenessProbe!, { timeoutSeconds: 30, failureThreshold: 100, initialDelaySeconds: 60 }),
+  (d) => {
+    const httpGet = d.spec!.template.spec!.containers[0]!.readinessProbe?.httpGet;
+    if (httpGet) httpGet.host = 'elsewhere.example.com';
+  },
+  (d) => {
+    const probe = d.spec!.template.spec!.containers[0]!.livenessProbe;
+    if (probe) Object.assign(probe, { timeoutSeconds: 30, failureThreshold: 100, initialDelaySeconds: 60 });
+  },
   (d) => void (d.spec!.template.spec!.containers[0]!.ports![0]!.hostPort = 8080),
   (d) => void Object.assign(d.spec!.template.spec!.containers[0]!, { command: ['sleep'], args: ['infinity'] }),
   (d) => void (d.spec!.template.spec!.containers[0]!.env!.push({ name: 'EXTRA', value: 'x' })),
