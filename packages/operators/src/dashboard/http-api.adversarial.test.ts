@@ -440,7 +440,8 @@ function referenceList(kind: ItemKind, all: readonly Item[], params: URLSearchPa
     if (kinds && !kinds.some((k) => KIND_WORDS[k.toLowerCase()] === i.kind)) return false;
     if (regions && !(i.kind === 'DigitalHumanProvider' && regions.includes(i.region))) return false;
     if (healths && !healths.includes(i.health)) return false;
-    if (ready && !ready.includes(i.converged)) return false;
+    // `ready` is ready to take work: a provider must be usable (README: the upstream's pick).
+    if (ready && !ready.includes(i.kind === 'DigitalHumanProvider' ? i.usable : i.converged)) return false;
     if (usable && !(i.kind === 'DigitalHumanProvider' && usable.includes(i.usable))) return false;
     if (q) {
       const fields = [`${i.namespace}/${i.name}`, i.why ?? '', ...(i.kind === 'Microservice' ? [i.image] : [i.region, i.providerID ?? ''])];

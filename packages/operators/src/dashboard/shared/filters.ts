@@ -5,7 +5,9 @@
  * Query parameters (each but `q` may repeat or hold a comma-separated list; values within one
  * parameter are OR-ed, parameters are AND-ed): `cluster`, `namespace`, `kind` (`Microservice`/`ms`,
  * `DigitalHumanProvider`/`dhp`), `region` (providers only), `health` (`ready`, `progressing`,
- * `failed`), `ready` (`true` = converged, `false` = not), `usable` (`true`/`false`, providers),
+ * `failed`), `ready` (`true` = ready to take work: a Microservice converged, a provider usable —
+ * converged, its cluster reachable, quota left — so `?region=R&ready=true` is the upstream's pick;
+ * `false` = the others), `usable` (`true`/`false`, providers),
  * `q` (one text, commas included, the first `q` given: case-insensitive substring of namespace/name,
  * or of image/region/reason).
  * @module
@@ -115,7 +117,7 @@ export function matchesFilter(item: Item, f: ItemFilter): boolean {
   if (f.kind && !f.kind.includes(item.kind)) return false;
   if (f.region && (item.kind !== 'DigitalHumanProvider' || !f.region.includes(item.region))) return false;
   if (f.health && !f.health.includes(item.health)) return false;
-  if (f.ready !== undefined && item.converged !== f.ready) return false;
+  if (f.ready !== undefined && (item.kind === 'DigitalHumanProvider' ? item.usable : item.converged) !== f.ready) return false;
   if (f.usable !== undefined && (item.kind !== 'DigitalHumanProvider' || item.usable !== f.usable)) return false;
   if (f.q) {
     const q = f.q.toLowerCase();

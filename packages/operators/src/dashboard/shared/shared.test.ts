@@ -83,7 +83,12 @@ test('filters: repeated and comma-separated values are OR-ed, parameters AND-ed;
   assert.deepEqual(f, { cluster: ['a', 'b', 'c'], kind: ['DigitalHumanProvider'], ready: true });
   assert.ok(matchesFilter(provider({ name: 'x', cluster: 'b' }), f));
   assert.ok(!matchesFilter(provider({ name: 'x', cluster: 'd' }), f));
-  assert.ok(!matchesFilter(provider({ name: 'x', cluster: 'a', converged: false }), f));
+  assert.ok(!matchesFilter(provider({ name: 'x', cluster: 'a', converged: false, usable: false }), f));
+  // `?region=R&ready=true` is the upstream's pick: a converged provider that cannot take work
+  // (its cluster unreachable, its quota exhausted) is not in it, and is in `ready=false`.
+  assert.ok(!matchesFilter(provider({ name: 'x', cluster: 'b', usable: false }), f), 'converged but not usable: not ready');
+  assert.ok(matchesFilter(provider({ name: 'x', cluster: 'b', usable: false }), { ready: false }));
+  assert.ok(!matchesFilter(provider({ name: 'x', cluster: 'b' }), { ready: false }));
   assert.ok(matchesFilter(provider({ name: 'studio', region: 'ap-northeast-1' }), { q: 'NORTHEAST' }), 'q looks at the region');
   assert.ok(!matchesFilter(provider({ name: 'p' }), { region: ['us'] }));
   for (const bad of ['ready=yes', 'health=ok', 'kind=pod', 'usable=2']) assert.throws(() => parseFilter(new URLSearchParams(bad)), FilterError, bad);
