@@ -2,10 +2,14 @@
  * One object in full, for `GET /api/v1/{kind}/{cluster}/{namespace}/{name}` and the page's
  * detail view: its row, what `converge explain` says (computed by the same pure functions, from
  * this dashboard's cache: no request), the condition timeline since the dashboard started, and
- * the object as YAML.
+ * the object as YAML — with what `converge explain` and the operator's logs hide hidden here too:
+ * a Microservice's plain env values (one may be a password, ADR 0031) and the
+ * `last-applied-configuration` annotation that repeats them. Anyone with the dashboard's token
+ * reads this, with no Kubernetes access of their own.
  * @module
  */
 import { stringify as toYaml } from 'yaml';
+import type { KubeObject } from '@converge/runtime';
 import { defaultPlatformDefaults } from '../operators/microservice/index.ts';
 import { explainMicroservice } from '../cli/views/explain-microservice.ts';
 import { explainProvider } from '../cli/views/explain-provider.ts';
@@ -36,6 +40,17 @@ export async function objectDetail(model: DashboardModel, source: ClusterSource,
     item: entry.item,
     explanation,
     timeline: entry.timeline,
-    yaml: toYaml(entry.object, { lineWidth: 0 }),
+    yaml: toYaml(shown(entry.object), { lineWidth: 0 }),
   };
+}
+
+const HIDDEN = '(value hidden)';
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** The object as the detail shows it (see the module header); the cached object is not changed. */
+function shown(object: KubeObject): KubeObject {
+  const copy = structuredClone(object) as KubeObject & { spec?: { container?: { env?: { value?: string }[] } } };
+  for (const e of copy.spec?.container?.env ?? []) if (e.value !== undefined) e.value = HIDDEN;
+  if (copy.metadata.annotations?.[LAST_APPLIED] !== undefined) copy.metadata.annotations[LAST_APPLIED] = HIDDEN;
+  return copy;
 }

@@ -214,6 +214,27 @@ test('detail: a child of a kind the dashboard cannot read now is not said to be 
   assert.ok(messages.some((m) => /^Service web does not exist/.test(m)), 'a readable kind that is missing still is');
 });
 
+test('detail: an env value (it may be a password) is hidden in the YAML as explain hides it, in the spec and in a last-applied annotation', async () => {
+  const canary = 'hunter2-canary';
+  const web = ms(cond('Ready', 'True', 'Available'));
+  web.spec = { container: { ...web.spec.container, env: [{ name: 'DB_PASSWORD', value: canary }, { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] } };
+  web.metadata.annotations = { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ spec: web.spec }), 'note.example.com/x': 'kept' };
+  const source = {
+    name: 'c',
+    cache: { store: (kind: { kind: string }) => ({ get: ({ name }: { name: string }) => (kind.kind === 'Microservice' && name === 'web' ? web : undefined), list: () => [], byIndex: () => [] }) },
+    view: () => ({ unreadableKinds: [], warnings: [] }),
+  } as unknown as ClusterSource;
+  const model = new DashboardModel({ now: () => new Date('2026-03-01T00:00:00Z') });
+  model.upsert('c', 'Microservice', web);
+  const answer = (await objectDetail(model, source, 'Microservice', 'ns', 'web'))!;
+  assert.ok(!JSON.stringify(answer).includes(canary), 'the value appears nowhere in the detail');
+  assert.match(answer.yaml, /DB_PASSWORD/);
+  assert.match(answer.yaml, /\(value hidden\)/);
+  assert.match(answer.yaml, /secretKeyRef/, 'a Secret reference is no secret: shown');
+  assert.match(answer.yaml, /note\.example\.com\/x: kept/);
+  assert.equal(web.spec.container.env?.[0]?.value, canary, 'the cached object is not changed');
+});
+
 test('model: an object recreated under its name (a relist reports it as an update) is unconverged since it was seen, not since its predecessor was', () => {
   let now = new Date('2026-03-01T00:00:00Z');
   const model = new DashboardModel({ now: () => now });

@@ -275,7 +275,11 @@ async function checkDetail(kind: ItemKind, primary: KubeObject, objects: KubeObj
   assert.equal(JSON.stringify(await objectDetail(model, source, kind, ns, name)), JSON.stringify(detail), 'same cache, same detail');
   assert.equal(JSON.stringify(detail.explanation), JSON.stringify(expected()), "the explanation is converge explain's");
   assert.deepEqual(detail.timeline, model.get(itemKey(kind, cluster, ns, name))!.timeline);
-  assert.deepEqual(parseYaml(detail.yaml), JSON.parse(JSON.stringify(primary)), 'the YAML is the object');
+  // The object, with what explain hides hidden: plain env values and the last-applied annotation.
+  const shown = JSON.parse(JSON.stringify(primary)) as KubeObject & { spec?: { container?: { env?: { value?: string }[] } } };
+  for (const e of shown.spec?.container?.env ?? []) if (e.value !== undefined) e.value = '(value hidden)';
+  if (shown.metadata.annotations?.['kubectl.kubernetes.io/last-applied-configuration'] !== undefined) shown.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'] = '(value hidden)';
+  assert.deepEqual(parseYaml(detail.yaml), shown, 'the YAML is the object, env values and last-applied hidden');
   assert.equal(await objectDetail(model, source, kind, ns, `${name}-not-there`), undefined);
 }
 
