@@ -107,13 +107,15 @@ export function checkAccess(req: IncomingMessage, url: URL, options: { token: st
   const token = options.token;
   // Liveness says nothing a caller could use, and a probe should not need the secret.
   if (token === undefined || url.pathname === '/healthz') return { ok: true };
+  // The header or the cookie lets a request in, whichever holds the token: behind a proxy that
+  // authenticates people itself, the browser (Basic auth) or the proxy (its own bearer) sends an
+  // Authorization header that is not this dashboard's, and the cookie must still count.
   const auth = req.headers.authorization;
-  if (auth !== undefined) {
-    const m = /^Bearer\s+(\S+)$/i.exec(auth);
-    return m && headerTokenEquals(m[1]!, token) ? { ok: true } : { ok: false, status: 401, message: 'invalid bearer token' };
-  }
+  const bearer = auth === undefined ? undefined : /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
+  if (bearer !== undefined && headerTokenEquals(bearer, token)) return { ok: true };
   const fromCookie = cookieToken(req);
   const cookieValid = fromCookie !== undefined && tokensEqual(fromCookie, token);
+  if (bearer !== undefined && !cookieValid) return { ok: false, status: 401, message: 'invalid bearer token' };
   const fromQuery = url.searchParams.get('token');
   if (fromQuery !== null && !url.pathname.startsWith('/api/')) {
     // A token in the address is always taken out of it (history, bookmarks, screen shares), also
@@ -127,9 +129,19 @@ export function checkAccess(req: IncomingMessage, url: URL, options: { token: st
       // A path that starts with // (from a target like `/.//evil.example`) would be read by the
       // browser as another host: the location always stays on this origin.
       location: `${clean.pathname.replace(/^\/+/, '/')}${clean.search}${clean.hash}`,
-      ...(queryValid ? { cookie: `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/` } : {}),
+      ...(queryValid ? { cookie: `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/${cameOverTls(req) ? '; Secure' : ''}` } : {}),
     };
   }
   if (cookieValid) return { ok: true };
   return { ok: false, status: 401, message: 'this dashboard needs a bearer token: send "Authorization: Bearer <token>", or open the page once with ?token=<token>' };
+}
+
+/**
+ * Whether the browser reached this dashboard over TLS: through a proxy that says so
+ * (`X-Forwarded-Proto: https`; the dashboard serves plain HTTP itself). The cookie is then
+ * `Secure`. A client that claims it falsely over plain HTTP only gets a cookie its browser drops.
+ */
+function cameOverTls(req: IncomingMessage): boolean {
+  const proto = req.headers['x-forwarded-proto'];
+  return (Array.isArray(proto) ? proto[0] : proto)?.split(',')[0]?.trim().toLowerCase() === 'https';
 }

@@ -98,9 +98,21 @@ test('access: Host check on loopback, bearer header, cookie, and ?token= only on
   assert.equal(checkAccess(req({ host: 'h', authorization: `Bearer ${token}` }), url('/api/v1/clusters'), { token, loopbackListen: false }).ok, true);
   assert.equal(checkAccess(req({ host: 'h', authorization: 'Bearer nope' }), url('/'), { token, loopbackListen: false }).ok, false);
   assert.equal(checkAccess(req({ host: 'h', cookie: `x=1; ${TOKEN_COOKIE}=${token}` }), url('/api/v1/events'), { token, loopbackListen: false }).ok, true);
+  // Behind a proxy that authenticates people itself, the browser (Basic auth) or the proxy
+  // (oauth2-proxy passing its own bearer) sends an Authorization header of its own: the cookie
+  // still lets the request in; without it, the header alone does not.
+  for (const authorization of [`Basic ${Buffer.from('alice:pw').toString('base64')}`, 'Bearer an-id-token-of-the-proxy']) {
+    assert.equal(checkAccess(req({ host: 'h', authorization, cookie: `${TOKEN_COOKIE}=${token}` }), url('/api/v1/events'), { token, loopbackListen: false }).ok, true, authorization);
+    assert.equal(checkAccess(req({ host: 'h', authorization }), url('/api/v1/events'), { token, loopbackListen: false }).ok, false, authorization);
+  }
   const login = checkAccess(req({ host: 'h' }), url(`/?token=${token}&a=1`), { token, loopbackListen: false });
   assert.equal(login.ok, 'redirect');
   assert.equal(login.ok === 'redirect' && login.location, '/?a=1');
+  assert.ok(login.ok === 'redirect' && !/Secure/.test(login.cookie ?? ''), 'plain HTTP on loopback: a Secure cookie would be dropped');
+  // Behind a TLS proxy the cookie is Secure: never sent back over plain HTTP (the proxy's
+  // http→https redirect would carry the token in clear).
+  const overTls = checkAccess(req({ host: 'h', 'x-forwarded-proto': 'https' }), url(`/?token=${token}`), { token, loopbackListen: false });
+  assert.match(overTls.ok === 'redirect' ? overTls.cookie ?? '' : '', /; Secure(;|$)/);
   assert.equal(checkAccess(req({ host: 'h' }), url(`/api/v1/clusters?token=${token}`), { token, loopbackListen: false }).ok, false);
   assert.ok(tokensEqual('abc', 'abc') && !tokensEqual('abc', 'abd') && !tokensEqual('abc', 'abcd'));
 });
