@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DigitalHumanProvider } from '../../operators/provider/api/index.ts';
 import { providerItem } from '../../dashboard/items.ts';
-import { pickProviders, renderProviderPick } from './providers.ts';
+import { ApiError } from '@converge/runtime';
+import { listFailure, pickProviders, renderProviderPick } from './providers.ts';
 
 const at = '2026-01-01T00:00:00Z';
 function dhp(name: string, region: string, over: { quotaRemaining?: number; reason?: string; ready?: 'True' | 'False'; limitedBy?: string; since?: string } = {}): DigitalHumanProvider {
@@ -44,4 +45,10 @@ test('the pick prints no terminal control from the cluster (a region or a status
   // eslint-disable-next-line no-control-regex
   assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/.test(text), JSON.stringify(text));
   assert.match(text, /eu\\u001b\]52/);
+});
+
+test('a cluster without the CRD: the message names it and how to install it, as converge status does', () => {
+  const missing = new ApiError({ reason: 'NotFound', code: 404, message: 'the server could not find the requested resource' });
+  assert.equal(listFailure(missing), 'the DigitalHumanProvider CRD (digitalhumanproviders.dhp.example.com) is not installed; install it with `converge crds --apply`');
+  assert.match(listFailure(new ApiError({ reason: 'Forbidden', code: 403, message: 'forbidden' })), /^cannot list DigitalHumanProviders: forbidden$/);
 });

@@ -8,7 +8,7 @@
  * Exit codes: 0 listed (even none), 1 the API server could not be read, 2 usage error.
  * @module
  */
-import { KubeClient } from '@converge/runtime';
+import { KubeClient, isNotFound } from '@converge/runtime';
 import { DigitalHumanProviderKind } from '../../operators/provider/api/index.ts';
 import { providerItem } from '../../dashboard/items.ts';
 import { rankProviders } from '../../dashboard/shared/ranking.ts';
@@ -79,7 +79,7 @@ export async function run(argv: string[]): Promise<number> {
     const now = new Date().toISOString();
     items = pickProviders(list.items.map((p) => providerItem(cluster, p, true, now)), { region: values.region, all: values.all });
   } catch (err) {
-    process.stderr.write(`converge providers: cannot list DigitalHumanProviders: ${(err as Error).message}\n`);
+    process.stderr.write(`converge providers: ${listFailure(err)}\n`);
     return 1;
   } finally {
     await client.close();
@@ -112,4 +112,10 @@ export function renderProviderPick(picked: readonly ProviderItem[], color = fals
     i.why ?? '-',
   ]);
   return renderTable(columns, rows, style);
+}
+
+/** What `converge providers` says when the list fails: a missing CRD as `converge status` says it. */
+export function listFailure(err: unknown): string {
+  if (isNotFound(err)) return `the DigitalHumanProvider CRD (${DigitalHumanProviderKind.plural}.${DigitalHumanProviderKind.group}) is not installed; install it with \`converge crds --apply\``;
+  return `cannot list DigitalHumanProviders: ${(err as Error).message}`;
 }

@@ -69,6 +69,7 @@ export async function gatherMicroserviceFacts(reader: ObjectReader, namespace: s
       })
       : undefined,
   ]);
+  const eventsUnreadable = reader.unreadable?.(EventKind);
   const unreadable = Object.fromEntries(
     ([['Deployment', DeploymentKind], ['Service', ServiceKind], ['EndpointSlice', EndpointSliceKind]] as const)
       .map(([k, kind]) => [k, reader.unreadable?.(kind)] as const)
@@ -79,6 +80,7 @@ export async function gatherMicroserviceFacts(reader: ObjectReader, namespace: s
     ...(Object.keys(unreadable).length > 0 ? { unreadable } : {}),
     ...(pods ? { pods } : {}),
     ...(podsUnreadable ? { podsUnreadable } : {}),
+    ...(eventsUnreadable ? { eventsUnreadable } : {}),
     defaults: options.defaults, defaultsSource: options.defaultsSource,
   };
 }
@@ -91,7 +93,8 @@ export async function gatherProviderFacts(reader: ObjectReader, namespace: strin
     ? await reader.secretPresence(namespace, ref.name, ref.key ?? DEFAULT_CREDENTIALS_KEY)
     : { secretExists: false, keyPresent: null };
   const events = await reader.eventsRegarding(namespace, [provider.metadata.uid ?? '']);
-  return { provider, credentials, events };
+  const eventsUnreadable = reader.unreadable?.(EventKind);
+  return { provider, credentials, events, ...(eventsUnreadable ? { eventsUnreadable } : {}) };
 }
 
 async function getOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
@@ -106,26 +109,31 @@ async function getOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined>
 /**
  * Reads straight from the API server. Events are asked for with the field selector
  * `regarding.uid`; an API server that refuses it (400) gets a namespace list filtered here.
- * API errors other than 404 reject (the caller reports them), except reading the Secret, whose
- * failure is reported in the presence (`secretExists: null`).
+ * API errors other than 404 reject (the caller reports them), except: reading the Secret, whose
+ * failure is reported in the presence (`secretExists: null`); and a kind other than the object
+ * explained that the caller may not read (403: an app team allowed to read its Microservices and
+ * nothing else), which reads as nothing and is named by `unreadable` — the explanation then says
+ * it cannot tell rather than that a child is missing.
  */
 export function clientReader(client: KubeClient): ObjectReader {
+  const refused = new Map<string, string>();
+  /** `read`, with a 403 for a kind other than the one explained remembered and read as `none`. */
+  const unlessForbidden = async <R>(kind: ResourceKind, read: () => Promise<R>, none: R): Promise<R> => {
+    try {
+      return await read();
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== 403 || kind === (MicroserviceKind as ResourceKind) || kind === (DigitalHumanProviderKind as ResourceKind)) throw err;
+      refused.set(kind.kind, err.message);
+      return none;
+    }
+  };
   return {
-    get: (kind, namespace, name) => getOrUndefined(() => client.get(kind, { namespace, name })),
-    listLabelled: async (kind, namespace, label, value) => (await client.listAll(kind, { namespace, labelSelector: `${label}=${value}` })).items,
+    unreadable: (kind) => refused.get(kind.kind),
+    get: (kind, namespace, name) => unlessForbidden(kind, () => getOrUndefined(() => client.get(kind, { namespace, name })), undefined),
+    listLabelled: (kind, namespace, label, value) => unlessForbidden(kind, async () => (await client.listAll(kind, { namespace, labelSelector: `${label}=${value}` })).items, []),
     podsMatching: async (namespace, labels, limit) =>
       (await client.list(PodKind, { namespace, labelSelector: Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(','), limit })).items,
-    eventsRegarding: async (namespace, uids) => {
-      const wanted = uids.filter(Boolean);
-      try {
-        const lists = await Promise.all(wanted.map((uid) => client.listAll(EventKind, { namespace, fieldSelector: `regarding.uid=${uid}` })));
-        return lists.flatMap((l) => l.items);
-      } catch (err) {
-        if (!(err instanceof ApiError) || err.code !== 400) throw err;
-        const { items } = await client.listAll(EventKind, { namespace });
-        return items.filter((e) => e.regarding?.uid && wanted.includes(e.regarding.uid));
-      }
-    },
+    eventsRegarding: (namespace, uids) => unlessForbidden(EventKind, () => eventsRegarding(client, namespace, uids), []),
     secretPresence: async (namespace, name, key) => {
       try {
         // Only the presence of the Secret and of its key leaves this block; the data is dropped here.
@@ -138,4 +146,17 @@ export function clientReader(client: KubeClient): ObjectReader {
       }
     },
   };
+}
+
+/** Events in `namespace` regarding any of `uids` (see `clientReader`). */
+async function eventsRegarding(client: KubeClient, namespace: string, uids: readonly string[]): Promise<KubeEvent[]> {
+  const wanted = uids.filter(Boolean);
+  try {
+    const lists = await Promise.all(wanted.map((uid) => client.listAll(EventKind, { namespace, fieldSelector: `regarding.uid=${uid}` })));
+    return lists.flatMap((l) => l.items);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 400) throw err;
+    const { items } = await client.listAll(EventKind, { namespace });
+    return items.filter((e) => e.regarding?.uid && wanted.includes(e.regarding.uid));
+  }
 }

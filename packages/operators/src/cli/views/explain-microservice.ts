@@ -29,6 +29,8 @@ export interface MicroserviceFacts {
   pods?: readonly Pod[];
   /** Why the pods could not be read (the reader may not list them: 403), when it could not. */
   podsUnreadable?: string;
+  /** Why the Events could not be read (the reader may not list them: 403), when it could not. */
+  eventsUnreadable?: string;
   /** Kinds the reader cannot read now, and why: what it holds of them is what it last saw. */
   unreadable?: Partial<Record<'Deployment' | 'Service' | 'EndpointSlice', string>>;
   defaults: PlatformDefaults;
@@ -179,6 +181,7 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
 
   const endpoints = countEndpoints(facts.endpointSlices);
   if (facts.unreadable?.EndpointSlice) findings.push({ severity: 'info', message: `endpoints as last seen: ${facts.unreadable.EndpointSlice}` });
+  if (facts.eventsUnreadable) findings.push({ severity: 'info', message: `Events not read: ${facts.eventsUnreadable}` });
   const assessed = facts.deployment ? assessRollout(facts.deployment, generation, endpoints.ready) : null;
   if (assessed && children[0]!.ownership === 'controlled' && assessed.state !== 'Available' && assessed.state !== 'ScaledToZero') {
     findings.push({ severity: assessed.state === 'Stalled' ? 'error' : 'warning', message: `live rollout: ${assessed.message}` });

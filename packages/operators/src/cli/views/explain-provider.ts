@@ -20,6 +20,8 @@ export interface ProviderFacts {
    */
   credentials: { secretExists: boolean | null; keyPresent: boolean | null; labelled?: boolean; error?: string };
   events: readonly KubeEvent[];
+  /** Why the Events could not be read (the reader may not list them: 403), when it could not. */
+  eventsUnreadable?: string;
 }
 
 export function explainProvider(facts: ProviderFacts): Explanation {
@@ -76,6 +78,8 @@ export function explainProvider(facts: ProviderFacts): Explanation {
   if (abandon !== undefined) {
     findings.push({ severity: 'warning', message: `${ABANDON_ANNOTATION}=${abandon}: on deletion the instance named is given up without cleanup (if it names status.providerID, or the UID when none is recorded)` });
   }
+
+  if (facts.eventsUnreadable) findings.push({ severity: 'info', message: `Events not read: ${facts.eventsUnreadable}` });
 
   // A change the vendor refused (or still applies) leaves the instance serving: usable, not converged.
   const specApplied = conditions.find((c) => c.type === 'SpecApplied');
