@@ -10,7 +10,9 @@ import type { KubeObject } from '../objects/index.ts';
 
 /**
  * An index's values for an object. It must depend on the object alone: the indexer keeps an
- * object's entries as they are while a new version gives the same values.
+ * object's entries as they are while a new version gives the same values. It should not throw;
+ * an object it throws on is stored all the same, under no value of that index (and the failure is
+ * reported: `StoreWriterOptions.onFunctionError`), so the cache never skips a version.
  */
 export type IndexFunc<T> = (obj: T) => string[];
 
@@ -36,10 +38,23 @@ interface Index<T> {
 export class Indexer<T extends KubeObject> {
   readonly #objects = new Map<string, T>();
   readonly #indexes = new Map<string, Index<T>>();
+  readonly #onError: ((index: string, obj: T, err: unknown) => void) | undefined;
 
-  constructor(indexes: Record<string, IndexFunc<T>> = {}) {
+  /** `onError`: an index function threw on `obj` (see `IndexFunc`). */
+  constructor(indexes: Record<string, IndexFunc<T>> = {}, onError?: (index: string, obj: T, err: unknown) => void) {
     const all = { ...(defaultIndexes as Record<string, IndexFunc<T>>), ...indexes };
     for (const [name, fn] of Object.entries(all)) this.#indexes.set(name, { fn, byValue: new Map() });
+    this.#onError = onError;
+  }
+
+  /** `fn`'s values for `obj`; none when it throws (reported). Deterministic, as `fn` is. */
+  #values(name: string, fn: IndexFunc<T>, obj: T): string[] {
+    try {
+      return fn(obj);
+    } catch (err) {
+      this.#onError?.(name, obj, err);
+      return [];
+    }
   }
 
   /** Adds an index (and indexes what is already stored). Adding the same function again is a no-op. */
@@ -49,7 +64,7 @@ export class Indexer<T extends KubeObject> {
     if (existing) throw new Error(`index ${name} already exists with another function`);
     const index: Index<T> = { fn, byValue: new Map() };
     this.#indexes.set(name, index);
-    for (const [key, obj] of this.#objects) addKey(index.byValue, fn(obj), key);
+    for (const [key, obj] of this.#objects) addKey(index.byValue, this.#values(name, fn, obj), key);
   }
 
   get size(): number {
@@ -95,11 +110,12 @@ export class Indexer<T extends KubeObject> {
   set(key: string, obj: T): void {
     const old = this.#objects.get(key);
     this.#objects.set(key, obj);
-    for (const { fn, byValue } of this.#indexes.values()) {
-      const values = fn(obj);
+    for (const [name, { fn, byValue }] of this.#indexes) {
+      const values = this.#values(name, fn, obj);
       if (old) {
         // A new version mostly keeps its index values (namespace, owner): then nothing moves.
-        const before = fn(old);
+        // (What the old version gave, computed again: it threw then, it throws now, and was filed under none.)
+        const before = this.#values(name, fn, old);
         if (sameValues(before, values)) continue;
         removeKey(byValue, before, key);
       }
@@ -111,7 +127,7 @@ export class Indexer<T extends KubeObject> {
     const old = this.#objects.get(key);
     if (!old) return;
     this.#objects.delete(key);
-    for (const { fn, byValue } of this.#indexes.values()) removeKey(byValue, fn(old), key);
+    for (const [name, { fn, byValue }] of this.#indexes) removeKey(byValue, this.#values(name, fn, old), key);
   }
 }
 

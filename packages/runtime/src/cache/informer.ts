@@ -65,6 +65,8 @@ export class Informer<T extends KubeObject> {
   readonly #watchers: Watcher<T>[];
   readonly #handlers = new Set<ChangeHandler<T>>();
   readonly #log: Logger | undefined;
+  /** Failures of the transform and of each index function (see `#functionFailed`). */
+  readonly #functionFailures = new Map<string, number>();
   readonly #syncWaiters = new Set<() => void>();
   readonly #namespaces: Set<string> | undefined;
   readonly #selection: Selection;
@@ -85,11 +87,21 @@ export class Informer<T extends KubeObject> {
     const perNamespace = options.kind.namespaced && (options.namespaces?.length ?? 0) > 0;
     this.#namespaces = perNamespace ? new Set(options.namespaces) : undefined;
     this.#selection = compileSelection(options.labelSelector, options.fieldSelector);
+    const failed = this.#functionFailed.bind(this);
     this.#writer = new StoreWriter<T>({
       ...(options.indexes ? { indexes: options.indexes } : {}),
       perNamespace,
       selective: Boolean(options.labelSelector || options.fieldSelector),
-      transform: (obj) => transform(obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion, kind }),
+      transform: (obj) => {
+        const full = obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion, kind };
+        try {
+          return transform(full);
+        } catch (err) {
+          failed('transform', full, err);
+          return dropManagedFields(full);
+        }
+      },
+      onFunctionError: failed,
     });
     this.store = this.#writer.readOnly();
     const namespaces = perNamespace ? options.namespaces! : [undefined];
@@ -163,6 +175,18 @@ export class Informer<T extends KubeObject> {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#syncWaiters.add(done);
     });
+  }
+
+  /**
+   * The transform or an index function threw (a bug in the caller's function: the object is
+   * cached all the same, see `StoreWriterOptions.onFunctionError`): an error log for the first
+   * failure of each function, then one per 1,000 with the count.
+   */
+  #functionFailed(fn: string, obj: KubeObject, err: unknown): void {
+    const count = (this.#functionFailures.get(fn) ?? 0) + 1;
+    this.#functionFailures.set(fn, count);
+    if (count !== 1 && count % 1_000 !== 0) return;
+    this.#log?.error({ kind: this.kind.kind, fn, object: `${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name ?? ''}`, resourceVersion: obj.metadata.resourceVersion, failures: count, err }, `the cache's ${fn} threw; the object is cached ${fn === 'transform' ? 'as received' : 'under no value of that index'}`);
   }
 
   health(): WatchHealth[] {

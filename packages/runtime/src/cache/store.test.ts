@@ -392,3 +392,29 @@ test('under a selector, our delete of an object the store does not hold keeps ou
   assert.equal(s.apply('DELETED', obj('a', '11', { uid: 'A' })), undefined);
   assert.deepEqual(s.bookkeeping(), { tombstones: 0, floors: 0 }, 'the watch confirmed it');
 });
+
+test('an index function or transform that throws on one version: that version is still stored and reported, indexed under no value of that index, and the failure is told', () => {
+  const failures: string[] = [];
+  const ref = (o: KubeObject): string[] => [o.metadata.labels!['ref']!.toUpperCase()];
+  const s = new StoreWriter({ indexes: { byRef: ref }, onFunctionError: (fn, o) => failures.push(`${fn} ${o.metadata.resourceVersion}`) });
+  assert.equal(s.apply('ADDED', obj('a', '10', { labels: { ref: 'x' } }))?.type, 'add');
+  assert.deepEqual(s.byIndex('byRef', 'X').map((o) => o.metadata.resourceVersion), ['10']);
+  // The label goes: the index function throws on the new version.
+  assert.equal(s.apply('MODIFIED', obj('a', '11'))?.type, 'update', 'the change is reported (handlers are told, the watch goes on)');
+  assert.equal(s.get('ns/a')?.metadata.resourceVersion, '11');
+  assert.deepEqual(s.byIndex('byRef', 'X'), [], 'never under a value its current version does not give');
+  assert.deepEqual(s.byIndex(CONTROLLER_UID_INDEX, 'none'), []);
+  assert.ok(failures.includes('index byRef 11'), failures.join());
+  // Write-through of a version the index function throws on: no exception for the writer.
+  assert.equal(s.noteWrite(obj('a', '12'))?.type, 'update');
+  assert.equal(s.apply('MODIFIED', obj('a', '13', { labels: { ref: 'y' } }))?.type, 'update');
+  assert.deepEqual(s.byIndex('byRef', 'Y').map((o) => o.metadata.resourceVersion), ['13'], 'indexed again once it can be');
+  assert.equal(s.apply('DELETED', obj('a', '14'))?.type, 'delete');
+  assert.deepEqual(s.byIndex('byRef', 'Y'), []);
+
+  const t = new StoreWriter({ transform: (o) => { if (!o.metadata.labels) throw new Error('no labels'); return o; }, onFunctionError: (fn, o) => failures.push(`${fn} ${o.metadata.resourceVersion}`) });
+  t.apply('ADDED', obj('b', '1', { labels: {} }));
+  assert.equal(t.apply('MODIFIED', obj('b', '2'))?.type, 'update', 'a version the transform throws on is stored as received');
+  assert.equal(t.get('ns/b')?.metadata.resourceVersion, '2');
+  assert.ok(failures.includes('transform 2'), failures.join());
+});

@@ -102,6 +102,13 @@ export interface StoreWriterOptions<T extends KubeObject> {
    */
   transform?: (obj: T) => T;
   /**
+   * The transform or an index function threw on `obj` (`fn`: `transform` or `index <name>`). The
+   * object is stored all the same — as received (managed fields dropped) when the transform threw,
+   * under no value of the index that threw — so no version is skipped and a write-through never
+   * fails the write that the API server accepted. Default: nothing reported.
+   */
+  onFunctionError?: (fn: string, obj: KubeObject, err: unknown) => void;
+  /**
    * One watch per namespace feeds this store (a namespace-scoped informer): the watch position
    * is then kept per namespace. Default: one watch for all.
    */
@@ -170,10 +177,19 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
   readonly #floors = new Map<string, string>();
 
   constructor(options: StoreWriterOptions<T> = {}) {
-    this.#memory = new Indexer<T>(options.indexes);
+    const onError = options.onFunctionError;
+    this.#memory = new Indexer<T>(options.indexes, onError && ((index, obj, err) => onError(`index ${index}`, obj, err)));
     const transform = options.transform ?? dropManagedFields;
+    const transformed = (obj: T): T => {
+      try {
+        return transform(obj);
+      } catch (err) {
+        onError?.('transform', obj, err);
+        return dropManagedFields(obj);
+      }
+    };
     // Equal strings shared between cached objects (intern-strings.ts): ≈ 30 % less heap per object.
-    this.#transform = (obj, previous) => internStrings(transform(obj), previous);
+    this.#transform = (obj, previous) => internStrings(transformed(obj), previous);
     this.#perNamespace = options.perNamespace ?? false;
     this.#selective = options.selective ?? false;
   }

@@ -272,7 +272,7 @@ export class KubeClient {
       signal: opts.signal,
     });
     const { still, uid } = deleteOutcome<T>(res.body);
-    if (!opts.dryRun) for (const o of this.#shared.observers) o.onDelete?.(kind, key, still, still ? undefined : { ...(uid ? { uid } : {}) });
+    if (!opts.dryRun) for (const o of this.#shared.observers) tell(() => o.onDelete?.(kind, key, still, still ? undefined : { ...(uid ? { uid } : {}) }));
     return still;
   }
 
@@ -358,7 +358,7 @@ export class KubeClient {
   }
 
   #wrote<T extends KubeObject>(kind: ResourceKind<T>, obj: T, opts: WriteOptions): T {
-    if (!opts.dryRun) for (const o of this.#shared.observers) o.onWrite?.(kind, obj);
+    if (!opts.dryRun) for (const o of this.#shared.observers) tell(() => o.onWrite?.(kind, obj));
     return obj;
   }
 
@@ -510,4 +510,17 @@ function toApiError(err: unknown, callerSignal?: AbortSignal, deadline?: AbortSi
   if (err instanceof KubeConfigError) return new ApiError({ reason: 'Unauthorized', code: 0, message: `no credentials: ${err.message}`, cause: err });
   const message = err instanceof Error ? err.message : String(err);
   return new ApiError({ reason: 'Network', code: 0, message: `network error: ${message}`, cause: err });
+}
+
+/**
+ * Tells an observer of a write the API server accepted. An observer that throws (a bug: the
+ * cache reports its own failures) neither fails the write, which happened, nor keeps the
+ * observers after it from hearing of it; the watch then brings the object to it.
+ */
+function tell(notify: () => void): void {
+  try {
+    notify();
+  } catch {
+    // See above: the write stands.
+  }
 }
