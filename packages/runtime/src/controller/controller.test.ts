@@ -357,3 +357,22 @@ test('a permanent failure of a key whose primary does not exist is not remembere
   stop.abort();
   await running;
 });
+
+test('a reconcile that fails during the shutdown grace period is not logged as retried: the key is left to the next start or leader', async () => {
+  const lines: { msg: string; level: number }[] = [];
+  const log = pino({ level: 'debug' }, { write: (s: string) => { lines.push(JSON.parse(s) as { msg: string; level: number }); } });
+  let release!: () => void;
+  const c = new Controller({ name: 't', log, clock: new FakeClock(1_000_000), reconciler: { reconcile: () => new Promise((_r, rej) => { release = () => rej(new Error('boom')); }) } }, { shutdownGraceMs: 5_000, resyncPeriodMs: 0 });
+  const stop = new AbortController();
+  const running = c.start(stop.signal);
+  c.enqueue('ns/a');
+  await new Promise((r) => setImmediate(r));
+  stop.abort();
+  await new Promise((r) => setImmediate(r));
+  release();
+  await running;
+  const msgs = lines.map((l) => l.msg);
+  assert.ok(!msgs.some((m) => /retrying with backoff|will retry/.test(m)), msgs.join('\n'));
+  assert.ok(msgs.includes('reconcile failed while stopping; left to the next start'), msgs.join('\n'));
+  assert.equal(c.queue.delayedLen() + c.queue.len(), 0);
+});

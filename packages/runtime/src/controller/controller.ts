@@ -232,6 +232,12 @@ export class Controller {
       }
       return 'error';
     }
+    // Stopping (the grace period): the queue takes no retry, so none is promised. The key is left
+    // to the next start, or to the next leader.
+    if (this.queue.shuttingDown) {
+      log.info({ ...(err instanceof TemporaryError ? { reason: err.reason, err: err.message } : { err }) }, 'reconcile failed while stopping; left to the next start');
+      return 'error';
+    }
     if (isNamespaceTerminating(err)) {
       // The namespace is being deleted: whatever the reconcile wanted to create cannot be, and
       // the object itself is on its way out (its delete event follows). Done, quietly.
