@@ -9,16 +9,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeploymentKind, EndpointSliceKind, defineKind, isInvalid } from '@converge/runtime';
-import type { Deployment, KubeObject } from '@converge/runtime';
+import { EndpointSliceKind } from '@converge/runtime';
 import { MicroserviceKind } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { eventually } from '../../support/operator-harness.ts';
-import { setup, startOperator, microservice, getMs, getDeployment, getService, waitReady } from './support.ts';
+import { setup, startOperator, microservice, getMs, getDeployment, getService, waitReady, deploymentPolicy } from './support.ts';
 
 const IMAGE = 'ghcr.io/yrw9281/it30-todo-api:0.1.0';
 const REFUSED_IMAGE = 'ghcr.io/yrw9281/it30-todo-api:0.2.0';
-const ValidatingAdmissionPolicyKind = defineKind<KubeObject & { spec: unknown }>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies', namespaced: false });
-const ValidatingAdmissionPolicyBindingKind = defineKind<KubeObject & { spec: unknown }>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings', namespaced: false });
 
 test('a port change whose Deployment write is refused leaves the Service reaching the running pods on their port', { timeout: 180_000 }, async (t) => {
   const { client, ns } = await setup(t);
@@ -27,26 +24,7 @@ test('a port change whose Deployment write is refused leaves the Service reachin
   await waitReady(client, ns, 'web');
 
   // A registry policy: the new image is refused (422), the Service's write is not.
-  const name = `registry-${ns}`;
-  await client.create(ValidatingAdmissionPolicyKind, {
-    metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }] },
-      validations: [{ expression: `object.spec.template.spec.containers.all(c, c.image != '${REFUSED_IMAGE}')`, message: 'image not from an approved registry', reason: 'Invalid' }],
-    },
-  });
-  t.after(() => client.delete(ValidatingAdmissionPolicyKind, { namespace: '', name }).catch(() => undefined));
-  await client.create(ValidatingAdmissionPolicyBindingKind, {
-    metadata: { name },
-    spec: { policyName: name, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } } },
-  });
-  t.after(() => client.delete(ValidatingAdmissionPolicyBindingKind, { namespace: '', name }).catch(() => undefined));
-  const probe: Deployment = {
-    metadata: { name: 'probe', namespace: ns },
-    spec: { selector: { matchLabels: { app: 'probe' } }, template: { metadata: { labels: { app: 'probe' } }, spec: { containers: [{ name: 'app', image: REFUSED_IMAGE }] } } },
-  };
-  await eventually(() => client.create(DeploymentKind, probe, { dryRun: true }).then(() => false, (err: unknown) => isInvalid(err)), { what: 'the policy in force', timeoutMs: 30_000 });
+  await deploymentPolicy(t, client, ns, `registry-${ns}`, { validate: `object.spec.template.spec.containers.all(c, c.image != '${REFUSED_IMAGE}')`, message: 'image not from an approved registry' }, REFUSED_IMAGE);
 
   const ms = await getMs(client, ns, 'web');
   await client.replace(MicroserviceKind, { ...ms, spec: { container: { image: REFUSED_IMAGE, port: 9090 } } });

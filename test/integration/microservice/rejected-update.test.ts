@@ -8,11 +8,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeploymentKind, defineKind, isInvalid } from '@converge/runtime';
-import type { Deployment, KubeObject } from '@converge/runtime';
+import { DeploymentKind } from '@converge/runtime';
+import type { Deployment } from '@converge/runtime';
 import { MicroserviceKind, HANDOVER_ANNOTATION } from '../../../packages/operators/src/operators/microservice/index.ts';
 import { eventually, sleep } from '../../support/operator-harness.ts';
-import { setup, startOperator, microservice, getMs, getDeployment, waitReady, condition } from './support.ts';
+import { setup, startOperator, microservice, getMs, getDeployment, waitReady, condition, deploymentPolicy } from './support.ts';
 
 const IMAGE = 'ghcr.io/yrw9281/it30-todo-api:0.1.0';
 
@@ -70,32 +70,9 @@ test('a handover the API server refuses (immutable selector) is Failed/ApplyReje
   assert.equal(dep.metadata.ownerReferences?.[0]?.uid, ready.metadata.uid);
 });
 
-/** admissionregistration.k8s.io/v1: a cluster's own admission rules, which change without any Microservice changing. */
-const ValidatingAdmissionPolicyKind = defineKind<KubeObject & { spec: unknown }>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies', namespaced: false });
-const ValidatingAdmissionPolicyBindingKind = defineKind<KubeObject & { spec: unknown }>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings', namespaced: false });
-
 test('a create refused by a cluster admission policy (422) is sent again later: the policy can change while the Microservice does not', { timeout: 150_000 }, async (t) => {
   const { client, ns } = await setup(t);
-  const name = `freeze-deployments-${ns}`;
-  await client.create(ValidatingAdmissionPolicyKind, {
-    metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }] },
-      validations: [{ expression: 'false', message: 'Deployments are frozen in this namespace', reason: 'Invalid' }],
-    },
-  });
-  t.after(() => client.delete(ValidatingAdmissionPolicyKind, { namespace: '', name }).catch(() => undefined));
-  await client.create(ValidatingAdmissionPolicyBindingKind, {
-    metadata: { name },
-    spec: { policyName: name, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } } },
-  });
-  t.after(() => client.delete(ValidatingAdmissionPolicyBindingKind, { namespace: '', name }).catch(() => undefined));
-  const probe: Deployment = {
-    metadata: { name: 'probe', namespace: ns },
-    spec: { selector: { matchLabels: { app: 'probe' } }, template: { metadata: { labels: { app: 'probe' } }, spec: { containers: [{ name: 'app', image: IMAGE }] } } },
-  };
-  await eventually(() => client.create(DeploymentKind, probe, { dryRun: true }).then(() => false, (err: unknown) => isInvalid(err)), { what: 'the policy in force', timeoutMs: 30_000 });
+  const policy = await deploymentPolicy(t, client, ns, `freeze-deployments-${ns}`, { validate: 'false', message: 'Deployments are frozen in this namespace' }, IMAGE);
 
   const op = await startOperator(t, ns, { resyncPeriodMs: 500, refusalRetryMs: 3_000 });
   await client.create(MicroserviceKind, microservice(ns, 'frozen', IMAGE, 8080));
@@ -106,8 +83,7 @@ test('a create refused by a cluster admission policy (422) is sent again later: 
   assert.match(failed.status?.message ?? '', /frozen in this namespace/);
 
   // The cluster's administrator lifts the freeze; nothing about the Microservice changes.
-  await client.delete(ValidatingAdmissionPolicyBindingKind, { namespace: '', name });
-  await eventually(() => client.create(DeploymentKind, probe, { dryRun: true }).then(() => true, () => false), { what: 'the policy lifted', timeoutMs: 30_000 });
+  await policy.lift();
   const applied = await eventually(async () => {
     const ms = await getMs(client, ns, 'frozen');
     return ms.status?.phase === 'ResourcesApplied' ? ms : undefined;

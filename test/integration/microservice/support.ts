@@ -3,7 +3,7 @@
  * control plane, watching one test namespace, with recorded Events and counted writes.
  */
 import type { TestContext } from 'node:test';
-import { DeploymentKind, ServiceKind, isNotFound } from '@converge/runtime';
+import { DeploymentKind, ServiceKind, defineKind, isInvalid, isNotFound } from '@converge/runtime';
 import type { Deployment, KubeClient, KubeObject, Manager, Service } from '@converge/runtime';
 import type { FaultMix, FaultProxy } from '../../support/fault-proxy.ts';
 import { registerMicroserviceOperator, MicroserviceKind, defaultPlatformDefaults } from '../../../packages/operators/src/operators/microservice/index.ts';
@@ -90,4 +90,47 @@ export async function waitReady(client: KubeClient, ns: string, name: string, ti
     const ready = condition(ms, 'Ready');
     return ready?.status === 'True' && ready.observedGeneration === ms.metadata.generation && ms.status?.observedGeneration === ms.metadata.generation ? ms : undefined;
   }, { timeoutMs, what: `${ns}/${name} Ready` });
+}
+
+/** admissionregistration.k8s.io/v1: a cluster's own admission rules, which change without any Microservice changing. */
+const ValidatingAdmissionPolicyKind = defineKind<KubeObject & { spec: unknown }>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies', namespaced: false });
+const ValidatingAdmissionPolicyBindingKind = defineKind<KubeObject & { spec: unknown }>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings', namespaced: false });
+const MutatingAdmissionPolicyKind = defineKind<KubeObject & { spec: unknown }>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingAdmissionPolicy', plural: 'mutatingadmissionpolicies', namespaced: false });
+const MutatingAdmissionPolicyBindingKind = defineKind<KubeObject & { spec: unknown }>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingAdmissionPolicyBinding', plural: 'mutatingadmissionpolicybindings', namespaced: false });
+
+/** What a Deployment admission policy does: refuse (a CEL condition every Deployment must meet) or change (a CEL JSONPatch expression). */
+export type DeploymentPolicy = { validate: string; message: string } | { jsonPatch: string };
+
+/**
+ * A cluster admission policy over the Deployments of namespace `ns` (CREATE and UPDATE), bound to
+ * that namespace, removed when the test ends; returns once the API server applies it (a dry-run
+ * create of a Deployment running `probeImage` is refused, or comes back changed). `lift()`
+ * removes the binding: the policy stops applying with no Microservice changing.
+ */
+export async function deploymentPolicy(t: TestContext, client: KubeClient, ns: string, name: string, policy: DeploymentPolicy, probeImage: string): Promise<{ lift(): Promise<void> }> {
+  const [kind, bindingKind] = 'validate' in policy ? [ValidatingAdmissionPolicyKind, ValidatingAdmissionPolicyBindingKind] : [MutatingAdmissionPolicyKind, MutatingAdmissionPolicyBindingKind];
+  const matchConstraints = { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }] };
+  const matchResources = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } };
+  const spec = 'validate' in policy
+    ? { failurePolicy: 'Fail', matchConstraints, validations: [{ expression: policy.validate, message: policy.message, reason: 'Invalid' }] }
+    : { failurePolicy: 'Fail', matchConstraints, reinvocationPolicy: 'Never', mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: policy.jsonPatch } }] };
+  await client.create(kind, { metadata: { name }, spec });
+  t.after(() => client.delete(kind, { namespace: '', name }).catch(() => undefined));
+  await client.create(bindingKind, { metadata: { name }, spec: { policyName: name, matchResources, ...('validate' in policy ? { validationActions: ['Deny'] } : {}) } });
+  t.after(() => client.delete(bindingKind, { namespace: '', name }).catch(() => undefined));
+  const probe: Deployment = {
+    metadata: { name: 'probe', namespace: ns },
+    spec: { selector: { matchLabels: { app: 'probe' } }, template: { metadata: { labels: { app: 'probe' } }, spec: { containers: [{ name: 'app', image: probeImage }] } } },
+  };
+  const applies = (): Promise<boolean> => client.create(DeploymentKind, probe, { dryRun: true }).then(
+    (answer) => !('validate' in policy) && answer.spec?.template.spec?.containers[0]?.image !== probeImage,
+    (err: unknown) => 'validate' in policy && isInvalid(err),
+  );
+  await eventually(applies, { what: `the policy ${name} in force`, timeoutMs: 30_000 });
+  return {
+    async lift() {
+      await client.delete(bindingKind, { namespace: '', name });
+      await eventually(async () => !(await applies()), { what: `the policy ${name} lifted`, timeoutMs: 30_000 });
+    },
+  };
 }
