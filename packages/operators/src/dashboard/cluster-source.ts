@@ -49,6 +49,12 @@ export interface ClusterSourceOptions {
   burst?: number;
   /** Default `systemClock`. */
   clock?: Clock;
+  /**
+   * How long a request (a list page, a watch's first answer) may wait for the API server: an
+   * API server that accepts connections and never answers is unreachable after about two of
+   * them (`cluster-state.ts`). Default 10 s.
+   */
+  requestTimeoutMs?: number;
 }
 
 /** How often a cluster's `lastSync` alone is pushed to the page. */
@@ -75,7 +81,7 @@ export class ClusterSource {
     this.#model = model;
     this.#healthIntervalMs = options.healthIntervalMs ?? 200;
     this.#clock = options.clock ?? systemClock;
-    this.client = new KubeClient({ kubeConfig: spec.kubeConfig, userAgent: 'converge-dashboard/0.1', qps: options.qps ?? 20, burst: options.burst ?? 40 });
+    this.client = new KubeClient({ kubeConfig: spec.kubeConfig, userAgent: 'converge-dashboard/0.1', qps: options.qps ?? 20, burst: options.burst ?? 40, timeoutMs: options.requestTimeoutMs ?? 10_000 });
     this.server = this.client.server;
     this.cache = new Cache({ client: this.client, ...(options.log ? { log: options.log.child({ cluster: spec.name }) } : {}) });
     this.#feed(this.cache.informer(MicroserviceKind), 'Microservice');
