@@ -238,4 +238,14 @@ test('the cert-manager overlay: the webhook certificate from cert-manager, no se
   }
   assert.ok(!objs.some((o) => o.metadata?.name === 'converge-webhook' && ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].includes(o.kind)), 'no Secret or CRD permissions');
   checkMetricsAuth(objs, container);
+  // The metrics endpoint serves a certificate from the same CA (a scraper verifies it with that
+  // CA, Secret converge-webhook-ca-tls, instead of skipping verification), for the Service's names.
+  const metrics = find(objs, 'Certificate', 'converge-metrics', 'converge-system') as unknown as { spec: { secretName: string; dnsNames: string[]; issuerRef: { kind: string; name: string } } };
+  assert.deepEqual(metrics.spec.issuerRef, serving.spec.issuerRef);
+  assert.ok(metrics.spec.dnsNames.includes('converge-metrics.converge-system.svc'), metrics.spec.dnsNames.join());
+  assert.ok(container.args.includes('--metrics-cert-dir=/var/run/converge/metrics-certs'), container.args.join(' '));
+  assert.ok(container.args.includes('--metrics-secure'));
+  const mount = container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/var/run/converge/metrics-certs') as { name: string } | undefined;
+  const volume = find(objs, 'Deployment', 'converge', 'converge-system').spec.template.spec.volumes.find((v: { name: string }) => v.name === mount?.name) as { secret?: { secretName: string } } | undefined;
+  assert.equal(volume?.secret?.secretName, metrics.spec.secretName);
 });
