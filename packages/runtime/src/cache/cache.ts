@@ -47,6 +47,8 @@ export interface DeclareOptions<T extends KubeObject> {
   /**
    * Keep only part of each object (what a reader needs), to bound memory. Objects it returns are
    * marked partial: the client refuses to write them (read the object from the API server first).
+   * It should not throw: an object it throws on is cached as received (not partial), and the
+   * failure logged at error level, so no version is skipped.
    */
   transform?: (obj: T) => T;
   /** Items per list page (default 500): smaller for kinds whose objects are large. */

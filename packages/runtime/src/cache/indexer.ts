@@ -11,8 +11,8 @@ import type { KubeObject } from '../objects/index.ts';
 /**
  * An index's values for an object. It must depend on the object alone: the indexer keeps an
  * object's entries as they are while a new version gives the same values. It should not throw;
- * an object it throws on is stored all the same, under no value of that index (and the failure is
- * reported: `StoreWriterOptions.onFunctionError`), so the cache never skips a version.
+ * an object it throws on is stored all the same, under no value of that index (the informer logs
+ * the failure at error level), so the cache never skips a version.
  */
 export type IndexFunc<T> = (obj: T) => string[];
 
