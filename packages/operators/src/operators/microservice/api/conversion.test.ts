@@ -8,6 +8,7 @@ import { MicroserviceSpecSchema } from './v1.ts';
 import { PLATFORM_ENV_NAMES } from './constants.ts';
 import type { Microservice } from './v1.ts';
 import { MicroserviceV1alpha1SpecSchema } from './v1alpha1.ts';
+import { checkMicroserviceSpec } from './spec-check.ts';
 import type { MicroserviceV1alpha1 } from './v1alpha1.ts';
 
 const registry = new ConversionRegistry().register(microserviceConversion);
@@ -110,4 +111,18 @@ test('a review converts objects in order, echoes the uid, keeps identity; one ba
   assert.equal(bad.response?.result.status, 'Failure');
   assert.match(bad.response!.result.message!, /Microservice n\/a: version v9 of Microservice is unknown to this operator \(knows v1, v1alpha1\)/);
   assert.deepEqual(bad.response?.convertedObjects, []);
+});
+
+test('property: whatever a v1alpha1 client puts in the v1-fields annotation, the v1 spec check answers (problems when the spec is invalid) and never throws', () => {
+  const item = fc.oneof(
+    fc.jsonValue(),
+    fc.record({ name: fc.oneof(fc.constant(null), fc.string(), fc.integer()), value: fc.oneof(fc.constant(null), fc.string()), valueFrom: fc.oneof(fc.constant(null), fc.constant({ secretKeyRef: null }), fc.record({ secretKeyRef: fc.record({ name: fc.string(), key: fc.oneof(fc.string(), fc.constant(null)) }) })) }, { requiredKeys: [] }),
+  );
+  fc.assert(fc.property(fc.array(item, { maxLength: 4 }), fc.option(fc.jsonValue(), { nil: undefined }), (env, replicas) => {
+    const stash = JSON.stringify({ env, ...(replicas !== undefined ? { replicas } : {}) });
+    const v1 = microserviceToV1({ apiVersion: 'platform.example.io/v1alpha1', kind: 'Microservice', metadata: { name: 'a', namespace: 'n', annotations: { [V1_FIELDS_ANNOTATION]: stash } }, spec: { image: 'nginx', port: 80 } } as MicroserviceV1alpha1);
+    let problems: string[] = [];
+    assert.doesNotThrow(() => { problems = checkMicroserviceSpec(v1.spec); }, stash);
+    if (!Value.Check(MicroserviceSpecSchema, v1.spec)) assert.ok(problems.length > 0, `an invalid spec has problems: ${stash}`);
+  }), { numRuns: 500 });
 });

@@ -29,7 +29,10 @@ export function checkMicroserviceSpec(spec: unknown): string[] {
   }
   if (Array.isArray(container?.env)) {
     const seen = new Set<string>();
-    for (const [i, e] of (container.env as EnvVar[]).entries()) {
+    for (const [i, e] of (container.env as (EnvVar | null)[]).entries()) {
+      // Not an object (a null item a v1alpha1 client's v1-fields annotation can carry past the
+      // API server's schema): the compiled check above already says "Expected object".
+      if (typeof e !== 'object' || e === null) continue;
       if ((PLATFORM_ENV_NAMES as readonly string[]).includes(e.name)) problems.push(`spec.container.env[${i}].name: ${e.name} is set by the platform`);
       if (seen.has(e.name)) problems.push(`spec.container.env[${i}].name: ${e.name} appears twice`);
       seen.add(e.name);
