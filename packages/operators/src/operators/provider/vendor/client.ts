@@ -5,6 +5,7 @@
  * @module
  */
 import { createSecureContext, getCACertificates } from 'node:tls';
+import type { SecureContext } from 'node:tls';
 import { Agent, request } from 'undici';
 import { EndpointPausedError, type EndpointLimiter } from '@converge/runtime';
 import { DEFAULT_UNTRUSTED_HINT, VendorError, vendorErrorFromException, vendorErrorFromResponse, type VendorErrorKind } from './errors.ts';
@@ -142,6 +143,25 @@ function trustedCas(extra: string | Buffer | undefined): string[] {
 }
 
 /**
+ * The secure context trusting `trustedCas(extra)`, made once per CA text and shared by every
+ * client: building one parses a few hundred CA certificates (≈ 20–30 ms of blocking CPU and
+ * ≈ 1.2 MiB of memory each), and an operator opens a client per (endpoint, token) — per team in a
+ * multi-tenant cluster — all with the same CA. Sharing a context between agents is safe. At most
+ * `SECURE_CONTEXTS` texts are kept (the oldest dropped first).
+ */
+export function secureContextFor(extra: string | Buffer | undefined): SecureContext {
+  const key = extra === undefined ? '' : `ca:${extra.toString()}`;
+  const known = secureContexts.get(key);
+  if (known) return known;
+  const made = createSecureContext({ ca: trustedCas(extra) });
+  secureContexts.set(key, made);
+  if (secureContexts.size > SECURE_CONTEXTS) secureContexts.delete(secureContexts.keys().next().value!);
+  return made;
+}
+const SECURE_CONTEXTS = 8;
+const secureContexts = new Map<string, SecureContext>();
+
+/**
  * Creates a client. Throws `VendorError` kind `Invalid` (operation `createClient`) when the
  * endpoint is not an https URL, `timeoutMs` is not positive or `maxResponseBytes` is not a
  * positive integer. Create one client per (endpoint, token, CA) and reuse it: it pools connections.
@@ -175,9 +195,9 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
   const maxPauseWaitMs = options.maxPauseWaitMs ?? 2000;
   if (!(maxPauseWaitMs >= 0)) throw new VendorError({ kind: 'Invalid', operation: 'createClient', message: 'maxPauseWaitMs must be >= 0' });
   const untrustedHint = options.untrustedCertificateHint ?? DEFAULT_UNTRUSTED_HINT;
-  // One secure context for every connection: parsing ~hundreds of CA certificates per TLS
-  // handshake would otherwise cost milliseconds each.
-  const secureContext = createSecureContext({ ca: trustedCas(options.ca) });
+  // One secure context for every connection (and every client with the same CA): parsing
+  // ~hundreds of CA certificates per TLS handshake would otherwise cost milliseconds each.
+  const secureContext = secureContextFor(options.ca);
   const dispatcher = new Agent({
     connect: { secureContext, rejectUnauthorized: true },
     headersTimeout: timeoutMs,
@@ -351,7 +371,14 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
         const items = (json('findByIdempotencyKey', a) as { items?: unknown } | null)?.items;
         if (!Array.isArray(items)) throw malformed('findByIdempotencyKey', a, 'no items list');
         // The vendor filters by key; more than one live instance per key cannot happen by contract.
-        return items.length === 0 ? undefined : instanceFrom('findByIdempotencyKey', a, items[0]);
+        // The key is checked all the same: a list the vendor did not filter (a gateway that drops
+        // the query, an API version that ignores it) would otherwise hand another instance to a
+        // caller that deletes or adopts it. Instances listed, none with this key: refused (Server),
+        // never taken for "none" either — the listing says nothing about this key.
+        const listed = items.map((item) => instanceFrom('findByIdempotencyKey', a, item));
+        const mine = listed.find((i) => i.idempotencyKey === idempotencyKey);
+        if (mine || listed.length === 0) return mine;
+        throw malformed('findByIdempotencyKey', a, `listed ${listed.length} instance(s), none with the idempotency key asked for: the vendor did not filter by it`);
       });
     },
     updateInstance(id, patch, opts = {}) {
