@@ -104,19 +104,31 @@ export async function lookAtAccount<T extends { entry: LedgerEntry }>(
   return ended ? { aborted: false, ended } : { aborted: false };
 }
 
+/** The most pages one listing of an account reads (500 instances each), as the fleet watch. */
+const MAX_LISTING_PAGES = 1000;
+
 /** One listing of the account, every page, matched against the keys. */
 async function findByListing(vendor: VendorApi, entries: LedgerEntry[], log: Logger, signal: AbortSignal): Promise<Map<string, VendorInstance[]>> {
   const keys = new Set(entries.map((e) => e.uid));
   const found = new Map<string, VendorInstance[]>();
+  const ids = new Set<string>();
+  const tokens = new Set<string>();
   let pageToken: string | undefined;
   log.debug({ endpoint: entries[0]?.endpoint, keys: keys.size }, 'due keys matched against one listing of the account');
-  do {
+  // Bounded as the fleet watch bounds its listing: a vendor that repeats or cycles its page token
+  // would otherwise hold this pass (and the sweep of every other account after it) for ever.
+  for (let pages = 0; ; pages++) {
+    if (pages >= MAX_LISTING_PAGES) throw new Error(`vendor listInstanceStates: more than ${MAX_LISTING_PAGES} pages; giving up this pass`);
     const page = await vendor.listInstanceStates({ pageSize: 500, ...(pageToken ? { pageToken } : {}) }, signal);
     for (const { instance } of page.items) {
       const key = instance.idempotencyKey;
-      if (key !== null && keys.has(key)) found.set(key, [...(found.get(key) ?? []), instance]);
+      if (key === null || !keys.has(key) || ids.has(instance.id)) continue;
+      ids.add(instance.id);
+      found.set(key, [...(found.get(key) ?? []), instance]);
     }
     pageToken = page.nextPageToken;
-  } while (pageToken);
-  return found;
+    if (!pageToken) return found;
+    if (tokens.has(pageToken)) throw new Error('vendor listInstanceStates: the same page token came twice; giving up this pass');
+    tokens.add(pageToken);
+  }
 }

@@ -27,19 +27,24 @@ const fail = (kind: 'Invalid' | 'Timeout') => new VendorError({ kind, operation:
  * then), with the ledger holding `uids` and the vendor answering as `vendor` says; returns the
  * vendor calls in order and the keys left in the ledger.
  */
-async function firstPass(uids: string[], vendor: { find?: (key: string) => VendorInstance | undefined; list?: () => VendorInstance[]; delete?: (id: string) => void }, options: { legacy?: boolean } = {}) {
+async function firstPass(uids: string[], vendor: { find?: (key: string) => VendorInstance | undefined; list?: () => VendorInstance[]; nextPageToken?: (listing: number) => string | undefined; delete?: (id: string) => void }, options: { legacy?: boolean } = {}) {
   const clock = new FakeClock(NOW);
   const ledger = inMemoryLedger(clock, Object.fromEntries(uids.map((u) => [u, stored(u)])), options);
   const calls: string[] = [];
   const api = {
     findByIdempotencyKey: async (key: string) => (calls.push(`find ${key}`), vendor.find?.(key)),
-    listInstanceStates: async () => (calls.push('list'), { items: (vendor.list?.() ?? []).map((i) => ({ instance: i })) }),
+    listInstanceStates: async () => {
+      calls.push('list');
+      const token = vendor.nextPageToken?.(calls.filter((c) => c === 'list').length);
+      return { items: (vendor.list?.() ?? []).map((i) => ({ instance: i })), ...(token !== undefined ? { nextPageToken: token } : {}) };
+    },
     deleteInstance: async (id: string) => (calls.push(`delete ${id}`), vendor.delete?.(id), true),
   } as unknown as VendorApi;
   const sweep = sweepOver(ledger.client, api, clock, { settleMs: SETTLE_MS, windowMs: 900_000 });
   const abort = new AbortController();
   const running = sweep.start(abort.signal);
   for (let i = 0; i < 1_000 && clock.pendingTimers() === 0; i++) await tick();
+  if (clock.pendingTimers() === 0) calls.push('(still in its first pass)');
   abort.abort();
   await running;
   return { calls, left: Object.keys(ledger.data()).sort(), configMaps: ledger.configMaps() };
@@ -116,6 +121,14 @@ describe('a pass of the late-create sweep over one account', () => {
     });
     assert.deepEqual(calls, ['list', 'delete i-a', 'delete i-b']);
     assert.deepEqual(left, ['a']);
+  });
+
+  it('by listing: a vendor that repeats its page token (or cycles) ends the listing at the repeat; every key stays for the next pass, nothing deleted', async () => {
+    for (const nextPageToken of [() => 'p', (n: number) => `p${n % 3}`]) {
+      const { calls, left } = await firstPass(['a', 'b', 'c', 'd'], { list: () => [instance('a')], nextPageToken });
+      assert.ok(calls.length <= 4 && calls.every((c) => c === 'list'), calls.slice(0, 8).join(', '));
+      assert.deepEqual(left, ['a', 'b', 'c', 'd']);
+    }
   });
 });
 
