@@ -176,3 +176,60 @@ test('a CA store the API server refuses (RBAC\'s 403) still fails the start, say
   server.listening().catch(() => undefined);
   await assert.rejects(within(server.start(new AbortController().signal), 2_000, 'start'), /forbidden/);
 });
+
+/** A TLS connection to the server, with what it received and how it ended. */
+async function rawClient(port: number): Promise<{ write(s: string): void; received(): string; ended: Promise<string>; destroy(): void }> {
+  const { connect } = await import('node:tls');
+  const sock = connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+  await new Promise((r) => sock.once('secureConnect', r));
+  let received = '';
+  sock.on('data', (d: Buffer) => (received += d.toString()));
+  const ended = new Promise<string>((r) => {
+    sock.once('error', (e: NodeJS.ErrnoException) => r(`error ${e.code}`));
+    sock.once('close', () => r('close'));
+  });
+  return { write: (s) => void sock.write(s), received: () => received, ended, destroy: () => sock.destroy() };
+}
+
+test('a request in flight when the stop begins is answered (the API server sends a conversion once); idle connections close at once; start settles after', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-drain-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const store = directoryCaStore(dir);
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store, hosts: ['127.0.0.1'] }) })
+    .handle('/echo', (body) => body);
+  const abort = new AbortController();
+  const running = server.start(abort.signal);
+  const { port } = (await server.listening())!;
+  const body = JSON.stringify({ hello: 'world' });
+  const busy = await rawClient(port);
+  const idle = await rawClient(port);
+  busy.write(`POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+  await new Promise((r) => setTimeout(r, 50));
+  abort.abort(); // SIGTERM while the API server is still sending
+  await new Promise((r) => setTimeout(r, 20));
+  busy.write(body.slice(5));
+  assert.equal(await idle.ended, 'close', 'an idle connection is closed at once');
+  assert.equal(await busy.ended, 'close');
+  assert.match(busy.received(), /^HTTP\/1\.1 200/, `the request in flight got its answer: ${JSON.stringify(busy.received().slice(0, 60))}`);
+  assert.match(busy.received(), /connection: close/i, 'and was told the connection closes');
+  await running;
+});
+
+test('a request that never completes holds the stop for drainMs at most', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-drain-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const server = new WebhookServer({ bindAddress: '127.0.0.1:0', certificates: selfManagedCertificates({ store: directoryCaStore(dir), hosts: ['127.0.0.1'] }), drainMs: 300 })
+    .handle('/echo', (body) => body);
+  const abort = new AbortController();
+  const running = server.start(abort.signal);
+  const { port } = (await server.listening())!;
+  const stuck = await rawClient(port);
+  stuck.write('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+  await new Promise((r) => setTimeout(r, 50));
+  const started = performance.now();
+  abort.abort();
+  await running;
+  const took = performance.now() - started;
+  assert.ok(took >= 250 && took < 2_000, `${Math.round(took)} ms`);
+  assert.equal(await stuck.ended, 'close');
+});

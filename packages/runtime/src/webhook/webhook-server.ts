@@ -7,8 +7,9 @@
  * listens (a server never answers with no or a stale certificate), swaps certificates in place
  * when the source renews them (open connections keep theirs, new ones get the new one; a renewed
  * pair TLS refuses is not swapped in, and the source's callback throws), and
- * settles when the signal aborts, after closing the socket and every connection (stalled ones,
- * and those still in the TLS handshake, included). It rejects when the address cannot be bound
+ * settles when the signal aborts, after closing the socket and every connection: idle ones (and
+ * those still in the TLS handshake) at once, those with a request in flight once it is answered
+ * (with `Connection: close`) or `drainMs` (1.5 s) passed, whichever is first. It rejects when the address cannot be bound
  * or the first certificate cannot be used (`listening()` then rejects too). Whichever way it
  * settles, its certificate source has returned first (a pair handed over after the signal
  * aborted is neither served nor logged): nothing of the server runs after `start` settles.
@@ -47,6 +48,13 @@ export interface WebhookServerOptions {
   registry?: Registry;
   /** The largest request body accepted, in bytes (default 32 MiB); larger ones get a 413. */
   maxBodyBytes?: number;
+  /**
+   * On stop, how long requests already being received or handled may run on to their answer
+   * (default 1.5 s; a conversion takes milliseconds): the API server sends a conversion once, and
+   * one cut off fails the client's request. New connections are refused from the stop on, idle
+   * ones closed at once.
+   */
+  drainMs?: number;
 }
 
 const MAX_BODY = 32 * 1024 * 1024;
@@ -149,14 +157,26 @@ export class WebhookServer {
     const cert = this.#certificate!;
     // Every socket, from accept on: `closeAllConnections()` knows only those past the TLS handshake.
     const sockets = new Set<Socket>();
+    // The responses of requests in flight, by their connection's remote address and port (the
+    // request's socket is the TLS socket; `sockets` holds the TCP ones under them).
+    const inFlight = new Map<string, ServerResponse>();
+    const peer = (socket: Socket): string => `${socket.remoteAddress}|${socket.remotePort}`;
+    let stopping: (() => void) | undefined;
     let server: Server;
     try {
-      server = this.#server = createServer({ cert: cert.certPem, key: cert.keyPem, minVersion: 'TLSv1.2', keepAliveTimeout: 30_000, requestTimeout: 30_000 }, (req, res) =>
+      server = this.#server = createServer({ cert: cert.certPem, key: cert.keyPem, minVersion: 'TLSv1.2', keepAliveTimeout: 30_000, requestTimeout: 30_000 }, (req, res) => {
+        const connection = peer(req.socket);
+        inFlight.set(connection, res);
+        if (stopping) res.shouldKeepAlive = false;
+        res.once('close', () => {
+          inFlight.delete(connection);
+          stopping?.();
+        });
         void this.#serve(req, res).catch((err: unknown) => {
           this.#opts.log?.error({ err }, 'webhook request failed');
           res.destroy();
-        }),
-      );
+        });
+      });
       server.on('connection', (socket: Socket) => {
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));
@@ -187,8 +207,19 @@ export class WebhookServer {
     await new Promise<void>((resolve) => {
       const stop = () => {
         server.close(() => resolve());
-        server.closeAllConnections();
-        for (const socket of sockets) socket.destroy();
+        // Whatever has no request in flight goes now; the rest is answered first (see the header).
+        const closeIdle = () => {
+          for (const socket of sockets) if (!inFlight.has(peer(socket))) socket.destroy();
+        };
+        for (const res of inFlight.values()) if (!res.headersSent) res.shouldKeepAlive = false;
+        const deadline = setTimeout(() => {
+          server.closeAllConnections();
+          for (const socket of sockets) socket.destroy();
+        }, this.#opts.drainMs ?? 1_500);
+        deadline.unref();
+        server.once('close', () => clearTimeout(deadline));
+        stopping = closeIdle;
+        closeIdle();
       };
       if (signal.aborted) stop();
       else signal.addEventListener('abort', stop, { once: true });
