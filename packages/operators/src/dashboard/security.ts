@@ -115,7 +115,6 @@ export function checkAccess(req: IncomingMessage, url: URL, options: { token: st
   if (bearer !== undefined && headerTokenEquals(bearer, token)) return { ok: true };
   const fromCookie = cookieToken(req);
   const cookieValid = fromCookie !== undefined && tokensEqual(fromCookie, token);
-  if (bearer !== undefined && !cookieValid) return { ok: false, status: 401, message: 'invalid bearer token' };
   const fromQuery = url.searchParams.get('token');
   if (fromQuery !== null && !url.pathname.startsWith('/api/')) {
     // A token in the address is always taken out of it (history, bookmarks, screen shares), also
@@ -133,6 +132,7 @@ export function checkAccess(req: IncomingMessage, url: URL, options: { token: st
     };
   }
   if (cookieValid) return { ok: true };
+  if (bearer !== undefined) return { ok: false, status: 401, message: 'invalid bearer token' };
   return { ok: false, status: 401, message: 'this dashboard needs a bearer token: send "Authorization: Bearer <token>", or open the page once with ?token=<token>' };
 }
 

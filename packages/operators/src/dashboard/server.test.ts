@@ -104,6 +104,10 @@ test('access: Host check on loopback, bearer header, cookie, and ?token= only on
   for (const authorization of [`Basic ${Buffer.from('alice:pw').toString('base64')}`, 'Bearer an-id-token-of-the-proxy']) {
     assert.equal(checkAccess(req({ host: 'h', authorization, cookie: `${TOKEN_COOKIE}=${token}` }), url('/api/v1/events'), { token, loopbackListen: false }).ok, true, authorization);
     assert.equal(checkAccess(req({ host: 'h', authorization }), url('/api/v1/events'), { token, loopbackListen: false }).ok, false, authorization);
+    // The one-time login through the proxy (its header on that request too) sets the cookie.
+    const login = checkAccess(req({ host: 'h', authorization }), url(`/?token=${token}`), { token, loopbackListen: false });
+    assert.equal(login.ok, 'redirect', `${authorization}: ${JSON.stringify(login)}`);
+    assert.match(login.ok === 'redirect' ? login.cookie ?? '' : '', /HttpOnly/);
   }
   const login = checkAccess(req({ host: 'h' }), url(`/?token=${token}&a=1`), { token, loopbackListen: false });
   assert.equal(login.ok, 'redirect');

@@ -8,7 +8,8 @@
  * when the source renews them (open connections keep theirs, new ones get the new one; a renewed
  * pair TLS refuses is not swapped in, and the source's callback throws), and
  * settles when the signal aborts, after closing the socket and every connection: idle ones (and
- * those still in the TLS handshake) at once, those with a request in flight once it is answered
+ * those still in the TLS handshake or the headers of a request) at once, those with a request in
+ * flight once it is answered
  * (with `Connection: close`) or `drainMs` (1.5 s) passed, whichever is first. It rejects when the address cannot be bound
  * or the first certificate cannot be used (`listening()` then rejects too). Whichever way it
  * settles, its certificate source has returned first (a pair handed over after the signal
@@ -49,7 +50,8 @@ export interface WebhookServerOptions {
   /** The largest request body accepted, in bytes (default 32 MiB); larger ones get a 413. */
   maxBodyBytes?: number;
   /**
-   * On stop, how long requests already being received or handled may run on to their answer
+   * On stop, how long requests whose headers were received (their body still arriving, or being
+   * handled) may run on to their answer
    * (default 1.5 s; a conversion takes milliseconds): the API server sends a conversion once, and
    * one cut off fails the client's request. New connections are refused from the stop on, idle
    * ones closed at once.

@@ -91,3 +91,17 @@ test('converge explain of a provider whose Events the reader may not list: expla
 test('the object itself refused (403) still fails the explanation: there is nothing to explain', async () => {
   await assert.rejects(gatherMicroserviceFacts(clientReader(clientRefusing(['microservices'], [])), 'ns', 'todo', { defaults: defaultPlatformDefaults, defaultsSource: 'x' }), /forbidden/);
 });
+
+test('EndpointSlices the reader may not list: not "no ready endpoint" (unknown is not none)', async () => {
+  const ms = { apiVersion: 'platform.example.io/v1', kind: 'Microservice', metadata: { name: 'todo', namespace: 'ns', uid: 'ms-uid', generation: 1 }, spec: { container: { image: 'example.com/todo:1', port: 8080 } } } as KubeObject;
+  const deployment = {
+    kind: 'Deployment',
+    metadata: { name: 'todo', namespace: 'ns', uid: 'd-uid', generation: 1, ownerReferences: [{ apiVersion: 'platform.example.io/v1', kind: 'Microservice', name: 'todo', uid: 'ms-uid', controller: true }] },
+    spec: { replicas: 1, selector: { matchLabels: { app: 'todo' } }, template: {} },
+    status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 },
+  } as unknown as KubeObject;
+  const facts = await gatherMicroserviceFacts(clientReader(clientRefusing(['endpointslices'], [ms, deployment])), 'ns', 'todo', { defaults: defaultPlatformDefaults, defaultsSource: 'x' });
+  const messages = explainMicroservice(facts!).findings.map((f) => f.message);
+  assert.ok(!messages.some((m) => /no ready endpoint/.test(m)), messages.join('\n'));
+  assert.ok(messages.some((m) => /^endpoints not known here: .*cannot list resource "endpointslices"/.test(m)), messages.join('\n'));
+});

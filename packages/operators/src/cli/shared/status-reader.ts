@@ -2,8 +2,8 @@
  * Reads what `converge status` and the live table of `converge dev` show: every Microservice and
  * DigitalHumanProvider in one namespace or all, straight from the API server (two list calls, no
  * cache), as a `StatusDocument`. A CRD that is not installed, or a kind the caller may not list
- * (403), is a warning in the document, not an error, so the other kind still shows; both kinds
- * refused, or any other API error, is thrown.
+ * (403), is a warning in the document, not an error, so the other kind still shows; a refusal
+ * with nothing listed at all, or any other API error, is thrown.
  * @module
  */
 import { isForbidden, isNotFound } from '@converge/runtime';
@@ -39,8 +39,10 @@ export async function readStatus(client: KubeClient, namespace: string | null, s
     listOrMissing(client, MicroserviceKind, namespace, warnings, refused, signal),
     listOrMissing(client, DigitalHumanProviderKind, namespace, warnings, refused, signal),
   ]);
-  // Nothing readable at all: an error, not an empty table.
-  if (refused.length === 2) throw refused[0];
+  // A kind refused and nothing listed (the other refused too, or its CRD not installed): an
+  // error, not an empty table.
+  const missing = warnings.length - refused.length;
+  if (refused.length > 0 && refused.length + missing === 2) throw refused[0];
   warnings.sort();
   return buildStatusDocument({ namespace, microservices, providers, warnings });
 }

@@ -180,10 +180,13 @@ export function explainMicroservice(facts: MicroserviceFacts): Explanation {
   }
 
   const endpoints = countEndpoints(facts.endpointSlices);
-  if (facts.unreadable?.EndpointSlice) findings.push({ severity: 'info', message: `endpoints as last seen: ${facts.unreadable.EndpointSlice}` });
+  // EndpointSlices the reader cannot read and holds none of: their count is unknown, not zero.
+  const endpointsUnknown = facts.unreadable?.EndpointSlice !== undefined && facts.endpointSlices.length === 0;
+  if (facts.unreadable?.EndpointSlice) findings.push({ severity: 'info', message: `${endpointsUnknown ? 'endpoints not known here' : 'endpoints as last seen'}: ${facts.unreadable.EndpointSlice}` });
   if (facts.eventsUnreadable) findings.push({ severity: 'info', message: `Events not read: ${facts.eventsUnreadable}` });
-  const assessed = facts.deployment ? assessRollout(facts.deployment, generation, endpoints.ready) : null;
-  if (assessed && children[0]!.ownership === 'controlled' && assessed.state !== 'Available' && assessed.state !== 'ScaledToZero') {
+  let assessed = facts.deployment ? assessRollout(facts.deployment, generation, endpoints.ready) : null;
+  if (assessed?.state === 'EndpointsNotReady' && endpointsUnknown) assessed = { ...assessed, message: 'pods are available; whether the Service has ready endpoints is not known here' };
+  if (assessed && children[0]!.ownership === 'controlled' && assessed.state !== 'Available' && assessed.state !== 'ScaledToZero' && !(assessed.state === 'EndpointsNotReady' && endpointsUnknown)) {
     findings.push({ severity: assessed.state === 'Stalled' ? 'error' : 'warning', message: `live rollout: ${assessed.message}` });
     // The cause, in the pods' words: what the Deployment's counts cannot say.
     const pods = facts.pods && podProblems(facts.pods);
