@@ -66,9 +66,14 @@ function checkOperatorDeployment(objs: Obj[]): Obj {
   // list of a new build may itself need a conversion (objects still stored as v1alpha1 after an
   // upgrade). And the Service sends nothing to a replica not listening yet.
   assert.equal(webhook.spec.publishNotReadyAddresses, undefined);
-  // The kubelet waits for the operator's own stop: the grace period of in-flight reconciles, 10 s
-  // to abort, 2 s of Events, the Lease's release.
-  assert.ok(pod.terminationGracePeriodSeconds >= defaultOperatorConfig.shutdownGraceMs / 1000 + 10 + 2 + 3, `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds}`);
+  // The webhook keeps serving while the pod's endpoint is taken out of the Service (a conversion
+  // sent to a replica that already refuses connections fails its client's request): the stop
+  // begins after a preStop sleep.
+  const preStopSeconds = pod.containers[0].lifecycle?.preStop?.sleep?.seconds as number | undefined;
+  assert.ok(preStopSeconds !== undefined && preStopSeconds >= 3, `preStop sleep ${preStopSeconds}`);
+  // The kubelet waits for the preStop sleep and the operator's own stop: the grace period of
+  // in-flight reconciles, 10 s to abort, 2 s of Events, the Lease's release.
+  assert.ok(pod.terminationGracePeriodSeconds >= preStopSeconds + defaultOperatorConfig.shutdownGraceMs / 1000 + 10 + 2 + 3, `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds}`);
   // The configuration is read once, at start: its ConfigMap is named by its content, so a change
   // rolls the pods (two replicas never run two configurations).
   const volume = pod.volumes.find((v: { name: string }) => v.name === 'config');
