@@ -28,6 +28,7 @@ import { Counter, Registry } from 'prom-client';
 import { certDirCertificates, memoryCaStore, selfManagedCertificates } from '../webhook/certificates.ts';
 import type { CaStore, CertificateSource, ServingCertificate } from '../webhook/certificates.ts';
 import { createMetricsServer, ListenError, type MetricsAuthorizer, type MetricsServer } from './index.ts';
+import { within } from '../clock/settles-within.test-support.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -65,15 +66,6 @@ function run(t: TestContext, server: MetricsServer): { running: Promise<void>; s
   })());
   t.after(() => stop().catch(() => undefined));
   return { running, stop };
-}
-
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 interface Answer { status: number; body: string; headers: Record<string, string | string[] | undefined>; fingerprint: string; protocol: string | null }

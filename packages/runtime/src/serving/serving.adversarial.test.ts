@@ -64,6 +64,7 @@ import fc from 'fast-check';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { createMetricsServer, createProbeServer, DebugQueryError } from './index.ts';
 import type { EndpointServer, HealthCheck } from './index.ts';
+import { within } from '../clock/settles-within.test-support.ts';
 
 const LONG = process.env.CONVERGE_RELIABILITY_LONG === '1';
 const PROBE_RUNS = LONG ? 3_000 : 200;
@@ -94,16 +95,6 @@ function assertNoFailures(seen: unknown[]): void {
       return '(unprintable)';
     }
   }).join('\n')}`);
-}
-
-/** Rejects when `p` has not settled within `ms`. */
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 interface Served { port: number; stop: () => Promise<number> }

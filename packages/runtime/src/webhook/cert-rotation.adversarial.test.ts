@@ -73,6 +73,7 @@ import { WebhookServer } from './webhook-server.ts';
 import { certDirCertificates } from './certificates.ts';
 import { toyBoxConversions } from './toy-box.test-support.ts';
 import type { Clock, Timer } from '../clock/index.ts';
+import { within } from '../clock/settles-within.test-support.ts';
 
 const LONG = process.env.CONVERGE_RELIABILITY_LONG === '1';
 const RUNS = LONG ? 2_500 : 250;
@@ -482,15 +483,6 @@ const stats = {
   'requests on connections held across a swap': 0,
   'stops with two or more connections open': 0,
 };
-
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms); })]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 type Entry = { kind: 'file'; bytes: Buffer; state: FileState } | { kind: 'directory' } | { kind: 'missing' };
 const stateOfEntry = (e: Entry | undefined): FileState => (!e || e.kind === 'missing' ? { bad: 'missing' } : e.kind === 'directory' ? { bad: 'a directory' } : e.state);

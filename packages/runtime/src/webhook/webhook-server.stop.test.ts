@@ -17,6 +17,7 @@ import { ApiError } from '../client/index.ts';
 import { createLogger } from '../logging/index.ts';
 import { directoryCaStore, ensureSelfManagedCa, selfManagedCertificates } from './certificates.ts';
 import type { CaStore, CertificateSource, ServingCertificate } from './certificates.ts';
+import { within } from '../clock/settles-within.test-support.ts';
 
 /** A source whose first pair is issued when the test says; records when its `start` returned. */
 function heldSource(): { source: CertificateSource; issue(cert: ServingCertificate): void; events: string[] } {
@@ -104,12 +105,6 @@ test('failing to bind its address, or to use the first pair, start stops its cer
     assert.deepEqual(events, ['source returned', 'start settled'], what);
   }
 });
-
-/** Settles `p`, or fails the test after `ms`. */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not settled after ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
-}
 
 test('started with a signal already aborted, start settles and listening() rejects', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'converge-webhook-aborted-'));
