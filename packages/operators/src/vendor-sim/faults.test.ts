@@ -13,8 +13,10 @@ describe('fault validation', () => {
       outage: { mode: 'reset' },
       loseCreateResponses: { count: 1 },
       slowCreates: { ms: 1500 },
+      unknownHealth: { status: 'maintenance', ids: ['i-1'] },
     });
     assert.deepEqual(faults.latency, { ms: 100, jitterMs: 10, ops: ['get'] });
+    assert.deepEqual(faults.unknownHealth, { status: 'maintenance', ids: ['i-1'] });
     assert.deepEqual(faults.slowCreates, { ms: 1500 });
     assert.deepEqual(faults.hang, {});
   });
@@ -35,6 +37,9 @@ describe('fault validation', () => {
       [{ hang: { ops: ['fly'] } }, 'hang.ops'],
       [{ slowCreates: { ms: -1 } }, 'slowCreates.ms'],
       [{ slowCreates: {} }, 'slowCreates.ms'],
+      [{ unknownHealth: {} }, 'unknownHealth.status'],
+      [{ unknownHealth: { status: 'in maintenance' } }, 'unknownHealth.status'],
+      [{ unknownHealth: { status: 'maintenance', ids: 'i-1' } }, 'unknownHealth.ids'],
       [{ latency: 'slow' }, 'latency'],
       [[], 'faults'],
       [{ latency: null }, 'latency'],

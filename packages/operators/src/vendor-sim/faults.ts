@@ -77,6 +77,17 @@ export interface SlowCreatesFault {
   ms: number;
 }
 
+export interface UnknownHealthFault {
+  /**
+   * The health status sent for the instances named (GET .../health and the listing's
+   * `view=full`): one the contract does not have, as a vendor's newer API version might send
+   * (`maintenance`, say). 1–32 letters.
+   */
+  status: string;
+  /** The instances it applies to; absent = every instance. */
+  ids?: string[];
+}
+
 /** Every fault that can be active at once. An absent field is off. */
 export interface Faults {
   latency?: LatencyFault;
@@ -87,12 +98,13 @@ export interface Faults {
   outage?: OutageFault;
   loseCreateResponses?: LoseCreateResponsesFault;
   slowCreates?: SlowCreatesFault;
+  unknownHealth?: UnknownHealthFault;
 }
 
 /** A change to the active faults: a field set to `null` is cleared, an absent one is kept. */
 export type FaultsPatch = { [K in keyof Faults]?: Faults[K] | null };
 
-const FAULT_KEYS = ['latency', 'errors', 'burst429', 'rateLimit', 'hang', 'outage', 'loseCreateResponses', 'slowCreates'] as const;
+const FAULT_KEYS = ['latency', 'errors', 'burst429', 'rateLimit', 'hang', 'outage', 'loseCreateResponses', 'slowCreates', 'unknownHealth'] as const;
 
 export class FaultValidationError extends Error {
   override readonly name = 'FaultValidationError';
@@ -189,6 +201,12 @@ function parseOne(key: (typeof FAULT_KEYS)[number], v: unknown): Faults[typeof k
     case 'slowCreates':
       onlyKeys(v, path, ['ms']);
       return { ms: num(v, 'ms', path, { min: 0, max: 600_000, required: true })! };
+    case 'unknownHealth': {
+      onlyKeys(v, path, ['status', 'ids']);
+      if (typeof v.status !== 'string' || !/^[A-Za-z]{1,32}$/.test(v.status)) throw new FaultValidationError(`${path}.status`, 'must be 1-32 letters');
+      if (v.ids !== undefined && (!Array.isArray(v.ids) || v.ids.some((id) => typeof id !== 'string'))) throw new FaultValidationError(`${path}.ids`, 'must be a list of instance ids');
+      return { status: v.status, ...(v.ids === undefined ? {} : { ids: [...(v.ids as string[])] }) };
+    }
   }
 }
 
@@ -321,6 +339,12 @@ export class FaultState {
   /** How long a create takes before it is applied (0 when `slowCreates` is off). */
   slowCreateMs(): number {
     return this.#faults.slowCreates?.ms ?? 0;
+  }
+
+  /** The health status to send for this instance instead of its own (`unknownHealth`), if any. */
+  healthStatusFor(id: string): string | undefined {
+    const f = this.#faults.unknownHealth;
+    return f && (f.ids === undefined || f.ids.includes(id)) ? f.status : undefined;
   }
 
   /** True when this create's response must be lost; counts down. */

@@ -239,6 +239,19 @@ describe('vendor simulator over HTTPS', () => {
     sim.clearFaults();
   });
 
+  it('a health status outside the contract is sent for the instances named, in the health answer and the full listing', async () => {
+    const a = (await create('unknown-health-a')).body.id;
+    const b = (await create('unknown-health-b')).body.id;
+    sim.setFaults({ unknownHealth: { status: 'maintenance', ids: [a] } });
+    assert.equal((await http('GET', `/v1/instances/${a}/health`)).body.status, 'maintenance');
+    assert.equal((await http('GET', `/v1/instances/${b}/health`)).body.status, 'healthy');
+    const listed = (await http('GET', '/v1/instances?view=full&pageSize=1000')).body.items;
+    assert.equal(listed.find((i: any) => i.id === a).health.status, 'maintenance');
+    assert.equal(listed.find((i: any) => i.id === b).health.status, 'healthy');
+    sim.clearFaults();
+    assert.equal((await http('GET', `/v1/instances/${a}/health`)).body.status, 'healthy');
+  });
+
   it('hanging requests wait until the fault is cleared, then complete', async () => {
     sim.setFaults({ hang: { ops: ['create'] } });
     const pending = create('hung');
@@ -319,7 +332,7 @@ describe('vendor simulator over HTTPS', () => {
       assert.deepEqual(doc.components.schemas.LimitsPatch.properties[name], { type: 'integer', minimum: LIMIT_BOUNDS[name][0], maximum: LIMIT_BOUNDS[name][1] });
     }
     // The fault schema lists exactly the faults the server accepts.
-    assert.deepEqual(Object.keys(doc.components.schemas.Faults.properties).sort(), ['burst429', 'errors', 'hang', 'latency', 'loseCreateResponses', 'outage', 'rateLimit', 'slowCreates']);
+    assert.deepEqual(Object.keys(doc.components.schemas.Faults.properties).sort(), ['burst429', 'errors', 'hang', 'latency', 'loseCreateResponses', 'outage', 'rateLimit', 'slowCreates', 'unknownHealth']);
   });
 });
 

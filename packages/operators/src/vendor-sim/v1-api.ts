@@ -106,9 +106,10 @@ export const usageOf = (state: SimState, instance: StoredInstance): UsageReport 
   ...state.metering.meter(instance.id).report(instance.limits),
 });
 
-export const healthOf = (instance: StoredInstance, checkedAt: string) => ({
+/** `status`: a status outside the contract the `unknownHealth` fault sends instead of the instance's own. */
+export const healthOf = (instance: StoredInstance, checkedAt: string, status?: string) => ({
   id: instance.id,
-  status: instance.health,
+  status: status ?? instance.health,
   ...(instance.healthMessage ? { message: instance.healthMessage } : {}),
   checkedAt,
 });
@@ -234,7 +235,7 @@ export async function handleV1(state: SimState, x: V1Exchange, requestId: string
       const all = key === null ? store.list(account) : [store.findByKey(key, account)].filter((i) => i !== undefined);
       const { page, next } = pageOf(all, url);
       const at = now();
-      const items = view === 'basic' ? page.map(publicInstance) : page.map((i) => ({ ...publicInstance(i), health: healthOf(i, at), limits: { ...i.limits }, usage: usageOf(state, i) }));
+      const items = view === 'basic' ? page.map(publicInstance) : page.map((i) => ({ ...publicInstance(i), health: healthOf(i, at, faults.healthStatusFor(i.id)), limits: { ...i.limits }, usage: usageOf(state, i) }));
       return send(200, { items, ...(next ? { nextPageToken: next } : {}) });
     }
     case 'get':
@@ -253,8 +254,10 @@ export async function handleV1(state: SimState, x: V1Exchange, requestId: string
       metering.forget(id!);
       counters.deletes++;
       return send(204, undefined);
-    case 'health':
-      return send(200, healthOf(found(), now()));
+    case 'health': {
+      const instance = found();
+      return send(200, healthOf(instance, now(), faults.healthStatusFor(instance.id)));
+    }
     case 'getLimits':
       return send(200, { ...found().limits });
     case 'setLimits': {

@@ -182,6 +182,12 @@ export class AccountWatches implements Runnable {
         entry.lastErrorLog = now;
         this.#o.log?.warn({ endpoint, err: err instanceof Error ? err.message : String(err) }, 'reading the vendor account failed; providers are checked one by one until it works again');
       },
+      // Said when the set changes, not every round: the providers of those instances say it in
+      // their status (they read their instance themselves and meet the problem).
+      onUnreadable: (items) => {
+        if (items.length === 0) this.#o.log?.info({ endpoint }, 'every instance the vendor lists can be read again');
+        else this.#o.log?.warn({ endpoint, unreadable: items.length, first: items.slice(0, 5).map((u) => ({ id: u.id ?? null, problem: u.problem })) }, 'the vendor lists instances outside its contract; their providers read them one by one');
+      },
     });
     return entry;
   }

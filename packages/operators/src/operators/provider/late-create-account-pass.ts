@@ -13,6 +13,9 @@
  *   the pass (`ended`): keys not reached stay `notLooked`, and a key with instances still to delete
  *   waits for the next pass.
  * - **Only instances under the keys given are deleted**, each by its ID, through `deleteLate`.
+ * - An item of the listing the client cannot read (outside the vendor contract) is never taken
+ *   for "no instance": it fails the key it is listed under, or ends the pass when its key cannot
+ *   be read; an unreadable item of another key is passed over.
  * - An aborted `signal` ends the pass at once and resolves `{ aborted: true }`; the looks may then
  *   be filled in part, and the caller applies none of them.
  * @module
@@ -83,8 +86,17 @@ export async function lookAtAccount<T extends { entry: LedgerEntry }>(
     }
   } else {
     try {
-      const found = await findByListing(vendor, looks.map((l) => l.t.entry), log, signal);
-      for (const look of looks) look.found = found.get(look.t.entry.uid) ?? [];
+      const { found, unreadable } = await findByListing(vendor, looks.map((l) => l.t.entry), log, signal);
+      for (const look of looks) {
+        const problem = unreadable.get(look.t.entry.uid);
+        if (problem === undefined) look.found = found.get(look.t.entry.uid) ?? [];
+        else {
+          // Listed under this key but not readable: this key fails (looked at again, even past its
+          // window); the others go on.
+          look.outcome = 'failed';
+          look.err = new Error(`vendor listInstanceStates: the instance listed under this key cannot be read (${problem})`);
+        }
+      }
     } catch (err) {
       if (signal.aborted) return { aborted: true };
       for (const look of looks) fail(look, err);
@@ -107,10 +119,14 @@ export async function lookAtAccount<T extends { entry: LedgerEntry }>(
 /** The most pages one listing of an account reads (500 instances each), as the fleet watch. */
 const MAX_LISTING_PAGES = 1000;
 
-/** One listing of the account, every page, matched against the keys. */
-async function findByListing(vendor: VendorApi, entries: LedgerEntry[], log: Logger, signal: AbortSignal): Promise<Map<string, VendorInstance[]>> {
+/**
+ * One listing of the account, every page, matched against the keys: the instances found by key,
+ * and the keys an item the client could not read is listed under (with why).
+ */
+async function findByListing(vendor: VendorApi, entries: LedgerEntry[], log: Logger, signal: AbortSignal): Promise<{ found: Map<string, VendorInstance[]>; unreadable: Map<string, string> }> {
   const keys = new Set(entries.map((e) => e.uid));
   const found = new Map<string, VendorInstance[]>();
+  const unreadable = new Map<string, string>();
   const ids = new Set<string>();
   const tokens = new Set<string>();
   let pageToken: string | undefined;
@@ -120,14 +136,24 @@ async function findByListing(vendor: VendorApi, entries: LedgerEntry[], log: Log
   for (let pages = 0; ; pages++) {
     if (pages >= MAX_LISTING_PAGES) throw new Error(`vendor listInstanceStates: more than ${MAX_LISTING_PAGES} pages; giving up this pass`);
     const page = await vendor.listInstanceStates({ pageSize: 500, ...(pageToken ? { pageToken } : {}) }, signal);
-    for (const { instance } of page.items) {
+    const instances = page.items.map((i) => i.instance);
+    // An item the client could not read: its instance, when that part was read, is cleaned like
+    // any; one without a readable instance fails the key it is listed under ("not listed" would
+    // read as "no late instance"), or every key when its key cannot be told; one of another key,
+    // or of none, is passed over.
+    for (const u of page.unreadable ?? []) {
+      if (u.instance) instances.push(u.instance);
+      else if (u.idempotencyKey === undefined) throw new Error(`vendor listInstanceStates: an item the client cannot read (${u.problem}) may be the late instance of any key; giving up this pass`);
+      else if (u.idempotencyKey !== null && keys.has(u.idempotencyKey)) unreadable.set(u.idempotencyKey, u.problem);
+    }
+    for (const instance of instances) {
       const key = instance.idempotencyKey;
       if (key === null || !keys.has(key) || ids.has(instance.id)) continue;
       ids.add(instance.id);
       found.set(key, [...(found.get(key) ?? []), instance]);
     }
     pageToken = page.nextPageToken;
-    if (!pageToken) return found;
+    if (!pageToken) return { found, unreadable };
     if (tokens.has(pageToken)) throw new Error('vendor listInstanceStates: the same page token came twice; giving up this pass');
     tokens.add(pageToken);
   }

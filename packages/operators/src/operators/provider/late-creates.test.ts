@@ -11,7 +11,7 @@ import { FakeClock } from '@converge/runtime';
 import { inMemoryLedger, sweepOver } from './late-creates.test-support.ts';
 import { encodeEntry } from './late-create-ledger.ts';
 import type { VendorApi, VendorInstance } from './vendor-api.ts';
-import { VendorError } from './vendor/index.ts';
+import { VendorError, type UnreadableInstanceState } from './vendor/index.ts';
 
 const NOW = Date.parse('2026-12-01T10:20:00.000Z');
 const SETTLE_MS = 2_000;
@@ -27,7 +27,7 @@ const fail = (kind: 'Invalid' | 'Timeout') => new VendorError({ kind, operation:
  * then), with the ledger holding `uids` and the vendor answering as `vendor` says; returns the
  * vendor calls in order and the keys left in the ledger.
  */
-async function firstPass(uids: string[], vendor: { find?: (key: string) => VendorInstance | undefined; list?: () => VendorInstance[]; nextPageToken?: (listing: number) => string | undefined; delete?: (id: string) => void }, options: { legacy?: boolean } = {}) {
+async function firstPass(uids: string[], vendor: { find?: (key: string) => VendorInstance | undefined; list?: () => VendorInstance[]; unreadable?: () => UnreadableInstanceState[]; nextPageToken?: (listing: number) => string | undefined; delete?: (id: string) => void }, options: { legacy?: boolean } = {}) {
   const clock = new FakeClock(NOW);
   const ledger = inMemoryLedger(clock, Object.fromEntries(uids.map((u) => [u, stored(u)])), options);
   const calls: string[] = [];
@@ -36,7 +36,8 @@ async function firstPass(uids: string[], vendor: { find?: (key: string) => Vendo
     listInstanceStates: async () => {
       calls.push('list');
       const token = vendor.nextPageToken?.(calls.filter((c) => c === 'list').length);
-      return { items: (vendor.list?.() ?? []).map((i) => ({ instance: i })), ...(token !== undefined ? { nextPageToken: token } : {}) };
+      const unreadable = vendor.unreadable?.();
+      return { items: (vendor.list?.() ?? []).map((i) => ({ instance: i })), ...(unreadable ? { unreadable } : {}), ...(token !== undefined ? { nextPageToken: token } : {}) };
     },
     deleteInstance: async (id: string) => (calls.push(`delete ${id}`), vendor.delete?.(id), true),
   } as unknown as VendorApi;
@@ -129,6 +130,36 @@ describe('a pass of the late-create sweep over one account', () => {
       assert.ok(calls.length <= 4 && calls.every((c) => c === 'list'), calls.slice(0, 8).join(', '));
       assert.deepEqual(left, ['a', 'b', 'c', 'd']);
     }
+  });
+});
+
+describe('a listing with items the client cannot read (outside the vendor contract)', () => {
+  it('one whose instance could be read is cleaned like any; one of another key or of none is passed over; the other keys are done', async () => {
+    const { calls, left } = await firstPass(['a', 'b', 'c', 'd'], {
+      list: () => [instance('a')],
+      unreadable: () => [
+        { id: 'i-b', idempotencyKey: 'b', instance: instance('b'), problem: 'unknown health status' },
+        { id: 'i-x', idempotencyKey: 'someone-else', problem: 'not an instance' },
+        { idempotencyKey: null, problem: 'not an instance' },
+      ],
+    });
+    assert.deepEqual(calls, ['list', 'delete i-a', 'delete i-b']);
+    assert.deepEqual(left, []);
+  });
+
+  it('one listed under a due key with no readable instance fails that key only (never read as "no late instance")', async () => {
+    const { calls, left } = await firstPass(['a', 'b', 'c', 'd'], {
+      list: () => [instance('a')],
+      unreadable: () => [{ id: 'i-c', idempotencyKey: 'c', problem: 'not an instance' }],
+    });
+    assert.deepEqual(calls, ['list', 'delete i-a']);
+    assert.deepEqual(left, ['c']);
+  });
+
+  it('one whose key cannot be told ends the pass: every key stays, nothing deleted', async () => {
+    const { calls, left } = await firstPass(['a', 'b', 'c', 'd'], { list: () => [instance('a')], unreadable: () => [{ problem: 'not an instance' }] });
+    assert.deepEqual(calls, ['list']);
+    assert.deepEqual(left, ['a', 'b', 'c', 'd']);
   });
 });
 

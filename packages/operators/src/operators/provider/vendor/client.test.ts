@@ -257,3 +257,49 @@ describe('vendor client: one secure context per CA, shared by every client', () 
     for (const token of ['team-a', 'team-b']) assert.equal((await newClient(t, server, { token }).client.getInstance('i-1')).id, 'i-1');
   });
 });
+
+describe('vendor client: a listing is read item by item', () => {
+  const state = (id: string, key: string | null, health: unknown = { status: 'healthy' }) => ({
+    id,
+    region: 'eu-west-1',
+    displayName: 'x',
+    idempotencyKey: key,
+    createdAt: 't',
+    updatedAt: 't',
+    health,
+    limits: { maxConcurrency: 4, requestsPerMinute: 60, dailyQuota: 1000 },
+    usage: { callsToday: 1, dailyQuota: 1000, quotaRemaining: 999, refusedToday: 0, throttledRequests: 0, throttleWindowSeconds: 60, quotaResetAt: '2026-12-08T00:00:00Z', observedAt: '2026-12-07T00:00:00Z' },
+  });
+  it('an item outside the contract leaves the page\'s other items readable and is listed as unreadable with what of it could be read', async (t) => {
+    const page = JSON.stringify({
+      items: [
+        state('i-good', 'uid-good'),
+        state('i-odd-health', 'uid-odd', { status: 'exploded' }), // a health status the contract does not have
+        { id: 'i-no-region', idempotencyKey: 'uid-no-region' }, // not an instance: no region
+        { idempotencyKey: 7 }, // no id, no key
+        null,
+        state('i-last', null),
+      ],
+      nextPageToken: 'p2',
+    });
+    const server = await rawServer(t, (_req, socket) => socket.write(reply(200, [], page)));
+    const { client } = newClient(t, server);
+    const got = await client.listInstanceStates();
+    assert.deepEqual(got.items.map((i) => i.instance.id), ['i-good', 'i-last']);
+    assert.equal(got.nextPageToken, 'p2');
+    assert.deepEqual(
+      got.unreadable?.map((u) => [u.id, u.idempotencyKey, u.instance?.id, u.problem]),
+      [
+        ['i-odd-health', 'uid-odd', 'i-odd-health', 'unknown health status'],
+        ['i-no-region', 'uid-no-region', undefined, 'not an instance'],
+        [undefined, null, undefined, 'not an instance'],
+        [undefined, undefined, undefined, 'not an instance'],
+      ],
+    );
+  });
+  it('a page whose items are all readable says nothing of unreadable ones', async (t) => {
+    const server = await rawServer(t, (_req, socket) => socket.write(reply(200, [], JSON.stringify({ items: [state('i-1', 'k')] }))));
+    const { client } = newClient(t, server);
+    assert.equal('unreadable' in (await client.listInstanceStates()), false);
+  });
+});

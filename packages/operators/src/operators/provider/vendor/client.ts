@@ -15,10 +15,12 @@ import {
   type CreateInstanceResult,
   type DeleteInstanceResult,
   type InstanceStatePage,
+  type UnreadableInstanceState,
   type UpdateInstanceInput,
   type VendorAccount,
   type VendorHealth,
   type VendorInstance,
+  type VendorInstanceState,
   type VendorLimits,
   type VendorOperationName,
   type VendorUsage,
@@ -119,6 +121,9 @@ export interface VendorClient {
   /**
    * One page of GET /v1/instances?view=full: every live instance of the account with its health,
    * limits and usage. One call per page (pass `nextPageToken` on); `pageSize` default 200.
+   * Read item by item: an item outside the contract is left out of `items` and listed in
+   * `unreadable` (with its id, key and instance where those could be read); the page fails only
+   * when the page itself cannot be read.
    */
   listInstanceStates(page?: { pageToken?: string; pageSize?: number }, opts?: CallOptions): Promise<InstanceStatePage>;
   /** Counts of this client's calls, by operation. A copy. */
@@ -420,17 +425,38 @@ export function createVendorClient(options: VendorClientOptions): VendorClient {
       return call('listInstanceStates', opts, () => exchange('listInstanceStates', 'GET', path, opts), [200], (a) => {
         const v = json('listInstanceStates', a) as { items?: unknown; nextPageToken?: unknown } | null;
         if (!v || !Array.isArray(v.items)) throw malformed('listInstanceStates', a, 'no items list');
-        const items = v.items.map((item: unknown) => {
-          const i = item as { health?: unknown; limits?: unknown; usage?: unknown } | null;
-          const instance = instanceFrom('listInstanceStates', a, i);
-          return {
-            instance,
-            health: healthFrom('listInstanceStates', a, i?.health, instance.id),
-            limits: limitsFrom('listInstanceStates', a, i?.limits),
-            usage: usageFrom('listInstanceStates', a, i?.usage),
-          };
-        });
-        return { items, ...(typeof v.nextPageToken === 'string' && v.nextPageToken !== '' ? { nextPageToken: v.nextPageToken } : {}) };
+        // Item by item: one instance outside the contract must not hide the others (every
+        // provider of the account would fall back to its own calls, the late-create listing would
+        // fail every key). What could not be read is said, with what of it could.
+        const items: VendorInstanceState[] = [];
+        const unreadable: UnreadableInstanceState[] = [];
+        for (const item of v.items as unknown[]) {
+          const i = item as { id?: unknown; idempotencyKey?: unknown; health?: unknown; limits?: unknown; usage?: unknown } | null;
+          let instance: VendorInstance | undefined;
+          try {
+            instance = instanceFrom('listInstanceStates', a, i);
+            items.push({
+              instance,
+              health: healthFrom('listInstanceStates', a, i?.health, instance.id),
+              limits: limitsFrom('listInstanceStates', a, i?.limits),
+              usage: usageFrom('listInstanceStates', a, i?.usage),
+            });
+          } catch (err) {
+            if (!(err instanceof VendorError)) throw err;
+            const isObject = typeof i === 'object' && i !== null && !Array.isArray(i);
+            unreadable.push({
+              ...(isObject && typeof i.id === 'string' && i.id !== '' ? { id: i.id } : {}),
+              ...(isObject ? { idempotencyKey: typeof i.idempotencyKey === 'string' ? i.idempotencyKey : null } : {}),
+              ...(instance ? { instance } : {}),
+              problem: err.message.replace(/^vendor listInstanceStates: malformed answer \(HTTP \d+\): /, ''),
+            });
+          }
+        }
+        return {
+          items,
+          ...(unreadable.length ? { unreadable } : {}),
+          ...(typeof v.nextPageToken === 'string' && v.nextPageToken !== '' ? { nextPageToken: v.nextPageToken } : {}),
+        };
       });
     },
     calls: () => structuredClone(counts),

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FakeClock } from '@converge/runtime';
 import { FleetWatch } from './fleet-watch.ts';
-import type { InstanceStatePage, VendorAccount, VendorInstanceState } from './types.ts';
+import type { InstanceStatePage, UnreadableInstanceState, VendorAccount, VendorInstanceState } from './types.ts';
 import { VendorError } from './errors.ts';
 
 const account: VendorAccount = { id: 'acct', state: 'active', since: '2026-12-05T00:00:00Z' };
@@ -187,4 +187,42 @@ test('a failure that is not a refusal of the token (the vendor down) keeps the i
   assert.ok(reads >= 10, `${reads} reads in 30 s`);
   abort.abort();
   await running;
+});
+
+test('an instance the client cannot read is left out of the snapshot, woken once (never called gone), and the round stands for the others', async () => {
+  const clock = new FakeClock(0);
+  let unreadable: UnreadableInstanceState[] = [];
+  const client = {
+    async getAccount(): Promise<VendorAccount> {
+      return account;
+    },
+    async listInstanceStates(): Promise<InstanceStatePage> {
+      const readable = ['i-1', 'i-2'].filter((id) => !unreadable.some((u) => u.id === id));
+      return { items: readable.map((id) => instance(id, 1_000)), ...(unreadable.length ? { unreadable } : {}) };
+    },
+  };
+  const heard: UnreadableInstanceState[][] = [];
+  const watch = new FleetWatch({ client, clock, intervalMs: 1000, onUnreadable: (items) => heard.push(items) });
+  assert.deepEqual((await watch.poll()).changed, ['i-1', 'i-2']);
+
+  unreadable = [{ id: 'i-2', idempotencyKey: 'k-2', problem: 'unknown health status' }, { problem: 'not an instance' }];
+  const round = await watch.poll();
+  assert.deepEqual([round.changed, round.gone], [['i-2'], []], 'woken once, still listed');
+  assert.equal(watch.instance('i-2'), undefined, 'its providers read it themselves');
+  assert.equal(watch.instance('i-1')?.limits.dailyQuota, 1_000, 'the others are served from the round');
+  assert.equal(watch.stats().unreadable, 2);
+  assert.deepEqual((await watch.poll()).changed, [], 'not woken again while it stays unreadable');
+  assert.equal(heard.length, 1, 'heard when the set changed, not every round');
+
+  unreadable = [];
+  const readable = await watch.poll();
+  assert.deepEqual([readable.changed, readable.gone], [['i-2'], []]);
+  assert.equal(watch.instance('i-2')?.limits.dailyQuota, 1_000);
+  assert.deepEqual(heard.map((h) => h.length), [2, 0]);
+
+  // One that stops being listed after being unreadable is gone.
+  unreadable = [{ id: 'i-2', problem: 'unknown health status' }];
+  assert.deepEqual((await watch.poll()).changed, ['i-2']);
+  client.listInstanceStates = async () => ({ items: [instance('i-1', 1_000)] });
+  assert.deepEqual((await watch.poll()).gone, ['i-2']);
 });

@@ -21,6 +21,11 @@
  *   Any completed round brings the interval back; other failures (the vendor down) keep it.
  * - Paging ends on the vendor's last page; a repeated page token or more than `maxPages` pages
  *   fails the round (a vendor bug must not loop forever).
+ * - **An instance the client cannot read** (outside the vendor contract) does not fail the round:
+ *   it is left out of the snapshot (`instance(id)` undefined: its caller asks the vendor itself
+ *   and meets the problem there), reported once in `changed` when it becomes unreadable (never
+ *   as `gone`: it is still listed), and `onUnreadable` hears the round's unreadable items each
+ *   time that set changes (an empty list once none is left).
  *
  * - `forget(id)` after a write to an instance: `instance(id)` answers undefined until a round
  *   that started after the write has completed, so nobody acts on what the instance looked like
@@ -34,7 +39,7 @@
  */
 import type { Clock } from '@converge/runtime';
 import type { VendorClient, CallOptions } from './client.ts';
-import type { VendorAccount, VendorInstanceState } from './types.ts';
+import type { UnreadableInstanceState, VendorAccount, VendorInstanceState } from './types.ts';
 import { isVendorError } from './errors.ts';
 
 /** What decides "the state changed" for an instance; usage figures alone are not state. */
@@ -45,6 +50,8 @@ export const defaultStateKey: StateKey = (s) =>
   JSON.stringify([s.health.status, s.health.message ?? '', s.limits.maxConcurrency, s.limits.requestsPerMinute, s.limits.dailyQuota, s.usage.quotaRemaining === 0, s.usage.throttledRequests > 0]);
 
 const usageKey = (s: VendorInstanceState): string => JSON.stringify([s.usage.callsToday, s.usage.quotaRemaining, s.usage.refusedToday, s.usage.throttledRequests, s.usage.quotaResetAt]);
+/** The state key of an instance listed but unreadable (no state key of a readable one is this). */
+const UNREADABLE = 'unreadable';
 const accountKey = (a: VendorAccount): string => JSON.stringify([a.state, a.reason ?? '', a.message ?? '']);
 
 export interface FleetChange {
@@ -75,6 +82,8 @@ export interface FleetWatchOptions {
   maxBackoffMs?: number;
   onChange?: (change: FleetChange) => void;
   onError?: (err: unknown) => void;
+  /** The listed items the client could not read, when that set changed since the last round (see above). */
+  onUnreadable?: (items: UnreadableInstanceState[]) => void;
 }
 
 interface Seen {
@@ -95,6 +104,9 @@ export class FleetWatch {
   #roundStart = Number.NEGATIVE_INFINITY;
   /** Instances written to, and when: not trusted from rounds that started before. */
   readonly #written = new Map<string, number>();
+  /** What the last completed round could not read (ids and problems), to tell a change. */
+  #unreadableKey = '[]';
+  #unreadable = 0;
 
   constructor(options: FleetWatchOptions) {
     if (!(options.intervalMs > 0)) throw new RangeError('FleetWatch: intervalMs must be > 0');
@@ -123,8 +135,9 @@ export class FleetWatch {
     return this.#o.clock.monotonic() - this.#at;
   }
 
-  stats(): { rounds: number; failures: number; instances: number } {
-    return { rounds: this.#rounds, failures: this.#failures, instances: this.#snapshot?.instances.size ?? 0 };
+  /** `unreadable`: items of the last completed round the client could not read. */
+  stats(): { rounds: number; failures: number; instances: number; unreadable: number } {
+    return { rounds: this.#rounds, failures: this.#failures, instances: this.#snapshot?.instances.size ?? 0, unreadable: this.#unreadable };
   }
 
   /**
@@ -136,6 +149,7 @@ export class FleetWatch {
     const started = this.#o.clock.monotonic();
     const account = await this.#o.client.getAccount(opts);
     const instances = new Map<string, VendorInstanceState>();
+    const unreadable: UnreadableInstanceState[] = [];
     const tokens = new Set<string>();
     let pageToken: string | undefined;
     const maxPages = this.#o.maxPages ?? 1000;
@@ -143,15 +157,16 @@ export class FleetWatch {
       if (page >= maxPages) throw new Error(`vendor listInstanceStates: more than ${maxPages} pages; giving up this round`);
       const got = await this.#o.client.listInstanceStates({ pageSize: this.#o.pageSize ?? 200, ...(pageToken ? { pageToken } : {}) }, opts);
       for (const item of got.items) instances.set(item.instance.id, item);
+      unreadable.push(...(got.unreadable ?? []));
       pageToken = got.nextPageToken;
       if (pageToken === undefined) break;
       if (tokens.has(pageToken)) throw new Error('vendor listInstanceStates: the same page token came twice; giving up this round');
       tokens.add(pageToken);
     }
-    return this.#commit(account, instances, started);
+    return this.#commit(account, instances, unreadable, started);
   }
 
-  #commit(account: VendorAccount, instances: Map<string, VendorInstanceState>, started: number): FleetChange {
+  #commit(account: VendorAccount, instances: Map<string, VendorInstanceState>, unreadable: UnreadableInstanceState[], started: number): FleetChange {
     const change: FleetChange = { accountChanged: false, changed: [], gone: [], usageChanged: [] };
     // An overlapping round that started earlier but finished later read older facts: dropping it
     // keeps the snapshot from going back in time (and an instance written in between from being
@@ -167,7 +182,14 @@ export class FleetWatch {
       else if (before.usage !== now.usage) change.usageChanged.push(id);
       seen.set(id, now);
     }
-    for (const id of this.#seen.keys()) if (!instances.has(id)) change.gone.push(id);
+    // Listed but unreadable: out of the snapshot, still there (not gone); its providers are woken
+    // once, when it becomes unreadable, and read it themselves.
+    for (const { id } of unreadable) {
+      if (id === undefined || instances.has(id) || seen.has(id)) continue;
+      if (this.#seen.get(id)?.state !== UNREADABLE) change.changed.push(id);
+      seen.set(id, { state: UNREADABLE, usage: '' });
+    }
+    for (const id of this.#seen.keys()) if (!seen.has(id)) change.gone.push(id);
     this.#seen = seen;
     this.#account = aKey;
     this.#snapshot = { account, instances, observedAt: this.#o.clock.now() };
@@ -175,6 +197,12 @@ export class FleetWatch {
     this.#roundStart = started;
     for (const [id, at] of this.#written) if (at < started) this.#written.delete(id);
     this.#rounds++;
+    this.#unreadable = unreadable.length;
+    const unreadableKey = JSON.stringify(unreadable.map((u) => [u.id ?? null, u.problem]).sort());
+    if (unreadableKey !== this.#unreadableKey) {
+      this.#unreadableKey = unreadableKey;
+      this.#o.onUnreadable?.(unreadable);
+    }
     return change;
   }
 

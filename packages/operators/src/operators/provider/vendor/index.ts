@@ -67,6 +67,7 @@ export {
   type VendorAccountState,
   type VendorInstanceState,
   type InstanceStatePage,
+  type UnreadableInstanceState,
   type CreateInstanceInput,
   type UpdateInstanceInput,
   type CreateInstanceResult,

@@ -70,8 +70,28 @@ export interface VendorInstanceState {
   usage: VendorUsage;
 }
 
+/**
+ * A listed item the client could not read: outside the vendor contract (a health status it does
+ * not know, limits that are not numbers, not an object at all). The page's other items stand.
+ */
+export interface UnreadableInstanceState {
+  /** The item's `id`, when that is a non-empty string. */
+  id?: string;
+  /**
+   * The item's `idempotencyKey`: a string; null when the item is an object without one (an
+   * instance created without a key); absent when the item is not an object (it cannot be told).
+   */
+  idempotencyKey?: string | null;
+  /** The instance, when that part could be read (its health, limits or usage could not). */
+  instance?: VendorInstance;
+  /** Why it could not be read (the vendor's answer is not quoted). */
+  problem: string;
+}
+
 export interface InstanceStatePage {
   items: VendorInstanceState[];
+  /** Items the client could not read; absent when there is none. */
+  unreadable?: UnreadableInstanceState[];
   /** Pass as `pageToken` for the next page; absent on the last page. */
   nextPageToken?: string;
 }
