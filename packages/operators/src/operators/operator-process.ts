@@ -73,7 +73,6 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
         ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
         ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
         log,
-        onLeaderChange: (leading) => metrics.setLeader('converge-operators', leading),
       })
     : undefined;
   const manager = new Manager({
@@ -91,7 +90,6 @@ export async function runOperatorProcess(options: OperatorProcessOptions, signal
     shutdownGraceMs: config.shutdownGraceMs,
     cacheSyncTimeoutMs: config.cacheSyncTimeoutMs,
   });
-  if (elector) metrics.setLeader('converge-operators', false);
   const events = createEventRecorder({
     client,
     reportingController: 'converge.dev/operators',

@@ -54,3 +54,27 @@ test('a 2xx answer that is not JSON is an error that says so, never an empty lis
     assert.match(err.message, /did not answer as a Kubernetes API server \(200 text\/html\): <html><body>Sign in/);
   }
 });
+
+test('an onRequest observer that throws neither fails the request nor keeps the observers after it from hearing of it; raw requests report Kubernetes verbs', async (t) => {
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/api/v1/namespaces/d/configmaps/missing')) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'configmaps "missing" not found' }));
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'd', resourceVersion: '1' } }));
+  });
+  const url = await listen(server);
+  t.after(() => server.close());
+  const client = clientFor(url, 2_000);
+  t.after(() => client.close());
+  const heard: string[] = [];
+  client.observe({ onRequest: () => { throw new Error('a span processor that throws'); } });
+  client.observe({ onRequest: (i) => void heard.push(`${i.verb} ${i.code}`) });
+  assert.equal((await client.get(ConfigMapKind, { namespace: 'd', name: 'x' })).metadata.name, 'x');
+  const err = await client.get(ConfigMapKind, { namespace: 'd', name: 'missing' }).then(() => undefined, (e: unknown) => e);
+  assert.ok(err instanceof ApiError && err.code === 404, `the request's own failure, not the observer's: ${String(err)}`);
+  await client.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { body: {} });
+  await client.request('GET', '/api/v1/namespaces/d/configmaps/x');
+  assert.deepEqual(heard, ['get 200', 'get 404', 'create 200', 'get 200']);
+});

@@ -37,7 +37,10 @@ import { Transport, readText } from './transport.ts';
 import type { ApplyOptions, DeleteOptions, KubeClientOptions, ListAllOptions, ListOptions, Patch, PatchOptions, WatchEvent, WatchOptions, WriteOptions } from './options.ts';
 
 export interface ClientObserver {
-  /** Called after every HTTP request (watches when they end) with its outcome. */
+  /**
+   * Called after every HTTP request (watches when they end) with its outcome. What an observer
+   * throws is ignored (as for `onWrite` and `onDelete`): the request's outcome stands.
+   */
   onRequest?(info: RequestInfo): void;
   /** Called after a successful create/update/patch/apply with the object the server returned. */
   onWrite?(kind: ResourceKind, object: KubeObject): void;
@@ -333,7 +336,7 @@ export class KubeClient {
       ...(opts.query ? { query: opts.query } : {}),
       ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body), contentType: opts.contentType ?? 'application/json' }),
       signal: opts.signal,
-    }, method.toLowerCase(), resourceOfPath(path));
+    }, verbOfMethod(method), resourceOfPath(path));
     return res.body as R;
   }
 
@@ -439,7 +442,9 @@ export class KubeClient {
   }
 
   #report(info: RequestInfo): void {
-    for (const o of this.#shared.observers) o.onRequest?.(info);
+    // Guarded as writes are: an observer that throws (a tracer's span processor, a metrics bug)
+    // must neither replace the request's own outcome nor keep the observers after it uninformed.
+    for (const o of this.#shared.observers) tell(() => o.onRequest?.(info));
   }
 
   #baseHeaders(): Record<string, string> {
@@ -512,10 +517,17 @@ function toApiError(err: unknown, callerSignal?: AbortSignal, deadline?: AbortSi
   return new ApiError({ reason: 'Network', code: 0, message: `network error: ${message}`, cause: err });
 }
 
+/** The Kubernetes verb of a raw request (as the API server's audit log names it): POST creates. */
+function verbOfMethod(method: string): string {
+  const m = method.toUpperCase();
+  return m === 'POST' ? 'create' : m === 'PUT' ? 'update' : m === 'PATCH' ? 'patch' : m === 'DELETE' ? 'delete' : m === 'GET' ? 'get' : m.toLowerCase();
+}
+
 /**
- * Tells an observer of a write the API server accepted. An observer that throws (a bug: the
- * cache reports its own failures) neither fails the write, which happened, nor keeps the
- * observers after it from hearing of it; the watch then brings the object to it.
+ * Tells an observer of a request or of a write the API server accepted. An observer that throws
+ * (a bug: the cache reports its own failures) neither fails the request, whose outcome stands,
+ * nor keeps the observers after it from hearing of it; the watch then brings a written object
+ * to it.
  */
 function tell(notify: () => void): void {
   try {

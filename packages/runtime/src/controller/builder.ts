@@ -41,6 +41,12 @@ export interface ControllerHost {
   readonly metrics: RuntimeMetrics;
   /** Registers the controller to run while this process leads. */
   addController(controller: Controller): void;
+  /**
+   * Throws what `addController` would for a controller of this name (the name taken, the host
+   * started), before the controller is built: building one registers its metrics, which would
+   * otherwise take over those of the controller already there.
+   */
+  checkNewController?(name: string): void;
   /** Defaults applied to every controller (the manager's shutdown grace, for one). */
   readonly controllerDefaults: ControllerOptions;
   /** Where a controller's convergence tracker is published (metrics gauge, debug endpoint). */
@@ -153,6 +159,7 @@ export class ControllerBuilder {
   complete(reconciler: Reconciler | ReconcileFunc): Controller {
     const primary = this.#primary;
     if (!primary) throw new Error(`controller ${this.#name}: call for(kind) before complete()`);
+    this.#host.checkNewController?.(this.#name);
     const store = this.#host.cache.store(primary);
     const controller = new Controller(
       {

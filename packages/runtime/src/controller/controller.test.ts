@@ -376,3 +376,39 @@ test('a reconcile that fails during the shutdown grace period is not logged as r
   assert.ok(msgs.includes('reconcile failed while stopping; left to the next start'), msgs.join('\n'));
   assert.equal(c.queue.delayedLen() + c.queue.len(), 0);
 });
+
+test('a retry at a delay the error names (TemporaryError retryAfterMs, an API server Retry-After) is counted in workqueue_retries_total like any retry', async () => {
+  const { RuntimeMetrics } = await import('../metrics/index.ts');
+  const metrics = new RuntimeMetrics();
+  const clock = new FakeClock(1_000_000);
+  let failures = 0;
+  const controller = new Controller(
+    {
+      name: 'retry-count',
+      log,
+      clock,
+      metrics,
+      reconciler: {
+        reconcile: async (req) => {
+          failures++;
+          if (req.key === 'ns/vendor') throw new TemporaryError('VendorDown', 'vendor 503', { retryAfterMs: 3_000 });
+          if (req.key === 'ns/api') throw new ApiError({ code: 429, reason: 'TooManyRequests', message: 'slow down', retryAfterMs: 2_000 });
+          throw new Error('boom');
+        },
+      },
+    },
+    { resyncPeriodMs: 0, resyncJitter: 0, maxConcurrentReconciles: 1, shutdownGraceMs: 1_000 },
+  );
+  const stop = new AbortController();
+  const running = controller.start(stop.signal);
+  for (const key of ['ns/vendor', 'ns/api', 'ns/plain']) controller.enqueue(key);
+  for (let i = 0; i < 10; i++) {
+    await tick();
+    await clock.advanceAsync(1_000);
+  }
+  stop.abort();
+  await running;
+  const retries = Number(/workqueue_retries_total\{name="retry-count"\} (\d+)/.exec(await metrics.registry.metrics())?.[1]);
+  assert.ok(failures >= 6, `${failures} failed reconciles`);
+  assert.equal(retries, failures, `${failures} failed reconciles, each retried; ${retries} retries counted`);
+});

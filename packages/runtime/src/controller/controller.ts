@@ -257,12 +257,12 @@ export class Controller {
     // rate-limited retry (per-key backoff and the overall bucket), never an immediate one: a
     // condition that persists (an eventually consistent vendor, a stale cache) must not spin.
     if (err instanceof TemporaryError && err.retryAfterMs !== undefined) {
-      const retryInMs = err.retryAfterMs > 0 ? (this.queue.addAfter(key, err.retryAfterMs), err.retryAfterMs) : this.queue.addRateLimited(key);
+      const retryInMs = err.retryAfterMs > 0 ? (this.queue.retryAfter(key, err.retryAfterMs), err.retryAfterMs) : this.queue.addRateLimited(key);
       log.info({ reason: err.reason, err: err.message, retryInMs: Math.round(retryInMs) }, 'reconcile will retry');
       return 'error';
     }
     if (err instanceof ApiError && err.retryAfterMs !== undefined && err.retryAfterMs > 0) {
-      this.queue.addAfter(key, err.retryAfterMs);
+      this.queue.retryAfter(key, err.retryAfterMs);
     } else {
       this.queue.addRateLimited(key);
     }

@@ -106,6 +106,11 @@ export class LeaderElector {
     this.#random = options.random ?? Math.random;
   }
 
+  /** The Lease's name (the `name` label of `leader_election_master_status`, as client-go's). */
+  get leaseName(): string {
+    return this.#key.name;
+  }
+
   /**
    * True while this replica holds the Lease and its renew deadline (monotonic) has not passed.
    * Checked against the clock on every call, so it turns false at the deadline even when the

@@ -342,6 +342,30 @@ describe('Manager: metrics from the start', () => {
   });
 });
 
+describe('Manager: the leader gauge', () => {
+  it('with an elector, leader_election_master_status is there from the start under the Lease\'s name: 0 on a standby, 1 while leading', async () => {
+    class Standby extends ScriptedElector {
+      readonly leaseName = 'team-lease';
+      leading = false;
+      override isLeader(): boolean {
+        return this.leading;
+      }
+    }
+    const elector = new Standby();
+    const m = await manager({ elector });
+    assert.match(await m.metrics.registry.metrics(), /^leader_election_master_status\{name="team-lease"\} 0$/m);
+    elector.leading = true;
+    assert.match(await m.metrics.registry.metrics(), /^leader_election_master_status\{name="team-lease"\} 1$/m);
+    elector.leading = false;
+    assert.match(await m.metrics.registry.metrics(), /^leader_election_master_status\{name="team-lease"\} 0$/m);
+  });
+
+  it('without an elector there is no leader gauge (every replica reconciles)', async () => {
+    const m = await manager();
+    assert.doesNotMatch(await m.metrics.registry.metrics(), /^leader_election_master_status\{/m);
+  });
+});
+
 describe('Manager: /debug/unconverged', () => {
   it('?limit must be a whole number from 1 to 1000: anything else is a 400 naming it, not an empty list', async () => {
     const m = await manager({ metricsBindAddress: '127.0.0.1:0' });
@@ -458,8 +482,14 @@ describe('Manager: controller names', () => {
     const m = new Manager({ kubeConfig: unreachableKubeConfig(await closedPort()), log });
     const first = m.controller('dup');
     const second = m.controller('dup');
-    first.for(ConfigMapKind).complete(async () => ({}));
+    const kept = first.for(ConfigMapKind).withOptions({ maxConcurrentReconciles: 4 }).complete(async () => ({}));
     assert.throws(() => second.for(ConfigMapKind).complete(async () => ({})), /controller dup already exists/);
     assert.throws(() => m.controller('dup'), /controller dup already exists/);
+    // The refused one did not take over the metrics of the one kept.
+    kept.enqueue('ns/a');
+    kept.enqueue('ns/b');
+    const text = await m.metrics.registry.metrics();
+    assert.match(text, /^controller_runtime_max_concurrent_reconciles\{controller="dup"\} 4$/m);
+    assert.match(text, /^workqueue_depth\{name="dup"\} 2$/m);
   });
 });

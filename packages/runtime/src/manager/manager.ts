@@ -76,6 +76,8 @@ export interface Elector {
   isLeader(): boolean;
   /** Stop renewing at once without releasing the Lease (the work could not be stopped). */
   abandon(): void;
+  /** The Lease's name: the `name` label of `leader_election_master_status` (default `leader`). */
+  readonly leaseName?: string;
 }
 
 export type { ReadyCheck } from './readiness.ts';
@@ -192,6 +194,8 @@ export class Manager implements ControllerHost {
     this.metrics.watchHealthFrom(() => this.cache.health());
     this.#checks = new ManagerChecks(() => this.cache.health());
     this.#elector = options.elector;
+    const elector = options.elector;
+    if (elector) this.metrics.leaderFrom(elector.leaseName ?? 'leader', () => elector.isLeader());
     this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.controllerDefaults = { shutdownGraceMs: options.shutdownGraceMs ?? 30_000, ...options.controllerDefaults };
     this.#abortTimeoutMs = options.abortTimeoutMs ?? 10_000;
@@ -250,10 +254,15 @@ export class Manager implements ControllerHost {
 
   /** Called by the controller builder. */
   addController(controller: Controller): void {
+    this.checkNewController(controller.name);
+    this.#controllers.push(controller);
+  }
+
+  /** Throws when a controller of this name could not be added (see `ControllerHost`). */
+  checkNewController(name: string): void {
     if (this.#started) throw new Error('cannot add a controller after start');
     // Checked again here: two builders of one name may both have been started before either completed.
-    if (this.#controllers.some((c) => c.name === controller.name)) throw new Error(`controller ${controller.name} already exists`);
-    this.#controllers.push(controller);
+    if (this.#controllers.some((c) => c.name === name)) throw new Error(`controller ${name} already exists`);
   }
 
   /**

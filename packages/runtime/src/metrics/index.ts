@@ -49,6 +49,26 @@ export interface QueueProbe {
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/**
+ * One entry per (kind, namespace), the worst of the watches that share it: a kind watched twice
+ * (in full and metadata-only, or the same Kind name in two API groups) is one series, unhealthy
+ * when any of them is, as old as the oldest — one healthy watch never hides a failing one.
+ */
+function worstWatches(health: readonly WatchHealth[]): { kind: string; namespace: string; ok: boolean; ageMs: number }[] {
+  const by = new Map<string, { kind: string; namespace: string; ok: boolean; ageMs: number }>();
+  for (const h of health) {
+    const id = `${h.kind}\0${h.namespace}`;
+    const ok = h.synced && h.healthy;
+    const seen = by.get(id);
+    if (!seen) by.set(id, { kind: h.kind, namespace: h.namespace, ok, ageMs: h.lastProgressAgeMs });
+    else {
+      seen.ok &&= ok;
+      seen.ageMs = Math.max(seen.ageMs, h.lastProgressAgeMs);
+    }
+  }
+  return [...by.values()];
+}
+
 /** An event recorder's counts, as `RuntimeMetrics.eventRecorder` reads them (`gaveWay` may be absent). */
 export type EventRecorderCounts = Omit<EventRecorderStats, 'gaveWay'> & { gaveWay?: number };
 
@@ -68,6 +88,7 @@ export class RuntimeMetrics {
   readonly #watchRestarts: Counter<'kind' | 'reason'>;
   readonly #watchRelists: Counter<'kind'>;
   readonly #leader: Gauge<'name'>;
+  readonly #leaders = new Map<string, () => boolean>();
   readonly #queues = new Map<string, QueueProbe>();
   readonly #unconverged = new Map<string, () => number>();
   #cacheHealth: (() => WatchHealth[]) | undefined;
@@ -100,7 +121,11 @@ export class RuntimeMetrics {
       name: 'workqueue_longest_running_processor_seconds', help: 'How many seconds has the longest running processor for workqueue been running', labelNames: ['name'], registers,
       collect() { this.reset(); for (const [name, q] of queues) this.set({ name }, q.longestRunningMs() / 1000); },
     });
-    this.#leader = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', labelNames: ['name'], registers });
+    const leaders = this.#leaders;
+    this.#leader = new Gauge({
+      name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', labelNames: ['name'], registers,
+      collect() { for (const [name, isLeader] of leaders) this.set({ name }, isLeader() ? 1 : 0); },
+    });
     this.#restClient = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code and method', labelNames: ['code', 'method'], registers });
     this.#restLatency = new Histogram({ name: 'rest_client_request_duration_seconds', help: 'Request latency in seconds, by verb and resource', labelNames: ['verb', 'resource'], buckets: DURATION_BUCKETS, registers });
     const self = this;
@@ -116,14 +141,14 @@ export class RuntimeMetrics {
       name: 'converge_watch_last_event_age_seconds', help: 'Seconds since the last list, event or bookmark of a watch', labelNames: ['kind', 'namespace'], registers,
       collect() {
         this.reset();
-        for (const h of self.#cacheHealth?.() ?? []) this.set({ kind: h.kind, namespace: h.namespace }, h.lastProgressAgeMs / 1000);
+        for (const h of worstWatches(self.#cacheHealth?.() ?? [])) this.set({ kind: h.kind, namespace: h.namespace }, h.ageMs / 1000);
       },
     });
     new Gauge({
       name: 'converge_watch_healthy', help: '1 when a watch is synced and not failing', labelNames: ['kind', 'namespace'], registers,
       collect() {
         this.reset();
-        for (const h of self.#cacheHealth?.() ?? []) this.set({ kind: h.kind, namespace: h.namespace }, h.synced && h.healthy ? 1 : 0);
+        for (const h of worstWatches(self.#cacheHealth?.() ?? [])) this.set({ kind: h.kind, namespace: h.namespace }, h.ok ? 1 : 0);
       },
     });
     const unconverged = this.#unconverged;
@@ -227,6 +252,14 @@ export class RuntimeMetrics {
 
   setLeader(name: string, leading: boolean): void {
     this.#leader.set({ name }, leading ? 1 : 0);
+  }
+
+  /**
+   * `leader_election_master_status{name}` read from `isLeader` at each scrape (the Manager does
+   * this for its elector, under the Lease's name): 0 on a standby from the start, 1 while leading.
+   */
+  leaderFrom(name: string, isLeader: () => boolean): void {
+    this.#leaders.set(name, isLeader);
   }
 
   watchRestarted(kind: string, reason: string): void {

@@ -20,7 +20,8 @@
  * - `addRateLimited(key)` = `addAfter(key, rateLimiter.when(key))` (returns that delay); the default limiter is
  *   controller-runtime's: max(per-key exponential 5 ms·2^n capped at 1000 s, overall token
  *   bucket 10 qps / burst 100). Forgetting a key after success (`forget`) is the caller's job;
- *   per-key counters live until then.
+ *   per-key counters live until then. `retryAfter(key, ms)` is a retry at a delay the caller
+ *   chose (a Retry-After): counted as a retry, the backoff untouched.
  * - `shutDown()` stops intake (adds become no-ops), drops delayed keys, wakes blocked getters
  *   with `undefined`; keys already ready are still handed out until none is left.
  *   `shutDownWithDrain()` also waits until every in-flight key got `done()`.

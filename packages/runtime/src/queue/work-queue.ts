@@ -18,7 +18,7 @@ export interface QueueMetrics {
   queueLatency?(ms: number): void;
   /** From get to done. */
   workDuration?(ms: number): void;
-  /** `addRateLimited` was called. */
+  /** A retry was scheduled: `addRateLimited` or `retryAfter` was called. */
   retries?(): void;
 }
 
@@ -116,6 +116,17 @@ export class WorkQueue {
     this.#emit('retries');
     this.addAfter(key, delay);
     return delay;
+  }
+
+  /**
+   * A retry at a delay the caller chose (a vendor's or API server's Retry-After): `addAfter`,
+   * counted as a retry as `addRateLimited` is, the per-key backoff left as it is. No-op (and no
+   * count) after shutdown.
+   */
+  retryAfter(key: string, delayMs: number): void {
+    if (this.#shuttingDown) return;
+    this.#emit('retries');
+    this.addAfter(key, delayMs);
   }
 
   /** Resets the key's retry count (`rateLimiter.forget`). Call it after a success. */
