@@ -71,16 +71,32 @@ async function main(argv: string[]): Promise<number> {
 /** The command running, for the line of an error no command reported itself. */
 let running = '';
 
+/**
+ * The output can no longer be written (its reader gone, EPIPE: quiet; a full disk: one line).
+ * A command that runs until stopped (it listens for SIGTERM: `dev`, `vendor-sim`, `status
+ * --watch`, `vendor-sim fault --for`) is stopped as SIGTERM stops it, so it tears down what it
+ * started (the control plane, a temp folder, the faults it set) before the process ends, at most
+ * 20 s later; any other command ends at once (it holds nothing to undo).
+ */
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  const code = err.code === 'EPIPE' ? (process.exitCode ?? 0) : 1;
   if (err.code !== 'EPIPE') process.stderr.write(`converge: cannot write the output: ${err.message}\n`);
-  process.exit(err.code === 'EPIPE' ? (process.exitCode ?? 0) : 1);
+  if (outputClosed) return;
+  outputClosed = true;
+  process.stdout.write = () => true;
+  if (process.listenerCount('SIGTERM') === 0) process.exit(code);
+  if (code !== 0) process.exitCode = code;
+  setTimeout(() => process.exit(code), 20_000).unref();
+  process.emit('SIGTERM', 'SIGTERM');
 });
+let outputClosed = false;
 // Nothing can be said when stderr itself cannot be written; only the exit code tells.
 process.stderr.on('error', () => process.exit(process.exitCode || 1));
 
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
+    // A full disk stays a failure, whatever the command made of the stop it caused.
+    process.exitCode = outputClosed && process.exitCode ? process.exitCode : code;
   },
   (err: unknown) => {
     process.stderr.write(`converge${running ? ` ${running}` : ''}: ${err instanceof Error ? err.message : String(err)}\n`);

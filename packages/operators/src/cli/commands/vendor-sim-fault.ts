@@ -203,6 +203,9 @@ export async function run(argv: string[], io: CommandIO = processIO, signal?: Ab
       await show(admin, baseUrl, io);
       return 0;
     }
+    // Listening for the stop before the faults are set: a signal (or a closed output) from then
+    // on ends the wait, and the faults are removed (finally), never left on.
+    const stop = plan.forMs !== undefined && setKeys.length > 0 ? (signal ?? stopSignal()) : undefined;
     if (setKeys.length > 0) {
       await admin.patchFaults(plan.patch);
       set = true;
@@ -221,7 +224,7 @@ export async function run(argv: string[], io: CommandIO = processIO, signal?: Ab
       }
     }
     if (plan.forMs !== undefined && setKeys.length > 0) {
-      await sleep(plan.forMs, signal ?? stopSignal());
+      await sleep(plan.forMs, stop!);
       await admin.patchFaults(Object.fromEntries(setKeys.map((k) => [k, null])) as FaultsPatch);
       set = false;
       io.stdout(`vendor faults off: ${setKeys.join(', ')}\n`);

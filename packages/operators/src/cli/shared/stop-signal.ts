@@ -1,8 +1,11 @@
 /**
- * The process-wide "please stop" for commands that run until they are told to stop (`run`):
- * one AbortSignal, aborted by the first SIGINT or SIGTERM. `main.ts` calls it before it loads
- * the command, so a SIGTERM that arrives while the command is still loading (a pod deleted
- * right after it started) is a graceful stop with exit code 0, not a death by signal.
+ * The process-wide "please stop" for commands that run until they are told to stop (`run`,
+ * `dashboard`, `vendor-sim fault --for`): one AbortSignal, aborted by the first SIGINT, SIGTERM or
+ * SIGHUP (the terminal closed), or by `main.ts` when the output can no longer be written (it
+ * emits SIGTERM to the process's own listeners: every long-running command stops as it would for
+ * one). `main.ts` calls it before it loads `run`, so a SIGTERM that arrives while the command is
+ * still loading (a pod deleted right after it started) is a graceful stop with exit code 0, not a
+ * death by signal.
  *
  * Idempotent: every call returns the same signal. A second signal is not caught (the default
  * action ends the process), so a stuck shutdown can still be cut short.
@@ -17,5 +20,6 @@ export function stopSignal(): AbortSignal {
   const stop = (name: NodeJS.Signals) => () => abort.abort(new Error(`${name} received`));
   process.once('SIGINT', stop('SIGINT'));
   process.once('SIGTERM', stop('SIGTERM'));
+  process.once('SIGHUP', stop('SIGHUP'));
   return signal;
 }

@@ -1,0 +1,84 @@
+/**
+ * `converge vendor-sim fault --for <d>` as a process: it promises to remove the faults it set when
+ * the time is up or it is stopped early. Neither an output that can no longer be written (a full
+ * disk, a reader gone) nor the terminal closing (SIGHUP) may leave them on; and `converge
+ * vendor-sim` itself removes its folder (it holds the CA key) when its terminal closes.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
+const NODE = join(ROOT, 'node_modules', '.bin', 'node');
+const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
+
+let dir = '';
+let sim: ChildProcess | undefined;
+let simOut = '';
+let handle = '';
+
+/** Resolves once `child` has printed `what` on stdout (or rejects after 20 s). */
+async function printed(read: () => string, what: string | RegExp): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(typeof what === 'string' ? read().includes(what) : what.test(read()))) {
+    if (Date.now() > deadline) throw new Error(`not printed within 20 s: ${String(what)}; got ${JSON.stringify(read())}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const closed = (child: ChildProcess) => new Promise<number | null>((r) => child.once('close', (code) => r(code)));
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'converge-fault-process-'));
+  sim = spawn(NODE, [MAIN, 'vendor-sim', '--token', 'fault-process-token'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  sim.stdout!.setEncoding('utf8').on('data', (c: string) => (simOut += c));
+  await printed(() => simOut, /^vendor-sim ready$/m);
+  const line = (l: string) => new RegExp(`^vendor-sim ${l}: (.+)$`, 'm').exec(simOut)![1]!;
+  handle = join(dir, 'sim.json');
+  writeFileSync(handle, JSON.stringify({ baseUrl: line('base URL'), caPath: line('CA'), adminToken: line('admin token'), pid: sim.pid }), { mode: 0o600 });
+});
+after(() => {
+  if (sim?.exitCode === null) sim.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const activeFaults = () => /^faults: (.*)$/m.exec(spawnSync(NODE, [MAIN, 'vendor-sim', 'fault', '--sim', handle], { encoding: 'utf8' }).stdout)?.[1];
+
+test('--for with an output that cannot be written (a full disk, a reader gone) still removes the faults it set', { skip: existsSync('/dev/full') ? false : 'no /dev/full' }, async () => {
+  const full = openSync('/dev/full', 'w');
+  const onFull = spawn(NODE, [MAIN, 'vendor-sim', 'fault', '--sim', handle, '--errors', '0.5', '--for', '30s'], { stdio: ['ignore', full, 'pipe'] });
+  closeSync(full);
+  let stderr = '';
+  onFull.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  assert.equal(await closed(onFull), 1, 'a full disk is a failure');
+  assert.match(stderr, /^converge: cannot write the output: ENOSPC/);
+  assert.equal(activeFaults(), 'none', 'removed when the output failed, not left on for 30 s or for ever');
+
+  const gone = spawn(NODE, [MAIN, 'vendor-sim', 'fault', '--sim', handle, '--errors', '0.5', '--for', '30s'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  gone.stdout!.destroy(); // like `… | head -1` once head has its line
+  assert.equal(await closed(gone), 0, 'a reader gone is a quiet end');
+  assert.equal(activeFaults(), 'none');
+});
+
+test('--for ended by SIGHUP (the terminal closed) removes the faults, as Ctrl-C does', async () => {
+  const child = spawn(NODE, [MAIN, 'vendor-sim', 'fault', '--sim', handle, '--outage', '60s'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+  await printed(() => out, 'vendor faults on');
+  child.kill('SIGHUP');
+  assert.equal(await closed(child), 0);
+  assert.match(out, /vendor faults off: outage/);
+  assert.equal(activeFaults(), 'none');
+});
+
+test('the simulator itself, ended by SIGHUP, stops and removes its folder (the CA key)', async () => {
+  const caPath = /^vendor-sim CA: (.+)$/m.exec(simOut)![1]!;
+  assert.ok(existsSync(caPath));
+  sim!.kill('SIGHUP');
+  assert.equal(await closed(sim!), 0);
+  assert.equal(existsSync(caPath), false, `${caPath} removed`);
+});
