@@ -25,7 +25,7 @@ function clientFor(server: string, timeoutMs: number): KubeClient {
   return new KubeClient({ kubeConfig: kc, timeoutMs });
 }
 
-test('a server that never answers: listAll fails within one timeout (no smaller pages asked of it), naming the server', async (t) => {
+test('a server that never answers: listAll fails within two timeouts (the page asked for once more, smaller), naming the server and saying it asked twice', async (t) => {
   const server = createServer(() => {}); // accepts, never answers
   const url = await listen(server);
   t.after(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
@@ -36,7 +36,7 @@ test('a server that never answers: listAll fails within one timeout (no smaller 
   const took = performance.now() - started;
   assert.ok(err instanceof ApiError && err.reason === 'Timeout', String(err));
   assert.ok(took < 600, `failed after ${Math.round(took)} ms (timeout 200 ms)`);
-  assert.match(err.message, new RegExp(`no answer from ${url.replace(/[.]/g, '\\.')} within 200 ms`));
+  assert.match(err.message, new RegExp(`no answer from ${url.replace(/[.]/g, '\\.')} within 200 ms, twice`));
 });
 
 test('a 2xx answer that is not JSON is an error that says so, never an empty list', async (t) => {
@@ -77,4 +77,47 @@ test('an onRequest observer that throws neither fails the request nor keeps the 
   await client.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { body: {} });
   await client.request('GET', '/api/v1/namespaces/d/configmaps/x');
   assert.deepEqual(heard, ['get 200', 'get 404', 'create 200', 'get 200']);
+});
+
+test('an exec credential plugin that does not finish holds neither the caller\'s stop nor the request timeout, and is named, not the API server', async (t) => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { loadKubeConfig } = await import('../kubeconfig/index.ts');
+  let requests = 0;
+  const server = createServer((_req, res) => {
+    requests++;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '1' }, items: [] }));
+  });
+  const url = await listen(server);
+  t.after(() => server.close());
+  const dir = mkdtempSync(join(tmpdir(), 'converge-exec-hang-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'kubeconfig');
+  writeFileSync(path, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "${url}"}}]
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: sleep, args: ["3"], interactiveMode: Never}}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`);
+  const stopped = new KubeClient({ kubeConfig: loadKubeConfig(path), timeoutMs: 10_000 });
+  t.after(() => stopped.close());
+  const abort = new AbortController();
+  setTimeout(() => abort.abort(new Error('stopped by the caller')), 100);
+  let started = performance.now();
+  await assert.rejects(stopped.list(ConfigMapKind, { namespace: 'ns', signal: abort.signal }), /stopped by the caller/);
+  assert.ok(performance.now() - started < 1_500, `the caller's stop took ${Math.round(performance.now() - started)} ms`);
+
+  const timed = new KubeClient({ kubeConfig: loadKubeConfig(path), timeoutMs: 300 });
+  t.after(() => timed.close());
+  started = performance.now();
+  const err = await timed.listAll(ConfigMapKind, { namespace: 'ns' }).then(() => undefined, (e: unknown) => e);
+  const took = performance.now() - started;
+  assert.ok(err instanceof ApiError, String(err));
+  assert.match(err.message, /^no credentials within 300 ms: .*exec credential plugin/);
+  assert.doesNotMatch(err.message, /no answer from/);
+  assert.ok(took < 1_500, `one timeout, not the plugin's run nor a second attempt: ${Math.round(took)} ms`);
+  assert.equal(requests, 0, 'nothing was sent');
 });

@@ -33,7 +33,7 @@ import { ApiError, apiErrorFromResponse, apiErrorFromWatchEvent } from './errors
 import { resourceOfPath } from './path-resource.ts';
 import { LineFramer } from './line-framer.ts';
 import { deleteOutcome } from './delete-outcome.ts';
-import { Transport, readText } from './transport.ts';
+import { CredentialsNotReadyError, Transport, readText } from './transport.ts';
 import type { ApplyOptions, DeleteOptions, KubeClientOptions, ListAllOptions, ListOptions, Patch, PatchOptions, WatchEvent, WatchOptions, WriteOptions } from './options.ts';
 
 export interface ClientObserver {
@@ -189,6 +189,8 @@ export class KubeClient {
           limit = Math.max(1, Math.floor(limit / 4));
           continue; // the same page again, smaller
         }
+        // Asked twice, unanswered twice: the message says so (it names one timeout, two passed).
+        if (noAnswer && unanswered > 1) throw new ApiError({ reason: 'Timeout', code: 0, message: `${err.message}, twice (the page was asked for again, smaller)`, cause: err });
         if (!(token && err instanceof ApiError && err.reason === 'Gone')) throw err;
         // The continue token expired (its resourceVersion was compacted away while we paged).
         // Starting over in pages can fail the same way for ever when listing takes longer than
@@ -504,6 +506,11 @@ const TIMED_OUT_READING = new WeakSet<ApiError>();
 function toApiError(err: unknown, callerSignal?: AbortSignal, deadline?: AbortSignal, timeout?: { server: string; timeoutMs: number; answered: boolean }): unknown {
   if (err instanceof ApiError) return err;
   if (callerSignal?.aborted) return callerSignal.reason ?? err;
+  // The timeout passed while the credentials were being obtained: nothing was sent, so it is not
+  // the API server that did not answer (and not worth asking again at once, as a silent server is).
+  if (err instanceof CredentialsNotReadyError) {
+    return new ApiError({ reason: 'Unauthorized', code: 0, message: `no credentials${timeout ? ` within ${timeout.timeoutMs} ms` : ''}: ${err.message}; nothing was sent${timeout ? ` to ${timeout.server}` : ''}`, cause: err });
+  }
   if (deadline?.aborted) {
     if (!timeout) return new ApiError({ reason: 'Timeout', code: 0, message: 'request timed out', cause: err });
     const { server, timeoutMs, answered } = timeout;

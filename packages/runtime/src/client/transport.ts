@@ -54,6 +54,29 @@ const { Agent: HttpAgentClass, request: httpRequest } = process.getBuiltinModule
 
 const IDLE_SOCKET_MS = 30_000;
 
+/**
+ * The request's signal aborted while its credentials were still being obtained (an exec
+ * credential plugin still running): nothing was sent to the API server.
+ */
+export class CredentialsNotReadyError extends Error {
+  override readonly name = 'CredentialsNotReadyError';
+}
+
+/** `credentials`, unless `signal` aborts first (then `CredentialsNotReadyError`; the signal's reason when it already had). */
+async function beforeAbort<T>(credentials: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) throw signal.reason;
+  let onAbort = (): void => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new CredentialsNotReadyError('the credentials were still being obtained (an exec credential plugin had not finished)'));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([credentials, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
 export class Transport {
   readonly #credentials: Credentials;
   #agent: HttpAgent | undefined;
@@ -70,13 +93,15 @@ export class Transport {
 
   async send(req: TransportRequest): Promise<IncomingMessage> {
     const credentials = this.#credentials;
-    const auth = await credentials.headers();
-    const tls = credentials.protocol === 'https:' ? await credentials.tls() : undefined;
+    const { signal } = req;
+    // An exec credential plugin may take its time (a login prompt nobody answers, a hung
+    // helper): the request's signal (the caller's stop, the request timeout) is not held by it.
+    const auth = await beforeAbort(credentials.headers(), signal);
+    const tls = credentials.protocol === 'https:' ? await beforeAbort(credentials.tls(), signal) : undefined;
     const agent = await this.#agentFor(tls);
     const headers: Record<string, string | string[]> = { ...req.headers, ...auth };
     if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
     const target = this.#target;
-    const { signal } = req;
     if (signal.aborted) throw signal.reason;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const send = credentials.protocol === 'https:' ? httpsRequest : httpRequest;
