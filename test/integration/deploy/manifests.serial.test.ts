@@ -233,6 +233,26 @@ test('namespace mode, then cluster mode: least-privilege RBAC and a restricted o
   assert.equal(await canI(kc, ['list', 'nodes']), false);
   assert.equal(await canI(kc, ['create', 'customresourcedefinitions.apiextensions.k8s.io']), false);
   await checkMetricsAuth(t, kc);
+
+  // ---- back to namespace mode, then another namespace: what the earlier install granted goes ----
+  // (the dashboard's ClusterRole, applied on its own, carries part-of=converge too: it stays)
+  const hadDashboardRole = (await runKubectl(['--kubeconfig', kc, 'get', 'clusterrole', 'converge-dashboard-viewer', '--ignore-not-found', '-o', 'name'])).stdout.trim() !== '';
+  if (!hadDashboardRole) {
+    assert.equal((await runKubectl(['--kubeconfig', kc, 'apply', '-f', 'deploy/dashboard/clusterrole.yaml'])).code, 0);
+    t.after(async () => void (await runKubectl(['--kubeconfig', kc, 'delete', 'clusterrole', 'converge-dashboard-viewer', '--ignore-not-found'])));
+  }
+  const io3 = capture();
+  assert.equal(await manifests(['--namespace', watched, '--apply', '--kubeconfig', kc], io3), 0, io3.err);
+  assert.match(io3.out, /clusterrole\.rbac\.authorization\.k8s\.io\/converge deleted: an earlier install's/);
+  await eventually('cluster mode\'s rights gone', async () => ((await canI(kc, ['watch', 'secrets', '-n', other])) ? undefined : true), 10_000);
+  for (const args of needed) assert.equal(await canI(kc, [...args, '-n', other]), false, `still granted in ${other} after the switch to namespace mode: ${args.join(' ')}`);
+  for (const args of needed) assert.ok(await canI(kc, [...args, '-n', watched]), `needed in ${watched}: ${args.join(' ')}`);
+  const next = await withNamespace(t, 'next');
+  const io4 = capture();
+  assert.equal(await manifests(['--namespace', next, '--apply', '--kubeconfig', kc], io4), 0, io4.err);
+  await eventually(`${watched} no longer watched`, async () => ((await canI(kc, ['watch', 'secrets', '-n', watched])) ? undefined : true), 10_000);
+  for (const args of needed) assert.ok(await canI(kc, [...args, '-n', next]), `needed in ${next}: ${args.join(' ')}`);
+  assert.equal((await runKubectl(['--kubeconfig', kc, 'get', 'clusterrole', 'converge-dashboard-viewer', '-o', 'name'])).code, 0, 'the dashboard\'s ClusterRole is not the install\'s');
 });
 
 /**

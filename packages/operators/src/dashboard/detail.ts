@@ -40,7 +40,7 @@ export async function objectDetail(model: DashboardModel, source: ClusterSource,
     item: entry.item,
     explanation,
     timeline: entry.timeline,
-    yaml: toYaml(shown(entry.object), { lineWidth: 0 }),
+    yaml: toYaml(shown(entry.object), { lineWidth: 0, version: '1.1' }) /* quoted as kubectl reads it (YAML 1.1: `yes`, `on` are booleans) */,
   };
 }
 

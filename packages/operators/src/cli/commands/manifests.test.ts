@@ -254,3 +254,14 @@ test('the cert-manager overlay: the webhook certificate from cert-manager, no se
   const volume = find(objs, 'Deployment', 'converge', 'converge-system').spec.template.spec.volumes.find((v: { name: string }) => v.name === mount?.name) as { secret?: { secretName: string } } | undefined;
   assert.equal(volume?.secret?.secretName, metrics.spec.secretName);
 });
+
+test('a namespace spelled as a YAML 1.1 boolean (yes, off, y) stays a string for kubectl, which reads YAML 1.1', async () => {
+  const { parseAllDocuments: parseDocs } = await import('yaml');
+  const text = await renderManifests({ mode: 'namespace', namespaces: ['yes', 'off', 'y'] });
+  const namespaces = parseDocs(text, { version: '1.1' })
+    .map((d) => (d.toJS() as { metadata?: { namespace?: unknown } } | null)?.metadata?.namespace)
+    .filter((n) => n !== undefined);
+  assert.ok(namespaces.length > 0);
+  for (const ns of namespaces) assert.equal(typeof ns, 'string', `namespace ${JSON.stringify(ns)}`);
+  assert.deepEqual([...new Set(namespaces)].sort(), ['converge-system', 'off', 'y', 'yes']);
+});

@@ -16,8 +16,9 @@
 import { parseAllDocuments, stringify } from 'yaml';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { assetDir } from '../shared/package-assets.ts';
-import { applyServerSide, processIO, runKubectl } from '../shared/kubectl.ts';
-import type { CommandIO } from '../shared/kubectl.ts';
+import { applyServerSide, connectionFlags, processIO, runKubectl } from '../shared/kubectl.ts';
+import type { CommandIO, ConnectionValues } from '../shared/kubectl.ts';
+import { PRINTED_YAML } from '../shared/printed-yaml.ts';
 
 /** The repository's `deploy/` folder (also present in the container image). */
 export const DEPLOY_DIR = assetDir('deploy');
@@ -68,7 +69,7 @@ export async function renderManifests(options: RenderOptions): Promise<string> {
     }
     out.push(obj);
   }
-  return out.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
+  return out.map((o) => stringify(o, PRINTED_YAML)).join('---\n');
 }
 
 interface KubeDoc {
@@ -90,7 +91,9 @@ Options:
   --namespace <ns>      a namespace to watch (repeatable; implies --mode namespace; default "${PLACEHOLDER_NAMESPACE}")
   --image <ref>         operator image (default: the converge:dev placeholder)
   --apply               apply with kubectl apply --server-side instead of printing; checked first
-                        (namespaces exist, a server-side dry run passes), so a refusal writes nothing
+                        (namespaces exist, a server-side dry run passes), so a refusal writes nothing;
+                        then deletes the install's RBAC this one does not hold (another mode's
+                        ClusterRole, the Role of a namespace no longer watched)
   --create-namespace    with --apply: create the watched namespaces that do not exist yet
                         (default: refuse, naming them, so a typo does not make a namespace)
   --kubeconfig <path>   kubeconfig for --apply (default: $KUBECONFIG, then ~/.kube/config)
@@ -155,5 +158,45 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
     io.stdout(yaml);
     return 0;
   }
-  return (await applyServerSide('manifests', yaml, values, io, { createNamespaces: values['create-namespace'] === true })) ? 0 : 1;
+  if (!(await applyServerSide('manifests', yaml, values, io, { createNamespaces: values['create-namespace'] === true }))) return 1;
+  return (await removeOtherInstallsRbac(yaml, values, io)) ? 0 : 1;
+}
+
+/** What marks the install's own RBAC (every Role, ClusterRole and binding the overlays render). */
+const INSTALL_RBAC_SELECTOR = 'app.kubernetes.io/part-of=converge,app.kubernetes.io/name=converge';
+const RBAC_KINDS = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
+
+/**
+ * After an apply: the install's RBAC that the applied manifests no longer hold — left by an
+ * install of the other mode (a ClusterRole `converge` after a switch to namespace mode, the
+ * Role of a namespace no longer watched) or of the other certificate setup — is deleted, so a
+ * switch to namespace mode really leaves no cluster-wide rights on workloads or Secrets. Only
+ * objects carrying both install labels (`INSTALL_RBAC_SELECTOR`) are looked at: the dashboard's
+ * ClusterRole and bindings a person made (to `converge-metrics-reader`, say) are not the install's.
+ */
+async function removeOtherInstallsRbac(yaml: string, values: ConnectionValues, io: CommandIO): Promise<boolean> {
+  const id = (kind: string, namespace: string | undefined, name: string) => `${kind}/${namespace ?? ''}/${name}`;
+  const wanted = new Set<string>();
+  for (const doc of parseAllDocuments(yaml)) {
+    const o = doc.toJS() as KubeDoc | null;
+    if (o?.kind && RBAC_KINDS.includes(o.kind) && o.metadata?.name) wanted.add(id(o.kind, o.metadata.namespace, o.metadata.name));
+  }
+  const listed = await runKubectl([...connectionFlags(values), 'get', 'clusterroles,clusterrolebindings,roles,rolebindings', '--all-namespaces', '-l', INSTALL_RBAC_SELECTOR, '-o', 'json'], { env: io.env });
+  if (listed.code !== 0) {
+    io.stderr(`converge manifests: applied, but the install's RBAC from an earlier install could not be listed (kubectl exit ${listed.code}); what another mode left is still there:\n${listed.stderr}`);
+    return false;
+  }
+  const items = (JSON.parse(listed.stdout) as { items?: KubeDoc[] }).items ?? [];
+  for (const o of items) {
+    const name = o.metadata?.name;
+    if (!o.kind || !name || wanted.has(id(o.kind, o.metadata?.namespace, name))) continue;
+    const where = o.metadata?.namespace ? ['-n', o.metadata.namespace] : [];
+    const removed = await runKubectl([...connectionFlags(values), 'delete', o.kind.toLowerCase(), name, ...where, '--ignore-not-found'], { env: io.env });
+    if (removed.code !== 0) {
+      io.stderr(`converge manifests: applied, but ${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${name}, left by an earlier install, could not be deleted (kubectl exit ${removed.code}):\n${removed.stderr}`);
+      return false;
+    }
+    io.stdout(`${o.kind.toLowerCase()}.rbac.authorization.k8s.io/${name}${o.metadata?.namespace ? ` (${o.metadata.namespace})` : ''} deleted: an earlier install's, not this one's\n`);
+  }
+  return true;
 }

@@ -14,6 +14,7 @@ import { colorEnabled, createStyle } from '../views/style.ts';
 import { renderStatusText } from '../views/status-view.ts';
 import type { StatusDocument } from '../views/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
+import { PRINTED_YAML } from '../shared/printed-yaml.ts';
 
 const HELP = `Usage: converge status [-n <namespace> | -A] [-o wide|json|yaml] [--watch] [--kubeconfig <path>]
 
@@ -73,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
   const toYaml = output === 'yaml' ? (await import('yaml')).stringify : undefined;
   const render = (doc: StatusDocument): string => {
     if (output === 'json') return values.watch ? JSON.stringify(doc) : JSON.stringify(doc, null, 2);
-    if (toYaml) return toYaml(doc, { lineWidth: 0 }).trimEnd();
+    if (toYaml) return toYaml(doc, PRINTED_YAML).trimEnd();
     return renderStatusText(doc, { wide: output === 'wide', style, now: new Date() });
   };
 

@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import { parseAllDocuments, stringify } from 'yaml';
 
 import type { CommandIO } from './command-io.ts';
+import { PRINTED_YAML } from './printed-yaml.ts';
 
 export { processIO } from './command-io.ts';
 export type { CommandIO } from './command-io.ts';
@@ -124,7 +125,7 @@ export async function applyServerSide(command: string, yaml: string, values: Con
     );
   }
   const toApply: ManifestObject[] = [...missing.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })), ...docs];
-  const render = (objs: readonly ManifestObject[]) => objs.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
+  const render = (objs: readonly ManifestObject[]) => objs.map((o) => stringify(o, PRINTED_YAML)).join('---\n');
 
   const checkable = toApply.filter((d) => !d.metadata?.namespace || existing.has(d.metadata.namespace));
   if (checkable.length > 0) {
