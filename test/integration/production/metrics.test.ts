@@ -48,6 +48,7 @@ const DOCUMENTED = [
   'converge_vendor_endpoints_down ',
   'converge_vendor_waiting_objects ',
   'converge_vendor_recovery_wakes_total ',
+  'converge_vendor_late_create_keys ',
 ];
 
 test('a freshly started operator process shows every documented series before any reconcile', { timeout: 120_000 }, async (t) => {

@@ -163,6 +163,30 @@ describe('a listing with items the client cannot read (outside the vendor contra
   });
 });
 
+describe('the keys the sweep looks after (converge_vendor_late_create_keys)', () => {
+  it('count each released key until its window is over and it was looked at a last time; then 0', async () => {
+    const clock = new FakeClock(NOW);
+    const ledger = inMemoryLedger(clock);
+    const api = { findByIdempotencyKey: async () => undefined, listInstanceStates: async () => ({ items: [] }), deleteInstance: async () => true } as unknown as VendorApi;
+    const sweep = sweepOver(ledger.client, api, clock, { settleMs: SETTLE_MS, windowMs: 60_000 });
+    const abort = new AbortController();
+    const running = sweep.start(abort.signal);
+    await settle();
+    assert.equal(sweep.trackedKeys, 0);
+    for (const uid of ['a', 'b']) {
+      await sweep.record({ uid, namespace: 'team-a', name: `p-${uid}`, endpoint: ENDPOINT, secret: { name: 'creds', key: 'token' }, requestedAt: new Date(clock.now()).toISOString(), until: new Date(clock.now() + 60_000).toISOString() }, 'token', abort.signal);
+    }
+    assert.equal(sweep.trackedKeys, 2);
+    for (let at = 0; at < 70_000; at += 1_000) {
+      await clock.advanceAsync(1_000);
+      await settle();
+    }
+    assert.equal(sweep.trackedKeys, 0, 'both windows over: nothing left to catch');
+    abort.abort();
+    await running;
+  });
+});
+
 describe('a ledger written by an earlier version (one ConfigMap)', () => {
   it('its keys are looked at and swept like any, and none is left in the single ConfigMap', async () => {
     const deleted: string[] = [];

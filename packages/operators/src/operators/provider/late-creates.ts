@@ -147,6 +147,11 @@ export class LateCreateSweep implements Runnable {
     this.#ledger = new ShardedLedger(options.client, options.namespace);
   }
 
+  /** Keys looked after now (the ledger's entries this process tracks): 0 when no late create can still be caught. */
+  get trackedKeys(): number {
+    return this.#tracked.size;
+  }
+
   /** How long after a create request its key is looked up. */
   get windowMs(): number {
     return this.#o.windowMs;

@@ -88,6 +88,7 @@ export function registerProviderOperator(manager: Manager, options: ProviderOper
     windowMs: config.lateCreateWindowMs,
     onDeleted: () => metrics.lateCreateDeleted(),
   });
+  metrics.lateCreateKeysFrom(() => lateCreates.trackedKeys);
   const reconciler = new ProviderReconciler({
     client: manager.client,
     providers,

@@ -9,6 +9,7 @@
  * | `converge_vendor_waiting_objects` | gauge | – (CRs waiting for their endpoint to answer again) |
  * | `converge_vendor_recovery_wakes_total` | counter | – (CRs re-queued because their endpoint answered again, probes included) |
  * | `converge_vendor_late_instances_deleted_total` | counter | – (instances created after their provider's finalizer was released, deleted by the late-create sweep) |
+ * | `converge_vendor_late_create_keys` | gauge | – (keys the late-create sweep still looks up; 0: no late create can still be caught, see the README's Uninstalling) |
  *
  * No endpoint label: endpoints come from CR specs, so their number is the users' to choose.
  * Every series exists from the start: requests (outcome `ok`) and durations at zero for every
@@ -25,6 +26,8 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 export interface VendorMetrics {
   call(event: VendorCallEvent): void;
   lateCreateDeleted(): void;
+  /** Where `converge_vendor_late_create_keys` is read from at scrape time (0 until given). */
+  lateCreateKeysFrom(count: () => number): void;
 }
 
 export function registerVendorMetrics(registry: Registry, recovery: Pick<VendorRecovery, 'stats'>): VendorMetrics {
@@ -47,8 +50,16 @@ export function registerVendorMetrics(registry: Registry, recovery: Pick<VendorR
     },
   });
   const late = new Counter({ name: 'converge_vendor_late_instances_deleted_total', help: "Vendor instances created after their provider's finalizer was released, deleted by the late-create sweep", registers });
+  let lateKeys = (): number => 0;
+  new Gauge({
+    name: 'converge_vendor_late_create_keys',
+    help: 'Idempotency keys the late-create sweep still looks up (providers being created or deleted within the window); 0 when no late vendor create can still be caught',
+    registers,
+    collect() { this.set(lateKeys()); },
+  });
   return {
     lateCreateDeleted: () => late.inc(),
+    lateCreateKeysFrom: (count) => void (lateKeys = count),
     call(event) {
       requests.inc({ operation: event.operation, outcome: event.outcome });
       duration.observe({ operation: event.operation }, event.durationMs / 1000);
