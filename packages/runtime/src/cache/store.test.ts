@@ -154,6 +154,19 @@ test('a write note of an object that left the selection removes it, unless the w
   assert.ok(s.get('ns/b'));
 });
 
+test('a late write note of an older object of a name does not come back after our later write took that name out of the selection (store model, seed -1057931707)', () => {
+  // Under a selector: our write of uid-1@2 (its answer late); someone deletes it at 3; a relist
+  // begins; our write of uid-2@4 leaves the selection and is noted first; then uid-1@2's answer.
+  const s = new StoreWriter({ selective: true });
+  s.replace([], '1');
+  s.beginList();
+  assert.equal(s.noteGone(obj('a', '4', { uid: 'uid-2' })), undefined, 'nothing held to remove');
+  assert.equal(s.noteWrite(obj('a', '2', { uid: 'uid-1' })), undefined, 'older than what our own write took out');
+  assert.equal(s.get('ns/a'), undefined);
+  // A newer version of the name is news again.
+  assert.equal(s.noteWrite(obj('a', '6', { uid: 'uid-3' }))?.type, 'add');
+});
+
 test('per-namespace scopes keep their own watch position', () => {
   const s = new StoreWriter({ perNamespace: true });
   s.replace([], '10', 'ns');

@@ -421,9 +421,12 @@ export class StoreWriter<T extends KubeObject> implements Store<T> {
     // After an etcd restore, the first note of a key is news, whatever the old history left (as in noteWrite).
     const fresh = scope.historyChanged === true && !scope.writtenSinceList?.has(key);
     this.#written(scope, key, rv);
-    if (!old || (!fresh && compareResourceVersions(old.metadata.resourceVersion, rv) >= 0)) return undefined;
-    this.#memory.remove(key);
+    if (old && !fresh && compareResourceVersions(old.metadata.resourceVersion, rv) >= 0) return undefined;
+    // A floor also when the store holds nothing of the key yet: a late note of an older version
+    // (a response that overtook none of ours) must not put back what this write took out.
     this.#raiseFloor(key, rv);
+    if (!old) return undefined;
+    this.#memory.remove(key);
     return { type: 'delete', object: old };
   }
 
