@@ -90,8 +90,19 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   process.emit('SIGTERM', 'SIGTERM');
 });
 let outputClosed = false;
-// Nothing can be said when stderr itself cannot be written; only the exit code tells.
-process.stderr.on('error', () => process.exit(process.exitCode || 1));
+// Nothing can be said when stderr itself cannot be written (a closed terminal: EIO); only the exit
+// code tells. A command that runs until stopped finishes the stop it is in (or that the output
+// caused) without it, at most 20 s; any other ends at once.
+process.stderr.on('error', () => {
+  if (stderrGone) return;
+  stderrGone = true;
+  process.stderr.write = () => true;
+  const code = Number(process.exitCode) || 1;
+  if (process.listenerCount('SIGTERM') === 0) process.exit(code);
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 20_000).unref();
+});
+let stderrGone = false;
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -227,7 +227,6 @@ class DevSession {
   async run(): Promise<number> {
     process.on('SIGINT', this.#onSignal);
     process.on('SIGTERM', this.#onSignal);
-    process.on('SIGHUP', this.#onSignal); // the terminal closed: torn down in order all the same
     process.on('exit', this.#leaveAltScreen);
     const timer = this.#o.exitWhenReady
       ? setTimeout(() => this.#requestStop(`timed out after ${humanDuration(this.#o.timeoutMs)} waiting for the samples to become Ready`, 1), this.#o.timeoutMs)
@@ -243,7 +242,6 @@ class DevSession {
       await this.#teardown();
       process.off('SIGINT', this.#onSignal);
       process.off('SIGTERM', this.#onSignal);
-      process.off('SIGHUP', this.#onSignal);
       process.off('exit', this.#leaveAltScreen);
     }
     return this.#exitCode;

@@ -1,8 +1,7 @@
 /**
  * `converge vendor-sim fault --for <d>` as a process: it promises to remove the faults it set when
- * the time is up or it is stopped early. Neither an output that can no longer be written (a full
- * disk, a reader gone) nor the terminal closing (SIGHUP) may leave them on; and `converge
- * vendor-sim` itself removes its folder (it holds the CA key) when its terminal closes.
+ * the time is up or it is stopped early. An output that can no longer be written (a full disk, a
+ * reader gone) must not leave them on: it stops the command as SIGTERM does.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,23 +61,4 @@ test('--for with an output that cannot be written (a full disk, a reader gone) s
   gone.stdout!.destroy(); // like `… | head -1` once head has its line
   assert.equal(await closed(gone), 0, 'a reader gone is a quiet end');
   assert.equal(activeFaults(), 'none');
-});
-
-test('--for ended by SIGHUP (the terminal closed) removes the faults, as Ctrl-C does', async () => {
-  const child = spawn(NODE, [MAIN, 'vendor-sim', 'fault', '--sim', handle, '--outage', '60s'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
-  await printed(() => out, 'vendor faults on');
-  child.kill('SIGHUP');
-  assert.equal(await closed(child), 0);
-  assert.match(out, /vendor faults off: outage/);
-  assert.equal(activeFaults(), 'none');
-});
-
-test('the simulator itself, ended by SIGHUP, stops and removes its folder (the CA key)', async () => {
-  const caPath = /^vendor-sim CA: (.+)$/m.exec(simOut)![1]!;
-  assert.ok(existsSync(caPath));
-  sim!.kill('SIGHUP');
-  assert.equal(await closed(sim!), 0);
-  assert.equal(existsSync(caPath), false, `${caPath} removed`);
 });

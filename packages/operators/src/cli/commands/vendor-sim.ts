@@ -113,7 +113,6 @@ export async function run(argv: string[]): Promise<number> {
   const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
     process.once('SIGINT', () => resolveSignal('SIGINT'));
     process.once('SIGTERM', () => resolveSignal('SIGTERM'));
-    process.once('SIGHUP', () => resolveSignal('SIGHUP')); // the terminal closed: its temp folder (a CA key) is removed all the same
   });
   process.stderr.write(`converge vendor-sim: ${signal}, stopping\n`);
   await sim.stop();
