@@ -241,8 +241,13 @@ test('namespace mode, then cluster mode: least-privilege RBAC and a restricted o
     assert.equal((await runKubectl(['--kubeconfig', kc, 'apply', '-f', 'deploy/dashboard/clusterrole.yaml'])).code, 0);
     t.after(async () => void (await runKubectl(['--kubeconfig', kc, 'delete', 'clusterrole', 'converge-dashboard-viewer', '--ignore-not-found'])));
   }
+  // Another install made from deploy/ under a name prefix keeps the labels: it is not this one's.
+  const decoy = `team-b-converge-${randomBytes(3).toString('hex')}`;
+  assert.equal((await runKubectl(['--kubeconfig', kc, 'apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: decoy, labels: { 'app.kubernetes.io/name': 'converge', 'app.kubernetes.io/part-of': 'converge' } }, rules: [] }) })).code, 0);
+  t.after(async () => void (await runKubectl(['--kubeconfig', kc, 'delete', 'clusterrole', decoy, '--ignore-not-found'])));
   const io3 = capture();
   assert.equal(await manifests(['--namespace', watched, '--apply', '--kubeconfig', kc], io3), 0, io3.err);
+  assert.equal((await runKubectl(['--kubeconfig', kc, 'get', 'clusterrole', decoy, '-o', 'name'])).code, 0, 'another install\'s ClusterRole stays');
   assert.match(io3.out, /clusterrole\.rbac\.authorization\.k8s\.io\/converge deleted: an earlier install's/);
   await eventually('cluster mode\'s rights gone', async () => ((await canI(kc, ['watch', 'secrets', '-n', other])) ? undefined : true), 10_000);
   for (const args of needed) assert.equal(await canI(kc, [...args, '-n', other]), false, `still granted in ${other} after the switch to namespace mode: ${args.join(' ')}`);

@@ -8,7 +8,8 @@
  * reads this, with no Kubernetes access of their own.
  * @module
  */
-import { stringify as toYaml } from 'yaml';
+import * as YAML from 'yaml';
+import { printYaml } from '../cli/shared/printed-yaml.ts';
 import type { KubeObject } from '@converge/runtime';
 import { defaultPlatformDefaults } from '../operators/microservice/index.ts';
 import { explainMicroservice } from '../cli/views/explain-microservice.ts';
@@ -40,7 +41,7 @@ export async function objectDetail(model: DashboardModel, source: ClusterSource,
     item: entry.item,
     explanation,
     timeline: entry.timeline,
-    yaml: toYaml(shown(entry.object), { lineWidth: 0, version: '1.1' }) /* quoted as kubectl reads it (YAML 1.1: `yes`, `on` are booleans) */,
+    yaml: printYaml(YAML, shown(entry.object)),
   };
 }
 

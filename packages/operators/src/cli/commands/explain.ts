@@ -26,7 +26,7 @@ import { namespaceFrom } from '../shared/namespace-flag.ts';
 import { colorEnabled, createStyle, explainMicroservice, explainProvider, renderExplanationText } from '../views/index.ts';
 import type { Explanation } from '../views/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
-import { PRINTED_YAML } from '../shared/printed-yaml.ts';
+import { printYaml } from '../shared/printed-yaml.ts';
 
 const HELP = `Usage: converge explain <kind>/<name> [-n <namespace>] [-o json|yaml] [--config <file>] [--kubeconfig <path>]
 
@@ -117,7 +117,7 @@ export async function run(argv: string[]): Promise<number> {
       return 1;
     }
     if (output === 'json') process.stdout.write(`${JSON.stringify(explanation, null, 2)}\n`);
-    else if (output === 'yaml') process.stdout.write((await import('yaml')).stringify(explanation, PRINTED_YAML));
+    else if (output === 'yaml') process.stdout.write(printYaml(await import('yaml'), explanation));
     else process.stdout.write(`${renderExplanationText(explanation, { style: createStyle(colorEnabled(process.stdout)), now: new Date() })}\n`);
     return 0;
   } catch (err) {

@@ -265,3 +265,18 @@ test('a namespace spelled as a YAML 1.1 boolean (yes, off, y) stays a string for
   for (const ns of namespaces) assert.equal(typeof ns, 'string', `namespace ${JSON.stringify(ns)}`);
   assert.deepEqual([...new Set(namespaces)].sort(), ['converge-system', 'off', 'y', 'yes']);
 });
+
+test('printed YAML: every string some reader takes for something else is quoted; the rest stays plain', async () => {
+  const YAML = await import('yaml');
+  const { printYaml } = await import('../shared/printed-yaml.ts');
+  const odd = ['yes', 'No', 'on', 'y', 'n', '~', 'null', '', '0o14', '0x1F', '1e3', '1_000', '12:30', '2001-12-14', '.inf', '-.5', '0644', 'true'];
+  const plain = ['converge-system', 'team-a', 'converge:dev', 'ghcr.io/example/converge:0.1.0', 'yes-please'];
+  const text = printYaml(YAML, { odd, plain, nested: { namespace: '0o14' } });
+  for (const version of ['1.1', '1.2'] as const) {
+    const back = YAML.parse(text, { version }) as { odd: unknown[]; plain: unknown[]; nested: { namespace: unknown } };
+    assert.deepEqual(back.odd, odd, `read as YAML ${version}`);
+    assert.deepEqual(back.plain, plain, `read as YAML ${version}`);
+    assert.equal(back.nested.namespace, '0o14');
+  }
+  for (const p of plain) assert.match(text, new RegExp(`^  - ${p.replace(/[.]/g, '\\.')}$`, 'm'), `${p} plain`);
+});

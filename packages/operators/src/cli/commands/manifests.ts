@@ -13,12 +13,13 @@
  * Exit codes: 0 done, 1 kubectl failed, 2 usage error.
  * @module
  */
-import { parseAllDocuments, stringify } from 'yaml';
+import * as YAML from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { assetDir } from '../shared/package-assets.ts';
 import { applyServerSide, connectionFlags, processIO, runKubectl } from '../shared/kubectl.ts';
 import type { CommandIO, ConnectionValues } from '../shared/kubectl.ts';
-import { PRINTED_YAML } from '../shared/printed-yaml.ts';
+import { printYaml } from '../shared/printed-yaml.ts';
 
 /** The repository's `deploy/` folder (also present in the container image). */
 export const DEPLOY_DIR = assetDir('deploy');
@@ -26,6 +27,8 @@ export const DEPLOY_DIR = assetDir('deploy');
 /** The watched namespace written in `deploy/overlays/namespace-mode`; replaced when rendering for others. */
 export const PLACEHOLDER_NAMESPACE = 'default';
 const OPERATOR_DEPLOYMENT = 'converge';
+/** The namespace the overlays install the operator in. */
+const OPERATOR_NAMESPACE = 'converge-system';
 const OPERATOR_CONTAINER = 'operator';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -69,7 +72,7 @@ export async function renderManifests(options: RenderOptions): Promise<string> {
     }
     out.push(obj);
   }
-  return out.map((o) => stringify(o, PRINTED_YAML)).join('---\n');
+  return out.map((o) => printYaml(YAML, o)).join('---\n');
 }
 
 interface KubeDoc {
@@ -162,6 +165,17 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
   return (await removeOtherInstallsRbac(yaml, values, io)) ? 0 : 1;
 }
 
+/**
+ * Names the overlays give their RBAC: cluster-scoped `converge` and `converge-*`; Roles and
+ * bindings `converge-*` in the operator's namespace, and `converge` in each watched namespace.
+ * Another install made from `deploy/` under a name prefix or in another namespace keeps the
+ * labels but not these names: it is never taken for a leftover of this one.
+ */
+function isInstallRbacName(kind: string, namespace: string | undefined, name: string): boolean {
+  if (kind === 'ClusterRole' || kind === 'ClusterRoleBinding') return name === 'converge' || name.startsWith('converge-');
+  return name === 'converge' || (namespace === OPERATOR_NAMESPACE && name.startsWith('converge-'));
+}
+
 /** What marks the install's own RBAC (every Role, ClusterRole and binding the overlays render). */
 const INSTALL_RBAC_SELECTOR = 'app.kubernetes.io/part-of=converge,app.kubernetes.io/name=converge';
 const RBAC_KINDS = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
@@ -189,9 +203,9 @@ async function removeOtherInstallsRbac(yaml: string, values: ConnectionValues, i
   const items = (JSON.parse(listed.stdout) as { items?: KubeDoc[] }).items ?? [];
   for (const o of items) {
     const name = o.metadata?.name;
-    if (!o.kind || !name || wanted.has(id(o.kind, o.metadata?.namespace, name))) continue;
+    if (!o.kind || !name || wanted.has(id(o.kind, o.metadata?.namespace, name)) || !isInstallRbacName(o.kind, o.metadata?.namespace, name)) continue;
     const where = o.metadata?.namespace ? ['-n', o.metadata.namespace] : [];
-    const removed = await runKubectl([...connectionFlags(values), 'delete', o.kind.toLowerCase(), name, ...where, '--ignore-not-found'], { env: io.env });
+    const removed = await runKubectl([...connectionFlags(values), 'delete', `${o.kind.toLowerCase()}s.rbac.authorization.k8s.io`, name, ...where, '--ignore-not-found'], { env: io.env });
     if (removed.code !== 0) {
       io.stderr(`converge manifests: applied, but ${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${name}, left by an earlier install, could not be deleted (kubectl exit ${removed.code}):\n${removed.stderr}`);
       return false;

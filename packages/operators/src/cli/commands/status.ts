@@ -14,7 +14,7 @@ import { colorEnabled, createStyle } from '../views/style.ts';
 import { renderStatusText } from '../views/status-view.ts';
 import type { StatusDocument } from '../views/index.ts';
 import { parseCommandArgs } from '../shared/command-args.ts';
-import { PRINTED_YAML } from '../shared/printed-yaml.ts';
+import { printYaml } from '../shared/printed-yaml.ts';
 
 const HELP = `Usage: converge status [-n <namespace> | -A] [-o wide|json|yaml] [--watch] [--kubeconfig <path>]
 
@@ -71,10 +71,10 @@ export async function run(argv: string[]): Promise<number> {
   }
   const style = createStyle(output !== 'json' && output !== 'yaml' && colorEnabled(process.stdout));
   // The YAML printer only for `-o yaml`: loading it costs ≈ 50 ms of start-up (issue 17, goal 5).
-  const toYaml = output === 'yaml' ? (await import('yaml')).stringify : undefined;
+  const yaml = output === 'yaml' ? await import('yaml') : undefined;
   const render = (doc: StatusDocument): string => {
     if (output === 'json') return values.watch ? JSON.stringify(doc) : JSON.stringify(doc, null, 2);
-    if (toYaml) return toYaml(doc, PRINTED_YAML).trimEnd();
+    if (yaml) return printYaml(yaml, doc).trimEnd();
     return renderStatusText(doc, { wide: output === 'wide', style, now: new Date() });
   };
 

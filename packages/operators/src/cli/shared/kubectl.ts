@@ -14,10 +14,11 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { parseAllDocuments, stringify } from 'yaml';
+import * as YAML from 'yaml';
+import { parseAllDocuments } from 'yaml';
 
 import type { CommandIO } from './command-io.ts';
-import { PRINTED_YAML } from './printed-yaml.ts';
+import { printYaml } from './printed-yaml.ts';
 
 export { processIO } from './command-io.ts';
 export type { CommandIO } from './command-io.ts';
@@ -125,7 +126,7 @@ export async function applyServerSide(command: string, yaml: string, values: Con
     );
   }
   const toApply: ManifestObject[] = [...missing.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })), ...docs];
-  const render = (objs: readonly ManifestObject[]) => objs.map((o) => stringify(o, PRINTED_YAML)).join('---\n');
+  const render = (objs: readonly ManifestObject[]) => objs.map((o) => printYaml(YAML, o)).join('---\n');
 
   const checkable = toApply.filter((d) => !d.metadata?.namespace || existing.has(d.metadata.namespace));
   if (checkable.length > 0) {
