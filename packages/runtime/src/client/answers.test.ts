@@ -121,3 +121,22 @@ current-context: x
   assert.ok(took < 1_500, `one timeout, not the plugin's run nor a second attempt: ${Math.round(took)} ms`);
   assert.equal(requests, 0, 'nothing was sent');
 });
+
+test('listAll: each page may go unanswered once (asked again, smaller); one that does not answer twice fails, and only then is "twice" said', async (t) => {
+  let calls = 0;
+  const server = createServer((req, res) => {
+    calls++;
+    const page2 = req.url?.includes('continue=c2') ?? false;
+    if (calls === 1 || page2) return; // page 1's first ask, and every ask of page 2: no answer
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '1', ...(page2 ? {} : { continue: 'c2' }) }, items: [] }));
+  });
+  const url = await listen(server);
+  t.after(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  const client = clientFor(url, 200);
+  t.after(() => client.close());
+  const err = await client.listAll(ConfigMapKind, { namespace: 'ns' }).then(() => undefined, (e: unknown) => e);
+  assert.ok(err instanceof ApiError && err.reason === 'Timeout', String(err));
+  assert.match(err.message, /, twice/, 'page 2 went unanswered twice');
+  assert.equal(calls, 4, 'page 1 twice (one unanswered), page 2 twice (both unanswered)');
+});

@@ -176,7 +176,7 @@ export class KubeClient {
     let limit = Math.max(1, pageSize ?? 500);
     const items: T[] = [];
     let token: string | undefined;
-    /** A page with no answer at all is asked for smaller once: a server that never answers fails in two timeouts, not five. */
+    /** A page with no answer at all is asked for smaller once (per page): a server that never answers fails in two timeouts, not five. */
     let unanswered = 0;
     for (;;) {
       let page: ObjectList<T>;
@@ -199,6 +199,7 @@ export class KubeClient {
         return { items: all.items, resourceVersion: all.metadata.resourceVersion ?? '' };
       }
       items.push(...page.items);
+      unanswered = 0; // counted per page: the next one may be asked again once too
       token = page.metadata.continue || undefined;
       if (!token) return { items, resourceVersion: page.metadata.resourceVersion ?? '' };
     }

@@ -170,6 +170,7 @@ describe('the keys the sweep looks after (converge_vendor_late_create_keys)', ()
     const api = { findByIdempotencyKey: async () => undefined, listInstanceStates: async () => ({ items: [] }), deleteInstance: async () => true } as unknown as VendorApi;
     const sweep = sweepOver(ledger.client, api, clock, { settleMs: SETTLE_MS, windowMs: 60_000 });
     const abort = new AbortController();
+    assert.equal(sweep.trackedKeys, undefined, 'not known before the ledger is read');
     const running = sweep.start(abort.signal);
     await settle();
     assert.equal(sweep.trackedKeys, 0);

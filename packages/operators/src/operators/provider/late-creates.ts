@@ -141,15 +141,22 @@ export class LateCreateSweep implements Runnable {
   #wake: AbortController = new AbortController();
   /** When (monotonic) the loop's sleep ends, unless woken; -Infinity while it is not asleep. */
   #sleepsUntil = Number.NEGATIVE_INFINITY;
+  #loaded = false;
+  /** Entries of the ledger that could not be read when it was loaded (left there, not looked at). */
+  #unreadableEntries = 0;
 
   constructor(options: LateCreateSweepOptions) {
     this.#o = options;
     this.#ledger = new ShardedLedger(options.client, options.namespace);
   }
 
-  /** Keys looked after now (the ledger's entries this process tracks): 0 when no late create can still be caught. */
-  get trackedKeys(): number {
-    return this.#tracked.size;
+  /**
+   * The ledger's entries this process looks after, and those it cannot read (left in place):
+   * 0 when no late create can still be caught; undefined until the ledger has been read (a
+   * standby, a ledger it may not read), which says nothing either way.
+   */
+  get trackedKeys(): number | undefined {
+    return this.#loaded ? this.#tracked.size + this.#unreadableEntries : undefined;
   }
 
   /** How long after a create request its key is looked up. */
@@ -250,6 +257,8 @@ export class LateCreateSweep implements Runnable {
           this.#track({ entry, ...this.#datesOf(entry), schedule: { dueAt: now, gapMs: Math.max(1, this.#o.settleMs / 2) } });
         }
         if (entries.length) this.#o.log.info({ configMap: this.#ledger.ref, entries: entries.length }, 'released keys loaded; looking for late creates');
+        this.#unreadableEntries = unreadable.length;
+        this.#loaded = true;
         return;
       } catch (err) {
         if (signal.aborted) return;

@@ -33,15 +33,17 @@ test('every vendor series exists from the start, at zero, for every operation', 
   assert.match(text, /converge_vendor_endpoints_down 0/);
   assert.match(text, /converge_vendor_waiting_objects 0/);
   assert.match(text, /converge_vendor_recovery_wakes_total 0/);
-  assert.match(text, /^converge_vendor_late_create_keys 0$/m);
+  assert.match(text, /^converge_vendor_late_create_keys NaN$/im, 'not known before the ledger is read');
 });
 
 test('the late-create keys are read from the sweep at scrape time', async () => {
   const registry = new Registry();
   const metrics = registerVendorMetrics(registry, { stats: () => ({ blocked: 0, downEndpoints: 0, woken: 0 }) });
-  let keys = 3;
+  let keys: number | undefined = 3;
   metrics.lateCreateKeysFrom(() => keys);
   assert.match(await registry.metrics(), /^converge_vendor_late_create_keys 3$/m);
   keys = 0;
   assert.match(await registry.metrics(), /^converge_vendor_late_create_keys 0$/m);
+  keys = undefined; // the ledger not read (yet)
+  assert.match(await registry.metrics(), /^converge_vendor_late_create_keys NaN$/im);
 });

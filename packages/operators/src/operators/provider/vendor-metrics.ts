@@ -9,7 +9,7 @@
  * | `converge_vendor_waiting_objects` | gauge | – (CRs waiting for their endpoint to answer again) |
  * | `converge_vendor_recovery_wakes_total` | counter | – (CRs re-queued because their endpoint answered again, probes included) |
  * | `converge_vendor_late_instances_deleted_total` | counter | – (instances created after their provider's finalizer was released, deleted by the late-create sweep) |
- * | `converge_vendor_late_create_keys` | gauge | – (keys the late-create sweep still looks up; 0: no late create can still be caught, see the README's Uninstalling) |
+ * | `converge_vendor_late_create_keys` | gauge | – (keys the late-create sweep still looks up, unreadable entries included; 0: no late create can still be caught, see the README's Uninstalling; NaN before the ledger is read) |
  *
  * No endpoint label: endpoints come from CR specs, so their number is the users' to choose.
  * Every series exists from the start: requests (outcome `ok`) and durations at zero for every
@@ -26,8 +26,8 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 export interface VendorMetrics {
   call(event: VendorCallEvent): void;
   lateCreateDeleted(): void;
-  /** Where `converge_vendor_late_create_keys` is read from at scrape time (0 until given). */
-  lateCreateKeysFrom(count: () => number): void;
+  /** Where `converge_vendor_late_create_keys` is read from at scrape time (NaN while it answers undefined, and until given). */
+  lateCreateKeysFrom(count: () => number | undefined): void;
 }
 
 export function registerVendorMetrics(registry: Registry, recovery: Pick<VendorRecovery, 'stats'>): VendorMetrics {
@@ -50,12 +50,12 @@ export function registerVendorMetrics(registry: Registry, recovery: Pick<VendorR
     },
   });
   const late = new Counter({ name: 'converge_vendor_late_instances_deleted_total', help: "Vendor instances created after their provider's finalizer was released, deleted by the late-create sweep", registers });
-  let lateKeys = (): number => 0;
+  let lateKeys = (): number | undefined => undefined;
   new Gauge({
     name: 'converge_vendor_late_create_keys',
-    help: 'Idempotency keys the late-create sweep still looks up (providers being created or deleted within the window); 0 when no late vendor create can still be caught',
+    help: 'Idempotency keys the late-create sweep still looks up (providers being created or deleted within the window, and ledger entries it cannot read); 0 when no late vendor create can still be caught; NaN until this replica has read the ledger (a standby)',
     registers,
-    collect() { this.set(lateKeys()); },
+    collect() { this.set(lateKeys() ?? Number.NaN); },
   });
   return {
     lateCreateDeleted: () => late.inc(),

@@ -226,3 +226,22 @@ test('an instance the client cannot read is left out of the snapshot, woken once
   client.listInstanceStates = async () => ({ items: [instance('i-1', 1_000)] });
   assert.deepEqual((await watch.poll()).gone, ['i-2']);
 });
+
+test('an id read on one page and unreadable on another (the listing moved under the pages) is served as read, not counted unreadable', async () => {
+  const clock = new FakeClock(0);
+  const pages: InstanceStatePage[] = [
+    { items: [instance('i-1', 1_000)], nextPageToken: 'p2' },
+    { items: [], unreadable: [{ id: 'i-1', idempotencyKey: 'k-1', problem: 'unknown health status' }] },
+  ];
+  let n = 0;
+  const client = {
+    getAccount: async (): Promise<VendorAccount> => account,
+    listInstanceStates: async (): Promise<InstanceStatePage> => pages[n++ % 2]!,
+  };
+  const heard: UnreadableInstanceState[][] = [];
+  const watch = new FleetWatch({ client, clock, intervalMs: 1000, onUnreadable: (items) => heard.push(items) });
+  await watch.poll();
+  assert.equal(watch.instance('i-1')?.limits.dailyQuota, 1_000);
+  assert.equal(watch.stats().unreadable, 0);
+  assert.deepEqual(heard, []);
+});

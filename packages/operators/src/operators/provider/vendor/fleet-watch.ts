@@ -163,7 +163,10 @@ export class FleetWatch {
       if (tokens.has(pageToken)) throw new Error('vendor listInstanceStates: the same page token came twice; giving up this round');
       tokens.add(pageToken);
     }
-    return this.#commit(account, instances, unreadable, started);
+    // An id read on one page and unreadable on another (the listing moved under the pages) is
+    // served as read; only the rest is unreadable.
+    const unread = unreadable.filter((u) => u.id === undefined || !instances.has(u.id));
+    return this.#commit(account, instances, unread, started);
   }
 
   #commit(account: VendorAccount, instances: Map<string, VendorInstanceState>, unreadable: UnreadableInstanceState[], started: number): FleetChange {
