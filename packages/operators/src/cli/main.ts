@@ -72,37 +72,35 @@ async function main(argv: string[]): Promise<number> {
 let running = '';
 
 /**
- * The output can no longer be written (its reader gone, EPIPE: quiet; a full disk: one line).
- * A command that runs until stopped (it listens for SIGTERM: `dev`, `vendor-sim`, `status
- * --watch`, `vendor-sim fault --for`) is stopped as SIGTERM stops it, so it tears down what it
- * started (the control plane, a temp folder, the faults it set) before the process ends, at most
- * 20 s later; any other command ends at once (it holds nothing to undo).
+ * An output can no longer be written: stdout (its reader gone, EPIPE: quiet; a full disk: one line
+ * on stderr) or stderr (a closed terminal: nothing can be said; only the exit code tells). Writes
+ * to it become no-ops. A command that runs until stopped (it listens for SIGTERM: `dev`,
+ * `vendor-sim`, `status --watch`, `vendor-sim fault --for`) finishes the stop it is in, or is
+ * stopped as SIGTERM stops it when stdout went, so it tears down what it started (the control
+ * plane, a temp folder, the faults it set) before the process ends, at most 20 s later; any other
+ * command ends at once (it holds nothing to undo).
  */
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  const code = err.code === 'EPIPE' ? (process.exitCode ?? 0) : 1;
-  if (err.code !== 'EPIPE') process.stderr.write(`converge: cannot write the output: ${err.message}\n`);
-  if (outputClosed) return;
-  outputClosed = true;
-  process.stdout.write = () => true;
+function outputGone(stream: NodeJS.WriteStream, code: number, stopTheCommand: boolean): void {
+  stream.write = () => true;
   if (process.listenerCount('SIGTERM') === 0) process.exit(code);
   if (code !== 0) process.exitCode = code;
   setTimeout(() => process.exit(code), 20_000).unref();
-  process.emit('SIGTERM', 'SIGTERM');
-});
+  if (stopTheCommand) process.emit('SIGTERM', 'SIGTERM');
+}
+
 let outputClosed = false;
-// Nothing can be said when stderr itself cannot be written (a closed terminal: EIO); only the exit
-// code tells. A command that runs until stopped finishes the stop it is in (or that the output
-// caused) without it, at most 20 s; any other ends at once.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (outputClosed) return;
+  outputClosed = true;
+  if (err.code !== 'EPIPE') process.stderr.write(`converge: cannot write the output: ${err.message}\n`);
+  outputGone(process.stdout, err.code === 'EPIPE' ? Number(process.exitCode ?? 0) : 1, true);
+});
+let stderrGone = false;
 process.stderr.on('error', () => {
   if (stderrGone) return;
   stderrGone = true;
-  process.stderr.write = () => true;
-  const code = Number(process.exitCode) || 1;
-  if (process.listenerCount('SIGTERM') === 0) process.exit(code);
-  process.exitCode = code;
-  setTimeout(() => process.exit(code), 20_000).unref();
+  outputGone(process.stderr, Number(process.exitCode) || 1, false);
 });
-let stderrGone = false;
 
 main(process.argv.slice(2)).then(
   (code) => {
