@@ -309,7 +309,9 @@ function validBody(op: Op, tag: string, pick: number): unknown {
     case 'updateInstance':
       return instance;
     case 'findByIdempotencyKey':
-      return { items: pick % 3 === 0 ? [] : [instance] };
+      // The vendor filters by the key asked (the call asks for `tag`); the client refuses a
+      // listing whose instances all carry another key (an unfiltered list), so a valid one doesn't.
+      return { items: pick % 3 === 0 ? [] : [{ ...instance, idempotencyKey: tag }] };
     case 'deleteInstance':
       return {};
     case 'getHealth':
@@ -642,7 +644,7 @@ function checkAccount(v: unknown, what: string): void {
   assert.ok(isStr(o.since), `${what}.since`);
 }
 
-function checkResult(op: Op, value: unknown, status: number): void {
+function checkResult(op: Op, value: unknown, status: number, pristine: boolean): void {
   const what = `${op} result`;
   switch (op) {
     case 'createInstance': {
@@ -672,8 +674,21 @@ function checkResult(op: Op, value: unknown, status: number): void {
     case 'getAccount':
       return checkAccount(value, what);
     case 'listInstanceStates': {
-      const o = plain(value, what, { required: ['items'], optional: ['nextPageToken'] });
+      const o = plain(value, what, { required: ['items'], optional: ['unreadable', 'nextPageToken'] });
       assert.ok(Array.isArray(o.items), `${what}.items`);
+      // An item outside the contract (a mutation of a valid page) is listed apart, never as a
+      // whole page's failure; a page as the contract writes it has none.
+      if (Object.hasOwn(o, 'unreadable')) {
+        assert.ok(!pristine, `${what}: items of a valid page called unreadable: ${inspect(o.unreadable)}`);
+        assert.ok(Array.isArray(o.unreadable) && o.unreadable.length > 0, `${what}.unreadable: not a non-empty list`);
+        o.unreadable.forEach((item: unknown, i: number) => {
+          const u = plain(item, `${what}.unreadable[${i}]`, { required: ['problem'], optional: ['id', 'idempotencyKey', 'instance'] });
+          if (Object.hasOwn(u, 'id')) assert.ok(isStr(u.id) && u.id !== '', `${what}.unreadable[${i}].id`);
+          if (Object.hasOwn(u, 'idempotencyKey')) assert.ok(u.idempotencyKey === null || isStr(u.idempotencyKey), `${what}.unreadable[${i}].idempotencyKey`);
+          if (Object.hasOwn(u, 'instance')) checkInstance(u.instance, `${what}.unreadable[${i}].instance`);
+          vendorWords(u.problem, `${what}.unreadable[${i}].problem`);
+        });
+      }
       o.items.forEach((item: unknown, i: number) => {
         const s = plain(item, `${what}.items[${i}]`, { required: ['instance', 'health', 'limits', 'usage'] });
         checkInstance(s.instance, `${what}.items[${i}].instance`);
@@ -862,7 +877,7 @@ async function runBatch(h: Harness, plans: CallPlan[], timeoutMs = TIMEOUT_MS): 
           assert.ok(!r.cutShort, `${label}: resolved on an answer cut short`);
           assert.ok(!r.mustTimeOut, `${label}: resolved although the answer was never complete in time`);
           assert.ok(!r.overBound, `${label}: resolved on a body of ${r.body.length} bytes, over the bound`);
-          checkResult(p.op, settled.value, r.status);
+          checkResult(p.op, settled.value, r.status, r.pristine);
           assert.ok(mine.some((e) => e.outcome === 'ok' && e.status === r.status), `${label}: no ok event with status ${r.status}: ${inspect(mine)}`);
         } else if (settled.error === reason) {
           assert.ok(aborted, `${label}: rejected with the abort reason without an abort`);
