@@ -52,6 +52,8 @@ const POLICY: Record<string, Policy> = {
   'npx converge dashboard --kubeconfig prod-eu=~/.kube/eu.yaml --kubeconfig prod-ap=~/.kube/ap.yaml': { skip: 'needs two real clusters\' kubeconfigs; test/integration/dashboard/browser.test.ts runs converge dashboard over two control planes with two --kubeconfig NAME=PATH flags' },
   'npx converge init my-operator --kind Widget --group example.com': { skip: 'writes a project into the working directory; test/packaging/packages.test.ts runs converge init from the installed tarball and the scaffold\'s own npm install, typecheck, test and start' },
   'docker build -t converge:dev .': { skip: 'no Docker engine on these machines; test/image/image.test.ts builds the same Dockerfile with podman and runs it' },
+  'npx converge uninstall --dry-run': { skip: 'its verdict depends on what else the shared control plane holds (providers, stored versions); test/integration/deploy/uninstall.serial.test.ts runs it against an install' },
+  'npx converge uninstall': { skip: 'would remove the install the commands after it use; test/integration/deploy/uninstall.serial.test.ts runs it against an install, refusals included' },
   'npm run image': { skip: 'test/image/image.test.ts calls the same buildImage() and runs the image it builds' },
   'kubectl annotate dhp studio dhp.example.com/abandon-instance=inst-621cbce6d7eacaeb dhp.example.com/abandoned-by="alice@example.com: vendor account closed (OPS-123)"': {
     skip: 'needs a provider named studio blocked in deletion with that instance; test/integration/provider/deletion.test.ts runs this command against one',

@@ -2,7 +2,7 @@
  * Adversarial tests of the `converge` command line's argument handling and error reporting: the
  * CLI runs as a child process (`node_modules/.bin/node …/cli/main.ts <argv>`) on generated argv.
  *
- * Generated (fast-check), for every command (status, explain, providers, crds, manifests, run,
+ * Generated (fast-check), for every command (status, explain, providers, crds, manifests, uninstall, run,
  * dashboard, dev, init, cluster up, migrate-storage, vendor-sim, vendor-sim fault) and for unknown
  * ones: the command's own flags as `--flag value`, `--flag=value` and `-f value` / `-fvalue`,
  * flags missing their value (also last), booleans given a value, repeated flags, flags of other
@@ -387,6 +387,11 @@ const SPECS: Spec[] = [
     },
   },
   {
+    name: 'uninstall', prefix: ['uninstall'],
+    options: { crds: { type: 'boolean' }, force: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, kubeconfig: { type: 'string' }, context: { type: 'string' } },
+    good: { get kubeconfig() { return kubeconfigValue(); }, context: fc.constantFrom('ctx', 'other') },
+  },
+  {
     name: 'run', prefix: ['run'],
     safe: ['--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-bind-address=0'],
     options: {
@@ -514,7 +519,7 @@ const SPECS: Spec[] = [
   },
 ];
 
-const COMMANDS = ['status', 'explain', 'providers', 'crds', 'manifests', 'run', 'dashboard', 'dev', 'init', 'cluster', 'migrate-storage', 'vendor-sim'];
+const COMMANDS = ['status', 'explain', 'providers', 'crds', 'manifests', 'uninstall', 'run', 'dashboard', 'dev', 'init', 'cluster', 'migrate-storage', 'vendor-sim'];
 const HELP_WORDS = ['--help', '-h', 'help'];
 
 interface Expectation {

@@ -25,6 +25,7 @@ const COMMANDS: Record<string, string> = {
   'vendor-sim': 'run the vendor API simulator',
   crds: 'print or apply the CustomResourceDefinitions',
   manifests: 'print or apply the deployment manifests (namespace or cluster mode)',
+  uninstall: 'remove the install (operator, RBAC, namespace; CRDs with --crds), checked to strand nothing',
   init: 'create a new operator project on @converge/runtime (schema, CRD, reconciler, tests)',
   'migrate-storage': 'rewrite stored objects in the storage version and prune status.storedVersions',
 };

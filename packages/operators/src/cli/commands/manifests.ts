@@ -20,15 +20,14 @@ import { assetDir } from '../shared/package-assets.ts';
 import { applyServerSide, connectionFlags, processIO, runKubectl } from '../shared/kubectl.ts';
 import type { CommandIO, ConnectionValues } from '../shared/kubectl.ts';
 import { printYaml } from '../shared/printed-yaml.ts';
+import { INSTALL_RBAC_SELECTOR, OPERATOR_DEPLOYMENT, RBAC_KINDS, isInstallRbac, rbacDeleteArgs } from '../shared/install-names.ts';
+import type { ListedRbac } from '../shared/install-names.ts';
 
 /** The repository's `deploy/` folder (also present in the container image). */
 export const DEPLOY_DIR = assetDir('deploy');
 
 /** The watched namespace written in `deploy/overlays/namespace-mode`; replaced when rendering for others. */
 export const PLACEHOLDER_NAMESPACE = 'default';
-const OPERATOR_DEPLOYMENT = 'converge';
-/** The namespace the overlays install the operator in. */
-const OPERATOR_NAMESPACE = 'converge-system';
 const OPERATOR_CONTAINER = 'operator';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -166,46 +165,31 @@ export async function run(argv: string[], io: CommandIO = processIO): Promise<nu
 }
 
 /**
- * Names the overlays give their RBAC: cluster-scoped `converge` and `converge-*`; Roles and
- * bindings `converge-*` in the operator's namespace, and `converge` in each watched namespace.
- * Another install made from `deploy/` under a name prefix or in another namespace keeps the
- * labels but not these names: it is never taken for a leftover of this one.
- */
-function isInstallRbacName(kind: string, namespace: string | undefined, name: string): boolean {
-  if (kind === 'ClusterRole' || kind === 'ClusterRoleBinding') return name === 'converge' || name.startsWith('converge-');
-  return name === 'converge' || (namespace === OPERATOR_NAMESPACE && name.startsWith('converge-'));
-}
-
-/** What marks the install's own RBAC (every Role, ClusterRole and binding the overlays render). */
-const INSTALL_RBAC_SELECTOR = 'app.kubernetes.io/part-of=converge,app.kubernetes.io/name=converge';
-const RBAC_KINDS = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
-
-/**
  * After an apply: the install's RBAC that the applied manifests no longer hold — left by an
  * install of the other mode (a ClusterRole `converge` after a switch to namespace mode, the
  * Role of a namespace no longer watched) or of the other certificate setup — is deleted, so a
- * switch to namespace mode really leaves no cluster-wide rights on workloads or Secrets. Only
- * objects carrying both install labels (`INSTALL_RBAC_SELECTOR`) are looked at: the dashboard's
- * ClusterRole and bindings a person made (to `converge-metrics-reader`, say) are not the install's.
+ * switch to namespace mode really leaves no cluster-wide rights on workloads or Secrets. Only the
+ * install's own RBAC is taken (`isInstallRbac`: both install labels and a name the overlays give):
+ * the dashboard's ClusterRole, another install under a name prefix and bindings a person made (to
+ * `converge-metrics-reader`, say) are not the install's.
  */
 async function removeOtherInstallsRbac(yaml: string, values: ConnectionValues, io: CommandIO): Promise<boolean> {
   const id = (kind: string, namespace: string | undefined, name: string) => `${kind}/${namespace ?? ''}/${name}`;
   const wanted = new Set<string>();
   for (const doc of parseAllDocuments(yaml)) {
     const o = doc.toJS() as KubeDoc | null;
-    if (o?.kind && RBAC_KINDS.includes(o.kind) && o.metadata?.name) wanted.add(id(o.kind, o.metadata.namespace, o.metadata.name));
+    if (o?.kind && (RBAC_KINDS as readonly string[]).includes(o.kind) && o.metadata?.name) wanted.add(id(o.kind, o.metadata.namespace, o.metadata.name));
   }
   const listed = await runKubectl([...connectionFlags(values), 'get', 'clusterroles,clusterrolebindings,roles,rolebindings', '--all-namespaces', '-l', INSTALL_RBAC_SELECTOR, '-o', 'json'], { env: io.env });
   if (listed.code !== 0) {
     io.stderr(`converge manifests: applied, but the install's RBAC from an earlier install could not be listed (kubectl exit ${listed.code}); what another mode left is still there:\n${listed.stderr}`);
     return false;
   }
-  const items = (JSON.parse(listed.stdout) as { items?: KubeDoc[] }).items ?? [];
+  const items = (JSON.parse(listed.stdout) as { items?: ListedRbac[] }).items ?? [];
   for (const o of items) {
     const name = o.metadata?.name;
-    if (!o.kind || !name || wanted.has(id(o.kind, o.metadata?.namespace, name)) || !isInstallRbacName(o.kind, o.metadata?.namespace, name)) continue;
-    const where = o.metadata?.namespace ? ['-n', o.metadata.namespace] : [];
-    const removed = await runKubectl([...connectionFlags(values), 'delete', `${o.kind.toLowerCase()}s.rbac.authorization.k8s.io`, name, ...where, '--ignore-not-found'], { env: io.env });
+    if (!o.kind || !name || wanted.has(id(o.kind, o.metadata?.namespace, name)) || !isInstallRbac(o)) continue;
+    const removed = await runKubectl([...connectionFlags(values), 'delete', ...rbacDeleteArgs(o), '--ignore-not-found'], { env: io.env });
     if (removed.code !== 0) {
       io.stderr(`converge manifests: applied, but ${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${name}, left by an earlier install, could not be deleted (kubectl exit ${removed.code}):\n${removed.stderr}`);
       return false;
