@@ -86,8 +86,30 @@ function outputGone(stream: NodeJS.WriteStream, code: number, stopTheCommand: bo
   if (process.listenerCount('SIGTERM') === 0) process.exit(code);
   if (code !== 0) process.exitCode = code;
   setTimeout(() => process.exit(code), 20_000).unref();
-  if (stopTheCommand) process.emit('SIGTERM', 'SIGTERM');
+  if (stopTheCommand) stopAsSigterm();
 }
+
+/** Whether this process emitted SIGTERM to its own listeners already (a second would be a hard stop). */
+let stopAsked = false;
+function stopAsSigterm(): void {
+  if (stopAsked) return;
+  stopAsked = true;
+  process.emit('SIGTERM', 'SIGTERM');
+}
+
+// A closed terminal (SIGHUP) stops a long-running command as SIGTERM does, so that it tears down
+// what it started (the faults of `vendor-sim fault --for`, the control plane of `dev`), at most
+// 20 s; any other command ends as SIGHUP's default ends it. Under `nohup` too: Node resets every
+// signal's disposition at start (SIGHUP to its default), so `nohup`'s ignore never reached the
+// command; it ended at the hangup either way, and now tears down first.
+process.once('SIGHUP', () => {
+  if (process.listenerCount('SIGTERM') === 0) {
+    process.kill(process.pid, 'SIGHUP'); // the listener is gone: the default action now
+    return;
+  }
+  setTimeout(() => process.exit(129), 20_000).unref();
+  stopAsSigterm();
+});
 
 let outputClosed = false;
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {

@@ -62,3 +62,23 @@ test('--for with an output that cannot be written (a full disk, a reader gone) s
   assert.equal(await closed(gone), 0, 'a reader gone is a quiet end');
   assert.equal(activeFaults(), 'none');
 });
+
+test('--for in a terminal that closes (SIGHUP) removes the faults it set, under nohup too', async () => {
+  const hungUp = spawn(NODE, [MAIN, 'vendor-sim', 'fault', '--sim', handle, '--errors', '0.5', '--for', '30s'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  hungUp.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+  await printed(() => out, /Ctrl-C ends them early/);
+  assert.notEqual(activeFaults(), 'none');
+  hungUp.kill('SIGHUP');
+  await closed(hungUp);
+  assert.equal(activeFaults(), 'none', 'removed at the hangup, not left on for 30 s or for ever');
+
+  // `nohup` ignores SIGHUP, but Node resets every signal's disposition at start: without a
+  // listener the command died at the hangup all the same, and left its faults on.
+  const nohup = spawn('nohup', [NODE, MAIN, 'vendor-sim', 'fault', '--sim', handle, '--errors', '0.5', '--for', '30s'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise((r) => setTimeout(r, 300));
+  await printed(() => (activeFaults() === 'none' ? '' : 'on'), 'on');
+  nohup.kill('SIGHUP');
+  await closed(nohup);
+  assert.equal(activeFaults(), 'none', 'removed at the hangup under nohup');
+});

@@ -2,8 +2,8 @@
  * The process-wide "please stop" for commands that run until they are told to stop (`run`,
  * `dashboard`, `vendor-sim fault --for`): one AbortSignal, aborted by the first SIGINT or SIGTERM,
  * or by `main.ts` when the output can no longer be written (it emits SIGTERM to the process's own
- * listeners: every long-running command stops as it would for one). SIGHUP is left to its default
- * (or to `nohup`, which ignores it: a listener here would override that). `main.ts` calls it before it loads `run`, so a SIGTERM that arrives while the command is
+ * listeners: every long-running command stops as it would for one), or by a SIGHUP (a closed
+ * terminal), which `main.ts` also turns into SIGTERM. `main.ts` calls it before it loads `run`, so a SIGTERM that arrives while the command is
  * still loading (a pod deleted right after it started) is a graceful stop with exit code 0, not a
  * death by signal.
  *
