@@ -4,7 +4,7 @@
  * webhook), refused with nothing deleted while a provider is left in the watched namespace or the
  * late-create ledger holds a key, then removed — the operator Deployment, the namespace, the
  * install's RBAC cluster-wide and in the watched namespace — while the CRDs, another install's
- * ClusterRole under a name prefix and a binding a person made stay. Running it again is harmless.
+ * ClusterRole under a name suffix and a binding a person made stay. Running it again is harmless.
  * Serial: it owns the cluster-wide names converge-system and the install's ClusterRoles.
  */
 import { test } from 'node:test';
@@ -30,7 +30,7 @@ test('converge uninstall: refused while a provider or a ledger key is left (noth
   const cluster = await testCluster();
   const kc = cluster.kubeconfigPath;
   const team = await withNamespace(t, 'uninstall');
-  const decoy = `staging-converge-${team}`;
+  const decoy = `converge-staging-${team}`; // another install, named with a suffix
   const binding = `converge-metrics-reader-${team}`;
   t.after(async () => {
     await cluster.request('DELETE', `${RBAC}/clusterroles/${decoy}`);
@@ -79,7 +79,7 @@ test('converge uninstall: refused while a provider or a ledger key is left (noth
   })).status, 201);
   const withProvider = capture();
   assert.equal(await uninstall(['--kubeconfig', kc], withProvider), 1);
-  assert.match(withProvider.err, new RegExp(`refused: 1 DigitalHumanProvider exists in the watched namespaces: ${team}/studio\\. Only the running operator`));
+  assert.match(withProvider.err, new RegExp(`refused: 1 DigitalHumanProvider exists where the operator watches: ${team}/studio\\. Only the running operator`));
   assert.match(withProvider.err, /converge uninstall: nothing was deleted\n$/);
   assert.equal(withProvider.out, '');
   assert.ok(await allThere(), 'nothing was deleted');
@@ -118,7 +118,8 @@ test('converge uninstall: refused while a provider or a ledger key is left (noth
   assert.match(done.out, /converge uninstalled; the CRDs stay/);
   for (const [what, path] of Object.entries(install)) assert.equal(await exists(path), false, `${what} deleted`);
   for (const name of INSTALL_CLUSTER_ROLES) assert.equal(await exists(`${RBAC}/clusterroles/${name}`), false, `ClusterRole ${name} deleted`);
-  assert.equal(await exists(`${RBAC}/clusterroles/${decoy}`), true, 'another install\'s ClusterRole (a name prefix) stays');
+  for (const name of ['converge-webhook', 'converge-metrics-auth']) assert.equal(await exists(`${RBAC}/clusterrolebindings/${name}`), false, `ClusterRoleBinding ${name} deleted`);
+  assert.equal(await exists(`${RBAC}/clusterroles/${decoy}`), true, 'another install\'s ClusterRole (a name suffix) stays');
   assert.equal(await exists(`${RBAC}/clusterrolebindings/${binding}`), true, 'a binding a person made stays');
   assert.equal(await exists('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/microservices.platform.example.io'), true, 'the CRDs stay');
   assert.equal(await exists(`/apis/platform.example.io/v1/namespaces/${team}/microservices/todo`), true, 'and the Microservices with them');

@@ -30,18 +30,25 @@ export interface ListedRbac {
   metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
 }
 
+/** The cluster-scoped RBAC the overlays render (every mode; `install-names.test.ts` renders them). */
+const CLUSTER_RBAC_NAMES = new Set(['converge', 'converge-webhook', 'converge-metrics-auth', 'converge-metrics-reader']);
+/** The Roles and RoleBindings the overlays render in the operator's namespace. */
+const OPERATOR_NAMESPACE_RBAC_NAMES = new Set(['converge-leader-election', 'converge-operator-state', 'converge-webhook']);
+/** The Role and RoleBinding namespace mode renders in each watched namespace. */
+const WATCHED_NAMESPACE_RBAC_NAME = 'converge';
+
 /**
- * Whether `o` (listed with `INSTALL_RBAC_SELECTOR`) is the install's: cluster-scoped `converge`
- * and `converge-*`; Roles and bindings `converge-*` in the operator's namespace, and `converge`
- * in each watched namespace.
+ * Whether `o` is the install's: both install labels and exactly a name the overlays give it
+ * (cluster-wide; in the operator's namespace; `converge` in a watched namespace). A name that
+ * only starts like one (`converge-staging`, an install with a name suffix) is not.
  */
 export function isInstallRbac(o: ListedRbac): boolean {
   const name = o.metadata?.name;
   const labels = o.metadata?.labels ?? {};
   if (!o.kind || !name || labels['app.kubernetes.io/part-of'] !== 'converge' || labels['app.kubernetes.io/name'] !== 'converge') return false;
-  if (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding') return name === 'converge' || name.startsWith('converge-');
+  if (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding') return CLUSTER_RBAC_NAMES.has(name);
   if (o.kind !== 'Role' && o.kind !== 'RoleBinding') return false;
-  return name === 'converge' || (o.metadata?.namespace === OPERATOR_NAMESPACE && name.startsWith('converge-'));
+  return name === WATCHED_NAMESPACE_RBAC_NAME || (o.metadata?.namespace === OPERATOR_NAMESPACE && OPERATOR_NAMESPACE_RBAC_NAMES.has(name));
 }
 
 /** `kubectl delete` arguments for a listed RBAC object (its full resource name; `-n` when namespaced). */
