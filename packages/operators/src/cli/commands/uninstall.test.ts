@@ -18,7 +18,7 @@ import { homeShard, ledgerShardNames } from '../../operators/provider/late-creat
 
 const NONE = { names: [], deleting: 0 };
 const NOTHING_LEFT: InstallFacts = {
-  operator: true, providers: NONE, microservices: 0, ledgerKeys: 0, otherServiceAccounts: [],
+  operator: true, serving: true, providers: NONE, microservices: 0, ledgerKeys: 0, otherServiceAccounts: [],
   storedVersions: { 'microservices.platform.example.io': ['v1'], 'digitalhumanproviders.dhp.example.com': ['v1'] },
 };
 const KEEP = { crds: false, force: false };
@@ -40,8 +40,10 @@ test('a provider where the operator watches: refused, naming it and the cleanup 
   assert.equal(forced.warnings.length, 1);
   // Cluster mode: every namespace.
   assert.match(planUninstall({ ...facts, watched: undefined }, KEEP).refusals[0]!, /--all --all-namespaces\)/);
-  // No operator Deployment (a run cut short after it went): nothing to strand.
-  assert.deepEqual(planUninstall({ ...facts, operator: false }, KEEP).refusals, []);
+  // No operator, but the install's RBAC still lets one act there: refused, saying to install it again.
+  assert.match(planUninstall({ ...facts, operator: false }, KEEP).refusals[0]!, /no operator runs now; install it again \(converge manifests --apply\), delete them/);
+  // Neither an operator nor its RBAC (a run cut short after both went): nothing left to strand.
+  assert.deepEqual(planUninstall({ ...facts, operator: false, serving: false }, KEEP).refusals, []);
 });
 
 test('many providers: five named, the rest counted; those being deleted are said', () => {
@@ -106,6 +108,7 @@ interface Cluster {
   microservices?: object[];
   configmaps?: Array<{ metadata: { name: string }; data: Record<string, string> }>;
   serviceaccounts?: object[];
+  pods?: object[];
   rbac?: object[];
   later?: Partial<Omit<Cluster, 'later'>>;
 }
@@ -116,7 +119,7 @@ const args = process.argv.slice(2).filter((a) => !/^--(kubeconfig|context|reques
 fs.appendFileSync(process.env.FAKE_LOG, JSON.stringify(args) + '\\n');
 const log = fs.readFileSync(process.env.FAKE_LOG, 'utf8');
 let state = JSON.parse(fs.readFileSync(process.env.FAKE_STATE, 'utf8'));
-if (log.includes('["delete","deployment"') && state.later) state = { ...state, ...state.later };
+if (log.includes('["delete","deployment"')) state = { ...state, deployment: undefined, pods: [], ...state.later };
 const list = (items) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 const named = (items, names) => {
   const found = items.filter((o) => names.includes(o.metadata.name));
@@ -137,7 +140,9 @@ const out = {
   'microservices.platform.example.io': () => list(state.microservices ?? []),
   configmaps: () => named(state.configmaps ?? [], names),
   serviceaccounts: () => list(state.serviceaccounts ?? []),
+  pods: () => list(state.pods ?? []),
   'clusterroles,clusterrolebindings,roles,rolebindings': () => list(state.rbac ?? []),
+  'clusterroles,roles': () => list((state.rbac ?? []).filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')),
 }[resource];
 if (!out) process.exit(4);
 process.stdout.write(out());
@@ -161,7 +166,7 @@ async function uninstall(cluster: Cluster, argv: string[], path = `${bin}:${proc
   const io = { out: '', err: '', env: { ...process.env, PATH: path, FAKE_STATE: state, FAKE_LOG: log }, stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t) } satisfies CommandIO & { out: string; err: string };
   const code = await run(argv, io);
   const calls = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as string[]);
-  return { code, out: io.out, err: io.err, calls, deletes: calls.filter((c) => c[0] === 'delete').map((c) => `${c[1]} ${c[2]}`) };
+  return { code, out: io.out, err: io.err, calls, deletes: calls.filter((c) => c[0] === 'delete').map((c) => c.slice(1).filter((a) => !a.startsWith('--')).join(' ')) };
 }
 
 const LABELS = { 'app.kubernetes.io/part-of': 'converge', 'app.kubernetes.io/name': 'converge' };
@@ -183,10 +188,11 @@ test('the deletions, in order: the operator (foreground, waited for), bindings b
   const kept = await uninstall(INSTALLED, []);
   assert.equal(kept.code, 0, kept.err);
   assert.deepEqual(kept.deletes, [
-    'deployment converge',
-    'rolebindings.rbac.authorization.k8s.io converge',
+    'deployment converge -n converge-system',
+    'pods -n converge-system -l app.kubernetes.io/name=converge,app.kubernetes.io/component=operator',
+    'rolebindings.rbac.authorization.k8s.io converge -n team-a',
     'clusterrolebindings.rbac.authorization.k8s.io converge-webhook',
-    'roles.rbac.authorization.k8s.io converge',
+    'roles.rbac.authorization.k8s.io converge -n team-a',
     'clusterroles.rbac.authorization.k8s.io converge-webhook',
     'namespace converge-system',
   ]);
@@ -196,7 +202,7 @@ test('the deletions, in order: the operator (foreground, waited for), bindings b
 
   const all = await uninstall(INSTALLED, ['--crds']);
   assert.equal(all.code, 0, all.err);
-  assert.equal(all.deletes.at(-1), 'customresourcedefinitions microservices.platform.example.io');
+  assert.equal(all.deletes.at(-1), 'customresourcedefinitions microservices.platform.example.io digitalhumanproviders.dhp.example.com');
   assert.match(all.out, /converge uninstalled, CRDs included/);
 });
 
@@ -231,19 +237,45 @@ test('facts in every shape kubectl prints them: one CRD printed bare, a ledger e
   assert.deepEqual(withCrds.deletes, []);
 });
 
-test('the CRD checks run again before the CRDs go: a provider created while the operator stopped keeps them', async () => {
-  const result = await uninstall({ ...INSTALLED, later: { providers: [{ metadata: { name: 'late', namespace: 'team-a' } }] } }, ['--crds']);
+test('checked again once the operator stopped: a provider created or a key recorded meanwhile keeps the RBAC and the ledger', async () => {
+  const provider = await uninstall({ ...INSTALLED, later: { providers: [{ metadata: { name: 'late', namespace: 'team-a' } }] } }, []);
+  assert.equal(provider.code, 1);
+  assert.match(provider.err, /the operator is stopped, but meanwhile: 1 DigitalHumanProvider exists where the operator watches: team-a\/late\./);
+  assert.match(provider.err, /nothing else was deleted .* install the operator again \(converge manifests --apply\)/);
+  assert.deepEqual(provider.deletes.map((d) => d.split(' ')[0]), ['deployment', 'pods']);
+
+  const value = encodeEntry({ uid: 'u-1', namespace: 'team-a', name: 'gone', endpoint: 'https://vendor.example', secret: { name: 's', key: 'token' }, requestedAt: '2029-12-31T23:45:00.000Z', until: '2030-01-01T00:00:00.000Z' });
+  const key = await uninstall({ ...INSTALLED, later: { configmaps: [{ metadata: { name: ledgerShardNames()[homeShard('u-1')]! }, data: { 'u-1': value } }] } }, []);
+  assert.equal(key.code, 1);
+  assert.match(key.err, /meanwhile: the late-create sweep still looks for 1 vendor create .*No operator runs now to look/);
+  assert.deepEqual(key.deletes.map((d) => d.split(' ')[0]), ['deployment', 'pods']);
+});
+
+test('--crds --force: the CRD checks still run again before the CRDs go', async () => {
+  const result = await uninstall({ ...INSTALLED, later: { providers: [{ metadata: { name: 'late', namespace: 'team-b' } }] } }, ['--crds', '--force']);
   assert.equal(result.code, 1);
-  assert.match(result.err, /the operator is removed; the CRDs stay: 1 DigitalHumanProvider exists in the cluster: team-a\/late\./);
+  assert.match(result.err, /the operator is removed; the CRDs stay: 1 DigitalHumanProvider exists in the cluster: team-b\/late\./);
   assert.ok(result.deletes.includes('namespace converge-system'));
   assert.ok(!result.deletes.some((d) => d.startsWith('customresourcedefinitions')), result.deletes.join('\n'));
 });
 
-test('run again after the operator went: its providers are not looked for (there is no operator to strand them)', async () => {
+test('run again after the operator went: refused while the install\'s RBAC still serves its providers; done once that is gone too', async () => {
   const { deployment: _, ...gone } = INSTALLED;
-  const again = await uninstall({ ...gone, providers: [{ metadata: { name: 'p', namespace: 'team-a' } }] }, []);
-  assert.equal(again.code, 0, again.err);
-  assert.ok(again.deletes.includes('namespace converge-system'));
+  const providers = [{ metadata: { name: 'p', namespace: 'team-a' } }, { metadata: { name: 'q', namespace: 'team-b' } }];
+  const served = await uninstall({ ...gone, providers }, []);
+  assert.equal(served.code, 1);
+  assert.match(served.err, /refused: 1 DigitalHumanProvider exists where the operator watches: team-a\/p\. .*no operator runs now/);
+  const rbacGone = await uninstall({ ...gone, providers, rbac: [] }, []);
+  assert.equal(rbacGone.code, 0, rbacGone.err);
+  assert.ok(rbacGone.deletes.includes('namespace converge-system'));
+});
+
+test('a Deployment deleted with --cascade=orphan: its pods still run, and are the operator', async () => {
+  const { deployment: _, ...gone } = INSTALLED;
+  const pod = { metadata: { name: 'converge-abc', namespace: 'converge-system' }, spec: { containers: [{ name: 'operator', args: ['run', '--namespace=team-b'] }] } };
+  const result = await uninstall({ ...gone, pods: [pod], providers: [{ metadata: { name: 'q', namespace: 'team-b' } }] }, ['--dry-run']);
+  assert.equal(result.code, 1);
+  assert.match(result.err, /refused: 1 DigitalHumanProvider exists where the operator watches: team-b\/q\. .*delete them first/);
 });
 
 test('a ServiceAccount the install did not make in converge-system: named in a warning before it goes', async () => {

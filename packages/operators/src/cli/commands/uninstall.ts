@@ -6,11 +6,12 @@
  * - **Nothing is deleted while a check refuses.** The facts are read first
  *   (`../shared/install-facts.ts`); a refusal names what is left and what to do, and exits 1 with
  *   the cluster untouched. `--dry-run` prints the checks and the plan and deletes nothing.
- * - **Refused while a DigitalHumanProvider exists where the operator watches** (the namespaces
- *   its `--namespace` flags name; every namespace without them), also one being deleted: only the
- *   running operator deletes a provider's vendor instance and releases its finalizer. `--force`
- *   removes the operator anyway (those providers keep their finalizer and instances until an
- *   operator runs again). With no operator Deployment there is no operator to remove: no check.
+ * - **Refused while a DigitalHumanProvider exists where the operator acts** (the namespaces its
+ *   `--namespace` flags name; every namespace without them; with no operator Deployment or pods,
+ *   where the install's RBAC still lets one act), also one being deleted: only the running
+ *   operator deletes a provider's vendor instance and releases its finalizer. `--force` removes
+ *   the install anyway (those providers keep their finalizer and instances until an operator runs
+ *   again). With neither an operator nor its RBAC left there is nothing to strand: no check.
  * - **Refused while the late-create ledger holds a key** (`converge_vendor_late_create_keys` above
  *   0, ADR 0037): a vendor create that lands after the operator is gone would never be deleted.
  *   `--force` skips this check.
@@ -22,11 +23,12 @@
  *   older version is stored: the API server could not finish (finalizers nobody releases, objects
  *   it cannot convert) and the CRD would stay Terminating. These checks run again right before the
  *   CRDs go (the operator ran until then and may have been given new objects).
- * - The order: the operator Deployment (its pods gone), the install's RBAC (`isInstallRbac`:
+ * - The order: the operator Deployment (its pods gone; pods it orphaned too), then — checked
+ *   again, unless `--force`: the operator ran until then — the install's RBAC (`isInstallRbac`:
  *   exact names and labels, bindings first), the namespace `converge-system` (the ledger, Leases,
- *   the webhook's Secrets), then the CRDs when asked. Each step is idempotent: running again
- *   after a failure finishes the job (the operator is gone by then, so its providers are not
- *   looked for again).
+ *   the webhook's Secrets), then the CRDs when asked. A provider created or a ledger key recorded
+ *   while the operator stopped keeps the RBAC and the ledger: installing the operator again picks
+ *   them up. Each step is idempotent: running again after a failure finishes the job.
  *
  * Caveats: an operator run outside the cluster (`converge run --kubeconfig`) is not found: stop it
  * yourself. Deleting `converge-system` deletes what else is in it (a ServiceAccount for the
@@ -37,7 +39,7 @@
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { connectionFlags, processIO, runKubectl } from '../shared/kubectl.ts';
 import type { CommandIO, ConnectionValues } from '../shared/kubectl.ts';
-import { INSTALL_CRDS, INSTALL_RBAC_SELECTOR, OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE, isInstallRbac, rbacDeleteArgs } from '../shared/install-names.ts';
+import { INSTALL_CRDS, INSTALL_RBAC_SELECTOR, OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE, OPERATOR_POD_SELECTOR, isInstallRbac, rbacDeleteArgs } from '../shared/install-names.ts';
 import type { ListedRbac } from '../shared/install-names.ts';
 import { getObjects, readInstallFacts } from '../shared/install-facts.ts';
 import type { InstallFacts, ProviderFacts } from '../shared/install-facts.ts';
@@ -75,17 +77,24 @@ export function planUninstall(facts: InstallFacts, options: UninstallOptions): U
   const warnings: string[] = [];
   const check = (text: string, forcible: boolean) => (options.force && forcible ? warnings : refusals).push(text);
 
-  if (facts.operator && facts.providers.names.length > 0) {
+  if (facts.serving && facts.providers.names.length > 0) {
     const cleanup = facts.watched
       ? facts.watched.map((ns) => `kubectl delete ${PROVIDERS} --all -n ${ns}`).join('; ')
       : `kubectl delete ${PROVIDERS} --all --all-namespaces`;
     check(`${providersText(facts.providers, facts.watched ? ' where the operator watches' : '')}. Only the running operator deletes a provider's vendor instance and releases its finalizer: ` +
-      `delete them first (${cleanup}), wait until they are gone, then run this again; --force removes the operator anyway, and they keep their finalizer and instances until an operator runs again`, true);
+      (facts.operator
+        ? `delete them first (${cleanup}), wait until they are gone, then run this again`
+        : `no operator runs now; install it again (converge manifests --apply), delete them (${cleanup}), wait until they are gone, then run this again`) +
+      '; --force removes the install anyway, and they keep their finalizer and instances until an operator runs again', true);
   }
   if (facts.ledgerKeys > 0) {
     check(`the late-create sweep still looks for ${facts.ledgerKeys} vendor create${facts.ledgerKeys === 1 ? '' : 's'} that may land late` +
       (facts.ledgerUntil ? ` (its window ends ${facts.ledgerUntil}; a key the vendor has not answered for is looked up after that too)` : '') +
-      ': an instance created after the operator is gone would never be deleted. Run this again once converge_vendor_late_create_keys is 0 (ADR 0037); --force removes the operator now', true);
+      ': an instance created after the operator is gone would never be deleted. ' +
+      (facts.operator
+        ? 'Run this again once converge_vendor_late_create_keys is 0 (ADR 0037)'
+        : 'No operator runs now to look: install it again (converge manifests --apply) and run this again once converge_vendor_late_create_keys is 0 (ADR 0037)') +
+      '; --force removes the install now', true);
   }
   if (options.crds) {
     const forCrds = crdRefusals(facts, options);
@@ -128,9 +137,10 @@ const HELP = `Usage: converge uninstall [--crds] [--force] [--dry-run] [--kubeco
 
 Remove what converge manifests installed: the operator Deployment, the install's RBAC (cluster-wide
 and in each watched namespace), the namespace ${OPERATOR_NAMESPACE}; the CRDs only with --crds.
+After the operator stopped the checks run again before anything else goes.
 
 Checked first, and refused with nothing deleted while:
-  - a DigitalHumanProvider exists where the operator watches (only it deletes the vendor instance);
+  - a DigitalHumanProvider exists where the operator acts (only it deletes the vendor instance);
   - the late-create ledger still holds a key (converge_vendor_late_create_keys above 0);
   - a CRD still stores objects in an older version (converge migrate-storage first);
   - with --crds, a Microservice exists (its Deployment and Service would be deleted with it), or a
@@ -203,8 +213,29 @@ async function uninstall(values: ConnectionValues, options: UninstallOptions, io
     io.stderr(`converge uninstall: deleting ${what} failed (kubectl exit ${result.code}); run converge uninstall again to finish:\n${result.stderr}`);
     return false;
   };
-  // Foreground: kubectl waits until the pods are gone, so no replica acts after its rights went.
+  // Foreground: kubectl waits until the pods are gone, so no replica acts after its rights went;
+  // then any pod a Deployment deleted with --cascade=orphan left running.
   if (!(await step('the operator Deployment', ['deployment', OPERATOR_DEPLOYMENT, '-n', OPERATOR_NAMESPACE, '--cascade=foreground', '--wait', '--timeout=5m'], false))) return false;
+  if (!(await step('the operator\'s pods', ['pods', '-n', OPERATOR_NAMESPACE, '-l', OPERATOR_POD_SELECTOR, '--wait', '--timeout=5m'], false))) return false;
+
+  // Again: the operator ran until its pods were gone, and anyone may have created a provider (it
+  // got a finalizer, maybe a vendor instance) or released one (a ledger key) meanwhile. The RBAC
+  // and the ledger stay until that is settled: installing the operator again picks it all up.
+  if (!options.force) {
+    let after: UninstallPlan;
+    try {
+      after = planUninstall(await readInstallFacts(values, io.env, { everywhere: false }), { crds: false, force: false });
+    } catch (err) {
+      io.stderr(`converge uninstall: the operator is stopped, but what it left could not be read again, so nothing else was deleted: ${(err as Error).message}\n`);
+      return false;
+    }
+    const left = after.refusals.filter((text) => !/ may still store objects as /.test(text));
+    for (const text of left) io.stderr(`converge uninstall: the operator is stopped, but meanwhile: ${text}\n`);
+    if (left.length > 0) {
+      io.stderr('converge uninstall: nothing else was deleted (the RBAC, converge-system and its ledger stay): install the operator again (converge manifests --apply) so that it finishes, then run this again\n');
+      return false;
+    }
+  }
 
   let rbac: ListedRbac[];
   try {

@@ -13,7 +13,8 @@
  */
 import { connectionFlags, runKubectl } from './kubectl.ts';
 import type { ConnectionValues } from './kubectl.ts';
-import { INSTALL_CRDS, OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE } from './install-names.ts';
+import { INSTALL_CRDS, INSTALL_RBAC_SELECTOR, OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE, OPERATOR_POD_SELECTOR, isInstallRbac } from './install-names.ts';
+import type { ListedRbac } from './install-names.ts';
 import { decodeLedger } from '../../operators/provider/late-create-ledger.ts';
 import type { LedgerData } from '../../operators/provider/late-create-ledger.ts';
 import { ledgerShardNames } from '../../operators/provider/late-create-ledger-shards.ts';
@@ -31,14 +32,25 @@ export interface ProviderFacts {
 }
 
 export interface InstallFacts {
-  /** Whether the operator Deployment exists (an operator would be removed). */
+  /**
+   * Whether the operator runs or may run: its Deployment exists, or pods of it do (a Deployment
+   * deleted with `--cascade=orphan` leaves them running).
+   */
   operator: boolean;
   /**
-   * The namespaces it watches (its `--namespace` flags, namespace mode); absent when it watches
-   * every namespace, or there is no Deployment.
+   * Where the install's operator acts, when that is some namespaces only: the `--namespace` flags
+   * of its Deployment (or of its pods); with neither, the namespaces holding the install's Role
+   * `converge`. Absent when it acts in every namespace (cluster mode: no flags, or the install's
+   * ClusterRole `converge` exists).
    */
   watched?: string[];
-  /** The providers where the operator watches; none when there is no operator. */
+  /**
+   * Whether anything of the install still gives an operator rights over providers: an operator
+   * (above), or the install's RBAC for them (a Role `converge` in a watched namespace, the
+   * ClusterRole `converge`). False once both are gone: nothing left to strand a provider.
+   */
+  serving: boolean;
+  /** The providers where the operator acts (`watched`); none when nothing is `serving`. */
   providers: ProviderFacts;
   /** The providers in every namespace; read only when asked (deleting the CRDs). */
   providersAnywhere?: ProviderFacts;
@@ -54,9 +66,14 @@ export interface InstallFacts {
   otherServiceAccounts: string[];
 }
 
+interface PodSpec {
+  containers?: Array<{ name?: string; args?: string[] }>;
+}
+
 export interface ListedObject {
-  metadata?: { name?: string; namespace?: string; deletionTimestamp?: string };
-  spec?: { template?: { spec?: { containers?: Array<{ name?: string; args?: string[] }> } } };
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; deletionTimestamp?: string; labels?: Record<string, string> };
+  spec?: { template?: { spec?: PodSpec } } & PodSpec;
   status?: { storedVersions?: string[] };
   data?: LedgerData;
 }
@@ -108,15 +125,22 @@ export async function readInstallFacts(values: ConnectionValues, env: NodeJS.Pro
   const installed = new Set(crds.map((c) => c.metadata?.name));
   const storedVersions = Object.fromEntries(crds.map((c) => [c.metadata?.name ?? '', c.status?.storedVersions ?? []]));
   const [deployment] = await get(['deployment', OPERATOR_DEPLOYMENT, '-n', OPERATOR_NAMESPACE, '--ignore-not-found']);
-  const watched = deployment ? watchedNamespaces(deployment) : undefined;
+  const pods = deployment ? [] : await get(['pods', '-n', OPERATOR_NAMESPACE, '-l', OPERATOR_POD_SELECTOR]);
+  const operatorSpec = deployment ?? (pods[0] ? { spec: { template: { spec: pods[0].spec as PodSpec } } } : undefined);
+  // Without an operator, its scope is what the install's RBAC still grants.
+  const rbac = operatorSpec ? [] : (await get(['clusterroles,roles', '--all-namespaces', '-l', INSTALL_RBAC_SELECTOR])).filter((o) => isInstallRbac(o as ListedRbac));
+  const clusterRole = rbac.some((o) => (o as ListedRbac).kind === 'ClusterRole' && o.metadata?.name === 'converge');
+  const roles = rbac.filter((o) => (o as ListedRbac).kind === 'Role' && o.metadata?.name === 'converge').map((o) => o.metadata?.namespace ?? '');
+  const serving = operatorSpec !== undefined || clusterRole || roles.length > 0;
+  const watched = operatorSpec ? watchedNamespaces(operatorSpec) : !clusterRole && roles.length > 0 ? [...new Set(roles)].sort() : undefined;
 
   const listProviders = async (where: string[][]) => {
     const items: ListedObject[] = [];
     if (installed.has(PROVIDERS)) for (const w of where) items.push(...(await get([PROVIDERS, ...w])));
     return providerFacts(items);
   };
-  const providers = deployment ? await listProviders(watched ? watched.map((ns) => ['-n', ns]) : [['--all-namespaces']]) : providerFacts([]);
-  const providersAnywhere = options.everywhere ? (deployment && !watched ? providers : await listProviders([['--all-namespaces']])) : undefined;
+  const providers = serving ? await listProviders(watched ? watched.map((ns) => ['-n', ns]) : [['--all-namespaces']]) : providerFacts([]);
+  const providersAnywhere = options.everywhere ? (serving && !watched ? providers : await listProviders([['--all-namespaces']])) : undefined;
   const microservices = installed.has(MICROSERVICES) ? (await get([MICROSERVICES, '--all-namespaces'])).length : 0;
 
   // An entry may sit in shard 0 and in its home shard at once (a move cut short): each UID once.
@@ -132,8 +156,9 @@ export async function readInstallFacts(values: ConnectionValues, env: NodeJS.Pro
   }
   const serviceAccounts = await get(['serviceaccounts', '-n', OPERATOR_NAMESPACE]);
   return {
-    operator: deployment !== undefined,
+    operator: operatorSpec !== undefined,
     ...(watched ? { watched } : {}),
+    serving,
     providers,
     ...(providersAnywhere ? { providersAnywhere } : {}),
     microservices,

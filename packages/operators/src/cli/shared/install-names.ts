@@ -16,6 +16,9 @@ export const OPERATOR_NAMESPACE = 'converge-system';
 /** The operator's Deployment, in `OPERATOR_NAMESPACE`. */
 export const OPERATOR_DEPLOYMENT = 'converge';
 
+/** The labels of the operator's pods (its Deployment's selector). */
+export const OPERATOR_POD_SELECTOR = 'app.kubernetes.io/name=converge,app.kubernetes.io/component=operator';
+
 /** What marks the install's own RBAC (every Role, ClusterRole and binding the overlays render). */
 export const INSTALL_RBAC_SELECTOR = 'app.kubernetes.io/part-of=converge,app.kubernetes.io/name=converge';
 
