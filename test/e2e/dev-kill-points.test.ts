@@ -6,7 +6,8 @@
  * API server gone. A second Ctrl-C right after the first kills at once (exit 130): nothing may be
  * left running then either, nor after a SIGKILL (the control plane's components die with their
  * parent), and the simulator's temporary folder such a kill leaves (it holds private keys) is
- * swept by the next start. The delays come from a printed seed (`CONVERGE_KILL_SEED` replays).
+ * swept by the next start. A closed terminal (SIGHUP) tears down as a Ctrl-C does. The delays come
+ * from a printed seed (`CONVERGE_KILL_SEED` replays).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,9 +28,10 @@ test('converge dev stopped by Ctrl-C at any step of its start tears everything d
   const runs: string[] = [];
   /** The simulator folders SIGKILLed runs left (they hold private keys): a later start sweeps them. */
   const leftBehind: string[] = [];
-  const plan = [...STEPS, ...STEPS.slice(0, 3).map((s) => `${s}|twice`), 'operators running|kill', 'samples applied|kill', 'vendor simulator at'];
+  // `hangup`: the terminal closed (SIGHUP) instead of a Ctrl-C; the same orderly teardown.
+  const plan = [...STEPS, ...STEPS.slice(0, 3).map((s) => `${s}|twice`), 'operators running|kill', 'samples applied|kill', 'vendor simulator at', 'operators running|hangup'];
   for (const [i, step] of plan.entries()) {
-    const [aim, mode] = step.split('|') as [string, 'twice' | 'kill' | undefined];
+    const [aim, mode] = step.split('|') as [string, 'twice' | 'kill' | 'hangup' | undefined];
     const twice = mode === 'twice';
     const dir = mkdtempSync(join(tmpdir(), 'converge-dev-kill-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -70,7 +72,7 @@ test('converge dev stopped by Ctrl-C at any step of its start tears everything d
       continue;
     }
     if (aim === 'vendor simulator at') for (const dir of leftBehind.splice(0)) assert.ok(!existsSync(dir), `${dir}, left by a SIGKILLed run, was swept when this run's simulator started`);
-    child.kill('SIGINT');
+    child.kill(mode === 'hangup' ? 'SIGHUP' : 'SIGINT');
     const againMs = Math.floor(random() * 300);
     if (twice) {
       await new Promise((r) => setTimeout(r, againMs));
@@ -79,7 +81,7 @@ test('converge dev stopped by Ctrl-C at any step of its start tears everything d
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 120 s'), 120_000))]);
     // What it printed up to its end (the last lines say why it exited as it did), not up to the Ctrl-C.
     await Promise.race([stderrEnded, new Promise((r) => setTimeout(r, 2_000))]);
-    const transcript = `(run ${i}: Ctrl-C ${delayMs} ms after "${aim}"${twice ? `, again ${againMs} ms later` : ''})\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
+    const transcript = `(run ${i}: ${mode === 'hangup' ? 'SIGHUP' : 'Ctrl-C'} ${delayMs} ms after "${aim}"${twice ? `, again ${againMs} ms later` : ''})\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
     if (twice) assert.ok(code === 130 || code === 0, `exit code ${code} ${transcript}`);
     else {
       assert.equal(code, 0, transcript);
@@ -91,7 +93,7 @@ test('converge dev stopped by Ctrl-C at any step of its start tears everything d
       const server = /server: (\S+)/.exec(readFileSync(kubeconfig, 'utf8'))?.[1];
       if (server) await assert.rejects(fetch(`${server}/readyz`, { signal: AbortSignal.timeout(5_000) }), `the API server is gone ${transcript}`);
     }
-    runs.push(`${delayMs} ms after "${aim}"${twice ? ` and again ${againMs} ms later (exit ${code})` : ''}`);
+    runs.push(`${mode === 'hangup' ? 'SIGHUP ' : ''}${delayMs} ms after "${aim}"${twice ? ` and again ${againMs} ms later (exit ${code})` : ''}`);
   }
   t.diagnostic(`Ctrl-C ${runs.join('; ')}`);
 });

@@ -101,15 +101,19 @@ function stopAsSigterm(): void {
 // what it started (the faults of `vendor-sim fault --for`, the control plane of `dev`), at most
 // 20 s; any other command ends as SIGHUP's default ends it. Under `nohup` too: Node resets every
 // signal's disposition at start (SIGHUP to its default), so `nohup`'s ignore never reached the
-// command; it ended at the hangup either way, and now tears down first.
-process.once('SIGHUP', () => {
-  if (process.listenerCount('SIGTERM') === 0) {
-    process.kill(process.pid, 'SIGHUP'); // the listener is gone: the default action now
+// command; it ended at the hangup either way, and now tears down first. The listener stays while
+// the stop runs (another SIGHUP is nothing new; and other SIGHUP hooks, such as the control
+// plane's, must see that SIGHUP is handled, or they kill and re-raise it).
+const onHangup = (): void => {
+  if (process.listenerCount('SIGTERM') === 0 && !stopAsked) {
+    process.removeListener('SIGHUP', onHangup);
+    process.kill(process.pid, 'SIGHUP'); // no listener now: the default action
     return;
   }
   setTimeout(() => process.exit(129), 20_000).unref();
   stopAsSigterm();
-});
+};
+process.on('SIGHUP', onHangup);
 
 let outputClosed = false;
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {

@@ -1,7 +1,8 @@
 /**
  * `converge vendor-sim fault --for <d>` as a process: it promises to remove the faults it set when
  * the time is up or it is stopped early. An output that can no longer be written (a full disk, a
- * reader gone) must not leave them on: it stops the command as SIGTERM does.
+ * reader gone) or a terminal that closes (SIGHUP) must not leave them on: each stops the command
+ * as SIGTERM does. A one-shot command still ends as SIGHUP ends it.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -70,7 +71,7 @@ test('--for in a terminal that closes (SIGHUP) removes the faults it set, under 
   await printed(() => out, /Ctrl-C ends them early/);
   assert.notEqual(activeFaults(), 'none');
   hungUp.kill('SIGHUP');
-  await closed(hungUp);
+  assert.equal(await closed(hungUp), 0, 'an orderly stop');
   assert.equal(activeFaults(), 'none', 'removed at the hangup, not left on for 30 s or for ever');
 
   // `nohup` ignores SIGHUP, but Node resets every signal's disposition at start: without a
@@ -81,4 +82,27 @@ test('--for in a terminal that closes (SIGHUP) removes the faults it set, under 
   nohup.kill('SIGHUP');
   await closed(nohup);
   assert.equal(activeFaults(), 'none', 'removed at the hangup under nohup');
+});
+
+test('a one-shot command in a terminal that closes ends as SIGHUP ends it (it holds nothing to undo)', async () => {
+  // An API server that accepts and never answers: `converge status` waits on it.
+  const { createServer } = await import('node:net');
+  const sockets: import('node:net').Socket[] = [];
+  const silent = createServer((socket) => void sockets.push(socket));
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+  const port = (silent.address() as import('node:net').AddressInfo).port;
+  const kubeconfig = join(dir, 'silent.kubeconfig');
+  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:${port}'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`);
+  try {
+    const status = spawn(NODE, [MAIN, 'status', '--kubeconfig', kubeconfig], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const ended = new Promise<NodeJS.Signals | number | null>((r) => status.once('exit', (code, signal) => r(signal ?? code)));
+    const deadline = Date.now() + 20_000;
+    while (sockets.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(sockets.length > 0, 'converge status reached the server');
+    status.kill('SIGHUP');
+    assert.equal(await ended, 'SIGHUP');
+  } finally {
+    for (const s of sockets) s.destroy();
+    silent.close();
+  }
 });
