@@ -20,7 +20,8 @@ import { assetDir } from '../shared/package-assets.ts';
 import { applyServerSide, connectionFlags, processIO, runKubectl } from '../shared/kubectl.ts';
 import type { CommandIO, ConnectionValues } from '../shared/kubectl.ts';
 import { printYaml } from '../shared/printed-yaml.ts';
-import { INSTALL_RBAC_SELECTOR, OPERATOR_DEPLOYMENT, RBAC_KINDS, isInstallRbac, rbacDeleteArgs } from '../shared/install-names.ts';
+import { OPERATOR_DEPLOYMENT, RBAC_KINDS, rbacDeleteArgs } from '../shared/install-names.ts';
+import { listInstallRbac } from '../shared/install-facts.ts';
 import type { ListedRbac } from '../shared/install-names.ts';
 
 /** The repository's `deploy/` folder (also present in the container image). */
@@ -180,15 +181,16 @@ async function removeOtherInstallsRbac(yaml: string, values: ConnectionValues, i
     const o = doc.toJS() as KubeDoc | null;
     if (o?.kind && (RBAC_KINDS as readonly string[]).includes(o.kind) && o.metadata?.name) wanted.add(id(o.kind, o.metadata.namespace, o.metadata.name));
   }
-  const listed = await runKubectl([...connectionFlags(values), 'get', 'clusterroles,clusterrolebindings,roles,rolebindings', '--all-namespaces', '-l', INSTALL_RBAC_SELECTOR, '-o', 'json'], { env: io.env });
-  if (listed.code !== 0) {
-    io.stderr(`converge manifests: applied, but the install's RBAC from an earlier install could not be listed (kubectl exit ${listed.code}); what another mode left is still there:\n${listed.stderr}`);
+  let items: ListedRbac[];
+  try {
+    items = await listInstallRbac(values, io.env);
+  } catch (err) {
+    io.stderr(`converge manifests: applied, but the install's RBAC from an earlier install could not be listed; what another mode left is still there: ${(err as Error).message}\n`);
     return false;
   }
-  const items = (JSON.parse(listed.stdout) as { items?: ListedRbac[] }).items ?? [];
   for (const o of items) {
     const name = o.metadata?.name;
-    if (!o.kind || !name || wanted.has(id(o.kind, o.metadata?.namespace, name)) || !isInstallRbac(o)) continue;
+    if (!o.kind || !name || wanted.has(id(o.kind, o.metadata?.namespace, name))) continue;
     const removed = await runKubectl([...connectionFlags(values), 'delete', ...rbacDeleteArgs(o), '--ignore-not-found'], { env: io.env });
     if (removed.code !== 0) {
       io.stderr(`converge manifests: applied, but ${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${name}, left by an earlier install, could not be deleted (kubectl exit ${removed.code}):\n${removed.stderr}`);

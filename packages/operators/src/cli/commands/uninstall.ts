@@ -39,9 +39,9 @@
 import { parseCommandArgs } from '../shared/command-args.ts';
 import { connectionFlags, processIO, runKubectl } from '../shared/kubectl.ts';
 import type { CommandIO, ConnectionValues } from '../shared/kubectl.ts';
-import { INSTALL_CRDS, INSTALL_RBAC_SELECTOR, OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE, OPERATOR_POD_SELECTOR, isInstallRbac, rbacDeleteArgs } from '../shared/install-names.ts';
+import { INSTALL_CRDS, INSTALL_RBAC_SELECTOR, OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE, OPERATOR_POD_SELECTOR, rbacDeleteArgs } from '../shared/install-names.ts';
 import type { ListedRbac } from '../shared/install-names.ts';
-import { getObjects, readInstallFacts } from '../shared/install-facts.ts';
+import { listInstallRbac, readInstallFacts } from '../shared/install-facts.ts';
 import type { InstallFacts, ProviderFacts } from '../shared/install-facts.ts';
 
 export type { InstallFacts } from '../shared/install-facts.ts';
@@ -77,25 +77,7 @@ export function planUninstall(facts: InstallFacts, options: UninstallOptions): U
   const warnings: string[] = [];
   const check = (text: string, forcible: boolean) => (options.force && forcible ? warnings : refusals).push(text);
 
-  if (facts.serving && facts.providers.names.length > 0) {
-    const cleanup = facts.watched
-      ? facts.watched.map((ns) => `kubectl delete ${PROVIDERS} --all -n ${ns}`).join('; ')
-      : `kubectl delete ${PROVIDERS} --all --all-namespaces`;
-    check(`${providersText(facts.providers, facts.watched ? ' where the operator watches' : '')}. Only the running operator deletes a provider's vendor instance and releases its finalizer: ` +
-      (facts.operator
-        ? `delete them first (${cleanup}), wait until they are gone, then run this again`
-        : `no operator runs now; install it again (converge manifests --apply), delete them (${cleanup}), wait until they are gone, then run this again`) +
-      '; --force removes the install anyway, and they keep their finalizer and instances until an operator runs again', true);
-  }
-  if (facts.ledgerKeys > 0) {
-    check(`the late-create sweep still looks for ${facts.ledgerKeys} vendor create${facts.ledgerKeys === 1 ? '' : 's'} that may land late` +
-      (facts.ledgerUntil ? ` (its window ends ${facts.ledgerUntil}; a key the vendor has not answered for is looked up after that too)` : '') +
-      ': an instance created after the operator is gone would never be deleted. ' +
-      (facts.operator
-        ? 'Run this again once converge_vendor_late_create_keys is 0 (ADR 0037)'
-        : 'No operator runs now to look: install it again (converge manifests --apply) and run this again once converge_vendor_late_create_keys is 0 (ADR 0037)') +
-      '; --force removes the install now', true);
-  }
+  for (const text of strandRefusals(facts)) check(text, true);
   if (options.crds) {
     const forCrds = crdRefusals(facts, options);
     refusals.push(...forCrds.refusals);
@@ -109,6 +91,35 @@ export function planUninstall(facts: InstallFacts, options: UninstallOptions): U
     warnings.push(`namespace ${OPERATOR_NAMESPACE} also holds ServiceAccount${facts.otherServiceAccounts.length === 1 ? '' : 's'} ${someOf(facts.otherServiceAccounts)}, not made by the install (the dashboard's, deploy/dashboard/?): deleted with the namespace; bindings to ${facts.otherServiceAccounts.length === 1 ? 'it' : 'them'} stay`);
   }
   return { refusals, warnings };
+}
+
+/**
+ * What removing the install now would strand: providers only a running operator can clean up,
+ * vendor creates the late-create sweep still looks for. Checked before anything goes, and again
+ * once the operator stopped.
+ */
+function strandRefusals(facts: InstallFacts): string[] {
+  const out: string[] = [];
+  if (facts.serving && facts.providers.names.length > 0) {
+    const cleanup = facts.watched
+      ? facts.watched.map((ns) => `kubectl delete ${PROVIDERS} --all -n ${ns}`).join('; ')
+      : `kubectl delete ${PROVIDERS} --all --all-namespaces`;
+    out.push(`${providersText(facts.providers, facts.watched ? ' where the operator watches' : '')}. Only the running operator deletes a provider's vendor instance and releases its finalizer: ` +
+      (facts.operator
+        ? `delete them first (${cleanup}), wait until they are gone, then run this again`
+        : `no operator runs now; install it again (converge manifests --apply), delete them (${cleanup}), wait until they are gone, then run this again`) +
+      '; --force removes the install anyway, and they keep their finalizer and instances until an operator runs again');
+  }
+  if (facts.ledgerKeys > 0) {
+    out.push(`the late-create sweep still looks for ${facts.ledgerKeys} vendor create${facts.ledgerKeys === 1 ? '' : 's'} that may land late` +
+      (facts.ledgerUntil ? ` (its window ends ${facts.ledgerUntil}; a key the vendor has not answered for is looked up after that too)` : '') +
+      ': an instance created after the operator is gone would never be deleted. ' +
+      (facts.operator
+        ? 'Run this again once converge_vendor_late_create_keys is 0 (ADR 0037)'
+        : 'No operator runs now to look: install it again (converge manifests --apply) and run this again once converge_vendor_late_create_keys is 0 (ADR 0037)') +
+      '; --force removes the install now');
+  }
+  return out;
 }
 
 function olderStoredVersions(facts: InstallFacts): Array<[string, string[]]> {
@@ -222,14 +233,13 @@ async function uninstall(values: ConnectionValues, options: UninstallOptions, io
   // got a finalizer, maybe a vendor instance) or released one (a ledger key) meanwhile. The RBAC
   // and the ledger stay until that is settled: installing the operator again picks it all up.
   if (!options.force) {
-    let after: UninstallPlan;
+    let left: string[];
     try {
-      after = planUninstall(await readInstallFacts(values, io.env, { everywhere: false }), { crds: false, force: false });
+      left = strandRefusals(await readInstallFacts(values, io.env, { everywhere: false }));
     } catch (err) {
       io.stderr(`converge uninstall: the operator is stopped, but what it left could not be read again, so nothing else was deleted: ${(err as Error).message}\n`);
       return false;
     }
-    const left = after.refusals.filter((text) => !/ may still store objects as /.test(text));
     for (const text of left) io.stderr(`converge uninstall: the operator is stopped, but meanwhile: ${text}\n`);
     if (left.length > 0) {
       io.stderr('converge uninstall: nothing else was deleted (the RBAC, converge-system and its ledger stay): install the operator again (converge manifests --apply) so that it finishes, then run this again\n');
@@ -239,7 +249,7 @@ async function uninstall(values: ConnectionValues, options: UninstallOptions, io
 
   let rbac: ListedRbac[];
   try {
-    rbac = (await getObjects(values, io.env, ['clusterroles,clusterrolebindings,roles,rolebindings', '--all-namespaces', '-l', INSTALL_RBAC_SELECTOR]) as ListedRbac[]).filter(isInstallRbac);
+    rbac = await listInstallRbac(values, io.env);
   } catch (err) {
     io.stderr(`converge uninstall: the operator is stopped, but its RBAC could not be listed; run converge uninstall again to finish: ${(err as Error).message}\n`);
     return false;

@@ -3,7 +3,8 @@
  * decides whether it can be removed now, read with kubectl: the CRDs and their stored versions,
  * the operator Deployment and the namespaces it watches, the DigitalHumanProviders where it
  * watches (and, when asked, everywhere), the Microservices, the late-create ledger, and
- * ServiceAccounts in the operator's namespace that are not the install's. Used by `uninstall`.
+ * ServiceAccounts in the operator's namespace that are not the install's. Used by `uninstall`; the
+ * install's RBAC (`listInstallRbac`) also by `manifests --apply`.
  *
  * Guarantees: `readInstallFacts` reads only (kubectl `get`); it throws with kubectl's words when
  * something cannot be read, so a caller never decides on a partial picture. Every output shape of
@@ -97,6 +98,11 @@ export async function getObjects(values: ConnectionValues, env: NodeJS.ProcessEn
   return Array.isArray(body.items) ? body.items : [body];
 }
 
+/** The install's RBAC on the cluster (`isInstallRbac`: its labels and the exact names the overlays give). */
+export async function listInstallRbac(values: ConnectionValues, env: NodeJS.ProcessEnv | undefined): Promise<ListedRbac[]> {
+  return ((await getObjects(values, env, ['clusterroles,clusterrolebindings,roles,rolebindings', '--all-namespaces', '-l', INSTALL_RBAC_SELECTOR])) as ListedRbac[]).filter(isInstallRbac);
+}
+
 /**
  * The namespaces the operator's `--namespace` flags name (`--namespace=x` or `--namespace x`, as
  * `converge run` reads them); undefined when there is none (it watches every namespace).
@@ -128,9 +134,9 @@ export async function readInstallFacts(values: ConnectionValues, env: NodeJS.Pro
   const pods = deployment ? [] : await get(['pods', '-n', OPERATOR_NAMESPACE, '-l', OPERATOR_POD_SELECTOR]);
   const operatorSpec = deployment ?? (pods[0] ? { spec: { template: { spec: pods[0].spec as PodSpec } } } : undefined);
   // Without an operator, its scope is what the install's RBAC still grants.
-  const rbac = operatorSpec ? [] : (await get(['clusterroles,roles', '--all-namespaces', '-l', INSTALL_RBAC_SELECTOR])).filter((o) => isInstallRbac(o as ListedRbac));
-  const clusterRole = rbac.some((o) => (o as ListedRbac).kind === 'ClusterRole' && o.metadata?.name === 'converge');
-  const roles = rbac.filter((o) => (o as ListedRbac).kind === 'Role' && o.metadata?.name === 'converge').map((o) => o.metadata?.namespace ?? '');
+  const rbac = operatorSpec ? [] : await listInstallRbac(values, env);
+  const clusterRole = rbac.some((o) => o.kind === 'ClusterRole' && o.metadata?.name === 'converge');
+  const roles = rbac.filter((o) => o.kind === 'Role' && o.metadata?.name === 'converge').map((o) => o.metadata?.namespace ?? '');
   const serving = operatorSpec !== undefined || clusterRole || roles.length > 0;
   const watched = operatorSpec ? watchedNamespaces(operatorSpec) : !clusterRole && roles.length > 0 ? [...new Set(roles)].sort() : undefined;
 
