@@ -80,7 +80,7 @@ export interface ListedObject {
 }
 
 /** kubectl could not read the cluster; `code` is kubectl's exit code (127: not on PATH). */
-export class KubectlReadError extends Error {
+class KubectlReadError extends Error {
   readonly code: number;
   constructor(code: number, stderr: string) {
     super(code === 127 ? 'kubectl is not on PATH (this command runs it): install kubectl' : `kubectl could not read the cluster (exit ${code}):\n${stderr}`);
@@ -90,7 +90,7 @@ export class KubectlReadError extends Error {
 }
 
 /** `kubectl get … -o json` as a list of objects, whatever shape kubectl printed. */
-export async function getObjects(values: ConnectionValues, env: NodeJS.ProcessEnv | undefined, args: string[]): Promise<ListedObject[]> {
+async function getObjects(values: ConnectionValues, env: NodeJS.ProcessEnv | undefined, args: string[]): Promise<ListedObject[]> {
   const got = await runKubectl([...connectionFlags(values), 'get', ...args, '-o', 'json'], env ? { env } : {});
   if (got.code !== 0) throw new KubectlReadError(got.code, got.stderr);
   if (got.stdout.trim() === '') return [];
