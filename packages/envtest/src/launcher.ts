@@ -6,11 +6,12 @@
  * every component plus removal of the temporary state directory on this process's 'exit' and,
  * when no one else handles them, on SIGINT/SIGTERM/SIGHUP; and PR_SET_PDEATHSIG in every
  * component, so even a SIGKILLed launcher leaves no processes behind. State directories left
- * by a launcher that was SIGKILLed are swept at the next start.
+ * by a launcher that was SIGKILLed are swept at the next start, and so is one that lost its owner
+ * file (a certificate writer that outlived its launcher recreated it) once it is a minute old.
  * @module
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -95,6 +96,12 @@ export interface ControlPlane {
 
 const STATE_DIR_PREFIX = 'converge-cp-';
 const OWNER_FILE = 'owner.pid';
+/**
+ * A launcher writes its owner file right after making the folder (the same synchronous step), so
+ * a folder without one that is older than this was abandoned: the owner file went with a removal
+ * that something still writing (the certificate step of a launcher that died) raced.
+ */
+const OWNERLESS_STALE_MS = 60_000;
 const live = new Set<LocalControlPlane>();
 let hooksInstalled = false;
 
@@ -126,9 +133,11 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** Removes temp state dirs whose owning launcher is gone (it was SIGKILLed). */
-function sweepStaleStateDirs(): void {
-  const base = tmpdir();
+/**
+ * Removes temp state dirs whose owning launcher is gone (it was SIGKILLed), and those without an
+ * owner file that are older than a minute. Exported for its unit test, not from the package.
+ */
+export function sweepStaleStateDirs(base: string = tmpdir(), nowMs: number = Date.now()): void {
   let entries: string[] = [];
   try {
     entries = readdirSync(base).filter((n) => n.startsWith(STATE_DIR_PREFIX));
@@ -139,9 +148,15 @@ function sweepStaleStateDirs(): void {
     const dir = join(base, name);
     try {
       const owner = Number.parseInt(readFileSync(join(dir, OWNER_FILE), 'utf8'), 10);
-      if (Number.isInteger(owner) && owner > 0 && !pidAlive(owner)) rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // no owner file (yet): leave it alone
+      if (Number.isInteger(owner) && owner > 0 && !pidAlive(owner)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') continue;
+      // No owner file: being made this instant, or abandoned long ago.
+      try {
+        if (nowMs - statSync(dir).mtimeMs > OWNERLESS_STALE_MS) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+      } catch {
+        // gone meanwhile, or not ours to remove
+      }
     }
   }
 }
@@ -194,6 +209,8 @@ class LocalControlPlane implements ControlPlane {
   readonly #options: StartControlPlaneOptions;
   readonly #children = new Map<ComponentName, ChildProcess>();
   readonly #expectedExit = new Set<ChildProcess>();
+  /** One-shot subcommands running now (the certificate step): killed with the components. */
+  readonly #oneShots = new Set<ChildProcess>();
   #stopping?: Promise<void>;
   #tls?: TlsMaterial;
 
@@ -232,7 +249,8 @@ class LocalControlPlane implements ControlPlane {
     const progress = this.#options.onProgress ?? (() => {});
     mkdirSync(join(this.stateDir, 'logs'), { recursive: true });
     const t0 = Date.now();
-    await execFileAsync(this.binary, ['certs', '--dir', this.#pkiDir, '--server', this.server]);
+    progress('writing certificates');
+    await this.#runOnce(['certs', '--dir', this.#pkiDir, '--server', this.server]);
     this.#tls = {
       ca: readFileSync(this.caPath),
       cert: readFileSync(join(this.#pkiDir, 'admin.crt')),
@@ -248,6 +266,23 @@ class LocalControlPlane implements ControlPlane {
     progress('starting kube-controller-manager and the node simulator');
     await this.#startControllers();
     progress(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  }
+
+  /**
+   * A subcommand that runs to its end, tracked so that a stop or this process's exit kills it
+   * before removing the state folder: the certificate writer does not die with its parent, and
+   * one left running wrote the folder again after its removal, with a CA key and an admin token
+   * in it and no owner file.
+   */
+  #runOnce(args: string[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = execFile(this.binary, args, (err) => {
+        this.#oneShots.delete(child);
+        if (err) reject(err);
+        else resolve();
+      });
+      this.#oneShots.add(child);
+    });
   }
 
   async #startEtcd(): Promise<void> {
@@ -402,7 +437,7 @@ class LocalControlPlane implements ControlPlane {
 
   /** Synchronous last resort: SIGKILL every component, remove the temp state dir. */
   killNow(): void {
-    for (const child of this.#children.values()) {
+    for (const child of [...this.#oneShots, ...this.#children.values()]) {
       this.#expectedExit.add(child);
       if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
         try {
@@ -412,7 +447,7 @@ class LocalControlPlane implements ControlPlane {
         }
       }
     }
-    if (this.#ownsStateDir) rmSync(this.stateDir, { recursive: true, force: true });
+    if (this.#ownsStateDir) rmSync(this.stateDir, { recursive: true, force: true, maxRetries: 3 });
   }
 }
 

@@ -85,6 +85,39 @@ test('a launcher SIGKILLed at any step of a start leaves no component running, a
   t.diagnostic(killed.map((k) => `killed ${k.delayMs} ms after "${k.step.trim()}"`).join('; '));
 });
 
+test('a launcher stopped by SIGTERM while it writes its certificates leaves no state folder and no process behind', { skip: !binary && 'the harness gives the control-plane binary', timeout: 120_000 }, async (t) => {
+  // The certificate writer does not die with its parent: left running, it wrote the folder again
+  // after the launcher removed it (CA key and admin token, no owner file, never swept).
+  const random = killPointRandom(t);
+  const stopped: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const { entry: marker, env: markEnv } = killPointMark();
+    const child = spawn(process.execPath, [LAUNCHER], { env: { ...process.env, ...markEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
+    t.after(() => {
+      child.kill('SIGKILL');
+      for (const pid of processesMarked(marker)) process.kill(pid, 'SIGKILL');
+    });
+    const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(String(signal ?? code))));
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => line.startsWith('writing certificates') && resolve());
+      void exited.then((how) => reject(new Error(`the launcher exited (${how}) before writing certificates`)));
+    });
+    // The writer takes ~250 ms on the reference machine: stop it early, midway, late.
+    const delayMs = Math.floor(random() * 80) + i * 80;
+    await new Promise((r) => setTimeout(r, delayMs));
+    const [stateDir] = stateDirsOf(child.pid!);
+    assert.ok(stateDir, 'the launcher made its state folder before the certificates');
+    child.kill('SIGTERM');
+    assert.equal(await exited, 'SIGTERM', 'the launcher ends by the signal, as it re-raises it');
+    await until(`nothing of the launcher stopped ${delayMs} ms into its certificates is running`, () => processesMarked(marker).length === 0, 15_000);
+    // Long enough for a writer left running to finish (it takes well under a second).
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal(existsSync(stateDir), false, `${stateDir} is gone ${delayMs} ms into the certificates, and stays gone`);
+    stopped.push(`${delayMs} ms`);
+  }
+  t.diagnostic(`stopped ${stopped.join(', ')} after "writing certificates"`);
+});
+
 test('a component whose parent is gone before it asked for the parent-death signal exits instead of running on', { skip: !binary && 'the harness gives the control-plane binary', timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'converge-orphan-'));
   const [client, peer] = await freePorts(2);
