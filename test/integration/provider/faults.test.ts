@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DigitalHumanProviderKind } from '../../../packages/operators/src/operators/provider/index.ts';
@@ -27,6 +27,7 @@ test('a lost create response still yields exactly one instance', { timeout: 120_
 test('a crash between the vendor create and the status write yields exactly one instance', { timeout: 180_000 }, async (t) => {
   const env = await setupProviders(t, { startOperator: false });
   const dir = mkdtempSync(join(tmpdir(), 'converge-crash-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const config = join(dir, 'config.yaml');
   writeFileSync(config, `provider:\n  healthIntervalSeconds: 1\n  vendor:\n    caFile: ${env.sim.caPath}\n`);
   const args = ['--namespace', env.ns, '--operators', 'provider', '--config', config, '--metrics-bind-address', '0', '--health-probe-bind-address', '0'];

@@ -48,13 +48,14 @@ test('readText: a response that failed or ended before it is called rejects at o
 
 test('a 401 for credentials already replaced runs no exec plugin again (as client-go: only the credential that failed is dropped)', async (t) => {
   const { createServer } = await import('node:http');
-  const { chmodSync, mkdtempSync, readFileSync, writeFileSync } = await import('node:fs');
+  const { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const { Credentials, KubeConfig } = await import('../kubeconfig/index.ts');
   const { Transport } = await import('./transport.ts');
   // A plugin that prints tok-1, tok-2, … one per run.
   const d = mkdtempSync(join(tmpdir(), 'converge-transport-'));
+  t.after(() => rmSync(d, { recursive: true, force: true }));
   const script = join(d, 'plugin.sh');
   writeFileSync(script, `#!/bin/sh\necho x >> "${d}/runs"\nn=$(wc -l < "${d}/runs")\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"tok-%s"}}' $n\n`);
   chmodSync(script, 0o755);

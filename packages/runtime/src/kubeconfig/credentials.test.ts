@@ -1,14 +1,21 @@
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { Credentials, KubeConfig, KubeConfigError, parseExecCredential } from './index.ts';
 import type { ExecConfig, KubeConfigCluster, KubeConfigUser } from './index.ts';
 
+const made: string[] = [];
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
 function dir(): string {
-  return mkdtempSync(join(tmpdir(), 'converge-credentials-'));
+  const d = mkdtempSync(join(tmpdir(), 'converge-credentials-'));
+  made.push(d);
+  return d;
 }
 
 function config(user: Partial<KubeConfigUser>, cluster: Partial<KubeConfigCluster> = {}): KubeConfig {

@@ -1,12 +1,19 @@
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, KubeConfigError, loadKubeConfig } from './index.ts';
 
+const made: string[] = [];
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
 function dir(): string {
-  return mkdtempSync(join(tmpdir(), 'converge-kubeconfig-'));
+  const d = mkdtempSync(join(tmpdir(), 'converge-kubeconfig-'));
+  made.push(d);
+  return d;
 }
 
 const YAML_CONFIG = `apiVersion: v1

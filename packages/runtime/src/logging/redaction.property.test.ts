@@ -45,7 +45,7 @@
  */
 import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import vm from 'node:vm';
@@ -1110,8 +1110,9 @@ describe('redaction: defects found by the property test', () => {
     assert.ok(!text().includes(SECRET) && text().includes('visible'));
   });
 
-  it("D10: a KubeConfig from the loader (client key, token, password, exec env) keeps no secret; servers, names and the command stay", () => {
+  it("D10: a KubeConfig from the loader (client key, token, password, exec env) keeps no secret; servers, names and the command stay", (t) => {
     const d = mkdtempSync(join(tmpdir(), 'converge-redaction-'));
+    t.after(() => rmSync(d, { recursive: true, force: true }));
     const file = join(d, 'config');
     writeFileSync(
       file,
