@@ -38,7 +38,7 @@ describe('FleetWatch against the simulator', () => {
     assert.deepEqual(first.changed.sort(), [...ids].sort(), 'everything is new on the first round');
     assert.deepEqual(sim.stats().requests, { 'GET /v1/account': 1, 'GET /v1/instances': 3 });
     assert.equal(watch.stats().instances, 5);
-    assert.ok(watch.ageMs() < 1000);
+    assert.ok(watch.ageMs() < 10_000, `fresh after a round (${watch.ageMs()} ms)`);
 
     const none: FleetChange = { accountChanged: false, changed: [], gone: [], usageChanged: [] };
     assert.deepEqual(await watch.poll(), none, 'nothing changed, nothing reported');

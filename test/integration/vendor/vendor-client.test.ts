@@ -163,9 +163,12 @@ describe('vendor client against the simulator', () => {
 
   it('a client-side rate limit matching the vendor limit avoids a 429 storm', async () => {
     sim.setFaults({ rateLimit: { requestsPerSecond: 10, burst: 10 } });
-    // Without a limiter: a burst of 25 concurrent calls meets many 429s.
+    // Without a limiter: a burst of 60 concurrent calls meets many 429s. (25 were too few on a
+    // loaded machine: their TLS handshakes spread the burst over more than half a second, the
+    // vendor's bucket refilled meanwhile and only 9 were refused. With 60, at least 10 are refused
+    // unless the burst takes more than 4 s to arrive.)
     const unlimited = newClient();
-    const raw = await Promise.allSettled(Array.from({ length: 25 }, (_, i) => unlimited.findByIdempotencyKey(`u-${i}`)));
+    const raw = await Promise.allSettled(Array.from({ length: 60 }, (_, i) => unlimited.findByIdempotencyKey(`u-${i}`)));
     const storm = raw.filter((r) => r.status === 'rejected').length;
     assert.ok(storm >= 10, `expected a 429 storm without limits, got ${storm}`);
     // With one: the same burst, all succeed.
@@ -197,7 +200,9 @@ describe('vendor client against the simulator', () => {
     const took = performance.now() - t0;
     expectVendorError('Timeout')(err);
     assert.equal((err as VendorError).transient, true);
-    assert.ok(took >= 280 && took < 1500, `timed out after ${took} ms`);
+    // The upper bound only tells a timeout from none (the hang lasts until the test ends); loaded
+    // machines stall the event loop for a second at times.
+    assert.ok(took >= 280 && took < 5000, `timed out after ${took} ms`);
     sim.clearFaults();
     await assert.rejects(quick.getInstance('inst-any'), expectVendorError('NotFound'));
   });
@@ -280,7 +285,7 @@ describe('vendor client against the simulator', () => {
       assert.equal(limiter.pausedForMs(), 0, `${code} pauses nothing`);
       const t0 = performance.now();
       assert.equal((await client.getHealth(instance.id)).status, 'healthy');
-      assert.ok(performance.now() - t0 < 1000, 'the next call goes at once');
+      assert.ok(performance.now() - t0 < 5000, 'the next call goes at once (a pause would be an hour)');
     }
     // The vendor's own billable-call answers are classified the same way.
     sim.clearFaults();
