@@ -7,7 +7,7 @@
  *   npm test -- queue cache       only test files whose path contains "queue" or "cache"
  *   npm test -- --test-name-pattern=x   other --flags are passed to `node --test`
  *
- * Integration files run three at a time (`--test-concurrency=3`; CONVERGE_TEST_CONCURRENCY sets
+ * Integration files run two at a time (`--test-concurrency=2`; CONVERGE_TEST_CONCURRENCY sets
  * another), each in its own process, with a default per-test timeout of 120 s (CONVERGE_TEST_TIMEOUT_MS; a test may set its own `timeout`).
  * Files named `*.serial.test.ts` run afterwards, one at a time: only they may stop the API server.
  * Test files find the cluster through these variables (see test/support/cluster.ts):
@@ -38,10 +38,12 @@ const integrationOnly = argv.includes('--integration');
 const passThrough = argv.filter((a) => a.startsWith('-') && a !== '--unit' && a !== '--integration');
 const filters = argv.filter((a) => !a.startsWith('-')).map((f) => f.replace(/^\.\//, ''));
 const testTimeoutMs = Number(process.env.CONVERGE_TEST_TIMEOUT_MS ?? 120_000);
-// Three, not two, on the 2-core reference machine: many integration tests mostly wait (on
-// rollouts, lease expiry, periodic checks), so a third file keeps the CPUs busy (idle fell to
-// ~13 %) and the parallel phase took 1,209 s instead of 1,512 s, with every test passing.
-const integrationConcurrency = Number(process.env.CONVERGE_TEST_CONCURRENCY ?? 3);
+// Two. On the 2-core reference machine three files at a time kept the CPUs busier (idle ~13 %)
+// and took the parallel phase from 1,512 s to 1,209–1,336 s, but two of three such runs met a
+// timing race in a test that two at a time had never shown (a burst too slow to draw 429s, a
+// replace meeting the operator's status write; both mended). Two stays the default until runs at
+// three come out clean; CONVERGE_TEST_CONCURRENCY=3 tries it.
+const integrationConcurrency = Number(process.env.CONVERGE_TEST_CONCURRENCY ?? 2);
 if (!Number.isInteger(integrationConcurrency) || integrationConcurrency < 1) {
   process.stderr.write(`npm test: CONVERGE_TEST_CONCURRENCY must be a whole number of at least 1, got ${JSON.stringify(process.env.CONVERGE_TEST_CONCURRENCY)}\n`);
   process.exit(2);
