@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"flag"
 	"fmt"
 	"math/big"
@@ -50,7 +51,7 @@ var clientIdentities = []clientIdentity{
 
 func runCerts(args []string) error {
 	fs := flag.NewFlagSet("certs", flag.ContinueOnError)
-	dir := fs.String("dir", "", "directory to write certificates, keys and kubeconfigs into (required)")
+	dir := fs.String("dir", "", "directory to write certificates, keys and kubeconfigs into; its parent must exist (required)")
 	server := fs.String("server", "", "API server URL written into the kubeconfigs, e.g. https://127.0.0.1:6443 (required)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -65,8 +66,10 @@ func runCerts(args []string) error {
 // server restarted on the same directory keeps its identity); kubeconfigs are
 // always rewritten for the given server URL.
 func writeCerts(dir, server string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+	// Only the folder itself: its parent must exist. A state folder removed while this runs
+	// (its launcher stopped) is not made again around the keys.
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%w (the folder --dir names is made, but its parent must exist)", err)
 	}
 	p := func(name string) string { return filepath.Join(dir, name) }
 

@@ -45,6 +45,9 @@ func main() {
 	var err error
 	switch sub {
 	case "certs":
+		// A writer left running by a killed launcher would write the CA key and the admin
+		// token into a state folder the launcher's successor has already swept.
+		dieWithParent()
 		err = runCerts(args)
 	case "etcd":
 		dieWithParent()

@@ -276,7 +276,8 @@ class LocalControlPlane implements ControlPlane {
    */
   #runOnce(args: string[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = execFile(this.binary, args, (err) => {
+      // CONVERGE_PARENT_PID: as for the components, a one-shot dies with this process.
+      const child = execFile(this.binary, args, { env: { ...process.env, CONVERGE_PARENT_PID: String(process.pid) } }, (err) => {
         this.#oneShots.delete(child);
         if (err) reject(err);
         else resolve();
