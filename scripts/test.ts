@@ -8,7 +8,8 @@
  *   npm test -- --test-name-pattern=x   other --flags are passed to `node --test`
  *
  * Integration files run two at a time (`--test-concurrency=2`; CONVERGE_TEST_CONCURRENCY sets
- * another), each in its own process, with a default per-test timeout of 120 s (CONVERGE_TEST_TIMEOUT_MS; a test may set its own `timeout`).
+ * another), each in its own process, with a default per-test timeout of 120 s
+ * (CONVERGE_TEST_TIMEOUT_MS; a test may set its own `timeout`).
  * Files named `*.serial.test.ts` run afterwards, one at a time: only they may stop the API server.
  * Test files find the cluster through these variables (see test/support/cluster.ts):
  *   CONVERGE_TEST_KUBECONFIG, CONVERGE_TEST_SERVER, CONVERGE_TEST_AUDIT_LOG, CONVERGE_TEST_ETCD,
