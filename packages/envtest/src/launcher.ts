@@ -134,6 +134,15 @@ function pidAlive(pid: number): boolean {
 }
 
 /**
+ * The environment of every process the launcher starts. CONVERGE_PARENT_PID: the process dies with
+ * this one, and exits at once if this one is gone before it asked the kernel for its parent-death
+ * signal (main.go, dieWithParent).
+ */
+function childEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, CONVERGE_PARENT_PID: String(process.pid) };
+}
+
+/**
  * Removes temp state dirs whose owning launcher is gone (it was SIGKILLed), and those without an
  * owner file that are older than a minute. Exported for its unit test, not from the package.
  */
@@ -276,8 +285,7 @@ class LocalControlPlane implements ControlPlane {
    */
   #runOnce(args: string[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      // CONVERGE_PARENT_PID: as for the components, a one-shot dies with this process.
-      const child = execFile(this.binary, args, { env: { ...process.env, CONVERGE_PARENT_PID: String(process.pid) } }, (err) => {
+      const child = execFile(this.binary, args, { env: childEnv() }, (err) => {
         this.#oneShots.delete(child);
         if (err) reject(err);
         else resolve();
@@ -324,9 +332,7 @@ class LocalControlPlane implements ControlPlane {
     try {
       // detached: own process group, so a terminal's Ctrl-C reaches only the launcher, which
       // then stops the components in order.
-      // CONVERGE_PARENT_PID: the component exits if this process is gone before it asked the
-      // kernel for its parent-death signal (main.go, dieWithParent).
-      child = spawn(this.binary, [component, ...args], { stdio: ['ignore', fd, fd], detached: true, env: { ...process.env, CONVERGE_PARENT_PID: String(process.pid) } });
+      child = spawn(this.binary, [component, ...args], { stdio: ['ignore', fd, fd], detached: true, env: childEnv() });
     } finally {
       closeSync(fd);
     }
