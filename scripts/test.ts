@@ -7,7 +7,7 @@
  *   npm test -- queue cache       only test files whose path contains "queue" or "cache"
  *   npm test -- --test-name-pattern=x   other --flags are passed to `node --test`
  *
- * Integration files run two at a time (`--test-concurrency=2`; CONVERGE_TEST_CONCURRENCY sets
+ * Integration files run three at a time (`--test-concurrency=3`; CONVERGE_TEST_CONCURRENCY sets
  * another), each in its own process, with a default per-test timeout of 120 s
  * (CONVERGE_TEST_TIMEOUT_MS; a test may set its own `timeout`).
  * Files named `*.serial.test.ts` run afterwards, one at a time: only they may stop the API server.
@@ -39,12 +39,13 @@ const integrationOnly = argv.includes('--integration');
 const passThrough = argv.filter((a) => a.startsWith('-') && a !== '--unit' && a !== '--integration');
 const filters = argv.filter((a) => !a.startsWith('-')).map((f) => f.replace(/^\.\//, ''));
 const testTimeoutMs = Number(process.env.CONVERGE_TEST_TIMEOUT_MS ?? 120_000);
-// Two. On the 2-core reference machine three files at a time kept the CPUs busier (idle ~13 %)
-// and took the parallel phase from 1,512 s to 1,209–1,336 s, but two of three such runs met a
-// timing race in a test that two at a time had never shown (a burst too slow to draw 429s, a
-// replace meeting the operator's status write; both mended). Two stays the default until runs at
-// three come out clean; CONVERGE_TEST_CONCURRENCY=3 tries it.
-const integrationConcurrency = Number(process.env.CONVERGE_TEST_CONCURRENCY ?? 2);
+// Three. The integration files mostly wait (on the API server, timers, child processes): on the
+// 2-core reference machine two at a time left the CPUs ~13 % idle, and three took the parallel
+// phase from 1,512–1,556 s to 1,209–1,336 s. The first runs at three drew out three timing races
+// in tests that two at a time had never shown (a burst too slow to draw 429s, a replace meeting
+// the operator's status write, bounds too tight for a loaded machine); once they were mended,
+// the next three runs at three were clean (1,271–1,308 s). CONVERGE_TEST_CONCURRENCY=2 goes back.
+const integrationConcurrency = Number(process.env.CONVERGE_TEST_CONCURRENCY ?? 3);
 if (!Number.isInteger(integrationConcurrency) || integrationConcurrency < 1) {
   process.stderr.write(`npm test: CONVERGE_TEST_CONCURRENCY must be a whole number of at least 1, got ${JSON.stringify(process.env.CONVERGE_TEST_CONCURRENCY)}\n`);
   process.exit(2);
