@@ -9,7 +9,9 @@
  *
  * Integration files run three at a time (`--test-concurrency=3`; CONVERGE_TEST_CONCURRENCY sets
  * another), each in its own process, with a default per-test timeout of 120 s
- * (CONVERGE_TEST_TIMEOUT_MS; a test may set its own `timeout`).
+ * (CONVERGE_TEST_TIMEOUT_MS; a test may set its own `timeout`). A file whose process is still
+ * alive a minute after its last test fails, saying what keeps it alive
+ * (test/support/exit-watchdog.ts; CONVERGE_TEST_EXIT_GRACE_MS), instead of holding up the run.
  * Files named `*.serial.test.ts` run afterwards, one at a time: only they may stop the API server.
  * Test files find the cluster through these variables (see test/support/cluster.ts):
  *   CONVERGE_TEST_KUBECONFIG, CONVERGE_TEST_SERVER, CONVERGE_TEST_AUDIT_LOG, CONVERGE_TEST_ETCD,
@@ -74,6 +76,9 @@ async function runNodeTest(files: string[], concurrency: number, env: NodeJS.Pro
       '--test',
       // CONVERGE_FC_SEED replays a property test's failure (test/support/fast-check-seed.ts).
       '--import=./test/support/fast-check-seed.ts',
+      // A file whose process outlives its tests by a minute fails, saying what keeps it alive,
+      // instead of holding up the run until CI's limit (test/support/exit-watchdog.ts).
+      '--import=./test/support/exit-watchdog.ts',
       `--test-concurrency=${concurrency}`,
       `--test-timeout=${testTimeoutMs}`,
       '--test-reporter=spec',
