@@ -149,3 +149,33 @@ function isCharEnd(c: Buffer): boolean {
   const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
   return c.length - i === need;
 }
+
+test('sends nothing on for a client that left while its request was delayed, nor once it is closed', async (t) => {
+  const slow = await startFaultProxy({ kubeconfigPath: kubeconfigPath(), faults: { latencyMs: [400, 400] }, seed: 3 });
+  let closed = false;
+  t.after(() => (closed ? undefined : slow.close()));
+  const agent = new Agent({ connect: { ca: slow.caPem } });
+  t.after(() => agent.close());
+  // From the current version on: nothing arrives on these watches, so an upstream one left open
+  // would stay open (its first event would have shown the proxy that its client was gone).
+  const ns = await testNamespace(t, testClient(), 'proxy-left');
+  const { metadata } = await testClient().list(ConfigMapKind, { namespace: ns });
+  const watch = (signal: AbortSignal) => request(`${slow.url}/api/v1/namespaces/${ns}/configmaps?watch=true&timeoutSeconds=60&resourceVersion=${metadata.resourceVersion}`, { dispatcher: agent, signal });
+  const settle = () => new Promise((r) => setTimeout(r, 1_000));
+
+  // A watch whose client gives up during the proxy's latency: no watch is opened upstream for it
+  // (one was, and stayed open until its timeout: a test's process then outlived its tests).
+  await assert.rejects(watch(AbortSignal.timeout(100)));
+  await settle();
+  assert.equal(slow.stats().upstreamOpen, 0, 'no request open upstream for a client that left');
+
+  // A watch the proxy is closed under while it delays it.
+  const pending = watch(new AbortController().signal).catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 100));
+  await slow.close();
+  closed = true;
+  await pending;
+  await settle();
+  assert.equal(slow.stats().upstreamOpen, 0, 'no request open upstream once the proxy is closed');
+  assert.equal(slow.stats().requests, 2);
+});

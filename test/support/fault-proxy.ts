@@ -107,6 +107,8 @@ export interface ProxyStats {
   held: number;
   /** Watches open now. */
   openWatches: number;
+  /** Requests open to the API server now. */
+  upstreamOpen: number;
   /** Response bytes per resource (plural, `/status` kept), per metadata-only or full. */
   bytes: Record<string, number>;
 }
@@ -161,13 +163,15 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
   };
   const between = ([a, b]: [number, number]) => a + random() * (b - a);
-  const stats: ProxyStats = { requests: 0, watches: 0, cuts: 0, cutsInsideCharacters: 0, closedCleanly: 0, closedAbruptly: 0, injected: {}, held: 0, openWatches: 0, bytes: {} };
+  const stats: ProxyStats = { requests: 0, watches: 0, cuts: 0, cutsInsideCharacters: 0, closedCleanly: 0, closedAbruptly: 0, injected: {}, held: 0, openWatches: 0, upstreamOpen: 0, bytes: {} };
   const rules = new Set<InjectRule & { left: number }>();
   const holds = new Set<HoldRule & { left: number }>();
   const events = new EventEmitter();
   events.setMaxListeners(0);
   const seen: WatchEventSeen[] = [];
   const sockets = new Set<Socket>();
+  /** Set by `close()`: a request still on its way through (reading its body, delayed) goes no further. */
+  let closing = false;
   const openWatches = new Set<{ abort(abrupt: boolean): void }>();
   /** The highest resourceVersion any response has carried to a client. */
   let delivered = 0;
@@ -273,6 +277,15 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     stats.requests++;
+    // The client may go while its body is read or its latency waited out: what was sent upstream
+    // by then is cut with it, and nothing is sent after (a watch opened upstream for no one would
+    // stay open until its next event or bookmark, and keep the test's process alive till then).
+    let upstreamReq: ReturnType<typeof httpsRequest> | undefined;
+    let gone = false;
+    res.once('close', () => {
+      gone = true;
+      upstreamReq?.destroy();
+    });
     const url = new URL(req.url ?? '/', upstream);
     const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
     const resource = resourceOf(url.pathname);
@@ -290,8 +303,13 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !['host', 'authorization', 'connection', 'content-length'].includes(k)) headers[k] = String(v);
     Object.assign(headers, upstreamHeaders);
     if (body.length) headers['content-length'] = String(body.length);
-    const upstreamReq = httpsRequest({ protocol: 'https:', hostname: upstream.hostname, port: upstream.port, path: `${url.pathname}${url.search}`, method: req.method, headers, agent: upstreamAgent });
-    res.on('close', () => upstreamReq.destroy());
+    if (gone || closing) {
+      res.destroy();
+      return;
+    }
+    upstreamReq = httpsRequest({ protocol: 'https:', hostname: upstream.hostname, port: upstream.port, path: `${url.pathname}${url.search}`, method: req.method, headers, agent: upstreamAgent });
+    stats.upstreamOpen++;
+    upstreamReq.once('close', () => stats.upstreamOpen--);
     upstreamReq.on('error', () => res.destroy());
     upstreamReq.end(body);
     upstreamReq.on('response', async (up) => {
@@ -327,7 +345,7 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
       let closeTimer: NodeJS.Timeout | undefined;
       const closer = {
         abort(abrupt: boolean) {
-          upstreamReq.destroy();
+          upstreamReq?.destroy();
           if (abrupt) {
             stats.closedAbruptly++;
             res.socket?.destroy();
@@ -443,6 +461,7 @@ export async function startFaultProxy(options: { kubeconfigPath: string; faults?
     },
     stats: () => ({ ...structuredClone(stats), openWatches: openWatches.size }),
     async close() {
+      closing = true;
       for (const s of sockets) s.destroy();
       await Promise.all([https, http].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       upstreamAgent.destroy();
