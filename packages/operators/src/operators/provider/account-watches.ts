@@ -149,6 +149,9 @@ export class AccountWatches implements Runnable {
   }
 
   #run(entry: Entry, signal: AbortSignal): void {
+    // A signal aborted already never fires its 'abort' again: a watch started under it would poll
+    // for good (an account first used in the moment the stop began, or a start after the stop).
+    if (signal.aborted) return;
     const abort = new AbortController();
     const stop = (): void => abort.abort();
     signal.addEventListener('abort', stop, { once: true });
