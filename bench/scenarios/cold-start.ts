@@ -59,7 +59,9 @@ async function runCeiling(ctx: BenchContext, ns: string): Promise<{ ceiling: Con
         throw new Error(`the ceiling client exited with ${code}; see ${c.logPath}`);
       }),
     ]);
-    const code = await Promise.race([c.exited, new Promise((r) => setTimeout(() => r('timeout'), 30_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([c.exited, new Promise((r) => { timer = setTimeout(() => r('timeout'), 30_000); })]);
+    clearTimeout(timer); // a bound not needed keeps nothing alive
     if (code !== 0) throw new Error(`the ceiling client did not exit cleanly (${String(code)}); see ${c.logPath}`);
     const ceilingOut = JSON.parse(readFileSync(c.logPath, 'utf8').trim().split('\n').filter((l) => l.startsWith('{"done"')).at(-1) ?? '{}') as { writes?: number; cpuMs?: number };
     const ceilingRequests = await countRequests(session.auditLogPath, mark, CEILING_USER_AGENT);

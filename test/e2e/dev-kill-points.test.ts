@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killPointMark, killPointRandom, processesMarked, until } from '../support/kill-points.ts';
+import { within } from '../support/within.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -78,9 +79,9 @@ test('converge dev stopped by Ctrl-C at any step of its start tears everything d
       await new Promise((r) => setTimeout(r, againMs));
       child.kill('SIGINT');
     }
-    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 120 s'), 120_000))]);
+    const code = await within(exited, 120_000, 'still running after 120 s');
     // What it printed up to its end (the last lines say why it exited as it did), not up to the Ctrl-C.
-    await Promise.race([stderrEnded, new Promise((r) => setTimeout(r, 2_000))]);
+    await within(stderrEnded, 2_000, undefined);
     const transcript = `(run ${i}: ${mode === 'hangup' ? 'SIGHUP' : 'Ctrl-C'} ${delayMs} ms after "${aim}"${twice ? `, again ${againMs} ms later` : ''})\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
     if (twice) assert.ok(code === 130 || code === 0, `exit code ${code} ${transcript}`);
     else {

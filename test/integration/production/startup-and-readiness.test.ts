@@ -19,6 +19,7 @@ import { parse, stringify } from 'yaml';
 import { kubeconfigPath, testClient, testLogger, testNamespace, eventually } from '../../support/operator-harness.ts';
 import { ensureCrds } from '../../support/crds.ts';
 import { startReplica } from '../../support/operator-process.ts';
+import { within } from '../../support/within.ts';
 
 async function listenOnFreePort(): Promise<{ port: number; server: Server }> {
   const server = createServer();
@@ -44,7 +45,7 @@ for (const [flag, server] of [['--metrics-bind-address', 'metrics'], ['--health-
     const replica = startReplica(`busy-${server}`, ['--namespace', ns, '--operators', 'microservice', flag, `127.0.0.1:${port}`, ...others]);
     t.after(() => replica.kill('SIGKILL'));
     const started = Date.now();
-    const code = await Promise.race([replica.exited, new Promise<string>((r) => setTimeout(() => r('still running after 30 s'), 30_000))]);
+    const code = await within(replica.exited, 30_000, 'still running after 30 s');
     assert.equal(code, 1, `exit code; last lines: ${JSON.stringify(replica.lines.slice(-5))}`);
     t.diagnostic(`exited ${Date.now() - started} ms after start`);
     const line = replica.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('converge run:'));

@@ -188,15 +188,7 @@ export function diedAt(replica: OperatorReplica): string | undefined {
   return line ? String(line.msg).replace(/^fault point (\S+): .*$/, '$1') : undefined;
 }
 
-/** `promise`'s value, or `fallback` after `ms` (the timer never keeps the process alive). */
-export async function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<F>((resolve) => { timer = setTimeout(() => resolve(fallback), ms); })]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+export { within } from '../../support/within.ts';
 
 export const random = {
   /** A deterministic generator (mulberry32) so a failing storm can be replayed with its seed. */
