@@ -39,6 +39,9 @@ test('leaves an interval behind', () => { setInterval(function pollForever() {},
   'server.test.mjs': `import { test } from 'node:test';
 import { createServer } from 'node:net';
 test('leaves a server listening', async () => { await new Promise((r) => createServer().listen(0, '127.0.0.1', r)); });`,
+  'bound.test.mjs': `import { test } from 'node:test';
+function boundTheExit() { return Promise.race([Promise.resolve(0), new Promise((r) => setTimeout(() => r('late'), 120_000))]); }
+test('leaves a two-minute bound pending', async () => { await boundTheExit(); });`,
   'loop.test.mjs': `import { test } from 'node:test';
 test('leaves a loop that re-arms its timer', () => { const again = () => setTimeout(function retryAfterBackoff() { again(); }, 300); again(); });`,
 };
@@ -51,11 +54,13 @@ test('a file something keeps alive after its tests fails, naming what keeps it a
   assert.match(r.out, /✖ interval\.test\.mjs/);
   assert.match(r.out, /✖ server\.test\.mjs/);
   assert.match(r.out, /✖ loop\.test\.mjs/);
+  assert.match(r.out, /✖ bound\.test\.mjs/);
   assert.doesNotMatch(r.out, /✖ clean\.test\.mjs/);
   assert.match(r.out, /still running 1 s after its last test ended/);
   assert.match(r.out, /every 200 ms\) → pollForever/, 'the interval and its callback');
   assert.match(r.out, /Server listening on \{"address":"127\.0\.0\.1"/, 'the server and its address');
   assert.match(r.out, /retryAfterBackoff/, 'the loop, seen running');
+  assert.match(r.out, /a setTimeout of 120000 ms, made\n\s+at .*bound\.test\.mjs:2:\d+\n\s+at new Promise[^\n]*\n\s+at boundTheExit/, 'the pending timer and where it was made');
   assert.match(r.out, /created Timeout\n\s+at again \(file:.*loop\.test\.mjs/, 'where the loop re-arms its timer');
 });
 

@@ -14,13 +14,39 @@
  * @module
  */
 import { createHook, executionAsyncResource } from 'node:async_hooks';
+import { syncBuiltinESMExports } from 'node:module';
 import { after } from 'node:test';
+import timers from 'node:timers';
 
 const graceMs = Number(process.env.CONVERGE_TEST_EXIT_GRACE_MS ?? 60_000);
 const watchMs = 3_000;
 
+/** Timers of 10 s and more, with where they were made: Node lists no timers, only counts them. */
+const LONG_TIMER_MS = 10_000;
+const longTimers = new Set<{ timer: NodeJS.Timeout; ms: number; made: Error }>();
+
+/** `setTimeout` and `setInterval` (global and `node:timers`) note their long timers. */
+function noteLongTimers(): void {
+  for (const name of ['setTimeout', 'setInterval'] as const) {
+    const original = globalThis[name] as (...args: unknown[]) => NodeJS.Timeout;
+    const noting = Object.assign(function (this: unknown, ...args: unknown[]) {
+      const timer = original.apply(this, args);
+      const ms = Number(args[1]);
+      if (ms >= LONG_TIMER_MS) {
+        if (longTimers.size >= 1_000) for (const t of longTimers) if ((t.timer as unknown as { _destroyed?: boolean })._destroyed) longTimers.delete(t);
+        longTimers.add({ timer, ms, made: new Error(name) }); // the stack is formatted only if it is ever read
+      }
+      return timer;
+    }, original);
+    (globalThis as Record<string, unknown>)[name] = noting;
+    (timers as Record<string, unknown>)[name] = noting;
+  }
+  syncBuiltinESMExports();
+}
+
 // Only in a file's own process (the runner that starts them loads this module too).
 if (process.env.NODE_TEST_CONTEXT?.startsWith('child')) {
+  noteLongTimers();
   after(() => {
     setTimeout(() => {
       void explain().finally(() => process.exit(1));
@@ -33,6 +59,7 @@ async function explain(): Promise<void> {
     `this test file's process is still running ${graceMs / 1000} s after its last test ended (CONVERGE_TEST_EXIT_GRACE_MS); something keeps it alive:`,
     `  resources: ${JSON.stringify(count(process.getActiveResourcesInfo()))}`,
     ...activeHandles().map((h) => `  ${h}`),
+    ...pendingLongTimers(),
   ];
   const seen = new Map<string, number>();
   let own: unknown;
@@ -61,6 +88,15 @@ async function explain(): Promise<void> {
 
 function note(seen: Map<string, number>, what: string): void {
   seen.set(what, (seen.get(what) ?? 0) + 1);
+}
+
+/** The long timers still pending that keep the process alive, each with where it was made. */
+function pendingLongTimers(): string[] {
+  const pending = [...longTimers].filter(({ timer }) => !(timer as unknown as { _destroyed?: boolean })._destroyed && timer.hasRef());
+  return pending.slice(0, 10).map(({ ms, made }) => {
+    const frames = (made.stack ?? '').split('\n').slice(1).map((l) => l.trim()).filter((f) => !/\(node:|^at node:|exit-watchdog\.ts/.test(f));
+    return `  a ${made.message} of ${ms} ms, made\n${frames.slice(0, 4).map((f) => `      ${f}`).join('\n')}`;
+  });
 }
 
 /** Where a resource was made: the first frames outside Node's own modules and this one. */
