@@ -2,6 +2,8 @@
  * The `node --test` reporter `npm test` reads its results from: one JSON line per failed test,
  * for `npm test` to repeat at the end of its output (scripts/failure-digest.ts formats them), and
  * one line with the run's totals, for its summary across phases. `readReport` reads both back.
+ * It also writes a line per finished test, so that the file grows while the run moves
+ * (scripts/stall-watch.ts watches it); `readReport` passes over those.
  *
  * A reporter of ours rather than node's TAP: TAP drops an error's `cause`, which is where a
  * fast-check failure keeps the assertion that failed ("Property failed after 36 tests" is the
@@ -26,6 +28,13 @@ export interface FailureRecord {
   failureType: string | undefined;
   /** The error's message, then `cause: …` for each cause (may span lines). */
   error: string;
+}
+
+/** One finished test, as the reporter writes it: how far the run has got (scripts/stall-watch.ts). */
+export interface FinishedRecord {
+  finished: 'pass' | 'fail';
+  file: string | undefined;
+  name: string;
 }
 
 /** A run's totals, under the names node's own summary lines use. */
@@ -57,7 +66,7 @@ interface SummaryEventData {
   counts: { tests: number; suites: number; passed: number; failed: number; cancelled: number; skipped: number; todo: number };
 }
 
-type ReporterEvent = { type: 'test:start' | 'test:fail'; data: TestEventData } | { type: 'test:summary'; data: SummaryEventData } | { type: string; data: unknown };
+type ReporterEvent = { type: 'test:start' | 'test:pass' | 'test:fail'; data: TestEventData } | { type: 'test:summary'; data: SummaryEventData } | { type: string; data: unknown };
 
 const SKIPPED_FAILURE_TYPES = new Set(['subtestsFailed', 'cancelledByParent']);
 
@@ -72,6 +81,10 @@ export default async function* testReporter(source: AsyncIterable<ReporterEvent>
       const totals: RunTotals = { tests: c.tests, suites: c.suites, pass: c.passed, fail: c.failed, cancelled: c.cancelled, skipped: c.skipped, todo: c.todo, duration_ms };
       yield `${JSON.stringify({ totals })}\n`;
       continue;
+    }
+    if (event.type === 'test:pass' || event.type === 'test:fail') {
+      const { name, file } = event.data as TestEventData;
+      yield `${JSON.stringify({ finished: event.type === 'test:pass' ? 'pass' : 'fail', file, name } satisfies FinishedRecord)}\n`;
     }
     if (event.type !== 'test:start' && event.type !== 'test:fail') continue;
     const { name, nesting, file = '', line, column, details } = event.data as TestEventData;

@@ -11,7 +11,11 @@
  * another), each in its own process, with a default per-test timeout of 120 s
  * (CONVERGE_TEST_TIMEOUT_MS; a test may set its own `timeout`). A file whose process is still
  * alive a minute after its last test fails, saying what keeps it alive
- * (test/support/exit-watchdog.ts; CONVERGE_TEST_EXIT_GRACE_MS), instead of holding up the run.
+ * (test/support/exit-watchdog.ts; CONVERGE_TEST_EXIT_GRACE_MS), instead of holding up the run;
+ * an integration file whose main thread stops running for 3 minutes is killed, with its stack
+ * (test/support/blocked-watchdog.ts; CONVERGE_TEST_BLOCKED_LIMIT_MS); and a run in which no test
+ * has finished for 20 minutes is ended, with the processes it waits for and their states
+ * (scripts/stall-watch.ts; CONVERGE_TEST_STALL_MS).
  * Files named `*.serial.test.ts` run afterwards, one at a time: only they may stop the API server.
  * Test files find the cluster through these variables (see test/support/cluster.ts):
  *   CONVERGE_TEST_KUBECONFIG, CONVERGE_TEST_SERVER, CONVERGE_TEST_AUDIT_LOG, CONVERGE_TEST_ETCD,
@@ -32,6 +36,7 @@ import type { ComponentName } from '@converge/envtest';
 import { KubeClient, loadKubeConfig } from '@converge/runtime';
 import { startSuiteWebhook } from '../test/support/suite-webhook.ts';
 import { formatFailures } from './failure-digest.ts';
+import { watchForStall } from './stall-watch.ts';
 import { readReport, TOTALS_KEYS, type FailureRecord, type RunTotals } from './test-reporter.ts';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -41,6 +46,9 @@ const integrationOnly = argv.includes('--integration');
 const passThrough = argv.filter((a) => a.startsWith('-') && a !== '--unit' && a !== '--integration');
 const filters = argv.filter((a) => !a.startsWith('-')).map((f) => f.replace(/^\.\//, ''));
 const testTimeoutMs = Number(process.env.CONVERGE_TEST_TIMEOUT_MS ?? 120_000);
+// No test finished for this long ends the run, with a report of what it waits for
+// (scripts/stall-watch.ts). The longest file takes ≈ 5 min, and files are reported in order.
+const stallMs = Number(process.env.CONVERGE_TEST_STALL_MS ?? Math.max(20 * 60_000, 2 * testTimeoutMs));
 // Three. The integration files mostly wait (on the API server, timers, child processes): on the
 // 2-core reference machine two at a time left the CPUs ~13 % idle, and three took the parallel
 // phase from 1,512–1,556 s to 1,209–1,336 s. The first runs at three drew out three timing races
@@ -61,6 +69,13 @@ function find(patterns: string[]): string[] {
 }
 
 
+/**
+ * Integration files only: a file whose main thread stops running fails within minutes, with its
+ * stack (test/support/blocked-watchdog.ts). Its watcher thread costs ≈ 0.1 s of CPU per file, which
+ * the unit phase's 176 short files would pay for little.
+ */
+const INTEGRATION_PRELOADS = ['./test/support/blocked-watchdog.ts'];
+
 let currentChild: ReturnType<typeof spawn> | undefined;
 let interrupted: NodeJS.Signals | undefined;
 
@@ -68,7 +83,7 @@ let interrupted: NodeJS.Signals | undefined;
 const failures: FailureRecord[] = [];
 
 /** Runs `node --test` on files; spec output to our stdout, totals and failures from our reporter's file. */
-async function runNodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv): Promise<{ code: number; totals: RunTotals | undefined }> {
+async function runNodeTest(files: string[], concurrency: number, env: NodeJS.ProcessEnv, preloads: string[] = []): Promise<{ code: number; totals: RunTotals | undefined }> {
   const reportDir = mkdtempSync(join(tmpdir(), 'converge-test-'));
   const reportFile = join(reportDir, 'report.jsonl');
   try {
@@ -79,6 +94,7 @@ async function runNodeTest(files: string[], concurrency: number, env: NodeJS.Pro
       // A file whose process outlives its tests by a minute fails, saying what keeps it alive,
       // instead of holding up the run until CI's limit (test/support/exit-watchdog.ts).
       '--import=./test/support/exit-watchdog.ts',
+      ...preloads.map((p) => `--import=${p}`),
       `--test-concurrency=${concurrency}`,
       `--test-timeout=${testTimeoutMs}`,
       '--test-reporter=spec',
@@ -90,11 +106,23 @@ async function runNodeTest(files: string[], concurrency: number, env: NodeJS.Pro
     ];
     const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env });
     currentChild = child;
-    const code = await new Promise<number>((res) => child.once('exit', (c, s) => res(c ?? (s ? 128 : 1))));
+    let stalled: string | undefined;
+    const watch = watchForStall({
+      runner: child,
+      reportFile,
+      stallMs,
+      onStall: (report) => {
+        stalled = report;
+        process.stderr.write(`\n${report}\n`);
+      },
+    });
+    const exit = await new Promise<number>((res) => child.once('exit', (c, s) => res(c ?? (s ? 128 : 1))));
+    watch.stop();
     currentChild = undefined;
     const report = readReport(reportText(reportFile));
     failures.push(...report.failures.map((f) => ({ ...f, location: f.location?.startsWith(`${root}/`) ? relative(root, f.location) : f.location })));
-    return { code, totals: report.totals };
+    if (stalled) failures.push({ path: ['the run stalled'], location: undefined, failureType: 'stalled', error: stalled });
+    return { code: stalled ? exit || 1 : exit, totals: report.totals };
   } finally {
     rmSync(reportDir, { recursive: true, force: true });
   }
@@ -180,13 +208,13 @@ async function main(): Promise<number> {
       delete env.CONVERGE_TEST_STANDALONE;
       if (parallelFiles.length > 0 && !interrupted) {
         process.stdout.write(`▶ integration tests (${parallelFiles.length} files, control plane ${cp.server})\n`);
-        const { code, totals } = await runNodeTest(parallelFiles, integrationConcurrency, env);
+        const { code, totals } = await runNodeTest(parallelFiles, integrationConcurrency, env, INTEGRATION_PRELOADS);
         summaries.push(totals);
         integrationFailed ||= code !== 0;
       }
       if (serialFiles.length > 0 && !interrupted) {
         process.stdout.write(`▶ serial integration tests (${serialFiles.length} files, one at a time)\n`);
-        const { code, totals } = await runNodeTest(serialFiles, 1, env);
+        const { code, totals } = await runNodeTest(serialFiles, 1, env, INTEGRATION_PRELOADS);
         summaries.push(totals);
         integrationFailed ||= code !== 0;
       }
