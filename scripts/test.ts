@@ -7,7 +7,7 @@
  *   npm test -- queue cache       only test files whose path contains "queue" or "cache"
  *   npm test -- --test-name-pattern=x   other --flags are passed to `node --test`
  *
- * Integration files run three at a time (`--test-concurrency=3`; CONVERGE_TEST_CONCURRENCY sets
+ * Integration files run two at a time (`--test-concurrency=2`; CONVERGE_TEST_CONCURRENCY sets
  * another), each in its own process, with a default per-test timeout of 120 s
  * (CONVERGE_TEST_TIMEOUT_MS; a test may set its own `timeout`). A file whose process is still
  * alive a minute after its last test fails, saying what keeps it alive
@@ -49,13 +49,14 @@ const testTimeoutMs = Number(process.env.CONVERGE_TEST_TIMEOUT_MS ?? 120_000);
 // No test finished for this long ends the run, with a report of what it waits for
 // (scripts/stall-watch.ts). The longest file takes ≈ 5 min, and files are reported in order.
 const stallMs = Number(process.env.CONVERGE_TEST_STALL_MS ?? Math.max(20 * 60_000, 2 * testTimeoutMs));
-// Three. The integration files mostly wait (on the API server, timers, child processes): on the
+// Two. The integration files mostly wait (on the API server, timers, child processes): on the
 // 2-core reference machine two at a time left the CPUs ~13 % idle, and three took the parallel
-// phase from 1,512–1,556 s to 1,209–1,336 s. The first runs at three drew out three timing races
-// in tests that two at a time had never shown (a burst too slow to draw 429s, a replace meeting
-// the operator's status write, bounds too tight for a loaded machine); once they were mended,
-// the next three runs at three were clean (1,271–1,308 s). CONVERGE_TEST_CONCURRENCY=2 goes back.
-const integrationConcurrency = Number(process.env.CONVERGE_TEST_CONCURRENCY ?? 3);
+// phase from 1,512–1,556 s to 1,209–1,336 s; after three timing races were mended, four runs at
+// three in a row were clean here. But CI's one run at three (stop 62) hung in a file that printed
+// nothing for an hour, a hang no run at two has shown and whose cause is not known: two stays the
+// default until it is (the watchdogs above now end such a hang with a report).
+// CONVERGE_TEST_CONCURRENCY=3 runs three.
+const integrationConcurrency = Number(process.env.CONVERGE_TEST_CONCURRENCY ?? 2);
 if (!Number.isInteger(integrationConcurrency) || integrationConcurrency < 1) {
   process.stderr.write(`npm test: CONVERGE_TEST_CONCURRENCY must be a whole number of at least 1, got ${JSON.stringify(process.env.CONVERGE_TEST_CONCURRENCY)}\n`);
   process.exit(2);
