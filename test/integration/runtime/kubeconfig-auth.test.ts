@@ -184,6 +184,11 @@ test('proxy-url: requests go through the HTTP CONNECT proxy', async (t) => {
       upstream.pipe(socket);
       socket.pipe(upstream);
     });
+    open.add(upstream);
+    // Either end closing closes the other: a tunnel left half open kept its connection to the
+    // API server, and this file's process, alive until the API server's idle timeout.
+    upstream.on('close', () => socket.destroy());
+    socket.on('close', () => upstream.destroy());
     upstream.on('error', () => socket.destroy());
     socket.on('error', () => upstream.destroy());
   });
