@@ -75,12 +75,14 @@ async function project(name: string, tarballs: string[]): Promise<string> {
   return dir;
 }
 
+// Packing compiles the three packages: 52–79 s in CI's runs, past the default 120 s on a
+// machine busier than CI's.
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'converge-packaging-'));
   packed = await packWorkspace({ outDir: join(work, 'tarballs') });
   client = testClient();
   await ensureCrds(client);
-});
+}, { timeout: 300_000 });
 
 after(async () => {
   await client?.close();
