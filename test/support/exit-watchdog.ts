@@ -24,6 +24,7 @@ const watchMs = 3_000;
 /** Timers of 10 s and more, with where they were made: Node lists no timers, only counts them. */
 const LONG_TIMER_MS = 10_000;
 const longTimers = new Set<{ timer: NodeJS.Timeout; ms: number; made: Error }>();
+let pruneAt = 1_000;
 
 /** `setTimeout` and `setInterval` (global and `node:timers`) note their long timers. */
 function noteLongTimers(): void {
@@ -33,7 +34,10 @@ function noteLongTimers(): void {
       const timer = original.apply(this, args);
       const ms = Number(args[1]);
       if (ms >= LONG_TIMER_MS) {
-        if (longTimers.size >= 1_000) for (const t of longTimers) if ((t.timer as unknown as { _destroyed?: boolean })._destroyed) longTimers.delete(t);
+        if (longTimers.size >= pruneAt) {
+          for (const t of longTimers) if ((t.timer as unknown as { _destroyed?: boolean })._destroyed) longTimers.delete(t);
+          pruneAt = Math.max(1_000, 2 * longTimers.size); // amortized: many timers pending cost no pass each
+        }
         longTimers.add({ timer, ms, made: new Error(name) }); // the stack is formatted only if it is ever read
       }
       return timer;
@@ -66,7 +70,7 @@ async function explain(): Promise<void> {
   const hook = createHook({
     init(_id, type) {
       if (type === 'PROMISE') return;
-      note(seen, `created ${type}\n${callerFrames()}`);
+      note(seen, `created ${type}\n${outsideFrames(new Error().stack, 6)}`);
     },
     before() {
       const resource = executionAsyncResource();
@@ -94,16 +98,14 @@ function note(seen: Map<string, number>, what: string): void {
 function pendingLongTimers(): string[] {
   const pending = [...longTimers].filter(({ timer }) => !(timer as unknown as { _destroyed?: boolean })._destroyed && timer.hasRef());
   return pending.slice(0, 10).map(({ ms, made }) => {
-    const frames = (made.stack ?? '').split('\n').slice(1).map((l) => l.trim()).filter((f) => !/\(node:|^at node:|exit-watchdog\.ts/.test(f));
-    return `  a ${made.message} of ${ms} ms, made\n${frames.slice(0, 4).map((f) => `      ${f}`).join('\n')}`;
+    return `  a ${made.message} of ${ms} ms, made\n${outsideFrames(made.stack, 4)}`;
   });
 }
 
-/** Where a resource was made: the first frames outside Node's own modules and this one. */
-function callerFrames(): string {
-  const frames = (new Error().stack ?? '').split('\n').slice(1).map((l) => l.trim());
-  const outside = frames.filter((f) => !/\(node:|^at node:|exit-watchdog\.ts/.test(f));
-  return outside.slice(0, 6).map((f) => `      ${f}`).join('\n');
+/** The first `n` frames of `stack` outside Node's own modules and this one, one per line. */
+function outsideFrames(stack: string | undefined, n: number): string {
+  const frames = (stack ?? '').split('\n').slice(1).map((l) => l.trim());
+  return frames.filter((f) => !/\(node:|^at node:|exit-watchdog\.ts/.test(f)).slice(0, n).map((f) => `      ${f}`).join('\n');
 }
 
 function count(names: string[]): Record<string, number> {
