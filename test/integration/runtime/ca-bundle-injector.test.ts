@@ -38,8 +38,7 @@ test('the injector writes the CA once the CRD exists, never writes a CRD that tr
   let x = seed || 1;
   const random = () => ((x = (x * 48271) % 2147483647) / 2147483647);
 
-  const client = testClient();
-  t.after(() => client.close());
+  const client = testClient(); // closed last, after the injector stopped and the CRD is gone (below)
   const group = `injector-${randomBytes(4).toString('hex')}.example.com`;
   const name = `boxes.${group}`;
   const manifest = defineCustomResource({
@@ -60,6 +59,14 @@ test('the injector writes the CA once the CRD exists, never writes a CRD that tr
   const injector = new CaBundleInjector({ client, crds: [name], caPem: () => caPem, url, recheckMs: 250, log: testLogger() });
   const stop = new AbortController();
   const running = injector.start(stop.signal);
+  // Stopped however the test ends (after hooks run in the order they were added: the CRD is
+  // deleted first, while the client is open): an injector left running after a failure retried
+  // for good against the closed client and kept this file's process alive.
+  t.after(async () => {
+    stop.abort();
+    await running;
+    await client.close();
+  });
 
   // No CRD yet: retried, not ready, the error says why.
   await eventually(() => injector.lastError(), { what: 'the missing CRD is reported' });
@@ -73,7 +80,8 @@ test('the injector writes the CA once the CRD exists, never writes a CRD that tr
   const install = () => installCustomResourceDefinitions(client, [manifest], { fieldManager: 'someone-else' });
   await install();
   await eventually(trusted, { what: 'the CA written once the CRD exists' });
-  assert.equal(injector.injected(), true);
+  // The write can be seen before the injector has taken in its answer: injected() follows it.
+  await eventually(() => injector.injected(), { what: 'injected() once the CA is written', timeoutMs: 5_000 });
 
   /** No write at any of ≈ 6 rechecks. */
   const quiet = async (what: string) => {
@@ -118,7 +126,4 @@ test('the injector writes the CA once the CRD exists, never writes a CRD that tr
     await quiet(`after: ${what}`);
   }
   t.diagnostic(`edits, in order: ${order.join('; ')}`);
-
-  stop.abort();
-  await running;
 });
