@@ -136,6 +136,7 @@ describe('EndpointLimiter', () => {
     assert.equal(limiter.pausedForMs(), 5000);
     assert.equal(limiter.honourRetryAfter('3600'), 3_600_000);
     assert.equal(limiter.pausedForMs(), 10_000, 'capped by maxPauseMs');
+    assert.deepEqual([limiter.maxPauseMs, new EndpointLimiter().maxPauseMs], [10_000, 300_000], 'the cap, as given or by default');
     assert.equal(limiter.honourRetryAfter('garbage'), undefined);
     assert.equal(limiter.honourRetryAfter(undefined, 750), 750);
     const at = new Date(Date.UTC(1970, 0, 1, 0, 0, 4)).toUTCString();

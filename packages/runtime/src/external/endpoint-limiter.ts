@@ -201,6 +201,11 @@ export class EndpointLimiter {
     return ms;
   }
 
+  /** The longest one pause lasts (`maxPauseMs`): a longer wait asked for is cut to it. */
+  get maxPauseMs(): number {
+    return this.#maxPauseMs;
+  }
+
   /** Whole milliseconds left of the current pause (rounded up); 0 when not paused. */
   pausedForMs(): number {
     return Math.max(0, Math.ceil(this.#pausedUntil - this.#clock.monotonic()));

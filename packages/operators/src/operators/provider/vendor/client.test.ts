@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type TLSSocket } from 'node:tls';
-import { createEndpointLimiters } from '@converge/runtime';
+import { createEndpointLimiters, systemClock, type Clock } from '@converge/runtime';
 import { prepareTls } from '../../../vendor-sim/certs.ts';
 import { createVendorClient, secureContextFor, type VendorCallEvent, type VendorClient, type VendorClientOptions } from './client.ts';
 import { VendorError } from './errors.ts';
@@ -213,6 +213,23 @@ describe('vendor client: the bound on an answer (maxResponseBytes)', () => {
         (e: unknown) => e instanceof VendorError && e.kind === 'Invalid' && e.message === 'maxPauseWaitMs must be >= 0',
       );
     }
+  });
+});
+
+describe('vendor client: the wait a Retry-After asked for', () => {
+  it("a 429's Retry-After is reported as asked, however long the limiter's clock took between the pause and the answer", async (t) => {
+    // CI's run once reported 998 for a Retry-After of 1 s: the loaded machine's clock moved 2 ms
+    // between setting the pause and reading it back. Here every reading of the clock moves 5 ms.
+    let at = 0;
+    const slow: Clock = { ...systemClock, monotonic: () => (at += 5) };
+    const server = await rawServer(t, (_req, socket, n) => socket.write(reply(429, [`retry-after: ${n === 0 ? 1 : 30}`], '{}')));
+    const limiter = createEndpointLimiters({ clock: slow }).get(server.endpoint);
+    const { client } = newClient(t, server, { limiter });
+    const err = await rejection(client.getUsage('i-1'));
+    assert.deepEqual([err.kind, err.status, err.retryAfterMs], ['RateLimited', 429, 1000]);
+    // A wait beyond the limiter's cap (5 min by default; 2 s here) is reported as the pause it set.
+    const capped = await rejection(newClient(t, server, { limiter: createEndpointLimiters({ clock: slow, maxPauseMs: 2_000 }).get(server.endpoint) }).client.getUsage('i-1'));
+    assert.ok(capped.retryAfterMs! <= 2_000 && capped.retryAfterMs! > 1_900, `capped: ${capped.retryAfterMs}`);
   });
 });
 

@@ -30,7 +30,7 @@ import { LIMIT_FIELDS, readLimits, readUsage } from './reports.ts';
 import { readAnswer, type Answer } from './read-answer.ts';
 
 /** What the client needs from a limiter; the runtime's `EndpointLimiter` is one. */
-export type VendorLimiter = Pick<EndpointLimiter, 'schedule' | 'honourRetryAfter' | 'pausedForMs'>;
+export type VendorLimiter = Pick<EndpointLimiter, 'schedule' | 'honourRetryAfter' | 'pausedForMs' | 'maxPauseMs'>;
 
 /** One finished call, for metrics. `outcome` is 'ok', a `VendorErrorKind`, or 'Aborted' (the caller's signal). */
 export interface VendorCallEvent {
