@@ -110,14 +110,19 @@ export function descendants(pid: number): ProcessInfo[] {
     const info = processInfo(Number(name));
     if (info) all.set(info.pid, info);
   }
+  const children = new Map<number, ProcessInfo[]>();
+  for (const info of all.values()) {
+    const siblings = children.get(info.ppid);
+    if (siblings) siblings.push(info);
+    else children.set(info.ppid, [info]);
+  }
   const out: ProcessInfo[] = [];
-  const visit = (p: number) => {
-    const info = all.get(p);
+  const visit = (info: ProcessInfo | undefined) => {
     if (!info) return;
     out.push(info);
-    for (const child of all.values()) if (child.ppid === p) visit(child.pid);
+    for (const child of children.get(info.pid) ?? []) visit(child);
   };
-  visit(pid);
+  visit(all.get(pid));
   return out;
 }
 
