@@ -31,7 +31,15 @@ function watchesReadingNothing() {
 }
 
 /** 'stopped' once `running` settles, 'still running' after 1 s. */
-const settles = (running: Promise<void>) => Promise.race([running.then(() => 'stopped'), sleep(1_000).then(() => 'still running')]);
+/** 'stopped' when `running` settles within 1 s, else 'still running'; the 1 s timer is cleared either way. */
+async function settles(running: Promise<void>): Promise<string> {
+  const bound = new AbortController();
+  try {
+    return await Promise.race([running.then(() => 'stopped'), sleep(1_000, 'still running', { signal: bound.signal })]);
+  } finally {
+    bound.abort();
+  }
+}
 
 test('an account first used just as the stop begins is never polled, and start settles', async () => {
   const { watches, reads } = watchesReadingNothing();
