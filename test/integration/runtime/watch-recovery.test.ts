@@ -122,7 +122,7 @@ test('a quiet watch is restarted and resumes without a relist', { timeout: 120_0
   await client.close();
 });
 
-test('/readyz fails until caches sync and while watches are unhealthy, without a restart', { timeout: 240_000 }, async () => {
+test('/readyz fails until caches sync and while watches are unhealthy, without a restart', { timeout: 240_000 }, async (t) => {
   const { Manager } = await import('@converge/runtime');
   await cp.stopApiServer();
   const client = clientFor();
@@ -130,6 +130,9 @@ test('/readyz fails until caches sync and while watches are unhealthy, without a
   manager.cache.informer(ConfigMapKind);
   const abort = new AbortController();
   const running = manager.start(abort.signal);
+  // Stopped however the test ends (a manager left running keeps its watches, and the file, alive).
+  t.after(async () => { abort.abort(); await running; });
+  t.after(() => client.close());
   const [probe] = await manager.serverAddresses();
   const readyz = async () => (await fetch(`http://${probe}/readyz`)).status;
   assert.equal(await readyz(), 500, 'not ready before the caches synced');
@@ -140,7 +143,4 @@ test('/readyz fails until caches sync and while watches are unhealthy, without a
   assert.equal((await fetch(`http://${probe}/healthz`)).status, 200, 'still alive: no restart needed');
   await cp.startApiServer();
   await eventually(async () => (await readyz()) === 200, { timeoutMs: 90_000, what: 'ready again after the outage' });
-  abort.abort();
-  await running;
-  await client.close();
 });
