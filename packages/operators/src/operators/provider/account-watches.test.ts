@@ -30,7 +30,6 @@ function watchesReadingNothing() {
   return { watches, reads };
 }
 
-/** 'stopped' once `running` settles, 'still running' after 1 s. */
 /** 'stopped' when `running` settles within 1 s, else 'still running'; the 1 s timer is cleared either way. */
 async function settles(running: Promise<void>): Promise<string> {
   const bound = new AbortController();
