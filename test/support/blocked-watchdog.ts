@@ -1,5 +1,6 @@
 /**
- * Loaded into every test process (`scripts/test.ts` passes `--import`): a test file's process whose
+ * Loaded into every integration test process (`scripts/test.ts` passes `--import` in its
+ * integration phases; the unit phase's short files do without it): a test file's process whose
  * main thread stops running — a synchronous loop that never ends, a synchronous call into the
  * system that never returns — fails within minutes, saying where it stands. No timer of the
  * process can fire then (the per-test timeout included): nothing is printed, the file never
