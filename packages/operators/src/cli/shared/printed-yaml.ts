@@ -33,7 +33,10 @@ function readsAsOtherThanText(yaml: Yaml, text: string): boolean {
   for (const version of ['1.1', '1.2'] as const) {
     let read: unknown;
     try {
-      read = yaml.parse(text, { version });
+      // `logLevel: 'error'`: a value that starts like a directive (`%…`) or a tag (`!…`) is only
+      // being tested here; the yaml package would otherwise emit a process warning for it, which
+      // Node prints on the user's stderr (and the dashboard's log).
+      read = yaml.parse(text, { version, logLevel: 'error' });
     } catch {
       continue; // not a plain scalar at all: the printer quotes it anyway
     }
