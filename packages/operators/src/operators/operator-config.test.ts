@@ -85,6 +85,32 @@ test('loadOperatorConfig names the file in every error', async () => {
   }
 });
 
+// A tag or directive the file's YAML does not define (`!str`, `%FOO`) was a Node warning on the
+// operator's stderr, outside its log, and the value was read as plain text: `otlpEndpoint: !url
+// http://…` loaded as if the tag were not there. The file is the platform team's: what it holds
+// that the operator cannot read as written is a problem of the file, like a misspelt key.
+test('a YAML tag or directive the operator does not know is a problem of the file, not a process warning', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'converge-config-'));
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => void warnings.push(w.message);
+  process.on('warning', onWarning);
+  try {
+    const file = join(dir, 'cfg.yaml');
+    await writeFile(file, 'microservice:\n  defaults:\n    otlpEndpoint: !url http://collector:4318\n');
+    await assert.rejects(loadOperatorConfig(file), (e: unknown) => e instanceof OperatorConfigError && e.problems.length === 1 && /^line 3, column 19: unresolved tag !url/.test(e.problems[0]!));
+    await writeFile(file, '%FOO bar\n---\nmicroservice: {}\n');
+    await assert.rejects(loadOperatorConfig(file), (e: unknown) => e instanceof OperatorConfigError && /^line 1, column 1: unknown directive %FOO/.test(e.problems[0]!));
+    // What YAML 1.2 defines stays fine: the core tags, the %YAML directive.
+    await writeFile(file, '%YAML 1.2\n---\nmicroservice:\n  defaults:\n    otlpEndpoint: !!str http://collector:4318\n');
+    assert.equal((await loadOperatorConfig(file)).microservice.defaults.otlpEndpoint, 'http://collector:4318');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(warnings, []);
+  } finally {
+    process.off('warning', onWarning);
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('a provider.vendor.caFile that cannot be read, or holds no certificate, is a problem of the file, found before anything starts', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'converge-config-'));
   try {

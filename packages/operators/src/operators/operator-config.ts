@@ -26,7 +26,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Static } from '@sinclair/typebox';
-import { parse as parseYaml } from 'yaml';
+import { readConfigText } from './config-text.ts';
 import { defaultPlatformDefaults, parsePlatformDefaults, PlatformDefaultsError } from './microservice/platform-defaults.ts';
 // provider-config.ts, not provider/index.ts: the index loads the provider operator (and its HTTP
 // client), which a process running only the Microservice operator never needs (issue 17).
@@ -114,12 +114,9 @@ export async function loadOperatorConfig(path: string): Promise<OperatorConfig> 
   } catch (err) {
     throw new OperatorConfigError(path, [`cannot read the file: ${(err as Error).message}`]);
   }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (err) {
-    throw new OperatorConfigError(path, [`not YAML or JSON: ${(err as Error).message}`]);
-  }
+  const read = readConfigText(text);
+  if (!read.ok) throw new OperatorConfigError(path, read.problems);
+  const raw = read.value;
   const config = parseOperatorConfig(raw, path);
   const problems = await fileProblems(raw);
   if (problems.length) throw new OperatorConfigError(path, problems);

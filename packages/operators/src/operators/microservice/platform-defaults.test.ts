@@ -64,6 +64,9 @@ test('loadPlatformDefaults reads microservice.defaults of a YAML or JSON file', 
     await writeFile(invalid, 'microservice:\n  defaults:\n    replicas: -1\n');
     await assert.rejects(loadPlatformDefaults(invalid), /invalid platform defaults in .*invalid\.yaml:\n  - microservice\.defaults\.replicas: /);
     await assert.rejects(loadPlatformDefaults(broken), PlatformDefaultsError);
+    const tagged = join(dir, 'tagged.yaml');
+    await writeFile(tagged, 'microservice:\n  defaults:\n    containerName: !name web\n');
+    await assert.rejects(loadPlatformDefaults(tagged), /invalid platform defaults in .*tagged\.yaml:\n  - line 3, column 20: unresolved tag !name/);
     await assert.rejects(loadPlatformDefaults(join(dir, 'missing.yaml')), /cannot read the file/);
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -31,7 +31,7 @@ import { readFile } from 'node:fs/promises';
 import type { Static } from '@sinclair/typebox';
 import { inSection, checkedProblems } from '../config-problems.ts';
 import type { PlatformDefaultsConfigSchema } from './platform-defaults-schema.ts';
-import { parse as parseYaml } from 'yaml';
+import { readConfigText } from '../config-text.ts';
 import { ManagedLabel } from './api/constants.ts';
 import { canonicalQuantity, quantityMilli } from './quantity.ts';
 
@@ -136,12 +136,9 @@ export async function loadPlatformDefaults(path: string): Promise<PlatformDefaul
   } catch (error) {
     throw new PlatformDefaultsError(path, [`cannot read the file: ${(error as Error).message}`]);
   }
-  let document: unknown;
-  try {
-    document = parseYaml(text);
-  } catch (error) {
-    throw new PlatformDefaultsError(path, [`not YAML or JSON: ${(error as Error).message}`]);
-  }
+  const read = readConfigText(text);
+  if (!read.ok) throw new PlatformDefaultsError(path, read.problems);
+  const document = read.value;
   if (document === null || document === undefined) return defaultPlatformDefaults;
   if (typeof document !== 'object' || Array.isArray(document)) throw new PlatformDefaultsError(path, ['the file must hold a mapping']);
   const section = (document as { microservice?: { defaults?: unknown } }).microservice?.defaults;
