@@ -120,6 +120,11 @@ describe('static credentials', () => {
     assert.throws(() => new Credentials(config({ certFile: '/nonexistent/c.crt', keyData: b64('K') })), /cannot read the client certificate \/nonexistent\/c\.crt: ENOENT/);
     assert.throws(() => new Credentials(config({ authProvider: { name: 'oidc', config: { 'id-token': 'SECRET' } } })), (e: Error) => /auth-provider "oidc", which is not supported.*exec credential plugin/.test(e.message) && !e.message.includes('SECRET'));
     assert.throws(() => new Credentials(config({}, { server: '' })), /cluster "c" has no server/);
+    // A KubeConfig built in code reads its -data as a loaded file does (data-field.ts): a PEM where
+    // its base64 belongs would otherwise trust no CA at all.
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    assert.throws(() => new Credentials(config({}, { caData: pem })), (e: Error) => /cluster "c": certificate-authority-data is not base64 \(at input byte 0\)/.test(e.message) && !e.message.includes('MIIB'));
+    assert.throws(() => new Credentials(config({ certData: b64('C'), keyData: 'S0V' })), /user "u": client-key-data is not base64 \(at input byte 0\)/);
     assert.throws(() => new Credentials(config({}, { server: 'ftp://x' })), /is neither https:\/\/ nor http:\/\//);
     const kc = config({});
     kc.currentContext = '';

@@ -23,6 +23,7 @@ import type { KubeConfig, KubeConfigCluster, KubeConfigUser } from './kubeconfig
 import { KubeConfigError } from './kubeconfig.ts';
 import { ExecCredentialPlugin } from './exec-plugin.ts';
 import type { ExecPluginOptions } from './exec-plugin.ts';
+import { readDataField } from './data-field.ts';
 
 export interface TlsMaterial {
   /** Changes whenever the material does (an exec plugin returned a new client certificate). */
@@ -153,13 +154,18 @@ function tlsFromKubeconfig(cluster: KubeConfigCluster, user: KubeConfigUser, whe
       throw new KubeConfigError(`${where}: cannot read the ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
   };
-  const decode = (data: string) => Buffer.from(data, 'base64').toString('utf8');
+  // As kubectl reads it (data-field.ts): Node's decoder would turn a pasted PEM into a few bytes of nothing.
+  const decode = (data: string, owner: string, field: string) => {
+    const read = readDataField(data);
+    if ('badAt' in read) throw new KubeConfigError(`${where}: ${owner}: ${field} is not base64 (at input byte ${read.badAt})`);
+    return Buffer.from(read.base64, 'base64').toString('utf8');
+  };
   if (cluster.skipTLSVerify && (cluster.caData || cluster.caFile)) {
     throw new KubeConfigError(`${where}: cluster "${cluster.name}" sets both insecure-skip-tls-verify and a certificate authority (as kubectl, refused: choose one)`);
   }
-  const ca = cluster.caData ? decode(cluster.caData) : cluster.caFile ? read(cluster.caFile, 'certificate authority') : undefined;
-  const cert = user.certData ? decode(user.certData) : user.certFile ? read(user.certFile, 'client certificate') : undefined;
-  const key = user.keyData ? decode(user.keyData) : user.keyFile ? read(user.keyFile, 'client key') : undefined;
+  const ca = cluster.caData ? decode(cluster.caData, `cluster "${cluster.name}"`, 'certificate-authority-data') : cluster.caFile ? read(cluster.caFile, 'certificate authority') : undefined;
+  const cert = user.certData ? decode(user.certData, `user "${user.name}"`, 'client-certificate-data') : user.certFile ? read(user.certFile, 'client certificate') : undefined;
+  const key = user.keyData ? decode(user.keyData, `user "${user.name}"`, 'client-key-data') : user.keyFile ? read(user.keyFile, 'client key') : undefined;
   if (Boolean(cert) !== Boolean(key)) throw new KubeConfigError(`${where}: user "${user.name}" has a client certificate without a key, or a key without a certificate`);
   return {
     ...(ca ? { ca } : {}),

@@ -15,6 +15,10 @@
  *   credential plugins (`client.authentication.k8s.io/v1` and `v1beta1`) cached until their
  *   `expirationTimestamp` and re-run after a 401; CA as data or file; `insecure-skip-tls-verify`;
  *   `tls-server-name`; `proxy-url`; plain `http://` servers (what `kubectl proxy` serves).
+ * - `-data` fields (`certificate-authority-data`, `client-certificate-data`, `client-key-data`)
+ *   are read as kubectl reads them: padded base64, line breaks skipped. Anything else (a PEM
+ *   pasted where its base64 belongs) is refused with the field's name, as kubectl refuses it,
+ *   instead of becoming a CA that trusts no server.
  * - Errors are `KubeConfigError`s that name the file, context, cluster, user or command, never a
  *   secret.
  *

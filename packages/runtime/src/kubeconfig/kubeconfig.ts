@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { loadOnFirstUse } from '../loading/index.ts';
+import { readDataField } from './data-field.ts';
 
 export interface KubeConfigCluster {
   name: string;
@@ -238,7 +239,7 @@ export function fromKubeconfigDocument(doc: unknown, baseDir: string, source = '
     return {
       name,
       server: str(body, 'server', at) ?? '',
-      ...opt('caData', str(body, 'certificate-authority-data', at)),
+      ...opt('caData', fields.data(body, 'certificate-authority-data', at)),
       ...opt('caFile', path(body, 'certificate-authority', at)),
       ...opt('skipTLSVerify', fields.boolean(body, 'insecure-skip-tls-verify', at) === true ? true : undefined),
       ...opt('tlsServerName', str(body, 'tls-server-name', at)),
@@ -256,9 +257,9 @@ export function fromKubeconfigDocument(doc: unknown, baseDir: string, source = '
       name,
       ...opt('token', str(body, 'token', at)),
       ...opt('tokenFile', path(body, 'tokenFile', at)),
-      ...opt('certData', str(body, 'client-certificate-data', at)),
+      ...opt('certData', fields.data(body, 'client-certificate-data', at)),
       ...opt('certFile', path(body, 'client-certificate', at)),
-      ...opt('keyData', str(body, 'client-key-data', at)),
+      ...opt('keyData', fields.data(body, 'client-key-data', at)),
       ...opt('keyFile', path(body, 'client-key', at)),
       ...opt('username', str(body, 'username', at)),
       ...opt('password', str(body, 'password', at)),
@@ -303,6 +304,17 @@ function typedFields(source: string) {
       if (v == null) return undefined;
       if (typeof v !== 'string') throw wrong(where, key, 'a string', v);
       return v === '' ? undefined : v;
+    },
+    /** A `-data` field: base64 as kubectl reads it (`data-field.ts`), its line breaks removed. */
+    data(body: Doc, key: string, where: string): string | undefined {
+      const text = this.string(body, key, where);
+      if (text === undefined) return undefined;
+      const read = readDataField(text);
+      if ('badAt' in read) {
+        const hint = /-----BEGIN /.test(text) ? `; it holds a PEM: base64-encode it here, or name its file in ${key.replace(/-data$/, '')}` : '';
+        throw new KubeConfigError(`${source}: ${where ? `${where}.` : ''}${key} is not base64 (at input byte ${read.badAt})${hint} (kubectl refuses the file too)`);
+      }
+      return read.base64 === '' ? undefined : read.base64;
     },
     boolean(body: Doc, key: string, where: string): boolean | undefined {
       const v = body[key];

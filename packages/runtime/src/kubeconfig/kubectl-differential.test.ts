@@ -124,6 +124,16 @@ const pathArb = fc.constantFrom(...REL_PATHS, ...ABS_PATHS);
 const CONFIG_DIRS = ['', 'a', 'a/b', 'c d', 'ü'];
 
 const b64Arb = fc.uint8Array({ minLength: 1, maxLength: 9 }).map((b) => Buffer.from(b).toString('base64'));
+/**
+ * `-data` as people get it wrong, or right in another layout: a PEM pasted as is, padding left
+ * off, a space inside (kubectl refuses each); line breaks inside (kubectl skips them).
+ */
+const oddB64Arb = fc.oneof(
+  fc.constant('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'),
+  b64Arb.filter((d) => d.endsWith('=')).map((d) => d.replace(/=+$/, '')),
+  fc.tuple(b64Arb, fc.nat()).map(([d, i]) => `${d.slice(0, i % d.length)} ${d.slice(i % d.length)}`),
+  fc.tuple(b64Arb, fc.nat(), fc.constantFrom('\n', '\r\n')).map(([d, i, br]) => `${d.slice(0, i % (d.length + 1))}${br}${d.slice(i % (d.length + 1))}`),
+);
 const wordArb = fc.constantFrom('t0k3n', 'sha256~abc', 'x y', 'ü', 'p@ss:word', '#1');
 const extensionNoise = fc.constantFrom(
   { name: 'noise.example.com', extension: { apiVersion: 'example.com/v1', kind: 'Noise', spec: { a: 1, b: [true, null] } } },
@@ -136,6 +146,7 @@ const fileOrData = (pathKey: string, dataKey: string) =>
     { weight: 3, arbitrary: fc.constant({}) },
     { weight: 4, arbitrary: pathArb.map((p) => ({ [pathKey]: p })) },
     { weight: 2, arbitrary: b64Arb.map((d) => ({ [dataKey]: d })) },
+    { weight: 1, arbitrary: oddB64Arb.map((d) => ({ [dataKey]: d })) },
     { weight: 1, arbitrary: fc.tuple(pathArb, b64Arb).map(([p, d]) => ({ [pathKey]: p, [dataKey]: d })) },
   );
 const withFileOrData = (arb: fc.Arbitrary<Record<string, unknown>>, ...pairs: [string, string][]) =>

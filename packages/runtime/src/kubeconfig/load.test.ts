@@ -114,6 +114,39 @@ describe('kubeconfig files', () => {
     writeFileSync(join(d, 'list'), '- 1\n- 2\n');
     assert.throws(() => loadKubeConfig(join(d, 'list')), /a kubeconfig is a mapping/);
   });
+
+  // A PEM pasted into a `-data` field (it wants the PEM base64-encoded) was decoded leniently into
+  // bytes of nothing: the client then trusted no CA at all, and every request failed with a TLS
+  // verification error that did not name the kubeconfig. kubectl refuses such a file.
+  it('refuses a -data field that is not base64, as kubectl does, naming the field and not its value', () => {
+    const d = dir();
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUZm9v\n-----END CERTIFICATE-----\n';
+    const file = (data: Record<string, string>, where: 'cluster' | 'user') => {
+      const body = JSON.stringify(data);
+      return where === 'cluster'
+        ? `clusters:\n- name: c\n  cluster: ${body}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`
+        : `clusters:\n- name: c\n  cluster: {server: "https://c.example"}\nusers:\n- name: u\n  user: ${body}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`;
+    };
+    const cases: [string, Record<string, string>, 'cluster' | 'user', RegExp][] = [
+      ['pem-ca', { server: 'https://c.example', 'certificate-authority-data': pem }, 'cluster', /clusters\[c\]\.cluster\.certificate-authority-data is not base64 \(at input byte 0\)/],
+      ['unpadded-ca', { server: 'https://c.example', 'certificate-authority-data': 'TUlJQg' }, 'cluster', /certificate-authority-data is not base64 \(at input byte 4\)/],
+      ['space-cert', { 'client-certificate-data': 'TUlJ Qg==', 'client-key-data': 'TUlJQg==' }, 'user', /users\[u\]\.user\.client-certificate-data is not base64 \(at input byte 4\)/],
+      ['pem-key', { 'client-certificate-data': 'TUlJQg==', 'client-key-data': pem }, 'user', /users\[u\]\.user\.client-key-data is not base64/],
+    ];
+    for (const [name, data, where, message] of cases) {
+      writeFileSync(join(d, name), file(data, where));
+      assert.throws(() => loadKubeConfig(join(d, name)), (e: Error) => {
+        assert.ok(e instanceof KubeConfigError, String(e));
+        assert.match(e.message, message);
+        assert.ok(e.message.includes(join(d, name)), `names the file: ${e.message}`);
+        assert.doesNotMatch(e.message, /MIIB|TUlJ/, 'never the value');
+        return true;
+      }, name);
+    }
+    // Line breaks are no part of base64 (kubectl skips them, as base64 -w76 writes them).
+    writeFileSync(join(d, 'wrapped'), file({ server: 'https://c.example', 'certificate-authority-data': 'TUlJ\r\nQg==\n' }, 'cluster'));
+    assert.equal(Buffer.from(loadKubeConfig(join(d, 'wrapped')).getCurrentCluster()!.caData!, 'base64').toString(), 'MIIB');
+  });
 });
 
 describe('finding the kubeconfig', () => {

@@ -1114,6 +1114,7 @@ describe('redaction: defects found by the property test', () => {
     const d = mkdtempSync(join(tmpdir(), 'converge-redaction-'));
     t.after(() => rmSync(d, { recursive: true, force: true }));
     const file = join(d, 'config');
+    const KEY_DATA = 'S3CR3TexampleKEY';
     writeFileSync(
       file,
       JSON.stringify({
@@ -1121,7 +1122,8 @@ describe('redaction: defects found by the property test', () => {
         kind: 'Config',
         clusters: [{ name: 'prod', cluster: { server: 'https://prod.example:6443' } }],
         users: [
-          { name: 'cert-user', user: { 'client-certificate-data': 'Q0VSVA==', 'client-key-data': `${SECRET}key` } },
+          // base64 (the loader refuses anything else there); the key is the base64 text itself.
+          { name: 'cert-user', user: { 'client-certificate-data': 'Q0VSVA==', 'client-key-data': KEY_DATA } },
           { name: 'token-user', user: { token: `${SECRET}token` } },
           { name: 'basic-user', user: { username: 'alice', password: `${SECRET}password` } },
           {
@@ -1148,7 +1150,7 @@ describe('redaction: defects found by the property test', () => {
     const { log, text } = capture();
     log.info({ kubeConfig }, 'loaded');
     for (const out of [direct, text()]) {
-      assert.ok(!out.includes(SECRET), out);
+      assert.ok(!out.includes(SECRET) && !out.includes(KEY_DATA), out);
       for (const kept of ['https://prod.example:6443', 'cert-user', 'token-user', 'alice', 'exec-user', 'aws-iam-authenticator', 'AWS_SECRET_ACCESS_KEY']) {
         assert.ok(out.includes(kept), `${kept} is missing: ${out}`);
       }
