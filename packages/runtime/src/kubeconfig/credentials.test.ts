@@ -31,6 +31,8 @@ function config(user: Partial<KubeConfigUser>, cluster: Partial<KubeConfigCluste
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
+/** Shaped as a PEM certificate; nothing here parses it. */
+const CA_PEM = '-----BEGIN CERTIFICATE-----\nQ0E=\n-----END CERTIFICATE-----\n';
 
 /**
  * An exec credential plugin as a small shell script: it counts its runs in `runs`, saves the
@@ -103,13 +105,13 @@ describe('static credentials', () => {
 
   it('TLS from data and from files; tls-server-name; insecure-skip-tls-verify', async () => {
     const d = dir();
-    writeFileSync(join(d, 'ca.pem'), 'CA-PEM');
+    writeFileSync(join(d, 'ca.pem'), CA_PEM);
     writeFileSync(join(d, 'c.crt'), 'CERT-PEM');
     writeFileSync(join(d, 'c.key'), 'KEY-PEM');
     const fromFiles = await new Credentials(config({ certFile: join(d, 'c.crt'), keyFile: join(d, 'c.key') }, { caFile: join(d, 'ca.pem'), tlsServerName: 'kubernetes' })).tls();
-    assert.deepEqual({ ...fromFiles, id: '' }, { id: '', ca: 'CA-PEM', cert: 'CERT-PEM', key: 'KEY-PEM', rejectUnauthorized: true, servername: 'kubernetes' });
-    const fromData = await new Credentials(config({ certData: b64('C'), keyData: b64('K') }, { caData: b64('A') })).tls();
-    assert.deepEqual({ ...fromData, id: '' }, { id: '', ca: 'A', cert: 'C', key: 'K', rejectUnauthorized: true });
+    assert.deepEqual({ ...fromFiles, id: '' }, { id: '', ca: CA_PEM, cert: 'CERT-PEM', key: 'KEY-PEM', rejectUnauthorized: true, servername: 'kubernetes' });
+    const fromData = await new Credentials(config({ certData: b64('C'), keyData: b64('K') }, { caData: b64(CA_PEM) })).tls();
+    assert.deepEqual({ ...fromData, id: '' }, { id: '', ca: CA_PEM, cert: 'C', key: 'K', rejectUnauthorized: true });
     const insecure = await new Credentials(config({}, { skipTLSVerify: true })).tls();
     assert.equal(insecure.rejectUnauthorized, false);
   });
@@ -125,6 +127,12 @@ describe('static credentials', () => {
     const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
     assert.throws(() => new Credentials(config({}, { caData: pem })), (e: Error) => /cluster "c": certificate-authority-data is not base64 \(at input byte 0\)/.test(e.message) && !e.message.includes('MIIB'));
     assert.throws(() => new Credentials(config({ certData: b64('C'), keyData: 'S0V' })), /user "u": client-key-data is not base64 \(at input byte 0\)/);
+    // A CA that holds no PEM certificate (a DER file, the key by mistake, base64 of anything else)
+    // is taken by Node as a bundle that trusts no server: every request would fail TLS verification.
+    const d = dir();
+    writeFileSync(join(d, 'ca.der'), Buffer.from([0x30, 0x82, 0x01, 0x0a, 0x02]));
+    assert.throws(() => new Credentials(config({}, { caFile: join(d, 'ca.der') })), new RegExp(`cluster "c": the certificate authority ${join(d, 'ca.der').replace(/[.]/g, '\\.')} holds no PEM certificate`));
+    assert.throws(() => new Credentials(config({}, { caData: b64('-----BEGIN PRIVATE KEY-----\nSECRET\n') })), (e: Error) => /cluster "c": certificate-authority-data holds no PEM certificate/.test(e.message) && !e.message.includes('SECRET'));
     assert.throws(() => new Credentials(config({}, { server: 'ftp://x' })), /is neither https:\/\/ nor http:\/\//);
     const kc = config({});
     kc.currentContext = '';
@@ -211,7 +219,7 @@ describe('exec credential plugins', () => {
     const p = plugin(d);
     let now = Date.parse('2030-01-01T00:00:00Z');
     p.print({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'tok-1', expirationTimestamp: '2030-01-01T00:10:00Z' } });
-    const c = new Credentials(config({ exec: p.exec('client.authentication.k8s.io/v1', { provideClusterInfo: true, interactiveMode: 'Never' }) }, { caData: b64('CA') }), { exec: { now: () => now } });
+    const c = new Credentials(config({ exec: p.exec('client.authentication.k8s.io/v1', { provideClusterInfo: true, interactiveMode: 'Never' }) }, { caData: b64(CA_PEM) }), { exec: { now: () => now } });
     const [a, b] = await Promise.all([c.headers(), c.headers()]);
     assert.deepEqual(a, { authorization: 'Bearer tok-1' });
     assert.deepEqual(b, a);
@@ -219,7 +227,7 @@ describe('exec credential plugins', () => {
     assert.deepEqual(p.info(), {
       apiVersion: 'client.authentication.k8s.io/v1',
       kind: 'ExecCredential',
-      spec: { interactive: false, cluster: { server: 'https://127.0.0.1:6443', 'certificate-authority-data': b64('CA') } },
+      spec: { interactive: false, cluster: { server: 'https://127.0.0.1:6443', 'certificate-authority-data': b64(CA_PEM) } },
     });
     assert.equal(readFileSync(join(d, 'foo'), 'utf8'), 'bar', 'exec.env reaches the plugin');
     now += 9 * 60_000;

@@ -164,6 +164,13 @@ function tlsFromKubeconfig(cluster: KubeConfigCluster, user: KubeConfigUser, whe
     throw new KubeConfigError(`${where}: cluster "${cluster.name}" sets both insecure-skip-tls-verify and a certificate authority (as kubectl, refused: choose one)`);
   }
   const ca = cluster.caData ? decode(cluster.caData, `cluster "${cluster.name}"`, 'certificate-authority-data') : cluster.caFile ? read(cluster.caFile, 'certificate authority') : undefined;
+  // Node takes a CA without a PEM certificate (a DER file, a key by mistake) as a bundle that
+  // trusts no server: every request would fail TLS verification, naming no kubeconfig. kubectl
+  // refuses it too ("unable to load root certificates").
+  if (ca !== undefined && !ca.includes('-----BEGIN CERTIFICATE-----')) {
+    const what = cluster.caData ? 'certificate-authority-data' : `the certificate authority ${cluster.caFile}`;
+    throw new KubeConfigError(`${where}: cluster "${cluster.name}": ${what} holds no PEM certificate`);
+  }
   const cert = user.certData ? decode(user.certData, `user "${user.name}"`, 'client-certificate-data') : user.certFile ? read(user.certFile, 'client certificate') : undefined;
   const key = user.keyData ? decode(user.keyData, `user "${user.name}"`, 'client-key-data') : user.keyFile ? read(user.keyFile, 'client key') : undefined;
   if (Boolean(cert) !== Boolean(key)) throw new KubeConfigError(`${where}: user "${user.name}" has a client certificate without a key, or a key without a certificate`);

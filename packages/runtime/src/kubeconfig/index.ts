@@ -18,7 +18,8 @@
  * - `-data` fields (`certificate-authority-data`, `client-certificate-data`, `client-key-data`)
  *   are read as kubectl reads them: padded base64, line breaks skipped. Anything else (a PEM
  *   pasted where its base64 belongs) is refused with the field's name, as kubectl refuses it,
- *   instead of becoming a CA that trusts no server.
+ *   instead of becoming a CA that trusts no server; so is a CA (data or file) with no PEM
+ *   certificate in it.
  * - Errors are `KubeConfigError`s that name the file, context, cluster, user or command, never a
  *   secret.
  *
