@@ -9,7 +9,8 @@
  * - `insecure-skip-tls-verify`, and an unknown CA refused;
  * - `tls-server-name`, and a host name in the server URL;
  * - `proxy-url` through an HTTP CONNECT proxy;
- * - a plain `http://` server: `kubectl proxy` (issue 18, item 4).
+ * - a plain `http://` server: `kubectl proxy` (issue 18, item 4);
+ * - impersonation with names outside ASCII (sent as UTF-8, as kubectl sends them).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -85,6 +86,32 @@ test('client certificate, key and CA as files relative to the kubeconfig', async
   const c = client(t, path);
   assert.equal(await whoami(c), await whoami(testClient()));
   assert.equal((await c.get(NamespaceKind, { namespace: '', name: 'default' })).metadata.name, 'default');
+});
+
+// Impersonation headers carry names as UTF-8 bytes, as kubectl (Go) sends them. Node writes a
+// header string as Latin-1: "jürgen" arrived as the byte 0xFC, a name the API server could not
+// match with the same user anywhere else, and "開発" could not be sent at all.
+test('impersonation of users, groups and extras with names outside ASCII: the API server sees them as kubectl sends them', async (t) => {
+  const d = tempDir(t);
+  const user = {
+    'client-certificate-data': Buffer.from(certPem).toString('base64'),
+    'client-key-data': Buffer.from(keyPem).toString('base64'),
+    as: 'jürgen',
+    'as-groups': ['開発', 'team-ä'],
+    'as-user-extra': { 'scopes.example.com/ünit': ['ä', 'plain'] },
+  };
+  const c = client(t, writeKubeconfig(join(d, 'config'), user));
+  const review = await c.request<{ status: { userInfo: { username: string; groups?: string[]; extra?: Record<string, string[]> } } }>(
+    'POST',
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } },
+  );
+  assert.equal(review.status.userInfo.username, 'jürgen');
+  assert.deepEqual(review.status.userInfo.groups?.filter((g) => g !== 'system:authenticated'), ['開発', 'team-ä']);
+  assert.deepEqual(review.status.userInfo.extra, { 'scopes.example.com/ünit': ['ä', 'plain'] });
+  // A request without a body carries the same bytes (Node writes a header block with a string
+  // body in that body's encoding, without one as Latin-1): the refusal names the same user.
+  await assert.rejects(c.get(NamespaceKind, { namespace: '', name: 'default' }), (e: unknown) => e instanceof ApiError && e.code === 403 && e.message.includes('User "jürgen" cannot get resource "namespaces"'));
 });
 
 test('a rotated token file: the next requests are made with the new token', async (t) => {

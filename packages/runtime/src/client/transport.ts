@@ -100,7 +100,12 @@ export class Transport {
     const tls = credentials.protocol === 'https:' ? await beforeAbort(credentials.tls(), signal) : undefined;
     const agent = await this.#agentFor(tls);
     const headers: Record<string, string | string[]> = { ...req.headers, ...auth };
-    if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
+    // The body as bytes: Node sends the header block in the encoding of a *string* body written
+    // with it (UTF-8) and as Latin-1 otherwise, so header values (impersonated names, sent as the
+    // Latin-1 string of their UTF-8 bytes by `Credentials`) would reach the API server one way for
+    // a GET and another for a POST. A Buffer body makes it Latin-1 for every request.
+    const body = req.body === undefined ? undefined : Buffer.from(req.body, 'utf8');
+    if (body !== undefined) headers['content-length'] = String(body.length);
     const target = this.#target;
     if (signal.aborted) throw signal.reason;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -125,7 +130,7 @@ export class Transport {
         clearTimeout(timer);
         reject(err);
       });
-      r.end(req.body);
+      r.end(body);
     });
     if (res.statusCode === 401 && credentials.dynamic) credentials.invalidate({ authorization: auth.authorization as string | undefined, tlsId: tls?.id });
     return res;

@@ -80,6 +80,15 @@ describe('static credentials', () => {
       'impersonate-extra-acme.com%2Fproject': ['x y'],
     });
     assert.throws(() => new Credentials(config({ token: 'abc', impersonateGroups: ['platform-admins'] })), /impersonat.*groups.*without.*user|without impersonating a user/);
+    // Names outside ASCII go as their UTF-8 bytes (Node writes header strings as Latin-1); a
+    // control character cannot go at all (the file's test against the API server shows the rest).
+    const utf8 = await new Credentials(config({ impersonateUser: 'jürgen', impersonateGroups: ['開発'] })).headers();
+    assert.deepEqual(Buffer.from(utf8['impersonate-user'] as string, 'latin1').toString('utf8'), 'jürgen');
+    assert.deepEqual((utf8['impersonate-group'] as string[]).map((g) => Buffer.from(g, 'latin1').toString('utf8')), ['開発']);
+    assert.throws(() => new Credentials(config({ impersonateUser: 'bot\n' })), /user "u": as holds a line break or another control character/);
+    assert.throws(() => new Credentials(config({ impersonateUser: 'bot', impersonateExtra: { k: ['a\rb'] } })), /user "u": as-user-extra holds a line break/);
+    // A YAML `token: |` block keeps its last line break: every request would fail as a "network error".
+    assert.throws(() => new Credentials(config({ token: 'abc\n' })), (e: Error) => /user "u": token holds a line break or another control character.*"\|-"/.test(e.message) && !e.message.includes('abc'));
   });
 
   it('a token file wins over a token, which stays the fallback while the file cannot be read (client-go)', async () => {
@@ -331,6 +340,7 @@ describe('exec credential plugins', () => {
     assert.throws(() => parseExecCredential(doc({ token: 't' }, { apiVersion: 'client.authentication.k8s.io/v1beta1' }), v1), /configured for client.authentication.k8s.io\/v1 but printed apiVersion "client.authentication.k8s.io\/v1beta1"/);
     assert.throws(() => parseExecCredential(doc({ token: 't' }, { kind: 'Other' }), v1), /printed kind "Other"/);
     assert.throws(() => parseExecCredential(doc({}), v1), /neither status.token nor status.clientCertificateData/);
+    assert.throws(() => parseExecCredential(doc({ token: 'SECRET\n' }), v1), (e: Error) => /printed a status.token that no HTTP header can carry/.test(e.message) && !e.message.includes('SECRET'));
     assert.throws(() => parseExecCredential(doc({ clientCertificateData: 'c' }), v1), /without its key/);
     assert.throws(() => parseExecCredential(doc({ token: 't', expirationTimestamp: 'tomorrow' }), v1), /not an RFC 3339 time/);
     assert.throws(() => parseExecCredential(doc({ token: 't', expirationTimestamp: 5 }), v1), /not an RFC 3339 time/, 'a number is no time (Date.parse would read year 2001)');

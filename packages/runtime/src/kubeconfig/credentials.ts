@@ -24,6 +24,7 @@ import { KubeConfigError } from './kubeconfig.ts';
 import { ExecCredentialPlugin } from './exec-plugin.ts';
 import type { ExecPluginOptions } from './exec-plugin.ts';
 import { readDataField } from './data-field.ts';
+import { holdsControlCharacter, utf8HeaderValue } from './header-value.ts';
 
 export interface TlsMaterial {
   /** Changes whenever the material does (an exec plugin returned a new client certificate). */
@@ -98,7 +99,12 @@ export class Credentials {
     }
     if (user.tokenFile) {
       this.#tokenFile = new TokenFile(user.tokenFile, options.tokenFileCheckMs ?? 1000, options.monotonic ?? (() => performance.now()), user.token || undefined);
-    } else if (user.token) this.#staticHeaders.authorization = `Bearer ${user.token}`;
+    } else if (user.token) {
+      if (holdsControlCharacter(user.token)) {
+        throw new KubeConfigError(`${where}: user "${user.name}": token holds a line break or another control character, which no HTTP header can carry (a YAML "|" block keeps its last line break: use "|-" or a plain string)`);
+      }
+      this.#staticHeaders.authorization = `Bearer ${user.token}`;
+    }
     else if (user.username) this.#staticHeaders.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
     else if (user.exec && !this.#staticTls.cert) this.#exec = new ExecCredentialPlugin(user.exec, cluster, options.exec);
     this.dynamic = Boolean(this.#tokenFile || this.#exec);
@@ -261,10 +267,17 @@ function impersonationHeaders(user: KubeConfigUser, where: string): Record<strin
     }
     return headers;
   }
-  headers['impersonate-user'] = asUser;
-  if (user.impersonateGroups?.length) headers['impersonate-group'] = [...user.impersonateGroups];
-  if (user.impersonateUid) headers['impersonate-uid'] = user.impersonateUid;
-  for (const [key, values] of Object.entries(user.impersonateExtra ?? {})) if (values.length) headers[`impersonate-extra-${headerKeyEscape(key)}`] = [...values];
+  // As kubectl sends them: the UTF-8 bytes of each name (header-value.ts).
+  const wire = (value: string, field: string): string => {
+    if (holdsControlCharacter(value)) throw new KubeConfigError(`${where}: user "${user.name}": ${field} holds a line break or another control character, which no HTTP header can carry`);
+    return utf8HeaderValue(value);
+  };
+  headers['impersonate-user'] = wire(asUser, 'as');
+  if (user.impersonateGroups?.length) headers['impersonate-group'] = user.impersonateGroups.map((g) => wire(g, 'as-groups'));
+  if (user.impersonateUid) headers['impersonate-uid'] = wire(user.impersonateUid, 'as-uid');
+  for (const [key, values] of Object.entries(user.impersonateExtra ?? {})) {
+    if (values.length) headers[`impersonate-extra-${headerKeyEscape(key)}`] = values.map((v) => wire(v, 'as-user-extra'));
+  }
   return headers;
 }
 

@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { scrubCredentials } from '../logging/index.ts';
 import type { ExecConfig, KubeConfigCluster } from './kubeconfig.ts';
 import { KubeConfigError } from './kubeconfig.ts';
+import { holdsControlCharacter } from './header-value.ts';
 
 export const EXEC_API_VERSIONS = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'] as const;
 
@@ -147,6 +148,7 @@ export function parseExecCredential(stdout: string, apiVersion: string, command 
   const key = str(s.clientKeyData);
   if (!token && !cert) throw new KubeConfigError(`${where} printed neither status.token nor status.clientCertificateData`);
   if (Boolean(cert) !== Boolean(key)) throw new KubeConfigError(`${where} printed a client certificate without its key (or a key without its certificate)`);
+  if (token && holdsControlCharacter(token)) throw new KubeConfigError(`${where} printed a status.token that no HTTP header can carry (a line break or another control character)`);
   let expiresAtMs = Infinity;
   if (s.expirationTimestamp !== undefined && s.expirationTimestamp !== null) {
     const at = s.expirationTimestamp;

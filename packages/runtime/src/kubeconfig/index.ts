@@ -20,6 +20,9 @@
  *   pasted where its base64 belongs) is refused with the field's name, as kubectl refuses it,
  *   instead of becoming a CA that trusts no server; so is a CA (data or file) with no PEM
  *   certificate in it.
+ * - Impersonated names (`as`, `as-groups`, `as-uid`, `as-user-extra`) reach the API server as
+ *   kubectl sends them, UTF-8, whatever their script; a token or name holding a line break or
+ *   another control character (which no HTTP header can carry) is refused up front.
  * - Errors are `KubeConfigError`s that name the file, context, cluster, user or command, never a
  *   secret.
  *
