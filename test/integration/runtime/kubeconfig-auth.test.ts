@@ -8,7 +8,7 @@
  *   v1beta1 client certificate, a 401 that makes the plugin run again, a failing plugin;
  * - `insecure-skip-tls-verify`, and an unknown CA refused;
  * - `tls-server-name`, and a host name in the server URL;
- * - `proxy-url` through an HTTP CONNECT proxy;
+ * - `proxy-url` through an HTTP CONNECT proxy, and through a SOCKS5 proxy;
  * - a plain `http://` server: `kubectl proxy` (issue 18, item 4);
  * - impersonation with names outside ASCII (sent as UTF-8, as kubectl sends them).
  */
@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -233,6 +233,95 @@ test('proxy-url: requests go through the HTTP CONNECT proxy', async (t) => {
   }));
   assert.equal((await c.get(NamespaceKind, { namespace: '', name: 'default' })).metadata.name, 'default');
   assert.deepEqual(tunnels, [new URL(adminCluster.server).host]);
+});
+
+/**
+ * A SOCKS5 proxy (RFC 1928: no authentication, CONNECT only), enough for one client: the targets
+ * it was asked for, as `host:port`. Everything it opened is closed by `close`.
+ */
+async function socks5Proxy(t: TestContext): Promise<{ port: number; targets: string[] }> {
+  const targets: string[] = [];
+  const open = new Set<{ destroy(): void }>();
+  const server = createNetServer((socket) => {
+    open.add(socket);
+    socket.on('error', () => socket.destroy());
+    let buffered = Buffer.alloc(0);
+    let stage: 'greeting' | 'request' | 'piping' = 'greeting';
+    const onData = (chunk: Buffer): void => {
+      buffered = Buffer.concat([buffered, chunk]);
+      if (stage === 'greeting') {
+        if (buffered.length < 2 || buffered.length < 2 + buffered[1]!) return;
+        buffered = buffered.subarray(2 + buffered[1]!);
+        socket.write(Buffer.from([5, 0])); // version 5, no authentication
+        stage = 'request';
+      }
+      if (stage === 'request') {
+        if (buffered.length < 5) return;
+        const type = buffered[3]!;
+        const hostLength = type === 1 ? 4 : type === 4 ? 16 : 1 + buffered[4]!;
+        if (buffered.length < 4 + hostLength + 2) return;
+        const hostBytes = buffered.subarray(4, 4 + hostLength);
+        const host = type === 1 ? [...hostBytes].join('.') : type === 3 ? hostBytes.subarray(1).toString() : hostBytes.toString('hex').replace(/(.{4})(?!$)/g, '$1:');
+        const port = buffered.readUInt16BE(4 + hostLength);
+        const rest = buffered.subarray(4 + hostLength + 2);
+        targets.push(`${host}:${port}`);
+        stage = 'piping';
+        socket.off('data', onData);
+        const upstream = connect(port, host, () => {
+          socket.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0])); // succeeded
+          if (rest.length) upstream.write(rest);
+          upstream.pipe(socket);
+          socket.pipe(upstream);
+        });
+        open.add(upstream);
+        upstream.on('close', () => socket.destroy());
+        socket.on('close', () => upstream.destroy());
+        upstream.on('error', () => socket.destroy());
+      }
+    };
+    socket.on('data', onData);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => {
+    for (const s of open) s.destroy();
+    server.close(() => r());
+  }));
+  return { port: (server.address() as AddressInfo).port, targets };
+}
+
+// kubectl supports socks5 proxies (an `ssh -D` tunnel to a private cluster's bastion is the
+// usual one); Node's agent knows only HTTP proxies and sent every request around this one.
+test('proxy-url socks5://: requests go through the SOCKS5 proxy, which is asked for the server by name, as kubectl asks', async (t) => {
+  const proxy = await socks5Proxy(t);
+  const d = tempDir(t);
+  const user = { 'client-certificate-data': Buffer.from(certPem).toString('base64'), 'client-key-data': Buffer.from(keyPem).toString('base64') };
+  const server = new URL(adminCluster.server);
+  // By host name: the proxy resolves it (kubectl's SOCKS5 dialer sends the name, not an address).
+  const c = client(t, writeKubeconfig(join(d, 'config'), user, {
+    server: `https://localhost:${server.port}`,
+    'certificate-authority-data': Buffer.from(caPem).toString('base64'),
+    'proxy-url': `socks5://127.0.0.1:${proxy.port}`,
+  }));
+  assert.equal((await c.get(NamespaceKind, { namespace: '', name: 'default' })).metadata.name, 'default');
+  assert.equal(await whoami(c), await whoami(testClient()));
+  assert.ok(proxy.targets.length >= 1, 'the proxy carried the requests');
+  assert.deepEqual([...new Set(proxy.targets)], [`localhost:${server.port}`]);
+  // By address: the certificate is checked against the address (the proxied TLS socket knows no host).
+  const byAddress = client(t, writeKubeconfig(join(d, 'by-address'), user, {
+    server: adminCluster.server,
+    'certificate-authority-data': Buffer.from(caPem).toString('base64'),
+    'proxy-url': `socks5://127.0.0.1:${proxy.port}`,
+  }));
+  assert.equal(await whoami(byAddress), await whoami(testClient()));
+  assert.deepEqual([...new Set(proxy.targets)], [`localhost:${server.port}`, server.host]);
+  // And a name the certificate does not hold is refused through the proxy too.
+  const wrongName = client(t, writeKubeconfig(join(d, 'wrong-name'), user, {
+    server: adminCluster.server,
+    'certificate-authority-data': Buffer.from(caPem).toString('base64'),
+    'tls-server-name': 'elsewhere.example',
+    'proxy-url': `socks5://127.0.0.1:${proxy.port}`,
+  }));
+  await assert.rejects(whoami(wrongName), /elsewhere\.example|altnames|Hostname/i);
 });
 
 test('a plain http:// server, as kubectl proxy serves (issue 18, item 4)', async (t) => {

@@ -8,7 +8,8 @@
  *   idle timeout, so a reused socket is never one the server is closing).
  * - `https://` servers use the kubeconfig's CA, client certificate, `tls-server-name` and
  *   `insecure-skip-tls-verify`; `http://` servers (kubectl proxy) get none of it.
- * - `proxy-url` sends every request through that HTTP(S) proxy (CONNECT for https).
+ * - `proxy-url` sends every request through that proxy: HTTP(S) (CONNECT for https), or SOCKS5,
+ *   which is asked for the server by name, as kubectl asks.
  * - A request resolves when the response headers arrive; the body is the caller's to read. The
  *   caller's signal aborts the request and its body; `headersTimeoutMs` bounds the wait for
  *   headers alone (watches, whose body has no time limit).
@@ -22,8 +23,11 @@
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { createSecureContext } from 'node:tls';
+import { checkServerIdentity, createSecureContext } from 'node:tls';
+import type { PeerCertificate } from 'node:tls';
+import type * as SocksModule from 'socks-proxy-agent';
 import type { Credentials, TlsMaterial } from '../kubeconfig/index.ts';
+import { loadOnFirstUse } from '../loading/index.ts';
 
 export interface TransportRequest {
   method: string;
@@ -149,6 +153,11 @@ export class Transport {
     if (this.#agent && this.#agentTlsId === id) return this.#agent;
     if (this.#agent) this.#retired.push(this.#agent);
     const proxyUrl = this.#credentials.proxyUrl;
+    if (proxyUrl?.startsWith('socks5:')) {
+      this.#agent = this.#socksAgent(proxyUrl, tls);
+      this.#agentTlsId = id;
+      return this.#agent;
+    }
     const common = {
       keepAlive: true,
       timeout: IDLE_SOCKET_MS,
@@ -171,6 +180,36 @@ export class Transport {
       : new HttpAgentClass(common);
     this.#agentTlsId = id;
     return this.#agent;
+  }
+
+  /**
+   * An agent whose connections go through a SOCKS5 proxy (`socks-proxy-agent`, loaded only then),
+   * asking the proxy for the server by name as kubectl's dialer does (`socks5h`), with the same
+   * TLS checks as a direct connection. The certificate is checked against `tls-server-name` or the
+   * server's host, also when that is an IP address (the proxied TLS socket is given no host).
+   */
+  #socksAgent(proxyUrl: string, tls: TlsMaterial | undefined): HttpAgent {
+    const { SocksProxyAgent } = loadOnFirstUse<typeof SocksModule>('socks-proxy-agent');
+    const url = new URL(proxyUrl);
+    url.protocol = 'socks5h:';
+    const hostname = this.#target.hostname;
+    const expected = tls?.servername || hostname;
+    const agent = new SocksProxyAgent(url, {
+      keepAlive: true,
+      timeout: IDLE_SOCKET_MS,
+      ...(tls
+        ? {
+            secureContext: createSecureContext({ ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert ? { cert: tls.cert, key: tls.key } : {}) }),
+            rejectUnauthorized: tls.rejectUnauthorized,
+            ...(serverNameFor(expected) ? { servername: expected } : {}),
+            checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(expected, cert),
+          }
+        : {}),
+    });
+    // Its own `timeout` would destroy a socket in use after that long without data (a quiet
+    // watch); the agent's option alone closes idle sockets, as for a direct connection.
+    agent.timeout = null;
+    return agent;
   }
 }
 

@@ -143,6 +143,10 @@ describe('static credentials', () => {
     assert.throws(() => new Credentials(config({}, { caFile: join(d, 'ca.der') })), new RegExp(`cluster "c": the certificate authority ${join(d, 'ca.der').replace(/[.]/g, '\\.')} holds no PEM certificate`));
     assert.throws(() => new Credentials(config({}, { caData: b64('-----BEGIN PRIVATE KEY-----\nSECRET\n') })), (e: Error) => /cluster "c": certificate-authority-data holds no PEM certificate/.test(e.message) && !e.message.includes('SECRET'));
     assert.throws(() => new Credentials(config({}, { server: 'ftp://x' })), /is neither https:\/\/ nor http:\/\//);
+    // kubectl refuses a proxy it cannot use; Node's agent ignored it, and requests went around it.
+    assert.throws(() => new Credentials(config({}, { proxyUrl: 'ftp://user:SECRET@proxy.example:21' })), (e: Error) => /cluster "c": proxy-url has the scheme "ftp"; use http, https or socks5, as kubectl/.test(e.message) && !e.message.includes('SECRET'));
+    assert.throws(() => new Credentials(config({}, { proxyUrl: 'not a url' })), /cluster "c": proxy-url is not a URL/);
+    for (const ok of ['http://proxy.example:3128', 'https://u:p@proxy.example', 'socks5://127.0.0.1:1080']) assert.equal(new Credentials(config({}, { proxyUrl: ok })).proxyUrl, ok);
     const kc = config({});
     kc.currentContext = '';
     assert.throws(() => new Credentials(kc), /has no current context/);

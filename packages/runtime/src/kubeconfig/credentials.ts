@@ -91,6 +91,7 @@ export class Credentials {
     }
     this.server = cluster.server.replace(/\/+$/, '');
     this.protocol = url.protocol;
+    if (cluster.proxyUrl) checkProxyUrl(cluster.proxyUrl, `${where}: cluster "${cluster.name}"`);
     this.proxyUrl = cluster.proxyUrl;
     this.#staticTls = { id: 'static', ...tlsFromKubeconfig(cluster, user, where) };
     this.#staticHeaders = impersonationHeaders(user, where);
@@ -149,6 +150,23 @@ export class Credentials {
     if (!current) return false; // already dropped, or a run in flight: what it brings is new
     if (current.token) return used.authorization === `Bearer ${current.token}`;
     return this.#execTls !== undefined && used.tlsId === this.#execTls.id && this.#execCert === current.clientCertificateData;
+  }
+}
+
+/**
+ * A proxy kubectl can use: http, https (CONNECT) or socks5. Anything else is refused, as kubectl
+ * refuses it; Node's agent would ignore it and connect around the proxy. The URL is never shown
+ * (it may carry a password).
+ */
+function checkProxyUrl(text: string, where: string): void {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new KubeConfigError(`${where}: proxy-url is not a URL`);
+  }
+  if (!['http:', 'https:', 'socks5:'].includes(url.protocol)) {
+    throw new KubeConfigError(`${where}: proxy-url has the scheme "${url.protocol.slice(0, -1).slice(0, 20)}"; use http, https or socks5, as kubectl`);
   }
 }
 

@@ -14,7 +14,8 @@
  *   client certificate and key as data or files; basic auth; impersonation (`as`); exec
  *   credential plugins (`client.authentication.k8s.io/v1` and `v1beta1`) cached until their
  *   `expirationTimestamp` and re-run after a 401; CA as data or file; `insecure-skip-tls-verify`;
- *   `tls-server-name`; `proxy-url`; plain `http://` servers (what `kubectl proxy` serves).
+ *   `tls-server-name`; `proxy-url` (http, https or socks5, as kubectl; another scheme is refused);
+ *   plain `http://` servers (what `kubectl proxy` serves).
  * - `-data` fields (`certificate-authority-data`, `client-certificate-data`, `client-key-data`)
  *   are read as kubectl reads them: padded base64, line breaks skipped. Anything else (a PEM
  *   pasted where its base64 belongs) is refused with the field's name, as kubectl refuses it,
