@@ -20,6 +20,7 @@ import { createServer } from 'node:http';
 import { connect, createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { ApiError, KubeClient, KubeConfig, NamespaceKind, ServiceAccountKind, loadKubeConfig } from '@converge/runtime';
@@ -197,27 +198,35 @@ test('tls-server-name: the certificate is checked against it; a host name in the
   assert.equal((await byHostName.get(NamespaceKind, { namespace: '', name: 'default' })).metadata.name, 'default');
 });
 
+/**
+ * A proxy's tunnel: connects to `host:port`, answers the client `reply`, sends the bytes it had
+ * already read (`first`) on, then pipes both ways. Either end closing closes the other: a tunnel
+ * left half open kept its connection to the API server, and this file's process, alive until the
+ * API server's idle timeout.
+ */
+function tunnel(socket: Duplex, host: string, port: number, reply: string | Buffer, first: Buffer, open: Set<{ destroy(): void }>): void {
+  open.add(socket);
+  const upstream = connect(port, host, () => {
+    socket.write(reply);
+    if (first.length) upstream.write(first);
+    upstream.pipe(socket);
+    socket.pipe(upstream);
+  });
+  open.add(upstream);
+  upstream.on('close', () => socket.destroy());
+  socket.on('close', () => upstream.destroy());
+  upstream.on('error', () => socket.destroy());
+  socket.on('error', () => upstream.destroy());
+}
+
 test('proxy-url: requests go through the HTTP CONNECT proxy', async (t) => {
   const tunnels: string[] = [];
   const open = new Set<{ destroy(): void }>();
   const proxy = createServer((_req, res) => res.writeHead(405).end());
   proxy.on('connect', (req, socket, head) => {
     tunnels.push(req.url ?? '');
-    open.add(socket);
     const [host, port] = (req.url ?? '').split(':');
-    const upstream = connect(Number(port), host!, () => {
-      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      upstream.write(head);
-      upstream.pipe(socket);
-      socket.pipe(upstream);
-    });
-    open.add(upstream);
-    // Either end closing closes the other: a tunnel left half open kept its connection to the
-    // API server, and this file's process, alive until the API server's idle timeout.
-    upstream.on('close', () => socket.destroy());
-    socket.on('close', () => upstream.destroy());
-    upstream.on('error', () => socket.destroy());
-    socket.on('error', () => upstream.destroy());
+    tunnel(socket, host!, Number(port), 'HTTP/1.1 200 Connection Established\r\n\r\n', head, open);
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   t.after(() => new Promise<void>((r) => {
@@ -267,16 +276,7 @@ async function socks5Proxy(t: TestContext): Promise<{ port: number; targets: str
         targets.push(`${host}:${port}`);
         stage = 'piping';
         socket.off('data', onData);
-        const upstream = connect(port, host, () => {
-          socket.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0])); // succeeded
-          if (rest.length) upstream.write(rest);
-          upstream.pipe(socket);
-          socket.pipe(upstream);
-        });
-        open.add(upstream);
-        upstream.on('close', () => socket.destroy());
-        socket.on('close', () => upstream.destroy());
-        upstream.on('error', () => socket.destroy());
+        tunnel(socket, host, port, Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]), rest, open); // 0: succeeded
       }
     };
     socket.on('data', onData);
