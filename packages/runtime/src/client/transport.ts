@@ -24,7 +24,7 @@ import type { Agent as HttpAgent, ClientRequest, IncomingMessage } from 'node:ht
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { checkServerIdentity, createSecureContext } from 'node:tls';
-import type { PeerCertificate } from 'node:tls';
+import type { PeerCertificate, SecureContext } from 'node:tls';
 import type * as SocksModule from 'socks-proxy-agent';
 import type { Credentials, TlsMaterial } from '../kubeconfig/index.ts';
 import { loadOnFirstUse } from '../loading/index.ts';
@@ -170,7 +170,7 @@ export class Transport {
           // One TLS context for every connection, built once per certificate (given as `ca`,
           // `cert` and `key`, Node parses the PEM texts again for each new connection and puts
           // them into the pool key it computes for every request).
-          secureContext: createSecureContext({ ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert ? { cert: tls.cert, key: tls.key } : {}) }),
+          secureContext: secureContextOf(tls),
           rejectUnauthorized: tls.rejectUnauthorized,
           // SNI: what Node would otherwise derive from the Host header on every request — the
           // host, unless it is an IP address (then none is sent, and the certificate is checked
@@ -192,14 +192,13 @@ export class Transport {
     const { SocksProxyAgent } = loadOnFirstUse<typeof SocksModule>('socks-proxy-agent');
     const url = new URL(proxyUrl);
     url.protocol = 'socks5h:';
-    const hostname = this.#target.hostname;
-    const expected = tls?.servername || hostname;
+    const expected = tls?.servername || this.#target.hostname;
     const agent = new SocksProxyAgent(url, {
       keepAlive: true,
       timeout: IDLE_SOCKET_MS,
       ...(tls
         ? {
-            secureContext: createSecureContext({ ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert ? { cert: tls.cert, key: tls.key } : {}) }),
+            secureContext: secureContextOf(tls),
             rejectUnauthorized: tls.rejectUnauthorized,
             ...(serverNameFor(expected) ? { servername: expected } : {}),
             checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(expected, cert),
@@ -230,6 +229,11 @@ function targetOf(server: string): Target {
     port: url.port,
     path: url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, ''),
   };
+}
+
+/** The CA and client certificate as one TLS context, built once per certificate. */
+function secureContextOf(tls: TlsMaterial): SecureContext {
+  return createSecureContext({ ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert ? { cert: tls.cert, key: tls.key } : {}) });
 }
 
 function serverNameFor(hostname: string): string {

@@ -98,14 +98,12 @@ export class Credentials {
     if (user.token && (user.username || user.password)) {
       throw new KubeConfigError(`${where}: user "${user.name}" has both a token and a username/password: only one authentication method is allowed (as kubectl)`);
     }
+    if (user.token && holdsControlCharacter(user.token)) {
+      throw new KubeConfigError(`${where}: user "${user.name}": token holds a line break or another control character, which no HTTP header can carry (a YAML "|" block keeps its last line break: use "|-" or a plain string)`);
+    }
     if (user.tokenFile) {
       this.#tokenFile = new TokenFile(user.tokenFile, options.tokenFileCheckMs ?? 1000, options.monotonic ?? (() => performance.now()), user.token || undefined);
-    } else if (user.token) {
-      if (holdsControlCharacter(user.token)) {
-        throw new KubeConfigError(`${where}: user "${user.name}": token holds a line break or another control character, which no HTTP header can carry (a YAML "|" block keeps its last line break: use "|-" or a plain string)`);
-      }
-      this.#staticHeaders.authorization = `Bearer ${user.token}`;
-    }
+    } else if (user.token) this.#staticHeaders.authorization = `Bearer ${user.token}`;
     else if (user.username) this.#staticHeaders.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
     else if (user.exec && !this.#staticTls.cert) this.#exec = new ExecCredentialPlugin(user.exec, cluster, options.exec);
     this.dynamic = Boolean(this.#tokenFile || this.#exec);
