@@ -89,6 +89,7 @@ describe('static credentials', () => {
     assert.throws(() => new Credentials(config({ impersonateUser: 'bot', impersonateExtra: { k: ['a\rb'] } })), /user "u": as-user-extra holds a line break/);
     // A YAML `token: |` block keeps its last line break: every request would fail as a "network error".
     assert.throws(() => new Credentials(config({ token: 'abc\n' })), (e: Error) => /user "u": token holds a line break or another control character.*"\|-"/.test(e.message) && !e.message.includes('abc'));
+    assert.throws(() => new Credentials(config({ tokenFile: '/nonexistent/token', token: 'abc\n' })), /user "u": token holds a line break/, 'also as the fallback of a token file');
   });
 
   it('a token file wins over a token, which stays the fallback while the file cannot be read (client-go)', async () => {
